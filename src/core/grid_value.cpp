@@ -1,0 +1,145 @@
+#include "grid_value.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+namespace dp {
+
+double ToDouble(const GridValue& value) {
+  // The int128 -> double conversion rounds once, to nearest; ldexp by a power
+  // of two is then exact unless the result leaves the double range.
+  return std::ldexp(static_cast<double>(value.mantissa), value.exponent);
+}
+
+std::int64_t ToInt64Saturating(const GridValue& value) {
+  constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+  constexpr std::int64_t kMin = std::numeric_limits<std::int64_t>::min();
+  int128 integer = value.mantissa;
+  if (value.exponent < 0) {
+    const int shift = -value.exponent;
+    if (shift >= 127) return 0;
+    const bool negative = integer < 0;
+    const uint128 magnitude = negative ? -static_cast<uint128>(integer) : static_cast<uint128>(integer);
+    const int128 truncated = static_cast<int128>(magnitude >> shift);
+    integer = negative ? -truncated : truncated;
+  } else {
+    for (int i = 0; i < value.exponent && integer != 0; ++i) {
+      if (integer > kMax || integer < kMin) break;
+      integer *= 2;
+    }
+  }
+  if (integer > kMax) return kMax;
+  if (integer < kMin) return kMin;
+  return static_cast<std::int64_t>(integer);
+}
+
+namespace {
+
+// Non-negative big integer in base 10^9, least significant limb first.
+class DecimalBigInt {
+ public:
+  explicit DecimalBigInt(uint128 value) {
+    do {
+      limbs_.push_back(static_cast<std::uint32_t>(value % kBase));
+      value /= kBase;
+    } while (value != 0);
+  }
+
+  void MultiplySmall(std::uint32_t factor) {
+    std::uint64_t carry = 0;
+    for (auto& limb : limbs_) {
+      const std::uint64_t product = std::uint64_t{limb} * factor + carry;
+      limb = static_cast<std::uint32_t>(product % kBase);
+      carry = product / kBase;
+    }
+    while (carry != 0) {
+      limbs_.push_back(static_cast<std::uint32_t>(carry % kBase));
+      carry /= kBase;
+    }
+  }
+
+  std::string Digits() const {
+    std::string text = std::to_string(limbs_.back());
+    for (auto it = limbs_.rbegin() + 1; it != limbs_.rend(); ++it) {
+      const std::string part = std::to_string(*it);
+      text.append(9 - part.size(), '0');
+      text += part;
+    }
+    return text;
+  }
+
+ private:
+  static constexpr std::uint32_t kBase = 1000000000U;
+  std::vector<std::uint32_t> limbs_;
+};
+
+}  // namespace
+
+std::string Int128ToString(int128 value) {
+  const bool negative = value < 0;
+  const uint128 magnitude = negative ? -static_cast<uint128>(value) : static_cast<uint128>(value);
+  std::string digits = DecimalBigInt(magnitude).Digits();
+  return negative ? "-" + digits : digits;
+}
+
+bool ParseInt128(const char* text, int128* out) {
+  bool negative = false;
+  if (*text == '-') {
+    negative = true;
+    ++text;
+  }
+  if (*text == '\0') return false;
+  const uint128 limit = negative ? (uint128{1} << 127) : (uint128{1} << 127) - 1;
+  uint128 magnitude = 0;
+  for (; *text != '\0'; ++text) {
+    if (*text < '0' || *text > '9') return false;
+    const unsigned digit = static_cast<unsigned>(*text - '0');
+    if (magnitude > (limit - digit) / 10) return false;
+    magnitude = magnitude * 10 + digit;
+  }
+  *out = negative ? static_cast<int128>(-magnitude) : static_cast<int128>(magnitude);
+  return true;
+}
+
+std::string ToExactDecimal(const GridValue& value) {
+  const bool negative = value.mantissa < 0;
+  const uint128 magnitude =
+      negative ? -static_cast<uint128>(value.mantissa) : static_cast<uint128>(value.mantissa);
+  if (magnitude == 0) return "0";
+  DecimalBigInt number(magnitude);
+  std::string text;
+  if (value.exponent >= 0) {
+    for (int i = 0; i < value.exponent; ++i) number.MultiplySmall(2);
+    text = number.Digits();
+  } else {
+    // m * 2^-k = m * 5^k / 10^k: the digits of m * 5^k with the decimal point
+    // k places from the right.
+    const int places = -value.exponent;
+    for (int i = 0; i < places; ++i) number.MultiplySmall(5);
+    std::string digits = number.Digits();
+    if (digits.size() <= static_cast<std::size_t>(places))
+      digits.insert(0, static_cast<std::size_t>(places) + 1 - digits.size(), '0');
+    text = digits.substr(0, digits.size() - places) + "." + digits.substr(digits.size() - places);
+    // Drop trailing zeros of the fraction (and the point if nothing remains).
+    const std::size_t last = text.find_last_not_of('0');
+    text.erase(text[last] == '.' ? last : last + 1);
+  }
+  return negative ? "-" + text : text;
+}
+
+int ChooseUnitExponent(double lower, double upper) {
+  const double largest = std::max(std::fabs(lower), std::fabs(upper));
+  if (largest == 0.0) return 0;
+  int exponent = 0;
+  std::frexp(largest, &exponent);  // largest < 2^exponent
+  return exponent - 62;
+}
+
+std::int64_t ToUnits(double value, int unit_exponent) {
+  return static_cast<std::int64_t>(std::nearbyint(std::ldexp(value, -unit_exponent)));
+}
+
+}  // namespace dp

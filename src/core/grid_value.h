@@ -1,0 +1,53 @@
+// Exact binary fixed-point numbers: the values that the mechanisms accumulate
+// and release.
+//
+// Sums are accumulated as integers in units of 2^unit_exponent (a power of two
+// chosen from the public bounds alone), in 128-bit arithmetic: exact, free of
+// overflow for any number of rows a table can hold, and associative, so that a
+// serial and a parallel plan compute the same true value (Casacuberta et al.,
+// "Widespread underestimation of sensitivity in differentially private
+// libraries and how to fix it", CCS 2022, on why float sums are not enough).
+#ifndef DP_AGG_CORE_GRID_VALUE_H
+#define DP_AGG_CORE_GRID_VALUE_H
+
+#include <cstdint>
+#include <string>
+
+#include "random_source.h"
+
+namespace dp {
+
+// mantissa * 2^exponent, exactly.
+struct GridValue {
+  int128 mantissa = 0;
+  int exponent = 0;
+};
+
+// Nearest double (round to nearest even); +-infinity beyond the double range.
+double ToDouble(const GridValue& value);
+
+// The integer value rounded toward zero, saturated to the int64 range.
+std::int64_t ToInt64Saturating(const GridValue& value);
+
+// The exact decimal expansion, e.g. "-12.375" for {-99, -3}. Every binary
+// fraction has a finite decimal expansion, so nothing is rounded.
+std::string ToExactDecimal(const GridValue& value);
+
+// Decimal digits of a 128-bit integer.
+std::string Int128ToString(int128 value);
+// Parses what Int128ToString writes; false on malformed input or overflow.
+bool ParseInt128(const char* text, int128* out);
+
+// Values of a fixed-point format are integers ("units") times 2^unit_exponent.
+// The exponent is chosen from the public bounds so that every clamped value
+// needs at most 62 bits: then 2^63 rows sum to less than 2^126 in an int128.
+int ChooseUnitExponent(double lower, double upper);
+
+// A finite double in units of 2^unit_exponent, rounded to nearest (ties to
+// even). Monotone in `value`, so clamped values stay between the bounds'
+// units. `value` must satisfy |value| < 2^(unit_exponent + 62).
+std::int64_t ToUnits(double value, int unit_exponent);
+
+}  // namespace dp
+
+#endif  // DP_AGG_CORE_GRID_VALUE_H

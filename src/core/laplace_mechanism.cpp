@@ -1,0 +1,107 @@
+#include "laplace_mechanism.h"
+
+#include <cmath>
+#include <stdexcept>
+
+#include "exact_sampler.h"
+
+namespace dp {
+
+DyadicEpsilon RoundEpsilonDown(double epsilon) {
+  if (!(epsilon > 0.0) || !std::isfinite(epsilon))
+    throw std::invalid_argument("epsilon must be finite and positive");
+  int exponent = 0;
+  const double fraction = std::frexp(epsilon, &exponent);  // epsilon = fraction * 2^exponent
+  DyadicEpsilon result;
+  // fraction * 2^24 is exact; floor rounds down.
+  result.mantissa = static_cast<std::uint64_t>(std::floor(std::ldexp(fraction, 24)));
+  result.exponent = exponent - 24;
+  return result;
+}
+
+namespace {
+
+// ceil(value / 2^shift) for value >= 0.
+uint128 CeilShift(uint128 value, int shift) {
+  if (shift == 0) return value;
+  if (shift >= 128) return value == 0 ? 0 : 1;
+  const uint128 quotient = value >> shift;
+  const uint128 remainder = value & ((uint128{1} << shift) - 1);
+  return quotient + (remainder != 0 ? 1 : 0);
+}
+
+// Is a <= m * 2^shift ?  (a, m >= 0, any shift)
+bool AtMostScaled(uint128 a, std::uint64_t m, int shift) {
+  if (shift >= 0) {
+    if (shift >= 64) return true;  // m >= 1 and a < 2^128 <= m * 2^shift
+    return a <= (uint128{m} << shift);
+  }
+  const int down = -shift;
+  if (down >= 64) return a == 0;  // m * 2^shift < 1, and a is an integer
+  // a <= m / 2^down  <=>  a * 2^down <= m  (a integer): compare without overflow
+  return a <= (uint128{m} >> down);
+}
+
+}  // namespace
+
+LaplacePlan PlanLaplace(uint128 sensitivity_units, double epsilon) {
+  const DyadicEpsilon eps = RoundEpsilonDown(epsilon);
+  LaplacePlan plan;
+  if (sensitivity_units == 0) return plan;  // the statistic is constant: no noise needed
+  // Smallest grid R = 2^shift with ceil(D / R) / eps <= 2^40, i.e. the finest
+  // grid that keeps the noise within 2^40 grid steps. For counts and integer
+  // sums with ordinary epsilons that is R = 1: the exact integer statistic.
+  int shift = 0;
+  while (!AtMostScaled(CeilShift(sensitivity_units, shift), eps.mantissa,
+                       eps.exponent + kGridBitsBelowScale) &&
+         CeilShift(sensitivity_units, shift) > 1) {
+    ++shift;
+  }
+  plan.grid_shift = shift;
+  plan.sensitivity = CeilShift(sensitivity_units, shift);
+  // scale = D / (m 2^e) = (D 2^-e) / m for e <= 0, D / (m 2^e) otherwise.
+  if (eps.exponent <= 0) {
+    const int up = -eps.exponent;
+    if (up >= 96 || (plan.sensitivity >> (96 - up)) != 0)
+      throw std::invalid_argument("epsilon too small for an exact noise scale");
+    plan.scale_numerator = plan.sensitivity << up;
+    plan.scale_denominator = eps.mantissa;
+  } else {
+    if (eps.exponent >= 64) throw std::invalid_argument("epsilon too large");
+    plan.scale_numerator = plan.sensitivity;
+    plan.scale_denominator = uint128{eps.mantissa} << eps.exponent;
+  }
+  return plan;
+}
+
+GridValue ReleaseLaplace(int128 value, int unit_exponent, const LaplacePlan& plan,
+                         RandomSource& rng) {
+  GridValue result;
+  result.exponent = unit_exponent + plan.grid_shift;
+  // Round half up to the grid: floor((value + R/2) / R) with an arithmetic
+  // shift. |value| < 2^126, so the addition cannot overflow.
+  int128 rounded = value;
+  if (plan.grid_shift >= 127) {
+    rounded = 0;
+  } else if (plan.grid_shift > 0) {
+    rounded = (value + (int128{1} << (plan.grid_shift - 1))) >> plan.grid_shift;
+  }
+  if (plan.sensitivity == 0) {
+    result.mantissa = rounded;
+    return result;
+  }
+  result.mantissa =
+      rounded + SampleDiscreteLaplace(rng, plan.scale_numerator, plan.scale_denominator);
+  return result;
+}
+
+double LaplaceNoiseStddev(const LaplacePlan& plan, int unit_exponent) {
+  if (plan.sensitivity == 0) return 0.0;
+  const double scale =
+      static_cast<double>(plan.scale_numerator) / static_cast<double>(plan.scale_denominator);
+  const double q = std::exp(-1.0 / scale);
+  const double steps = std::sqrt(2.0 * q) / (1.0 - q);
+  return std::ldexp(steps, unit_exponent + plan.grid_shift);
+}
+
+}  // namespace dp

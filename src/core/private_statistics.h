@@ -1,0 +1,44 @@
+// The statistics behind dp_count, dp_sum and dp_avg: what each releases, with
+// which sensitivity, under add/remove-one-row neighbouring datasets.
+#ifndef DP_AGG_CORE_PRIVATE_STATISTICS_H
+#define DP_AGG_CORE_PRIVATE_STATISTICS_H
+
+#include <cstdint>
+
+#include "grid_value.h"
+#include "laplace_mechanism.h"
+#include "random_source.h"
+
+namespace dp {
+
+// Number of rows: one row changes it by 1.
+LaplacePlan PlanCount(double epsilon);
+
+// Sum of values clamped to [lower, upper] (in units): one row adds or removes
+// one clamped value, so the sensitivity is max(|lower|, |upper|), not
+// upper - lower (the number of rows is itself private).
+LaplacePlan PlanSum(std::int64_t lower_units, std::int64_t upper_units, double epsilon);
+
+// The midpoint of the bounds in units, floor((lower + upper) / 2).
+std::int64_t MidpointUnits(std::int64_t lower_units, std::int64_t upper_units);
+
+// Bounded mean (Google's BoundedMean; "Differential privacy: from theory to
+// practice", section 2.5.5): epsilon is split evenly between a noisy count C
+// and a noisy sum S of values re-centred on the midpoint m, whose
+// sensitivity is only half the width of the bounds. The answer
+// clamp(m + S / max(1, C), lower, upper) is post-processing of the two
+// releases, so it is epsilon-DP by sequential composition. It never divides
+// by the true count, and zero rows give a noisy value, not an error.
+struct MeanPlans {
+  LaplacePlan count;
+  LaplacePlan normalized_sum;
+};
+MeanPlans PlanMean(std::int64_t lower_units, std::int64_t upper_units, double epsilon);
+
+double ReleaseMean(std::int64_t count, int128 normalized_sum_units, std::int64_t lower_units,
+                   std::int64_t upper_units, int unit_exponent, const MeanPlans& plans,
+                   RandomSource& rng);
+
+}  // namespace dp
+
+#endif  // DP_AGG_CORE_PRIVATE_STATISTICS_H

@@ -1,0 +1,363 @@
+// dp_count, dp_sum and dp_avg: transition, combine and final functions, and
+// the text input/output of their state type.
+//
+// Per row the transition functions only clamp and add to exact integers; all
+// noise is drawn in the final functions, which run once per group (and, under
+// Citus, once on the coordinator).
+#include <cinttypes>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+
+#include "../core/grid_value.h"
+#include "../core/private_statistics.h"
+#include "aggregate_functions.h"
+#include "aggregate_state.h"
+#include "error_boundary.h"
+#include "settings.h"
+
+namespace dp_pg {
+
+AggregateState* NewAggregateState() {
+  auto* state = static_cast<AggregateState*>(palloc0(sizeof(AggregateState)));
+  SET_VARSIZE(state, sizeof(AggregateState));
+  state->format_version = kStateFormatVersion;
+  return state;
+}
+
+namespace {
+
+// The state argument of a transition or combine function, which may be
+// updated in place: nodeAgg keeps it in the aggregate memory context.
+// Calling the support functions outside an aggregate is refused, so the exact
+// sums inside a state can never be read out directly.
+AggregateState* MutableState(FunctionCallInfo fcinfo, const char* function) {
+  if (AggCheckCallContext(fcinfo, nullptr) != AGG_CONTEXT_AGGREGATE)
+    ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                    errmsg("%s can only be called as part of a private aggregate", function),
+                    errhint("Private aggregates cannot be used as window functions.")));
+  auto* state = reinterpret_cast<AggregateState*>(PG_GETARG_POINTER(0));
+  if (state->initialized == 0)
+    ereport(ERROR,
+            (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+             errmsg("dp_agg aggregate parameters were not prepared by the executor hook"),
+             errhint("Add dp_agg to shared_preload_libraries in postgresql.conf and restart "
+                     "the server.")));
+  return state;
+}
+
+inline void AddUnits(AggregateState* state, std::int64_t units) {
+  state->count += 1;
+  SetSum(state, GetSum(state) + units);
+}
+
+inline void AddInteger(AggregateState* state, std::int64_t value) {
+  if (value < state->lower_units) value = state->lower_units;
+  if (value > state->upper_units) value = state->upper_units;
+  AddUnits(state, value);
+}
+
+// NaN has no place between the bounds: it is ignored like NULL. Infinities
+// are clamped like any other value.
+inline void AddDouble(AggregateState* state, double value) {
+  if (std::isnan(value)) return;
+  if (value < state->lower) value = state->lower;
+  if (value > state->upper) value = state->upper;
+  AddUnits(state, dp::ToUnits(value, state->unit_exponent));
+}
+
+}  // namespace
+
+}  // namespace dp_pg
+
+using dp_pg::AggregateState;
+
+extern "C" {
+
+PG_FUNCTION_INFO_V1(dp_count_transfn);
+Datum dp_count_transfn(PG_FUNCTION_ARGS) {
+  AggregateState* state = dp_pg::MutableState(fcinfo, "dp_count_transfn");
+  state->count += 1;  // STRICT: NULL values never reach this function
+  PG_RETURN_POINTER(state);
+}
+
+PG_FUNCTION_INFO_V1(dp_int2_transfn);
+Datum dp_int2_transfn(PG_FUNCTION_ARGS) {
+  AggregateState* state = dp_pg::MutableState(fcinfo, "dp_int2_transfn");
+  dp_pg::AddInteger(state, PG_GETARG_INT16(1));
+  PG_RETURN_POINTER(state);
+}
+
+PG_FUNCTION_INFO_V1(dp_int4_transfn);
+Datum dp_int4_transfn(PG_FUNCTION_ARGS) {
+  AggregateState* state = dp_pg::MutableState(fcinfo, "dp_int4_transfn");
+  dp_pg::AddInteger(state, PG_GETARG_INT32(1));
+  PG_RETURN_POINTER(state);
+}
+
+PG_FUNCTION_INFO_V1(dp_int8_transfn);
+Datum dp_int8_transfn(PG_FUNCTION_ARGS) {
+  AggregateState* state = dp_pg::MutableState(fcinfo, "dp_int8_transfn");
+  dp_pg::AddInteger(state, PG_GETARG_INT64(1));
+  PG_RETURN_POINTER(state);
+}
+
+PG_FUNCTION_INFO_V1(dp_float4_transfn);
+Datum dp_float4_transfn(PG_FUNCTION_ARGS) {
+  AggregateState* state = dp_pg::MutableState(fcinfo, "dp_float4_transfn");
+  dp_pg::AddDouble(state, PG_GETARG_FLOAT4(1));
+  PG_RETURN_POINTER(state);
+}
+
+PG_FUNCTION_INFO_V1(dp_float8_transfn);
+Datum dp_float8_transfn(PG_FUNCTION_ARGS) {
+  AggregateState* state = dp_pg::MutableState(fcinfo, "dp_float8_transfn");
+  dp_pg::AddDouble(state, PG_GETARG_FLOAT8(1));
+  PG_RETURN_POINTER(state);
+}
+
+// numeric_float8_no_overflow maps out-of-range values to +-infinity and tiny
+// ones to zero instead of raising an error (float8in would raise one), so no
+// value in the table can make the query fail. The conversion is monotone, so
+// clamping after it is the same as clamping before it.
+PG_FUNCTION_INFO_V1(dp_numeric_transfn);
+Datum dp_numeric_transfn(PG_FUNCTION_ARGS) {
+  AggregateState* state = dp_pg::MutableState(fcinfo, "dp_numeric_transfn");
+  const double value =
+      DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow, PG_GETARG_DATUM(1)));
+  dp_pg::AddDouble(state, value);
+  PG_RETURN_POINTER(state);
+}
+
+}  // extern "C"
+
+namespace dp_pg {
+namespace {
+
+bool SameParameters(const AggregateState* a, const AggregateState* b) {
+  return a->value_kind == b->value_kind && a->unit_exponent == b->unit_exponent &&
+         a->epsilon == b->epsilon && a->lower_units == b->lower_units &&
+         a->upper_units == b->upper_units && a->lower == b->lower && a->upper == b->upper;
+}
+
+void CopyParameters(AggregateState* to, const AggregateState* from) {
+  to->initialized = 1;
+  to->value_kind = from->value_kind;
+  to->unit_exponent = from->unit_exponent;
+  to->epsilon = from->epsilon;
+  to->lower = from->lower;
+  to->upper = from->upper;
+  to->lower_units = from->lower_units;
+  to->upper_units = from->upper_units;
+}
+
+// A read-only state argument (final functions; the second combine input,
+// which may come from a tuple). Copies it out so alignment never matters.
+void ReadState(FunctionCallInfo fcinfo, int argument, AggregateState* out) {
+  if (PG_ARGISNULL(argument))
+    ereport(ERROR, (errcode(ERRCODE_INTERNAL_ERROR), errmsg("dp_agg state is NULL")));
+  struct varlena* raw = PG_DETOAST_DATUM(PG_GETARG_DATUM(argument));
+  if (VARSIZE_ANY(raw) != sizeof(AggregateState))
+    ereport(ERROR, (errcode(ERRCODE_DATA_CORRUPTED), errmsg("invalid dp_agg state size")));
+  std::memcpy(out, raw, sizeof(AggregateState));
+  if (out->format_version != kStateFormatVersion)
+    ereport(ERROR, (errcode(ERRCODE_DATA_CORRUPTED), errmsg("unknown dp_agg state version")));
+}
+
+// The state of a final function, which must have its parameters.
+void ReadFinalState(FunctionCallInfo fcinfo, AggregateState* out) {
+  if (AggCheckCallContext(fcinfo, nullptr) != AGG_CONTEXT_AGGREGATE)
+    ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                    errmsg("dp_agg final functions can only be called by a private aggregate")));
+  ReadState(fcinfo, 0, out);
+  if (out->initialized == 0)
+    ereport(ERROR,
+            (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+             errmsg("dp_agg aggregate parameters were not prepared by the executor hook"),
+             errhint("Add dp_agg to shared_preload_libraries in postgresql.conf and restart "
+                     "the server.")));
+}
+
+dp::GridValue ReleaseSumOf(const AggregateState& state) {
+  return CallCore([&] {
+    const dp::LaplacePlan plan = dp::PlanSum(state.lower_units, state.upper_units, state.epsilon);
+    return dp::ReleaseLaplace(GetSum(&state), state.unit_exponent, plan, NoiseSource());
+  });
+}
+
+double ReleaseMeanOf(const AggregateState& state) {
+  return CallCore([&] {
+    const dp::MeanPlans plans = dp::PlanMean(state.lower_units, state.upper_units, state.epsilon);
+    const dp::int128 normalized =
+        GetSum(&state) -
+        dp::int128{state.count} * dp::MidpointUnits(state.lower_units, state.upper_units);
+    return dp::ReleaseMean(state.count, normalized, state.lower_units, state.upper_units,
+                           state.unit_exponent, plans, NoiseSource());
+  });
+}
+
+// The exact decimal text of a grid value, palloc'd (numeric_in's input).
+char* ExactDecimalText(const dp::GridValue& value) {
+  char buffer[2048];
+  const bool fits = CallCore([&] {
+    const std::string text = dp::ToExactDecimal(value);
+    if (text.size() >= sizeof buffer) return false;
+    std::memcpy(buffer, text.c_str(), text.size() + 1);
+    return true;
+  });
+  if (!fits)
+    ereport(ERROR, (errcode(ERRCODE_INTERNAL_ERROR), errmsg("dp_agg result too long")));
+  return pstrdup(buffer);
+}
+
+Datum NumericFromText(const char* text) {
+  return DirectFunctionCall3(numeric_in, CStringGetDatum(text), ObjectIdGetDatum(InvalidOid),
+                             Int32GetDatum(-1));
+}
+
+}  // namespace
+}  // namespace dp_pg
+
+extern "C" {
+
+// Merges a partial state into the first (in place). A partial state of a
+// participant that saw no rows still carries the parameters from its initial
+// state, so every merged state has them.
+PG_FUNCTION_INFO_V1(dp_combine);
+Datum dp_combine(PG_FUNCTION_ARGS) {
+  if (AggCheckCallContext(fcinfo, nullptr) != AGG_CONTEXT_AGGREGATE)
+    ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                    errmsg("dp_combine can only be called as part of a private aggregate")));
+  auto* into = reinterpret_cast<AggregateState*>(PG_GETARG_POINTER(0));
+  AggregateState partial;
+  dp_pg::ReadState(fcinfo, 1, &partial);
+  if (partial.initialized != 0) {
+    if (into->initialized == 0) {
+      dp_pg::CopyParameters(into, &partial);
+    } else if (!dp_pg::SameParameters(into, &partial)) {
+      ereport(ERROR, (errcode(ERRCODE_INTERNAL_ERROR),
+                      errmsg("dp_agg partial states with different parameters")));
+    }
+  }
+  into->count += partial.count;
+  dp_pg::SetSum(into, dp_pg::GetSum(into) + dp_pg::GetSum(&partial));
+  PG_RETURN_POINTER(into);
+}
+
+PG_FUNCTION_INFO_V1(dp_count_final);
+Datum dp_count_final(PG_FUNCTION_ARGS) {
+  AggregateState state;
+  dp_pg::ReadFinalState(fcinfo, &state);
+  const dp::GridValue released = dp_pg::CallCore([&] {
+    return dp::ReleaseLaplace(state.count, 0, dp::PlanCount(state.epsilon), dp_pg::NoiseSource());
+  });
+  PG_RETURN_INT64(dp::ToInt64Saturating(released));
+}
+
+// dp_sum of smallint and integer returns bigint, like sum().
+PG_FUNCTION_INFO_V1(dp_sum_final_int8);
+Datum dp_sum_final_int8(PG_FUNCTION_ARGS) {
+  AggregateState state;
+  dp_pg::ReadFinalState(fcinfo, &state);
+  PG_RETURN_INT64(dp::ToInt64Saturating(dp_pg::ReleaseSumOf(state)));
+}
+
+// dp_sum of bigint and numeric returns numeric, exactly the released grid value.
+PG_FUNCTION_INFO_V1(dp_sum_final_numeric);
+Datum dp_sum_final_numeric(PG_FUNCTION_ARGS) {
+  AggregateState state;
+  dp_pg::ReadFinalState(fcinfo, &state);
+  const dp::GridValue released = dp_pg::ReleaseSumOf(state);
+  return dp_pg::NumericFromText(dp_pg::ExactDecimalText(released));
+}
+
+PG_FUNCTION_INFO_V1(dp_sum_final_float4);
+Datum dp_sum_final_float4(PG_FUNCTION_ARGS) {
+  AggregateState state;
+  dp_pg::ReadFinalState(fcinfo, &state);
+  PG_RETURN_FLOAT4(static_cast<float>(dp::ToDouble(dp_pg::ReleaseSumOf(state))));
+}
+
+PG_FUNCTION_INFO_V1(dp_sum_final_float8);
+Datum dp_sum_final_float8(PG_FUNCTION_ARGS) {
+  AggregateState state;
+  dp_pg::ReadFinalState(fcinfo, &state);
+  PG_RETURN_FLOAT8(dp::ToDouble(dp_pg::ReleaseSumOf(state)));
+}
+
+PG_FUNCTION_INFO_V1(dp_avg_final_float8);
+Datum dp_avg_final_float8(PG_FUNCTION_ARGS) {
+  AggregateState state;
+  dp_pg::ReadFinalState(fcinfo, &state);
+  PG_RETURN_FLOAT8(dp_pg::ReleaseMeanOf(state));
+}
+
+// avg() of integers and numeric returns numeric. The mean is post-processing
+// of two released values, so converting it through double loses no privacy.
+PG_FUNCTION_INFO_V1(dp_avg_final_numeric);
+Datum dp_avg_final_numeric(PG_FUNCTION_ARGS) {
+  AggregateState state;
+  dp_pg::ReadFinalState(fcinfo, &state);
+  const double mean = dp_pg::ReleaseMeanOf(state);
+  return DirectFunctionCall1(float8_numeric, Float8GetDatum(mean));
+}
+
+// Text form, used by Citus to move partial states between nodes:
+//   uninitialized
+//   v1 kind=K count=N sum=S epsilon=E lower=L upper=U lower_units=A upper_units=B unit_exponent=X
+// with doubles in C99 hexadecimal notation, so that every value round-trips exactly.
+PG_FUNCTION_INFO_V1(dp_aggregate_state_in);
+Datum dp_aggregate_state_in(PG_FUNCTION_ARGS) {
+  const char* text = PG_GETARG_CSTRING(0);
+  AggregateState* state = dp_pg::NewAggregateState();
+  if (std::strcmp(text, "uninitialized") == 0) PG_RETURN_POINTER(state);
+  unsigned kind = 0;
+  long long count = 0, lower_units = 0, upper_units = 0;
+  char sum_text[64];
+  int unit_exponent = 0, consumed = 0;
+  double epsilon = 0, lower = 0, upper = 0;
+  const int fields = std::sscanf(
+      text,
+      "v1 kind=%u count=%lld sum=%63s epsilon=%la lower=%la upper=%la lower_units=%lld "
+      "upper_units=%lld unit_exponent=%d%n",
+      &kind, &count, sum_text, &epsilon, &lower, &upper, &lower_units, &upper_units,
+      &unit_exponent, &consumed);
+  dp::int128 sum = 0;
+  if (fields != 9 || text[consumed] != '\0' || !dp::ParseInt128(sum_text, &sum) || kind > 2 ||
+      count < 0)
+    ereport(ERROR, (errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
+                    errmsg("invalid input syntax for type dp_agg.aggregate_state: \"%s\"", text)));
+  state->initialized = 1;
+  state->value_kind = static_cast<std::uint8_t>(kind);
+  state->count = count;
+  dp_pg::SetSum(state, sum);
+  state->epsilon = epsilon;
+  state->lower = lower;
+  state->upper = upper;
+  state->lower_units = lower_units;
+  state->upper_units = upper_units;
+  state->unit_exponent = unit_exponent;
+  PG_RETURN_POINTER(state);
+}
+
+PG_FUNCTION_INFO_V1(dp_aggregate_state_out);
+Datum dp_aggregate_state_out(PG_FUNCTION_ARGS) {
+  AggregateState state;
+  dp_pg::ReadState(fcinfo, 0, &state);
+  if (state.initialized == 0) PG_RETURN_CSTRING(pstrdup("uninitialized"));
+  char sum_text[64];
+  const bool ok = dp_pg::CallCore([&] {
+    const std::string digits = dp::Int128ToString(dp_pg::GetSum(&state));
+    if (digits.size() >= sizeof sum_text) return false;
+    std::memcpy(sum_text, digits.c_str(), digits.size() + 1);
+    return true;
+  });
+  if (!ok) ereport(ERROR, (errcode(ERRCODE_INTERNAL_ERROR), errmsg("dp_agg state sum too long")));
+  PG_RETURN_CSTRING(psprintf(
+      "v1 kind=%u count=%" PRId64 " sum=%s epsilon=%a lower=%a upper=%a lower_units=%" PRId64
+      " upper_units=%" PRId64 " unit_exponent=%d",
+      static_cast<unsigned>(state.value_kind), state.count, sum_text, state.epsilon, state.lower,
+      state.upper, state.lower_units, state.upper_units, state.unit_exponent));
+}
+
+}  // extern "C"

@@ -1,0 +1,18 @@
+// Executor hook that prepares every private aggregate call of a query.
+#ifndef DP_AGG_PG_CALL_SITES_H
+#define DP_AGG_PG_CALL_SITES_H
+
+#include "pg_includes.h"
+
+namespace dp_pg {
+
+struct PrivateAggregateKind;
+
+// The private aggregate behind pg_proc OID `aggregate`, or nullptr.
+const PrivateAggregateKind* LookupPrivateAggregate(Oid aggregate);
+
+void InstallExecutorHook();
+
+}  // namespace dp_pg
+
+#endif  // DP_AGG_PG_CALL_SITES_H

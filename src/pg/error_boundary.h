@@ -1,0 +1,64 @@
+// The one place where C++ meets PostgreSQL's error handling.
+//
+// PostgreSQL reports errors with ereport(), which longjmps: a longjmp across a
+// C++ frame skips destructors, and a C++ exception unwinding through
+// PostgreSQL's C frames is undefined behaviour. So the rule of this extension:
+//
+//  * The pure core (src/core) never calls PostgreSQL; it reports failures by
+//    throwing. Every call into it from SQL-callable code goes through CallCore.
+//  * CallCore catches every exception, copies its text into a plain buffer,
+//    lets the try block end (destroying every C++ object it created), and only
+//    then raises the PostgreSQL ERROR. Nothing with a destructor is alive when
+//    the longjmp happens.
+//  * The PostgreSQL layer itself uses only trivially destructible values
+//    around calls that may ereport (Datums, PODs, palloc'd memory).
+//
+// The idea follows pg_duckdb's cpp_wrapper.hpp; the code is our own.
+#ifndef DP_AGG_PG_ERROR_BOUNDARY_H
+#define DP_AGG_PG_ERROR_BOUNDARY_H
+
+#include <new>
+#include <stdexcept>
+
+#include "../core/parameters.h"
+#include "../core/random_source.h"
+
+namespace dp_pg {
+
+enum class CoreFailureKind { kInvalidParameter, kRandomness, kOutOfMemory, kInternal };
+
+struct CoreFailure {
+  CoreFailureKind kind;
+  char message[512];
+  char hint[512];
+};
+
+void CopyFailure(CoreFailure* failure, CoreFailureKind kind, const char* message,
+                 const char* hint) noexcept;
+
+// Raises the PostgreSQL ERROR for `failure` (SQLSTATE 22023 for bad
+// parameters, XX000 otherwise). Never returns.
+[[noreturn]] void ReportCoreFailure(const CoreFailure& failure);
+
+template <typename Body>
+auto CallCore(Body&& body) -> decltype(body()) {
+  CoreFailure failure;
+  try {
+    return body();
+  } catch (const dp::InvalidParameter& error) {
+    CopyFailure(&failure, CoreFailureKind::kInvalidParameter, error.what(), error.hint().c_str());
+  } catch (const dp::RandomnessFailure& error) {
+    CopyFailure(&failure, CoreFailureKind::kRandomness, error.what(), "");
+  } catch (const std::bad_alloc&) {
+    CopyFailure(&failure, CoreFailureKind::kOutOfMemory, "out of memory", "");
+  } catch (const std::exception& error) {
+    CopyFailure(&failure, CoreFailureKind::kInternal, error.what(), "");
+  } catch (...) {
+    CopyFailure(&failure, CoreFailureKind::kInternal, "unknown C++ exception", "");
+  }
+  ReportCoreFailure(failure);
+}
+
+}  // namespace dp_pg
+
+#endif  // DP_AGG_PG_ERROR_BOUNDARY_H

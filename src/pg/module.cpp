@@ -1,0 +1,21 @@
+// Library entry point: settings and hooks.
+#include "call_sites.h"
+#include "pg_includes.h"
+#include "settings.h"
+
+extern "C" {
+
+PG_MODULE_MAGIC;
+
+PGDLLEXPORT void _PG_init(void);
+
+void _PG_init(void) {
+  dp_pg::DefineSettings();
+  // Only a library loaded at server start has its hook in place for every
+  // query of every backend. Loaded later, it installs no hook, the initial
+  // states get no parameters, and the aggregates refuse to run (fail closed).
+  if (!process_shared_preload_libraries_in_progress) return;
+  dp_pg::InstallExecutorHook();
+}
+
+}  // extern "C"

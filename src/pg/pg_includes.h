@@ -1,0 +1,28 @@
+// PostgreSQL's C headers, included once with C linkage for the C++ layer.
+#ifndef DP_AGG_PG_INCLUDES_H
+#define DP_AGG_PG_INCLUDES_H
+
+extern "C" {
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "catalog/pg_aggregate.h"
+#include "catalog/pg_type.h"
+#include "executor/executor.h"
+#include "executor/nodeAgg.h"
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/optimizer.h"
+#include "utils/builtins.h"
+#include "utils/float.h"
+#include "utils/guc.h"
+#include "utils/hsearch.h"
+#include "utils/inval.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/numeric.h"
+#include "utils/syscache.h"
+}
+
+#endif  // DP_AGG_PG_INCLUDES_H

@@ -1,0 +1,20 @@
+// Server settings (GUCs) of dp_agg and the choice of randomness source.
+#ifndef DP_AGG_PG_SETTINGS_H
+#define DP_AGG_PG_SETTINGS_H
+
+#include "../core/random_source.h"
+
+namespace dp_pg {
+
+// dp_agg.max_epsilon: largest epsilon one aggregate call may use.
+extern double max_epsilon;
+
+void DefineSettings();
+
+// The randomness for noise: OpenSSL's CSPRNG, unless a superuser has set
+// dp_agg.insecure_test_seed for a deterministic test run.
+dp::RandomSource& NoiseSource();
+
+}  // namespace dp_pg
+
+#endif  // DP_AGG_PG_SETTINGS_H

@@ -1,0 +1,72 @@
+-- dp_agg demo: true vs differentially private answers on the patients table.
+--   test/scripts/cluster.sh start && eval "$(test/scripts/cluster.sh env)"
+--   psql -X -f test/demo/demo.sql
+-- Every dp_ call below spends its own epsilon; a real analysis would track the
+-- total budget. GROUP BY keys (regions, cholesterol levels) are treated as public.
+\set ON_ERROR_STOP 1
+\set QUIET 1
+\set SHOW_CONTEXT never
+\pset null '(null)'
+\pset footer off
+\pset border 2
+
+SELECT NOT EXISTS (SELECT 1 FROM pg_proc WHERE proname = 'dp_count') AS need_ext,
+       to_regclass('patients') IS NULL AS need_patients \gset
+\if :need_ext
+CREATE EXTENSION dp_agg;
+\endif
+\if :need_patients
+\echo 'loading patients (70,000 rows) ...'
+\o /dev/null
+\ir patients.sql
+\o
+\endif
+
+\echo
+\echo '== 1. How many patients? Smaller epsilon = more privacy = more noise'
+SELECT count(id)           AS true_count,
+       dp_count(id, 0.1)   AS dp_count_eps_0_1,
+       dp_count(id, 1.0)   AS dp_count_eps_1
+FROM patients;
+
+\echo '== 2. Average age and systolic pressure by region (epsilon 0.5 each)'
+SELECT region,
+       count(id)                             AS true_n,
+       dp_count(id, 0.5)                     AS dp_n,
+       round(avg(age), 2)                    AS true_avg_age,
+       round(dp_avg(age, 0, 110, 0.5), 2)    AS dp_avg_age,
+       round(avg(ap_hi), 1)                  AS true_avg_systolic,
+       round(dp_avg(ap_hi, 60, 240, 0.5), 1) AS dp_avg_systolic
+FROM patients
+GROUP BY region
+ORDER BY region;
+
+\echo '== 3. Total yearly income (NULLs ignored; each income clamped to [0, 200000])'
+SELECT true_sum, dp_sum, dp_sum - true_sum AS difference,
+       round(100 * (dp_sum - true_sum) / true_sum, 4) AS rel_error_pct
+FROM (SELECT sum(income)                       AS true_sum,
+             round(dp_sum(income, 0, 200000, 1.0), 2) AS dp_sum
+      FROM patients) s;
+
+\echo '== 4. Share of patients with cardiovascular disease by cholesterol level (%)'
+SELECT cholesterol,
+       CASE cholesterol WHEN 1 THEN 'normal' WHEN 2 THEN 'above normal'
+                        ELSE 'well above normal' END AS level,
+       round(100 * avg(cardio::int), 1)                AS true_pct,
+       round(100 * dp_avg(cardio::int, 0, 1, 0.5), 1)  AS dp_pct
+FROM patients
+GROUP BY cholesterol
+ORDER BY cholesterol;
+
+\echo '== 5. The same query three times: fresh noise on every run'
+SELECT round(avg(weight_kg)::numeric, 3)                  AS true_avg_weight,
+       round(dp_avg(weight_kg, 30, 200, 0.1)::numeric, 3) AS dp_avg_weight
+FROM patients;
+\g
+\g
+
+\echo '== 6. Bad parameters are rejected (epsilon = 0):'
+\set ON_ERROR_STOP 0
+SELECT dp_count(id, 0) FROM patients;
+\echo 'SQLSTATE' :LAST_ERROR_SQLSTATE
+\set ON_ERROR_STOP 1
