@@ -148,3 +148,12 @@ CREATE AGGREGATE dp_avg(numeric, numeric, numeric, float8) (
   SFUNC = dp_agg.numeric_transfn, STYPE = dp_agg.aggregate_state, INITCOND = 'uninitialized',
   FINALFUNC = dp_agg.avg_final_numeric, COMBINEFUNC = dp_agg.combine, PARALLEL = SAFE
 );
+
+-- CREATE AGGREGATE has no volatility option and records aggregates as
+-- immutable, so the planner would treat two identical calls as one, or copy a
+-- call into several places when it flattens a subquery, drawing noise a
+-- different number of times than the query says. Every call is a separate
+-- noisy release: mark the aggregates VOLATILE like their support functions.
+UPDATE pg_catalog.pg_proc SET provolatile = 'v'
+WHERE pronamespace = '@extschema@'::regnamespace
+  AND proname IN ('dp_count', 'dp_sum', 'dp_avg') AND prokind = 'a';

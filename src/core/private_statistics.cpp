@@ -17,32 +17,26 @@ LaplacePlan PlanSum(std::int64_t lower_units, std::int64_t upper_units, double e
   return PlanLaplace(std::max(Magnitude(lower_units), Magnitude(upper_units)), epsilon);
 }
 
-std::int64_t MidpointUnits(std::int64_t lower_units, std::int64_t upper_units) {
-  const int128 sum = int128{lower_units} + int128{upper_units};
-  // Floor division by 2 (arithmetic shift), exact for negative sums too.
-  return static_cast<std::int64_t>(sum >> 1);
-}
-
 MeanPlans PlanMean(std::int64_t lower_units, std::int64_t upper_units, double epsilon) {
-  const std::int64_t mid = MidpointUnits(lower_units, upper_units);
-  // Normalised values lie in [lower - mid, upper - mid].
-  const int128 below = int128{mid} - int128{lower_units};
-  const int128 above = int128{upper_units} - int128{mid};
-  const uint128 sensitivity = static_cast<uint128>(std::max(below, above));
+  // Centred half-unit values 2v - (lower + upper) lie in [-(upper - lower), upper - lower].
+  const uint128 width = static_cast<uint128>(int128{upper_units} - int128{lower_units});
   const double half = epsilon / 2.0;  // exact: halving a double
-  return MeanPlans{PlanLaplace(1, half), PlanLaplace(sensitivity, half)};
+  return MeanPlans{PlanLaplace(1, half), PlanLaplace(width, half)};
 }
 
-double ReleaseMean(std::int64_t count, int128 normalized_sum_units, std::int64_t lower_units,
+double ReleaseMean(std::int64_t count, int128 sum_units, std::int64_t lower_units,
                    std::int64_t upper_units, int unit_exponent, const MeanPlans& plans,
                    RandomSource& rng) {
+  // |sum_units| < 2^126 and |lower + upper| <= 2^64, so no term overflows.
+  const int128 bounds_sum = int128{lower_units} + int128{upper_units};
+  const int128 centred_sum = 2 * sum_units - int128{count} * bounds_sum;
   const GridValue noisy_count = ReleaseLaplace(count, 0, plans.count, rng);
   const GridValue noisy_sum =
-      ReleaseLaplace(normalized_sum_units, unit_exponent, plans.normalized_sum, rng);
+      ReleaseLaplace(centred_sum, unit_exponent - 1, plans.centred_sum, rng);
   // From here on only released values and public bounds are used.
   const double lower = ToDouble({lower_units, unit_exponent});
   const double upper = ToDouble({upper_units, unit_exponent});
-  const double mid = ToDouble({MidpointUnits(lower_units, upper_units), unit_exponent});
+  const double mid = ToDouble({bounds_sum, unit_exponent - 1});
   const double denominator = std::max(1.0, ToDouble(noisy_count));
   const double mean = mid + ToDouble(noisy_sum) / denominator;
   return std::clamp(mean, lower, upper);

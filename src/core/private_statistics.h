@@ -19,23 +19,25 @@ LaplacePlan PlanCount(double epsilon);
 // upper - lower (the number of rows is itself private).
 LaplacePlan PlanSum(std::int64_t lower_units, std::int64_t upper_units, double epsilon);
 
-// The midpoint of the bounds in units, floor((lower + upper) / 2).
-std::int64_t MidpointUnits(std::int64_t lower_units, std::int64_t upper_units);
-
 // Bounded mean (Google's BoundedMean; "Differential privacy: from theory to
 // practice", section 2.5.5): epsilon is split evenly between a noisy count C
-// and a noisy sum S of values re-centred on the midpoint m, whose
-// sensitivity is only half the width of the bounds. The answer
+// and a noisy sum S of values re-centred on the midpoint m of the bounds,
+// whose sensitivity is only half the width of the bounds. The answer
 // clamp(m + S / max(1, C), lower, upper) is post-processing of the two
 // releases, so it is epsilon-DP by sequential composition. It never divides
 // by the true count, and zero rows give a noisy value, not an error.
+//
+// The re-centred values are kept in half-units, 2 v - (lower + upper), so
+// that the midpoint is exact even for integer bounds such as [0, 1]: their
+// sensitivity is then exactly upper - lower half-units, i.e. (upper - lower) / 2.
 struct MeanPlans {
   LaplacePlan count;
-  LaplacePlan normalized_sum;
+  LaplacePlan centred_sum;  // in half-units
 };
 MeanPlans PlanMean(std::int64_t lower_units, std::int64_t upper_units, double epsilon);
 
-double ReleaseMean(std::int64_t count, int128 normalized_sum_units, std::int64_t lower_units,
+// sum_units: the exact sum of the `count` clamped values, in units.
+double ReleaseMean(std::int64_t count, int128 sum_units, std::int64_t lower_units,
                    std::int64_t upper_units, int unit_exponent, const MeanPlans& plans,
                    RandomSource& rng);
 

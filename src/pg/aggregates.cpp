@@ -4,13 +4,13 @@
 // Per row the transition functions only clamp and add to exact integers; all
 // noise is drawn in the final functions, which run once per group (and, under
 // Citus, once on the coordinator).
-#include <cinttypes>
+#include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <cstring>
 
 #include "../core/grid_value.h"
 #include "../core/private_statistics.h"
+#include "../core/state_text.h"
 #include "aggregate_functions.h"
 #include "aggregate_state.h"
 #include "error_boundary.h"
@@ -35,7 +35,7 @@ AggregateState* MutableState(FunctionCallInfo fcinfo, const char* function) {
   if (AggCheckCallContext(fcinfo, nullptr) != AGG_CONTEXT_AGGREGATE)
     ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
                     errmsg("%s can only be called as part of a private aggregate", function),
-                    errhint("Private aggregates cannot be used as window functions.")));
+                    errhint("Use dp_count, dp_sum and dp_avg as aggregates, not as window functions.")));
   auto* state = reinterpret_cast<AggregateState*>(PG_GETARG_POINTER(0));
   if (state->initialized == 0)
     ereport(ERROR,
@@ -188,10 +188,7 @@ dp::GridValue ReleaseSumOf(const AggregateState& state) {
 double ReleaseMeanOf(const AggregateState& state) {
   return CallCore([&] {
     const dp::MeanPlans plans = dp::PlanMean(state.lower_units, state.upper_units, state.epsilon);
-    const dp::int128 normalized =
-        GetSum(&state) -
-        dp::int128{state.count} * dp::MidpointUnits(state.lower_units, state.upper_units);
-    return dp::ReleaseMean(state.count, normalized, state.lower_units, state.upper_units,
+    return dp::ReleaseMean(state.count, GetSum(&state), state.lower_units, state.upper_units,
                            state.unit_exponent, plans, NoiseSource());
   });
 }
@@ -302,41 +299,28 @@ Datum dp_avg_final_numeric(PG_FUNCTION_ARGS) {
   return DirectFunctionCall1(float8_numeric, Float8GetDatum(mean));
 }
 
-// Text form, used by Citus to move partial states between nodes:
-//   uninitialized
-//   v1 kind=K count=N sum=S epsilon=E lower=L upper=U lower_units=A upper_units=B unit_exponent=X
-// with doubles in C99 hexadecimal notation, so that every value round-trips exactly.
+// Text form, used by Citus to move partial states between nodes (see
+// core/state_text.h); an initial state without parameters is "uninitialized".
 PG_FUNCTION_INFO_V1(dp_aggregate_state_in);
 Datum dp_aggregate_state_in(PG_FUNCTION_ARGS) {
   const char* text = PG_GETARG_CSTRING(0);
   AggregateState* state = dp_pg::NewAggregateState();
   if (std::strcmp(text, "uninitialized") == 0) PG_RETURN_POINTER(state);
-  unsigned kind = 0;
-  long long count = 0, lower_units = 0, upper_units = 0;
-  char sum_text[64];
-  int unit_exponent = 0, consumed = 0;
-  double epsilon = 0, lower = 0, upper = 0;
-  const int fields = std::sscanf(
-      text,
-      "v1 kind=%u count=%lld sum=%63s epsilon=%la lower=%la upper=%la lower_units=%lld "
-      "upper_units=%lld unit_exponent=%d%n",
-      &kind, &count, sum_text, &epsilon, &lower, &upper, &lower_units, &upper_units,
-      &unit_exponent, &consumed);
-  dp::int128 sum = 0;
-  if (fields != 9 || text[consumed] != '\0' || !dp::ParseInt128(sum_text, &sum) || kind > 2 ||
-      count < 0)
+  dp::PartialStateFields fields;
+  const bool parsed = dp_pg::CallCore([&] { return dp::ParsePartialState(text, &fields); });
+  if (!parsed || fields.kind > static_cast<unsigned>(dp_pg::ValueKind::kFloat))
     ereport(ERROR, (errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
                     errmsg("invalid input syntax for type dp_agg.aggregate_state: \"%s\"", text)));
   state->initialized = 1;
-  state->value_kind = static_cast<std::uint8_t>(kind);
-  state->count = count;
-  dp_pg::SetSum(state, sum);
-  state->epsilon = epsilon;
-  state->lower = lower;
-  state->upper = upper;
-  state->lower_units = lower_units;
-  state->upper_units = upper_units;
-  state->unit_exponent = unit_exponent;
+  state->value_kind = static_cast<std::uint8_t>(fields.kind);
+  state->count = fields.count;
+  dp_pg::SetSum(state, fields.sum);
+  state->epsilon = fields.epsilon;
+  state->lower = fields.lower;
+  state->upper = fields.upper;
+  state->lower_units = fields.lower_units;
+  state->upper_units = fields.upper_units;
+  state->unit_exponent = fields.unit_exponent;
   PG_RETURN_POINTER(state);
 }
 
@@ -345,19 +329,23 @@ Datum dp_aggregate_state_out(PG_FUNCTION_ARGS) {
   AggregateState state;
   dp_pg::ReadState(fcinfo, 0, &state);
   if (state.initialized == 0) PG_RETURN_CSTRING(pstrdup("uninitialized"));
-  char sum_text[64];
-  const bool ok = dp_pg::CallCore([&] {
-    const std::string digits = dp::Int128ToString(dp_pg::GetSum(&state));
-    if (digits.size() >= sizeof sum_text) return false;
-    std::memcpy(sum_text, digits.c_str(), digits.size() + 1);
-    return true;
+  dp::PartialStateFields fields;
+  fields.kind = state.value_kind;
+  fields.count = state.count;
+  fields.sum = dp_pg::GetSum(&state);
+  fields.epsilon = state.epsilon;
+  fields.lower = state.lower;
+  fields.upper = state.upper;
+  fields.lower_units = state.lower_units;
+  fields.upper_units = state.upper_units;
+  fields.unit_exponent = state.unit_exponent;
+  char text[512];
+  dp_pg::CallCore([&] {
+    const std::string formatted = dp::FormatPartialState(fields);
+    std::memcpy(text, formatted.c_str(), std::min(formatted.size() + 1, sizeof text));
+    text[sizeof text - 1] = '\0';
   });
-  if (!ok) ereport(ERROR, (errcode(ERRCODE_INTERNAL_ERROR), errmsg("dp_agg state sum too long")));
-  PG_RETURN_CSTRING(psprintf(
-      "v1 kind=%u count=%" PRId64 " sum=%s epsilon=%a lower=%a upper=%a lower_units=%" PRId64
-      " upper_units=%" PRId64 " unit_exponent=%d",
-      static_cast<unsigned>(state.value_kind), state.count, sum_text, state.epsilon, state.lower,
-      state.upper, state.lower_units, state.upper_units, state.unit_exponent));
+  PG_RETURN_CSTRING(pstrdup(text));
 }
 
 }  // extern "C"

@@ -1,0 +1,65 @@
+-- dp_avg(value, lower, upper, epsilon)
+--
+-- The mean spends epsilon/2 on a noisy count C and epsilon/2 on a noisy sum S
+-- of values centred on the midpoint m (sensitivity (upper - lower) / 2) and
+-- answers clamp(m + S / max(1, C), lower, upper).
+-- Tolerances at epsilon 10, n = 1000, bounds [0, 1000]: |C - n| <= 4 fails
+-- with probability 2 e^-25, |S - S_true| <= 23 * 500 / 5 = 2300 with
+-- 2 e^-23; together < 4.2e-10, and then the answer is within
+-- (|S_true| + 2300) / (n - 4) + |m + S_true / n| * 4 / (n - 4) < 3 of the truth.
+
+-- result types follow avg()
+SELECT pg_typeof(dp_avg(s, 0::smallint, 4::smallint, 1)) AS int2_avg,
+       pg_typeof(dp_avg(x, 0, 10, 1)) AS int4_avg,
+       pg_typeof(dp_avg(b, 0, 10, 1)) AS int8_avg,
+       pg_typeof(dp_avg(r, 0, 1, 1)) AS float4_avg,
+       pg_typeof(dp_avg(f, 0, 1, 1)) AS float8_avg,
+       pg_typeof(dp_avg(n, 0, 1, 1)) AS numeric_avg
+FROM numbers;
+SELECT pg_typeof(avg(s)) AS int2_avg, pg_typeof(avg(x)) AS int4_avg, pg_typeof(avg(b)) AS int8_avg,
+       pg_typeof(avg(r)) AS float4_avg, pg_typeof(avg(f)) AS float8_avg, pg_typeof(avg(n)) AS numeric_avg
+FROM numbers;
+
+-- accuracy (true mean 500.5)
+SELECT abs(dp_avg(x, 0, 1000, 10) - 500.5) < 3 AS int4_ok,
+       abs(dp_avg(b, 0, 1000, 10) - 500.5) < 3 AS int8_ok,
+       abs(dp_avg(f * 1000, 0, 1000, 10) - 500.5) < 3 AS float8_ok,
+       abs(dp_avg(r * 1000, 0, 1000, 10) - 500.5) < 3.01 AS float4_ok,
+       abs(dp_avg(n * 1000, 0, 1000, 10) - 500.5) < 3 AS numeric_ok
+FROM numbers;
+-- 0/1 data with integer bounds: the midpoint 0.5 is exact (true share 0.5;
+-- |S - S_true| <= 23 * 0.5 / 5 = 2.3, so the error is below 0.01)
+SELECT abs(dp_avg((x % 2), 0, 1, 10) - 0.5) < 0.01 AS share_ok FROM numbers;
+-- clamping: all values clamp to -5 (true clamped mean -5)
+SELECT abs(dp_avg(x, -10, -5, 10) - (-5)) < 0.1 AS clamped_ok FROM numbers;
+
+-- the answer always lies within [lower, upper]: 300 answers at epsilon 0.01
+-- on 3 rows and on no rows (a certain property, not a probabilistic one)
+CREATE TABLE three_rows AS SELECT g AS v FROM generate_series(1, 3) g;
+SELECT bool_and(a BETWEEN 0 AND 10) AS within_bounds,
+       count(DISTINCT a) > 1 AS noisy
+FROM (SELECT (SELECT dp_avg(v, 0, 10, 0.01) FROM three_rows WHERE i > 0) AS a
+      FROM generate_series(1, 300) i) q;
+SELECT bool_and(a BETWEEN -7.5 AND -2.5) AS within_bounds_empty
+FROM (SELECT (SELECT dp_avg(f, -7.5, -2.5, 0.01) FROM empty_table WHERE i > 0) AS a
+      FROM generate_series(1, 300) i) q;
+
+-- zero rows: a value within the bounds, never NULL, for every type
+SELECT dp_avg(s, 0::smallint, 4::smallint, 1) BETWEEN 0 AND 4 AS int2,
+       dp_avg(x, 0, 10, 1) BETWEEN 0 AND 10 AS int4,
+       dp_avg(b, 0, 10, 1) BETWEEN 0 AND 10 AS int8,
+       dp_avg(r, 0, 1, 1) BETWEEN 0 AND 1 AS float4,
+       dp_avg(f, 0, 1, 1) BETWEEN 0 AND 1 AS float8,
+       dp_avg(n, 0, 1, 1) BETWEEN 0 AND 1 AS numeric
+FROM empty_table;
+
+-- special values: infinities clamp, NaN is ignored; no error
+SELECT dp_avg(v, 0, 1, 1) BETWEEN 0 AND 1 AS float_special_ok,
+       dp_avg(n, 0, 1, 1) BETWEEN 0 AND 1 AS numeric_special_ok
+FROM special_values;
+
+-- GROUP BY: about 333 rows a group, so the bound grows to (333 + 2300) / 329 < 9
+SELECT grp, abs(dp_avg(x, 0, 1000, 10) - avg(x)) < 9 AS accurate
+FROM numbers GROUP BY grp ORDER BY grp;
+-- lower = upper: the answer is that value
+SELECT dp_avg(x, 7, 7, 1) AS constant FROM numbers;

@@ -1,0 +1,75 @@
+-- dp_sum(value, lower, upper, epsilon)
+--
+-- Tolerances: the noise is discrete Laplace with scale D / epsilon in grid
+-- steps (D = max(|lower|, |upper|)), so P[|noise| >= 23 D / epsilon] <=
+-- 2 e^-23 < 2.1e-10 per answer; float results add at most one grid step
+-- (2^-40 of the scale).
+
+-- result types follow sum()
+SELECT pg_typeof(dp_sum(s, 0::smallint, 4::smallint, 1)) AS int2_sum,
+       pg_typeof(dp_sum(x, 0, 10, 1)) AS int4_sum,
+       pg_typeof(dp_sum(b, 0, 10, 1)) AS int8_sum,
+       pg_typeof(dp_sum(r, 0, 1, 1)) AS float4_sum,
+       pg_typeof(dp_sum(f, 0, 1, 1)) AS float8_sum,
+       pg_typeof(dp_sum(n, 0, 1, 1)) AS numeric_sum
+FROM numbers;
+SELECT pg_typeof(sum(s)) AS int2_sum, pg_typeof(sum(x)) AS int4_sum, pg_typeof(sum(b)) AS int8_sum,
+       pg_typeof(sum(r)) AS float4_sum, pg_typeof(sum(f)) AS float8_sum, pg_typeof(sum(n)) AS numeric_sum
+FROM numbers;
+
+-- accuracy at epsilon 10 for every input type (true sums: 2000, 500500, 500.5)
+SELECT abs(dp_sum(s, 0::smallint, 4::smallint, 10) - 2000) <= 23 * 4 / 10.0 AS int2_ok,
+       abs(dp_sum(x, 0, 1000, 10) - 500500) <= 23 * 1000 / 10.0 AS int4_ok,
+       abs(dp_sum(b, 0, 1000, 10) - 500500) <= 23 * 1000 / 10.0 AS int8_ok,
+       abs(dp_sum(r, 0, 1, 10) - 500.5) <= 23 * 1 / 10.0 + 0.001 AS float4_ok,
+       abs(dp_sum(f, 0, 1, 10) - 500.5) <= 23 * 1 / 10.0 + 1e-9 AS float8_ok,
+       abs(dp_sum(n, 0, 1, 10) - 500.5) <= 23 * 1 / 10.0 + 1e-9 AS numeric_ok
+FROM numbers;
+
+-- clamping: values above upper count as upper (unclamped sum 500500, clamped 95050)
+SELECT abs(dp_sum(x, 0, 100, 10) - 95050) <= 23 * 100 / 10.0 AS clamped_high FROM numbers;
+-- values below lower count as lower; negative bounds
+SELECT abs(dp_sum(x, -50, -10, 10) - (-10000)) <= 23 * 50 / 10.0 AS clamped_negative FROM numbers;
+SELECT abs(dp_sum(x - 500, -100, 100, 10) - sum(least(greatest(x - 500, -100), 100))) <= 23 * 100 / 10.0
+  AS clamped_both FROM numbers;
+SELECT abs(dp_sum(f * 1000, 100.5, 200.25, 10) - sum(least(greatest(f * 1000, 100.5), 200.25))) <= 23 * 200.25 / 10.0
+  AS clamped_float FROM numbers;
+
+-- exact accumulation: 1000 values at the bigint maximum sum far past the
+-- bigint range without overflow (true sum 9223372036854775807000)
+SELECT abs(dp_sum(9223372036854775807::bigint, '-9223372036854775808'::bigint, 9223372036854775807, 10)
+           - 9223372036854775807000) <= 23 * 9223372036854775808 / 10.0 AS no_overflow
+FROM numbers;
+-- and integer sums past the int4 range give bigint answers
+SELECT abs(dp_sum(2147483647, 0, 2147483647, 10) - 2147483647000) <= 23 * 2147483647::bigint / 10.0
+  AS int4_no_overflow FROM numbers;
+
+-- special values in the data never cause an error: infinities are clamped,
+-- NaN is ignored (true clamped sum 1 + 0 + 0.5 = 1.5)
+CREATE TABLE special_values (v float8, n numeric);
+INSERT INTO special_values VALUES
+  ('infinity', 'infinity'), ('-infinity', '-infinity'), ('NaN', 'NaN'), (0.5, 0.5);
+SELECT abs(dp_sum(v, 0, 1, 10) - 1.5) <= 2.3 + 1e-9 AS float_special_ok,
+       abs(dp_sum(n, 0, 1, 10) - 1.5) <= 2.3 + 1e-9 AS numeric_special_ok,
+       abs(dp_count(v, 10) - 4) <= 3 AS nan_is_a_value_for_count
+FROM special_values;
+-- numeric values beyond the double range, or too small for it, are clamped
+INSERT INTO special_values (n) VALUES (1e400), (-1e400), (1e-400);
+SELECT abs(dp_sum(n, -1, 1, 10) - 1.5) <= 2.3 + 1e-9 AS huge_numeric_ok FROM special_values;
+
+-- zero rows: a noisy value, never NULL, for every type
+SELECT dp_sum(s, 0::smallint, 4::smallint, 1) IS NOT NULL AS int2,
+       dp_sum(x, 0, 10, 1) IS NOT NULL AS int4,
+       dp_sum(b, 0, 10, 1) IS NOT NULL AS int8,
+       dp_sum(r, 0, 1, 1) IS NOT NULL AS float4,
+       dp_sum(f, 0, 1, 1) IS NOT NULL AS float8,
+       dp_sum(n, 0, 1, 1) IS NOT NULL AS numeric,
+       abs(dp_sum(x, 0, 10, 10)) <= 23 AS near_zero
+FROM empty_table;
+
+-- GROUP BY: one release per group
+SELECT grp, abs(dp_sum(x, 0, 1000, 10) - sum(x)) <= 2300 AS accurate
+FROM numbers GROUP BY grp ORDER BY grp;
+
+-- lower = upper = 0: nothing about the data can be learnt, and nothing is
+SELECT dp_sum(x, 0, 0, 1) AS always_zero FROM numbers;

@@ -1,0 +1,34 @@
+// Text form of an aggregate's partial state. Citus moves partial states
+// between nodes as text, so every field must round-trip exactly: integers in
+// decimal, doubles in C99 hexadecimal notation.
+//   v1 kind=K count=N sum=S epsilon=E lower=L upper=U lower_units=A upper_units=B unit_exponent=X
+#ifndef DP_AGG_CORE_STATE_TEXT_H
+#define DP_AGG_CORE_STATE_TEXT_H
+
+#include <cstdint>
+#include <string>
+
+#include "random_source.h"
+
+namespace dp {
+
+struct PartialStateFields {
+  unsigned kind = 0;
+  std::int64_t count = 0;
+  int128 sum = 0;
+  double epsilon = 0;
+  double lower = 0;
+  double upper = 0;
+  std::int64_t lower_units = 0;
+  std::int64_t upper_units = 0;
+  int unit_exponent = 0;
+};
+
+std::string FormatPartialState(const PartialStateFields& fields);
+
+// False when `text` is not exactly what FormatPartialState writes.
+bool ParsePartialState(const char* text, PartialStateFields* fields);
+
+}  // namespace dp
+
+#endif  // DP_AGG_CORE_STATE_TEXT_H
