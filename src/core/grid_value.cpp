@@ -138,8 +138,13 @@ int ChooseUnitExponent(double lower, double upper) {
   return exponent - 62;
 }
 
-std::int64_t ToUnits(double value, int unit_exponent) {
-  return static_cast<std::int64_t>(std::nearbyint(std::ldexp(value, -unit_exponent)));
+double UnitScale(int unit_exponent) noexcept {
+  if (unit_exponent < -1020 || unit_exponent > 1020) return 0.0;
+  return std::ldexp(1.0, -unit_exponent);
+}
+
+std::int64_t ToUnitsSlow(double value, int unit_exponent) noexcept {
+  return RoundToInt64(std::ldexp(value, -unit_exponent));
 }
 
 }  // namespace dp

@@ -43,10 +43,36 @@ bool ParseInt128(const char* text, int128* out);
 // needs at most 62 bits: then 2^63 rows sum to less than 2^126 in an int128.
 int ChooseUnitExponent(double lower, double upper);
 
+// 2^-unit_exponent as a double, or 0 when that power of two is outside the
+// normal double range (then ToUnits falls back to ldexp).
+double UnitScale(int unit_exponent) noexcept;
+
+// Rounds to the nearest integer, ties to even, for |x| <= 2^62. Inline and
+// branch-light because it runs once per row: adding and subtracting 2^52
+// leaves exactly the rounded integer part of any |x| < 2^52 (IEEE round to
+// nearest even); larger doubles are integers already.
+inline std::int64_t RoundToInt64(double x) noexcept {
+  constexpr double kTwoTo52 = 4503599627370496.0;
+  if (x < kTwoTo52 && x > -kTwoTo52) {
+    const double magic = x < 0 ? -kTwoTo52 : kTwoTo52;
+    x = (x + magic) - magic;  // not folded: compiled without -ffast-math
+  }
+  return static_cast<std::int64_t>(x);
+}
+
 // A finite double in units of 2^unit_exponent, rounded to nearest (ties to
-// even). Monotone in `value`, so clamped values stay between the bounds'
-// units. `value` must satisfy |value| < 2^(unit_exponent + 62).
-std::int64_t ToUnits(double value, int unit_exponent);
+// even): round(value * unit_scale), with unit_scale = UnitScale(unit_exponent).
+// Multiplying by a power of two is exact, so the mapping is monotone in
+// `value` and clamped values stay between the bounds' units.
+// Requires |value| < 2^(unit_exponent + 62).
+std::int64_t ToUnitsSlow(double value, int unit_exponent) noexcept;
+inline std::int64_t ToUnits(double value, int unit_exponent, double unit_scale) noexcept {
+  if (unit_scale == 0.0) return ToUnitsSlow(value, unit_exponent);
+  return RoundToInt64(value * unit_scale);
+}
+inline std::int64_t ToUnits(double value, int unit_exponent) noexcept {
+  return ToUnits(value, unit_exponent, UnitScale(unit_exponent));
+}
 
 }  // namespace dp
 

@@ -45,6 +45,7 @@ struct AggregateState {
   double upper;
   std::int64_t lower_units;  // the same bounds in units
   std::int64_t upper_units;
+  double unit_scale;         // dp::UnitScale(unit_exponent), precomputed for the row loop
 };
 
 inline dp::int128 GetSum(const AggregateState* state) {

@@ -63,7 +63,7 @@ inline void AddDouble(AggregateState* state, double value) {
   if (std::isnan(value)) return;
   if (value < state->lower) value = state->lower;
   if (value > state->upper) value = state->upper;
-  AddUnits(state, dp::ToUnits(value, state->unit_exponent));
+  AddUnits(state, dp::ToUnits(value, state->unit_exponent, state->unit_scale));
 }
 
 }  // namespace
@@ -149,6 +149,7 @@ void CopyParameters(AggregateState* to, const AggregateState* from) {
   to->upper = from->upper;
   to->lower_units = from->lower_units;
   to->upper_units = from->upper_units;
+  to->unit_scale = from->unit_scale;
 }
 
 // A read-only state argument (final functions; the second combine input,
@@ -321,6 +322,7 @@ Datum dp_aggregate_state_in(PG_FUNCTION_ARGS) {
   state->lower_units = fields.lower_units;
   state->upper_units = fields.upper_units;
   state->unit_exponent = fields.unit_exponent;
+  state->unit_scale = dp::UnitScale(fields.unit_exponent);
   PG_RETURN_POINTER(state);
 }
 

@@ -247,8 +247,11 @@ AggregateState* PrepareInitialState(Aggref* aggref, const PrivateAggregateKind& 
     const double upper = BoundAsDouble(bounds[1], kind.bound_type);
     CallCore([&] { dp::ValidateBounds(lower, upper); });
     state->unit_exponent = dp::ChooseUnitExponent(lower, upper);
-    state->lower_units = dp::ToUnits(lower, state->unit_exponent);
-    state->upper_units = dp::ToUnits(upper, state->unit_exponent);
+    state->unit_scale = dp::UnitScale(state->unit_exponent);
+    // The same mapping as for every row (AddDouble), so that clamped values
+    // always land between these units.
+    state->lower_units = dp::ToUnits(lower, state->unit_exponent, state->unit_scale);
+    state->upper_units = dp::ToUnits(upper, state->unit_exponent, state->unit_scale);
     state->lower = lower;
     state->upper = upper;
   }

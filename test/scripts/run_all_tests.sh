@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# make test: build and install dp_agg, then run every suite against a
+# throwaway cluster. Prints one closing line "dp_agg tests: N passed, M failed"
+# counting individual tests of all suites, and exits non-zero on any failure.
+set -uo pipefail
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$ROOT"
+
+passed=0
+failed=0
+failed_suites=()
+log_dir=$(mktemp -d /tmp/dp_agg_test_logs.XXXXXX)
+
+note_suite() {  # name status passed_count failed_count
+  passed=$((passed + $3))
+  failed=$((failed + $4))
+  if [[ $2 -ne 0 ]]; then
+    failed_suites+=("$1")
+    # A suite that failed without naming a failing test still counts once.
+    [[ $4 -gt 0 ]] || failed=$((failed + 1))
+  fi
+}
+
+finish() {
+  bash test/scripts/cluster.sh stop >/dev/null 2>&1 || true
+  echo
+  if [[ ${#failed_suites[@]} -gt 0 ]]; then
+    echo "failed suites: ${failed_suites[*]} (logs in $log_dir)"
+  fi
+  echo "dp_agg tests: $passed passed, $failed failed"
+  [[ $failed -eq 0 && ${#failed_suites[@]} -eq 0 ]]
+}
+
+echo "== build and install"
+if ! make --no-print-directory -j2 all >"$log_dir/build.log" 2>&1 ||
+   ! make --no-print-directory install >>"$log_dir/build.log" 2>&1; then
+  tail -40 "$log_dir/build.log"
+  note_suite build 1 0 1
+  finish
+  exit 1
+fi
+
+echo "== unit tests (GoogleTest, pure C++ core)"
+make --no-print-directory -C test/unit run 2>&1 | tee "$log_dir/unit.log"
+status=${PIPESTATUS[0]}
+unit_passed=$(sed -n 's/.*\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$log_dir/unit.log" | tail -1)
+unit_failed=$(sed -n 's/.*\[  FAILED  \] \([0-9]*\) test.*/\1/p' "$log_dir/unit.log" | tail -1)
+note_suite unit "$status" "${unit_passed:-0}" "${unit_failed:-0}"
+
+echo "== start a throwaway cluster with dp_agg preloaded"
+if ! bash test/scripts/cluster.sh start; then
+  note_suite cluster 1 0 1
+  finish
+  exit 1
+fi
+eval "$(bash test/scripts/cluster.sh env)"
+
+echo "== pg_regress suites"
+make --no-print-directory installcheck 2>&1 | tee "$log_dir/regress.log"
+status=${PIPESTATUS[0]}
+regress_total=$(grep -cE '^(test|     ) .* \.\.\. ' "$log_dir/regress.log" || true)
+regress_failed=$(grep -cE '^(test|     ) .* \.\.\. FAILED' "$log_dir/regress.log" || true)
+if [[ $status -ne 0 && -f regression.diffs ]]; then
+  head -200 regression.diffs
+  cp regression.diffs "$log_dir/"
+fi
+note_suite regress "$status" $((regress_total - regress_failed)) "$regress_failed"
+
+finish
