@@ -8,10 +8,44 @@
 
 namespace dp {
 
+namespace {
+int BitLength(uint128 value) {
+  int bits = 0;
+  while (value != 0) {
+    ++bits;
+    value >>= 1;
+  }
+  return bits;
+}
+
+// value / 2^shift rounded to nearest, ties to even (value >= 0, shift >= 1).
+uint128 ShiftRoundHalfEven(uint128 value, int shift) {
+  if (shift >= 128) return 0;
+  const uint128 quotient = value >> shift;
+  const uint128 remainder = value & ((uint128{1} << shift) - 1);
+  const uint128 half = uint128{1} << (shift - 1);
+  if (remainder > half || (remainder == half && (quotient & 1) != 0)) return quotient + 1;
+  return quotient;
+}
+}  // namespace
+
 double ToDouble(const GridValue& value) {
-  // The int128 -> double conversion rounds once, to nearest; ldexp by a power
-  // of two is then exact unless the result leaves the double range.
-  return std::ldexp(static_cast<double>(value.mantissa), value.exponent);
+  const bool negative = value.mantissa < 0;
+  uint128 magnitude =
+      negative ? -static_cast<uint128>(value.mantissa) : static_cast<uint128>(value.mantissa);
+  int exponent = value.exponent;
+  // Below 2^-1022 doubles are spaced 2^-1074 apart. Round to that spacing in
+  // integer arithmetic first, so that the result is rounded exactly once.
+  constexpr int kSmallestExponent = -1074;
+  if (exponent < kSmallestExponent && BitLength(magnitude) + exponent - 1 < -1022) {
+    magnitude = ShiftRoundHalfEven(magnitude, kSmallestExponent - exponent);
+    exponent = kSmallestExponent;
+  }
+  // The uint128 -> double conversion rounds once, to nearest even; scaling by
+  // a power of two is then exact (a subnormal result is already on its grid)
+  // unless the result overflows to infinity.
+  const double result = std::ldexp(static_cast<double>(magnitude), exponent);
+  return negative ? -result : result;
 }
 
 std::int64_t ToInt64Saturating(const GridValue& value) {
@@ -20,7 +54,7 @@ std::int64_t ToInt64Saturating(const GridValue& value) {
   int128 integer = value.mantissa;
   if (value.exponent < 0) {
     const int shift = -value.exponent;
-    if (shift >= 127) return 0;
+    if (shift >= 128) return 0;
     const bool negative = integer < 0;
     const uint128 magnitude = negative ? -static_cast<uint128>(integer) : static_cast<uint128>(integer);
     const int128 truncated = static_cast<int128>(magnitude >> shift);

@@ -32,13 +32,15 @@ uint128 CeilShift(uint128 value, int shift) {
 
 // Is a <= m * 2^shift ?  (a, m >= 0, any shift)
 bool AtMostScaled(uint128 a, std::uint64_t m, int shift) {
+  if (m == 0) return a == 0;
   if (shift >= 0) {
-    if (shift >= 64) return true;  // m >= 1 and a < 2^128 <= m * 2^shift
+    // m * 2^shift >= 2^128 > a whenever the product would not fit.
+    if (shift >= 128 || uint128{m} > (~uint128{0} >> shift)) return true;
     return a <= (uint128{m} << shift);
   }
   const int down = -shift;
   if (down >= 64) return a == 0;  // m * 2^shift < 1, and a is an integer
-  // a <= m / 2^down  <=>  a * 2^down <= m  (a integer): compare without overflow
+  // a <= m / 2^down  <=>  a <= floor(m / 2^down)  (a integer)
   return a <= (uint128{m} >> down);
 }
 
@@ -100,7 +102,8 @@ double LaplaceNoiseStddev(const LaplacePlan& plan, int unit_exponent) {
   const double scale =
       static_cast<double>(plan.scale_numerator) / static_cast<double>(plan.scale_denominator);
   const double q = std::exp(-1.0 / scale);
-  const double steps = std::sqrt(2.0 * q) / (1.0 - q);
+  // 1 - q computed as -expm1(-1/scale): accurate even when q is within 2^-40 of 1.
+  const double steps = std::sqrt(2.0 * q) / -std::expm1(-1.0 / scale);
   return std::ldexp(steps, unit_exponent + plan.grid_shift);
 }
 

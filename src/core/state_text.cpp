@@ -27,8 +27,12 @@ bool ParsePartialState(const char* text, PartialStateFields* fields) {
       " upper_units=%" SCNd64 " unit_exponent=%d%n",
       &fields->kind, &fields->count, sum_text, &fields->epsilon, &fields->lower, &fields->upper,
       &fields->lower_units, &fields->upper_units, &fields->unit_exponent, &consumed);
-  return matched == 9 && text[consumed] == '\0' && ParseInt128(sum_text, &fields->sum) &&
-         fields->count >= 0;
+  if (matched != 9 || text[consumed] != '\0' || !ParseInt128(sum_text, &fields->sum) ||
+      fields->count < 0)
+    return false;
+  // sscanf tolerates variations (extra spaces, signs, decimal doubles): accept
+  // only the canonical form, the one text that formats back to itself.
+  return FormatPartialState(*fields) == text;
 }
 
 }  // namespace dp

@@ -1,0 +1,185 @@
+// Tests of the text form of partial aggregate states (moved between nodes as
+// text, so every field must round-trip exactly).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+
+#include "grid_value.h"
+#include "random_source.h"
+#include "state_text.h"
+#include "stats_util.h"
+
+namespace {
+
+using dp::FormatPartialState;
+using dp::int128;
+using dp::ParsePartialState;
+using dp::PartialStateFields;
+using dp::SeededTestRandomSource;
+using dp::uint128;
+using dp_test::kInt128Max;
+using dp_test::kInt128Min;
+
+bool SameBits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+
+void ExpectSameFields(const PartialStateFields& a, const PartialStateFields& b) {
+  EXPECT_EQ(a.kind, b.kind);
+  EXPECT_EQ(a.count, b.count);
+  EXPECT_TRUE(a.sum == b.sum) << dp::Int128ToString(a.sum) << " vs " << dp::Int128ToString(b.sum);
+  EXPECT_TRUE(SameBits(a.epsilon, b.epsilon)) << a.epsilon << " vs " << b.epsilon;
+  EXPECT_TRUE(SameBits(a.lower, b.lower)) << a.lower << " vs " << b.lower;
+  EXPECT_TRUE(SameBits(a.upper, b.upper)) << a.upper << " vs " << b.upper;
+  EXPECT_EQ(a.lower_units, b.lower_units);
+  EXPECT_EQ(a.upper_units, b.upper_units);
+  EXPECT_EQ(a.unit_exponent, b.unit_exponent);
+}
+
+PartialStateFields Example() {
+  PartialStateFields f;
+  f.kind = 2;
+  f.count = 12345;
+  f.sum = -(int128{1} << 100) - 7;
+  f.epsilon = 0.1;
+  f.lower = -2.5;
+  f.upper = 1e300;
+  f.lower_units = -(std::int64_t{1} << 40);
+  f.upper_units = (std::int64_t{1} << 62) - 1;
+  f.unit_exponent = 935;
+  return f;
+}
+
+TEST(StateTextTest, FormatIsTheDocumentedLayout) {
+  PartialStateFields f;
+  f.kind = 1;
+  f.count = 3;
+  f.sum = -12;
+  f.epsilon = 0.5;
+  f.lower = -1;
+  f.upper = 2;
+  f.lower_units = -4;
+  f.upper_units = 8;
+  f.unit_exponent = -2;
+  EXPECT_EQ(FormatPartialState(f),
+            "v1 kind=1 count=3 sum=-12 epsilon=0x1p-1 lower=-0x1p+0 upper=0x1p+1 lower_units=-4 "
+            "upper_units=8 unit_exponent=-2");
+}
+
+TEST(StateTextTest, RoundTripsExtremeValuesExactly) {
+  const double doubles[] = {0.0,
+                            -0.0,
+                            0.1,
+                            1.0 / 3,
+                            std::numeric_limits<double>::denorm_min(),
+                            -std::numeric_limits<double>::max(),
+                            std::numeric_limits<double>::min(),
+                            dp_test::kFalseFailureProbability};
+  const int128 sums[] = {0, -1, kInt128Max, kInt128Min, int128{1} << 100};
+  const std::int64_t int64s[] = {0, -1, std::numeric_limits<std::int64_t>::max(),
+                                 std::numeric_limits<std::int64_t>::min()};
+  for (double d : doubles) {
+    for (int128 sum : sums) {
+      for (std::int64_t units : int64s) {
+        PartialStateFields f = Example();
+        f.epsilon = d;
+        f.lower = -d;
+        f.upper = d;
+        f.sum = sum;
+        f.lower_units = units;
+        f.upper_units = units;
+        f.count = units < 0 ? 0 : units;
+        f.unit_exponent = units < 0 ? -1135 : 962;
+        const std::string text = FormatPartialState(f);
+        PartialStateFields parsed;
+        ASSERT_TRUE(ParsePartialState(text.c_str(), &parsed)) << text;
+        ExpectSameFields(parsed, f);
+        EXPECT_EQ(FormatPartialState(parsed), text);
+      }
+    }
+  }
+}
+
+TEST(StateTextTest, RoundTripsRandomStates) {
+  SeededTestRandomSource rng(51);
+  for (int i = 0; i < 5000; ++i) {
+    PartialStateFields f;
+    f.kind = static_cast<unsigned>(rng.UniformBelow(4));
+    f.count = static_cast<std::int64_t>(rng.NextUint64() >> 1);
+    f.sum = static_cast<int128>(rng.UniformBelow128(~uint128{0}));  // any bit pattern but max
+    std::uint64_t bits[3];
+    for (auto& b : bits) {
+      do {
+        b = rng.NextUint64();
+      } while (((b >> 52) & 0x7FF) == 0x7FF);  // finite doubles (any sign, subnormals too)
+    }
+    std::memcpy(&f.epsilon, &bits[0], 8);
+    std::memcpy(&f.lower, &bits[1], 8);
+    std::memcpy(&f.upper, &bits[2], 8);
+    f.lower_units = static_cast<std::int64_t>(rng.NextUint64());
+    f.upper_units = static_cast<std::int64_t>(rng.NextUint64());
+    f.unit_exponent = static_cast<int>(rng.UniformBelow(2200)) - 1100;
+    const std::string text = FormatPartialState(f);
+    PartialStateFields parsed;
+    ASSERT_TRUE(ParsePartialState(text.c_str(), &parsed)) << text;
+    ExpectSameFields(parsed, f);
+  }
+}
+
+TEST(StateTextTest, RejectsMalformedText) {
+  const std::string good = FormatPartialState(Example());
+  PartialStateFields parsed;
+  ASSERT_TRUE(ParsePartialState(good.c_str(), &parsed));
+  const std::string rejected[] = {
+      "",
+      "v1",
+      "v2" + good.substr(2),                                 // unknown version
+      good + " ",                                            // trailing space
+      good + "x",                                            // trailing garbage
+      good + " extra=1",                                     // extra field
+      good.substr(0, good.size() - 4),                       // truncated
+      good.substr(0, good.find(" upper_units")),             // missing fields
+      "v1 kind=1 count=-1 sum=0 epsilon=0x1p+0 lower=0x0p+0 upper=0x1p+0 lower_units=0 "
+      "upper_units=1 unit_exponent=0",                       // negative count
+      "v1 kind=1 count=1 sum=12a epsilon=0x1p+0 lower=0x0p+0 upper=0x1p+0 lower_units=0 "
+      "upper_units=1 unit_exponent=0",                       // bad sum
+      "v1 kind=1 count=1 sum=170141183460469231731687303715884105728 epsilon=0x1p+0 "
+      "lower=0x0p+0 upper=0x1p+0 lower_units=0 upper_units=1 unit_exponent=0",  // sum overflow
+      "v1 kind=1 count=1 sum=" + std::string(70, '1') +
+          " epsilon=0x1p+0 lower=0x0p+0 upper=0x1p+0 lower_units=0 upper_units=1 unit_exponent=0",
+      "v1 kind=1 count=1 sum=0 lower=0x0p+0 epsilon=0x1p+0 upper=0x1p+0 lower_units=0 "
+      "upper_units=1 unit_exponent=0",                       // fields out of order
+      "v1 kind=1 count=1 sum=0 epsilon=0x1p+0 lower=0x0p+0 upper=0x1p+0 lower_units=0 "
+      "upper_units=1 unit_exponent=0.5",                     // non-integer exponent
+  };
+  for (const std::string& text : rejected) {
+    EXPECT_FALSE(ParsePartialState(text.c_str(), &parsed)) << '"' << text << '"';
+  }
+}
+
+// Disabled: documents a core defect (see the test report). The header says
+// ParsePartialState returns false "when `text` is not exactly what
+// FormatPartialState writes", but sscanf's matching is lenient: a space in
+// the format matches any run of whitespace, including none; numbers may have
+// a leading '+' or whitespace; %u accepts "-1" (wrapping); %la accepts
+// decimal notation. None of these texts can come from FormatPartialState.
+TEST(StateTextTest, RejectsTextThatFormatCannotProduce) {
+  const std::string tail =
+      " epsilon=0x1p+0 lower=0x0p+0 upper=0x1p+0 lower_units=0 upper_units=1 unit_exponent=0";
+  const std::string noncanonical[] = {
+      "v1kind=1 count=1 sum=0" + tail,         // missing separator
+      "v1  kind=1 count=1 sum=0" + tail,       // doubled separator
+      "v1 kind=1 count=+1 sum=0" + tail,       // explicit plus sign
+      "v1 kind=1 count= 1 sum=0" + tail,       // space inside a field
+      "v1 kind=-1 count=1 sum=0" + tail,       // negative "unsigned" kind
+      "v1 kind=1 count=1 sum=0 epsilon=1.0 lower=0x0p+0 upper=0x1p+0 lower_units=0 "
+      "upper_units=1 unit_exponent=0",         // decimal double
+  };
+  for (const std::string& text : noncanonical) {
+    PartialStateFields parsed;
+    EXPECT_FALSE(ParsePartialState(text.c_str(), &parsed)) << '"' << text << '"';
+  }
+}
+
+}  // namespace
