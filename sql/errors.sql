@@ -117,6 +117,8 @@ SET dp_agg.max_epsilon = 100;
 \echo :LAST_ERROR_SQLSTATE
 SET dp_agg.insecure_test_seed = 1;
 \echo :LAST_ERROR_SQLSTATE
+SET dp_agg.insecure_test_fault = halve_noise;
+\echo :LAST_ERROR_SQLSTATE
 SELECT dp_agg.count_final('uninitialized');
 \echo :LAST_ERROR_SQLSTATE
 SELECT dp_agg.int4_transfn('uninitialized', 1, 0, 10, 1.0);

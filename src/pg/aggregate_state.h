@@ -35,7 +35,7 @@ struct AggregateState {
   std::uint8_t format_version;
   std::uint8_t initialized;  // parameters present (set by the executor hook)
   std::uint8_t value_kind;   // ValueKind
-  std::uint8_t reserved;
+  std::uint8_t skip_clamping;  // test fault only (dp_agg.insecure_test_fault)
   std::int32_t unit_exponent;
   std::int64_t count;        // rows that contributed (non-NULL, not NaN)
   std::uint64_t sum_low;     // exact sum of clamped units, an int128 kept as

@@ -52,8 +52,10 @@ inline void AddUnits(AggregateState* state, std::int64_t units) {
 }
 
 inline void AddInteger(AggregateState* state, std::int64_t value) {
-  if (value < state->lower_units) value = state->lower_units;
-  if (value > state->upper_units) value = state->upper_units;
+  if (__builtin_expect(state->skip_clamping == 0, 1)) {
+    if (value < state->lower_units) value = state->lower_units;
+    if (value > state->upper_units) value = state->upper_units;
+  }
   AddUnits(state, value);
 }
 
@@ -61,8 +63,14 @@ inline void AddInteger(AggregateState* state, std::int64_t value) {
 // are clamped like any other value.
 inline void AddDouble(AggregateState* state, double value) {
   if (std::isnan(value)) return;
-  if (value < state->lower) value = state->lower;
-  if (value > state->upper) value = state->upper;
+  if (__builtin_expect(state->skip_clamping == 0, 1)) {
+    if (value < state->lower) value = state->lower;
+    if (value > state->upper) value = state->upper;
+  } else {
+    // Broken on purpose, but still within the range the units can hold.
+    const double limit = std::ldexp(1.0, state->unit_exponent + 62);
+    value = std::clamp(value, -limit, limit);
+  }
   AddUnits(state, dp::ToUnits(value, state->unit_exponent, state->unit_scale));
 }
 
@@ -150,6 +158,7 @@ void CopyParameters(AggregateState* to, const AggregateState* from) {
   to->lower_units = from->lower_units;
   to->upper_units = from->upper_units;
   to->unit_scale = from->unit_scale;
+  to->skip_clamping = from->skip_clamping;
 }
 
 // A read-only state argument (final functions; the second combine input,

@@ -226,6 +226,9 @@ AggregateState* PrepareInitialState(Aggref* aggref, const PrivateAggregateKind& 
   state->initialized = 1;
   state->value_kind = static_cast<std::uint8_t>(kind.value_kind);
   state->epsilon = epsilon;
+  // Test faults (superuser-only): noise of half the scale, or no clamping.
+  if (test_fault == static_cast<int>(TestFault::kHalveNoise)) state->epsilon = 2 * epsilon;
+  if (test_fault == static_cast<int>(TestFault::kSkipClamping)) state->skip_clamping = 1;
   if (!has_bounds) return state;
 
   Datum bounds[2];

@@ -7,10 +7,18 @@
 namespace dp_pg {
 
 double max_epsilon = 10.0;
+int test_fault = static_cast<int>(TestFault::kNone);
 
 namespace {
 
 int insecure_test_seed = 0;
+
+const struct config_enum_entry kTestFaults[] = {
+    {"none", static_cast<int>(TestFault::kNone), false},
+    {"halve_noise", static_cast<int>(TestFault::kHalveNoise), false},
+    {"skip_clamping", static_cast<int>(TestFault::kSkipClamping), false},
+    {nullptr, 0, false},
+};
 
 // Constructed lazily in each backend, never in the postmaster, so a forked
 // process cannot inherit buffered random bytes.
@@ -43,6 +51,13 @@ void DefineSettings() {
       "answer predictable and therefore not private; only superusers can set it.",
       &insecure_test_seed, 0, 0, INT_MAX, PGC_SUSET, GUC_NOT_IN_SAMPLE, nullptr,
       AssignTestSeed, nullptr);
+  DefineCustomEnumVariable(
+      "dp_agg.insecure_test_fault",
+      "FOR TESTS ONLY: break a mechanism on purpose (halve_noise, skip_clamping).",
+      "Used by the privacy audit suite to show that it detects broken mechanisms. Any value "
+      "but none voids the privacy guarantee; only superusers can set it.",
+      &test_fault, static_cast<int>(TestFault::kNone), kTestFaults, PGC_SUSET,
+      GUC_NOT_IN_SAMPLE, nullptr, nullptr, nullptr);
 #if PG_VERSION_NUM >= 150000
   MarkGUCPrefixReserved("dp_agg");
 #else

@@ -9,6 +9,11 @@ namespace dp_pg {
 // dp_agg.max_epsilon: largest epsilon one aggregate call may use.
 extern double max_epsilon;
 
+// dp_agg.insecure_test_fault: deliberately broken mechanisms, so that the
+// privacy audit suite can show that it catches them. Superuser-only.
+enum class TestFault { kNone = 0, kHalveNoise = 1, kSkipClamping = 2 };
+extern int test_fault;  // a TestFault
+
 void DefineSettings();
 
 // The randomness for noise: OpenSSL's CSPRNG, unless a superuser has set
