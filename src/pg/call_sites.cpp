@@ -25,6 +25,7 @@
 #include "aggregate_functions.h"
 #include "aggregate_state.h"
 #include "error_boundary.h"
+#include "ledger.h"
 #include "settings.h"
 
 // PostgreSQL 15 declares tree walkers as taking `bool (*)()`; 16 and later
@@ -206,7 +207,7 @@ void RequireNotNull(bool is_null, const char* role, Aggref* aggref) {
 // Checks the call's parameters and returns its initial state (palloc'd in
 // the query's memory context).
 AggregateState* PrepareInitialState(Aggref* aggref, const PrivateAggregateKind& kind,
-                                    EState* estate) {
+                                    EState* estate, double* requested_epsilon) {
   const bool has_bounds = kind.value_kind != ValueKind::kNone;
   const int expected_arguments = has_bounds ? 4 : 2;
   if (list_length(aggref->args) != expected_arguments)
@@ -221,6 +222,7 @@ AggregateState* PrepareInitialState(Aggref* aggref, const PrivateAggregateKind& 
   const double epsilon = DatumGetFloat8(epsilon_datum);
   const double maximum = max_epsilon;
   CallCore([&] { dp::ValidateEpsilon(epsilon, maximum); });
+  *requested_epsilon = epsilon;
 
   AggregateState* state = NewAggregateState();
   state->initialized = 1;
@@ -261,20 +263,246 @@ AggregateState* PrepareInitialState(Aggref* aggref, const PrivateAggregateKind& 
   return state;
 }
 
-void PrepareAggregates(AggState* node, EState* estate) {
+// ---------------------------------------------------------------------------
+// Composition: what a query costs, and which plans are refused.
+//
+// Rule (proved in the README, "How much a query costs"): a query costs, for
+// every private aggregate call site, its epsilon times the number of grouping
+// sets of its Agg node, charged once per execution of the statement, before
+// any row is read. This is sound when
+//   (1) the call site's Agg node runs at most once per execution: it is not
+//       under the inner side of a nested loop or merge join, not in a
+//       correlated or per-row subquery, not in a recursive CTE; and
+//   (2) every row of every table feeds the aggregation at most once: its
+//       input reads each table at most once, through operators that never
+//       repeat a row (no joins, no set-returning functions in the select
+//       list, no subqueries that make row membership depend on other rows).
+// Then the groups of one grouping set partition the input rows, so releasing
+// all of them costs epsilon once (parallel composition), and the grouping
+// sets and call sites add up (sequential composition). Anything else is
+// refused before execution with SQLSTATE 0A000, so the charge never depends
+// on the data.
+// ---------------------------------------------------------------------------
+
+struct QueryCost {
+  bool charge;  // false in parallel workers: the leader pays for the query
+  int sites;
+  Datum epsilon;  // numeric
+  Datum delta;    // numeric
+  StringInfoData description;
+};
+
+[[noreturn]] void RefuseInput(Aggref* aggref, const char* detail) {
+  ereport(ERROR,
+          (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+           errmsg("dp_agg cannot bound how often one row feeds %s", get_func_name(aggref->aggfnoid)),
+           errdetail("%s", detail),
+           errhint("Aggregate rows of a single table, filtered by conditions on that table's "
+                   "own columns; join or repeat rows only after the private aggregation.")));
+  pg_unreachable();
+}
+
+// Expressions inside the input of a private aggregate may not read other
+// rows or other tables: no subqueries and no values handed in from outside
+// (PARAM_EXEC carries subquery results and outer-row values).
+bool ReadsOtherRows(Node* node, void* context) {
+  if (node == nullptr) return false;
+  if (IsA(node, SubPlan) || IsA(node, AlternativeSubPlan) || IsA(node, SubLink)) return true;
+  if (IsA(node, Param) && reinterpret_cast<Param*>(node)->paramkind == PARAM_EXEC) return true;
+  return expression_tree_walker(node, DP_EXPRESSION_WALKER(ReadsOtherRows), context);
+}
+
+bool ContainsAggref(Node* node, void* context) {
+  if (node == nullptr) return false;
+  if (IsA(node, Aggref)) return true;
+  return expression_tree_walker(node, DP_EXPRESSION_WALKER(ContainsAggref), context);
+}
+
+void CheckExpressions(Aggref* aggref, Node* expressions) {
+  if (ReadsOtherRows(expressions, nullptr))
+    RefuseInput(aggref,
+                "A condition or value in its input depends on a subquery or on another row, "
+                "so one row could change how many others are aggregated.");
+}
+
+void CheckBuiltinFunctions(Aggref* aggref, List* functions) {
+  ListCell* cell;
+  foreach (cell, functions) {
+    auto* function = static_cast<RangeTblFunction*>(lfirst(cell));
+    if (!IsA(function->funcexpr, FuncExpr) ||
+        reinterpret_cast<FuncExpr*>(function->funcexpr)->funcid >= FirstNormalObjectId)
+      RefuseInput(aggref, "Its input calls a user-defined set-returning function, whose rows "
+                          "may repeat the rows of a table.");
+  }
+}
+
+// Walks the input plan of a private aggregate; `tables` collects the OIDs of
+// the tables read so far.
+void CheckInput(Plan* plan, Aggref* aggref, EState* estate, List** tables) {
+  if (plan == nullptr) return;
+  check_stack_depth();
+  CheckExpressions(aggref, reinterpret_cast<Node*>(plan->targetlist));
+  CheckExpressions(aggref, reinterpret_cast<Node*>(plan->qual));
+  switch (nodeTag(plan)) {
+    case T_SeqScan:
+    case T_SampleScan:
+    case T_IndexScan:
+    case T_IndexOnlyScan:
+    case T_BitmapHeapScan:
+    case T_TidScan:
+    case T_TidRangeScan:
+    case T_ForeignScan: {
+      const Index relation_index = reinterpret_cast<Scan*>(plan)->scanrelid;
+      if (relation_index == 0) RefuseInput(aggref, "Its input is a foreign join.");
+      const Oid table = exec_rt_fetch(relation_index, estate)->relid;
+      if (list_member_oid(*tables, table))
+        RefuseInput(aggref, "Its input reads the same table more than once.");
+      *tables = lappend_oid(*tables, table);
+      if (IsA(plan, IndexScan))
+        CheckExpressions(aggref, reinterpret_cast<Node*>(
+                                     reinterpret_cast<IndexScan*>(plan)->indexqualorig));
+      if (IsA(plan, BitmapHeapScan))
+        CheckExpressions(aggref, reinterpret_cast<Node*>(
+                                     reinterpret_cast<BitmapHeapScan*>(plan)->bitmapqualorig));
+      return;  // bitmap index scans below read the same table
+    }
+    case T_FunctionScan:
+      CheckExpressions(aggref,
+                       reinterpret_cast<Node*>(reinterpret_cast<FunctionScan*>(plan)->functions));
+      CheckBuiltinFunctions(aggref, reinterpret_cast<FunctionScan*>(plan)->functions);
+      return;
+    case T_ValuesScan:
+      CheckExpressions(aggref,
+                       reinterpret_cast<Node*>(reinterpret_cast<ValuesScan*>(plan)->values_lists));
+      return;
+    case T_Result:
+      CheckExpressions(aggref, reinterpret_cast<Result*>(plan)->resconstantqual);
+      CheckInput(plan->lefttree, aggref, estate, tables);
+      return;
+    case T_Sort:
+    case T_IncrementalSort:
+    case T_Material:
+    case T_Gather:
+    case T_GatherMerge:
+    case T_Unique:
+      CheckInput(plan->lefttree, aggref, estate, tables);
+      return;
+    case T_Agg:
+      // Grouping without aggregates (DISTINCT) never repeats a row; any other
+      // aggregate below would need its own sensitivity analysis.
+      if (ContainsAggref(reinterpret_cast<Node*>(plan->targetlist), nullptr) ||
+          ContainsAggref(reinterpret_cast<Node*>(plan->qual), nullptr))
+        RefuseInput(aggref, "Its input is itself the result of other aggregates.");
+      CheckInput(plan->lefttree, aggref, estate, tables);
+      return;
+    case T_SubqueryScan:
+      CheckInput(reinterpret_cast<SubqueryScan*>(plan)->subplan, aggref, estate, tables);
+      return;
+    case T_CteScan: {
+      const int plan_id = reinterpret_cast<CteScan*>(plan)->ctePlanId;
+      CheckInput(static_cast<Plan*>(list_nth(estate->es_plannedstmt->subplans, plan_id - 1)),
+                 aggref, estate, tables);
+      return;
+    }
+    case T_Append: {
+      ListCell* cell;
+      foreach (cell, reinterpret_cast<Append*>(plan)->appendplans)
+        CheckInput(static_cast<Plan*>(lfirst(cell)), aggref, estate, tables);
+      return;
+    }
+    case T_MergeAppend: {
+      ListCell* cell;
+      foreach (cell, reinterpret_cast<MergeAppend*>(plan)->mergeplans)
+        CheckInput(static_cast<Plan*>(lfirst(cell)), aggref, estate, tables);
+      return;
+    }
+    case T_NestLoop:
+    case T_MergeJoin:
+    case T_HashJoin:
+      RefuseInput(aggref, "Its input contains a join, which can repeat a row of either side.");
+    case T_ProjectSet:
+      RefuseInput(aggref, "Its input contains a set-returning function in a select list, which "
+                          "repeats rows.");
+    case T_Limit:
+      RefuseInput(aggref, "Its input contains LIMIT, whose selected rows depend on other rows.");
+    case T_WindowAgg:
+      RefuseInput(aggref, "Its input contains window functions, which read other rows.");
+    case T_SetOp:
+      RefuseInput(aggref, "Its input contains INTERSECT or EXCEPT, which compare rows of "
+                          "different inputs.");
+    default:
+      RefuseInput(aggref, "Its input contains a plan step that dp_agg does not analyse.");
+  }
+}
+
+// Number of grouping sets of an Agg node (and its chained phases): every row
+// feeds one group of each grouping set.
+int GroupingSetCount(Agg* plan) {
+  int sets = list_length(plan->groupingSets);
+  ListCell* cell;
+  foreach (cell, plan->chain) sets += list_length(reinterpret_cast<Agg*>(lfirst(cell))->groupingSets);
+  return sets > 0 ? sets : 1;
+}
+
+Datum NumericFromDouble(double value) {
+  // float8out's shortest round-trip text: 0.1 costs exactly 0.1. It is never
+  // below the epsilon the mechanism uses, which is the double rounded down to
+  // 24 significant bits (see RoundEpsilonDown).
+  return DirectFunctionCall1(float8_numeric, Float8GetDatum(value));
+}
+
+void AddCost(QueryCost* cost, Aggref* aggref, double epsilon, int multiplier) {
+  Datum site = DirectFunctionCall2(numeric_mul, NumericFromDouble(epsilon),
+                                   DirectFunctionCall1(int4_numeric, Int32GetDatum(multiplier)));
+  cost->epsilon = DirectFunctionCall2(numeric_add, cost->epsilon, site);
+  cost->sites += 1;
+  appendStringInfo(&cost->description, "%s%s(epsilon %g%s)", cost->sites > 1 ? "; " : "",
+                   get_func_name(aggref->aggfnoid), epsilon,
+                   multiplier > 1 ? psprintf(" x %d grouping sets", multiplier) : "");
+}
+
+void PrepareAggregates(AggState* node, EState* estate, bool reexecuted, QueryCost* cost) {
+  Agg* plan = reinterpret_cast<Agg*>(node->ss.ps.plan);
+  bool input_checked = false;
   for (int i = 0; i < node->numtrans; ++i) {
     AggStatePerTrans transition = &node->pertrans[i];
     Aggref* aggref = transition->aggref;
     const PrivateAggregateKind* kind = LookupPrivateAggregate(aggref->aggfnoid);
     if (kind == nullptr) continue;
     // The combining step of a parallel or partial plan has no parameter
-    // arguments: its inputs are partial states that already carry them.
+    // arguments: its inputs are partial states that already carry them, and
+    // the call site is accounted for at its partial step.
     if (DO_AGGSPLIT_COMBINE(aggref->aggsplit)) continue;
+    if (reexecuted)
+      ereport(ERROR,
+              (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+               errmsg("%s cannot run once per row of another query",
+                      get_func_name(aggref->aggfnoid)),
+               errdetail("It is inside a correlated subquery, a LATERAL join or a recursive "
+                         "query, so it would release a data-dependent number of answers."),
+               errhint("Use GROUP BY to get one private answer per group.")));
+    // The aggregated value and FILTER are evaluated per row like the input.
+    CheckExpressions(aggref, reinterpret_cast<Node*>(linitial(aggref->args)));
+    CheckExpressions(aggref, reinterpret_cast<Node*>(aggref->aggfilter));
+    if (cost->charge && !input_checked) {
+      List* tables = NIL;
+      CheckInput(plan->plan.lefttree, aggref, estate, &tables);
+      list_free(tables);
+      input_checked = true;
+    }
+    double requested_epsilon = 0;
     MemoryContext previous = MemoryContextSwitchTo(estate->es_query_cxt);
-    AggregateState* initial = PrepareInitialState(aggref, *kind, estate);
+    AggregateState* initial = PrepareInitialState(aggref, *kind, estate, &requested_epsilon);
     MemoryContextSwitchTo(previous);
     transition->initValue = PointerGetDatum(initial);
     transition->initValueIsNull = false;
+    if (cost->charge) {
+      // Every output aggregate that uses this transition is its own release.
+      int outputs = 0;
+      for (int j = 0; j < node->numaggs; ++j) outputs += node->peragg[j].transno == i ? 1 : 0;
+      AddCost(cost, aggref, requested_epsilon,
+              GroupingSetCount(plan) * (outputs > 0 ? outputs : 1));
+    }
   }
   ResetPerTupleExprContext(estate);
 }
@@ -301,14 +529,66 @@ void RejectWindowUse(Plan* plan) {
                      "separate noisy release of overlapping rows.")));
 }
 
-bool PreparePlanState(PlanState* node, void* context) {
-  if (node == nullptr) return false;
+void PreparePlanState(PlanState* node, EState* estate, bool reexecuted, QueryCost* cost);
+
+void PrepareSubPlans(List* subplans, EState* estate, bool reexecuted, QueryCost* cost) {
+  ListCell* cell;
+  foreach (cell, subplans) {
+    auto* subplan = static_cast<SubPlanState*>(lfirst(cell));
+    PreparePlanState(subplan->planstate, estate, reexecuted, cost);
+  }
+}
+
+// Visits every plan node once. `reexecuted`: this node may run more than once
+// per execution of the statement (see rule (1) above).
+void PreparePlanState(PlanState* node, EState* estate, bool reexecuted, QueryCost* cost) {
+  if (node == nullptr) return;
+  check_stack_depth();
+  // Init plans run once for their node; other subplans may run once per row.
+  PrepareSubPlans(node->initPlan, estate, reexecuted, cost);
+  PrepareSubPlans(node->subPlan, estate, true, cost);
   if (IsA(node, AggState)) {
-    PrepareAggregates(reinterpret_cast<AggState*>(node), static_cast<EState*>(context));
+    PrepareAggregates(reinterpret_cast<AggState*>(node), estate, reexecuted, cost);
   } else if (IsA(node, WindowAggState)) {
     RejectWindowUse(node->plan);
   }
-  return planstate_tree_walker(node, DP_PLANSTATE_WALKER(PreparePlanState), context);
+  switch (nodeTag(node)) {
+    case T_NestLoopState:
+    case T_MergeJoinState:
+    case T_RecursiveUnionState:
+      PreparePlanState(outerPlanState(node), estate, reexecuted, cost);
+      PreparePlanState(innerPlanState(node), estate, true, cost);
+      return;
+    case T_MemoizeState:
+      PreparePlanState(outerPlanState(node), estate, true, cost);
+      return;
+    case T_AppendState: {
+      auto* append = reinterpret_cast<AppendState*>(node);
+      for (int i = 0; i < append->as_nplans; ++i)
+        PreparePlanState(append->appendplans[i], estate, reexecuted, cost);
+      return;
+    }
+    case T_MergeAppendState: {
+      auto* append = reinterpret_cast<MergeAppendState*>(node);
+      for (int i = 0; i < append->ms_nplans; ++i)
+        PreparePlanState(append->mergeplans[i], estate, reexecuted, cost);
+      return;
+    }
+    case T_SubqueryScanState:
+      PreparePlanState(reinterpret_cast<SubqueryScanState*>(node)->subplan, estate, reexecuted,
+                       cost);
+      return;
+    case T_CustomScanState: {
+      ListCell* cell;
+      foreach (cell, reinterpret_cast<CustomScanState*>(node)->custom_ps)
+        PreparePlanState(static_cast<PlanState*>(lfirst(cell)), estate, true, cost);
+      return;
+    }
+    default:
+      PreparePlanState(outerPlanState(node), estate, reexecuted, cost);
+      PreparePlanState(innerPlanState(node), estate, reexecuted, cost);
+      return;
+  }
 }
 
 ExecutorStart_hook_type previous_executor_start = nullptr;
@@ -319,9 +599,23 @@ void ExecutorStartHook(QueryDesc* query, int flags) {
   } else {
     standard_ExecutorStart(query, flags);
   }
-  // Plain EXPLAIN runs nothing, so there is nothing to check or prepare.
+  // Plain EXPLAIN runs nothing, so there is nothing to check, prepare or pay.
   if ((flags & EXEC_FLAG_EXPLAIN_ONLY) != 0) return;
-  PreparePlanState(query->planstate, query->estate);
+  QueryCost cost;
+  cost.charge = !IsParallelWorker();
+  cost.sites = 0;
+  cost.epsilon = DirectFunctionCall1(int4_numeric, Int32GetDatum(0));
+  cost.delta = cost.epsilon;
+  initStringInfo(&cost.description);
+  PreparePlanState(query->planstate, query->estate, false, &cost);
+  if (cost.charge && cost.sites > 0) {
+    QueryCharge charge;
+    charge.epsilon = cost.epsilon;
+    charge.delta = cost.delta;
+    strlcpy(charge.description, cost.description.data, sizeof charge.description);
+    ChargeBudget(charge);
+  }
+  pfree(cost.description.data);
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 // Library entry point: settings and hooks.
 #include "call_sites.h"
+#include "ledger.h"
 #include "pg_includes.h"
 #include "settings.h"
 
@@ -16,6 +17,7 @@ void _PG_init(void) {
   // states get no parameters, and the aggregates refuse to run (fail closed).
   if (!process_shared_preload_libraries_in_progress) return;
   dp_pg::InstallExecutorHook();
+  dp_pg::InstallLedger();
 }
 
 }  // extern "C"

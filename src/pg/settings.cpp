@@ -8,6 +8,8 @@ namespace dp_pg {
 
 double max_epsilon = 10.0;
 int test_fault = static_cast<int>(TestFault::kNone);
+int charge_timeout_ms = 60000;
+char* admin_role = nullptr;
 
 namespace {
 
@@ -51,6 +53,15 @@ void DefineSettings() {
       "answer predictable and therefore not private; only superusers can set it.",
       &insecure_test_seed, 0, 0, INT_MAX, PGC_SUSET, GUC_NOT_IN_SAMPLE, nullptr,
       AssignTestSeed, nullptr);
+  DefineCustomIntVariable(
+      "dp_agg.charge_timeout",
+      "How long a private query waits for its budget charge to be recorded durably.",
+      "After this, the query fails without computing anything.", &charge_timeout_ms, 60000,
+      100, 3600000, PGC_SUSET, GUC_UNIT_MS, nullptr, nullptr, nullptr);
+  DefineCustomStringVariable(
+      "dp_agg.admin_role", "Role whose members may manage privacy budgets.",
+      "Superusers always may. Empty (the default) means superusers only.", &admin_role, "",
+      PGC_SUSET, 0, nullptr, nullptr, nullptr);
   DefineCustomEnumVariable(
       "dp_agg.insecure_test_fault",
       "FOR TESTS ONLY: break a mechanism on purpose (halve_noise, skip_clamping).",

@@ -9,6 +9,12 @@ namespace dp_pg {
 // dp_agg.max_epsilon: largest epsilon one aggregate call may use.
 extern double max_epsilon;
 
+// dp_agg.charge_timeout: how long a query waits for its charge to be recorded.
+extern int charge_timeout_ms;
+
+// dp_agg.admin_role: members of this role may manage budgets (besides superusers).
+extern char* admin_role;
+
 // dp_agg.insecure_test_fault: deliberately broken mechanisms, so that the
 // privacy audit suite can show that it catches them. Superuser-only.
 enum class TestFault { kNone = 0, kHalveNoise = 1, kSkipClamping = 2 };

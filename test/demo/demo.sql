@@ -1,8 +1,9 @@
 -- dp_agg demo: true vs differentially private answers on the patients table.
 --   test/scripts/cluster.sh start && eval "$(test/scripts/cluster.sh env)"
 --   psql -X -f test/demo/demo.sql
--- Every dp_ call below spends its own epsilon; a real analysis would track the
--- total budget. GROUP BY keys (regions, cholesterol levels) are treated as public.
+-- Every dp_ call below is paid from the session user's privacy budget, which
+-- the script grants first. GROUP BY keys (regions, cholesterol levels) are
+-- treated as public.
 \set ON_ERROR_STOP 1
 \set QUIET 1
 \set SHOW_CONTEXT never
@@ -21,6 +22,11 @@ CREATE EXTENSION dp_agg;
 \ir patients.sql
 \o
 \endif
+
+\echo
+\echo '== 0. An administrator grants this role a privacy budget of epsilon 8'
+SELECT dp_agg.set_budget(session_user::regrole, 8);
+SELECT role, epsilon_total, epsilon_spent, epsilon_remaining FROM dp_agg.budgets;
 
 \echo
 \echo '== 1. How many patients? Smaller epsilon = more privacy = more noise'
@@ -68,5 +74,22 @@ FROM patients;
 \echo '== 6. Bad parameters are rejected (epsilon = 0):'
 \set ON_ERROR_STOP 0
 SELECT dp_count(id, 0) FROM patients;
+\echo 'SQLSTATE' :LAST_ERROR_SQLSTATE
+\set ON_ERROR_STOP 1
+
+\echo
+\echo '== 7. The budget at work: every query above was charged before it ran'
+SELECT role, epsilon_total, epsilon_spent, epsilon_remaining FROM dp_agg.budgets;
+SELECT id, kind, epsilon, aggregates FROM dp_agg.ledger ORDER BY id;
+
+\echo
+\echo '== 8. When the budget is spent, the data says no more (and nothing is charged):'
+\set ON_ERROR_STOP 0
+SELECT dp_avg(age, 0, 110, 5) FROM patients;
+\echo 'SQLSTATE' :LAST_ERROR_SQLSTATE
+\set ON_ERROR_STOP 1
+\echo 'A refused join (one patient could be counted many times) costs nothing either:'
+\set ON_ERROR_STOP 0
+SELECT p.region, dp_count(p.id, 0.1) FROM patients p JOIN patients q ON p.region = q.region GROUP BY p.region;
 \echo 'SQLSTATE' :LAST_ERROR_SQLSTATE
 \set ON_ERROR_STOP 1

@@ -1,0 +1,197 @@
+-- Privacy budgets: who pays, how much a query costs, what is refused, and
+-- that no transaction shape gives budget back. Amounts are exact numerics.
+\set VERBOSITY default
+
+CREATE TABLE visits AS
+SELECT g AS id, g % 50 AS patient, g % 3 AS clinic, (g % 97)::float8 AS cost
+FROM generate_series(1, 600) g;
+CREATE TABLE clinics AS SELECT g AS clinic, 'clinic ' || g AS name FROM generate_series(0, 2) g;
+CREATE TABLE no_visits (LIKE visits);
+
+SET client_min_messages = warning;
+DROP ROLE IF EXISTS dp_budget_analyst;
+DROP ROLE IF EXISTS dp_budget_rich;
+DROP ROLE IF EXISTS dp_budget_super;
+DROP ROLE IF EXISTS dp_budget_admin;
+DROP ROLE IF EXISTS dp_budget_admins;
+RESET client_min_messages;
+CREATE ROLE dp_budget_analyst;
+CREATE ROLE dp_budget_rich;
+CREATE ROLE dp_budget_super SUPERUSER;
+CREATE ROLE dp_budget_admins;
+CREATE ROLE dp_budget_admin IN ROLE dp_budget_admins;
+GRANT dp_budget_rich TO dp_budget_analyst;
+GRANT SELECT ON visits, clinics, no_visits TO dp_budget_analyst, dp_budget_rich, dp_budget_admin;
+SELECT dp_agg.set_budget('dp_budget_analyst', 1.0);
+SELECT dp_agg.set_budget('dp_budget_rich', 1000);
+
+-- From here on the session user is the analyst: it pays for everything.
+SET SESSION AUTHORIZATION dp_budget_analyst;
+SELECT * FROM dp_agg.remaining_budget();
+
+-- 1. One call site costs its epsilon once per execution.
+SELECT dp_count(id, 0.1) IS NOT NULL AS answered FROM visits;
+SELECT epsilon FROM dp_agg.remaining_budget();
+-- 2. The groups of one GROUP BY over one table are disjoint: 0.1 in total.
+SELECT count(*) AS groups FROM (SELECT clinic, dp_count(id, 0.1) FROM visits GROUP BY clinic) q;
+SELECT epsilon FROM dp_agg.remaining_budget();
+-- 3. Call sites add up: 0.1 + 0.2 (+ HAVING's own call 0.05).
+SELECT count(*) AS groups FROM (
+  SELECT clinic, dp_count(id, 0.1), dp_avg(cost, 0, 100, 0.2) FROM visits GROUP BY clinic
+  HAVING dp_count(id, 0.05) > 0) q;
+SELECT epsilon FROM dp_agg.remaining_budget();
+-- 4. GROUPING SETS, ROLLUP and CUBE: every row feeds one group per set, so
+-- ROLLUP (clinic) (2 sets) at 0.05 costs 0.1.
+SELECT count(*) AS groups FROM (
+  SELECT clinic, dp_count(id, 0.05) FROM visits GROUP BY ROLLUP (clinic)) q;
+SELECT epsilon FROM dp_agg.remaining_budget();
+-- 5. An empty table costs the same as a full one.
+SELECT dp_count(id, 0.05) IS NOT NULL AS answered FROM no_visits;
+SELECT epsilon FROM dp_agg.remaining_budget();
+-- 6. Prepared statements are charged at every execution, generic plans too.
+PREPARE count_visits(float8) AS SELECT dp_count(id, $1) IS NOT NULL AS answered FROM visits;
+EXECUTE count_visits(0.01);
+SET plan_cache_mode = force_generic_plan;
+EXECUTE count_visits(0.01);
+EXECUTE count_visits(0.01);
+RESET plan_cache_mode;
+DEALLOCATE count_visits;
+SELECT epsilon FROM dp_agg.remaining_budget();
+
+-- 7. Nothing gives budget back: ROLLBACK, ROLLBACK TO SAVEPOINT, an
+-- exception block (each of these answered first).
+BEGIN;
+SELECT dp_count(id, 0.01) IS NOT NULL AS answered FROM visits;
+ROLLBACK;
+BEGIN;
+SAVEPOINT before_query;
+SELECT dp_count(id, 0.01) IS NOT NULL AS answered FROM visits;
+ROLLBACK TO SAVEPOINT before_query;
+COMMIT;
+DO $$
+BEGIN
+  RAISE NOTICE 'released: %', (SELECT dp_count(id, 0.01) IS NOT NULL FROM visits);
+  RAISE division_by_zero;
+EXCEPTION WHEN division_by_zero THEN
+  RAISE NOTICE 'rolled back the block';
+END $$;
+SELECT epsilon FROM dp_agg.remaining_budget();
+
+-- 8. Plans in which one row could feed an aggregation more than once are
+-- refused before anything is charged (SQLSTATE 0A000).
+SELECT c.name, dp_count(v.id, 0.1) FROM visits v JOIN clinics c USING (clinic) GROUP BY c.name;
+\echo :LAST_ERROR_SQLSTATE
+SELECT g, dp_count(id, 0.01) FROM visits, generate_series(1, 100) g GROUP BY g;
+\echo :LAST_ERROR_SQLSTATE
+SELECT c.clinic, (SELECT dp_count(v.id, 0.1) FROM visits v WHERE v.clinic = c.clinic) FROM clinics c;
+\echo :LAST_ERROR_SQLSTATE
+SELECT c.clinic, q.n FROM clinics c,
+  LATERAL (SELECT dp_count(v.id, 0.1) AS n FROM visits v WHERE v.clinic = c.clinic) q;
+\echo :LAST_ERROR_SQLSTATE
+SELECT dp_count(id, 0.1) FROM (SELECT id FROM visits UNION ALL SELECT id FROM visits) u;
+\echo :LAST_ERROR_SQLSTATE
+SELECT dp_count(x, 0.1) FROM (SELECT generate_series(1, 10) AS x FROM visits) s;
+\echo :LAST_ERROR_SQLSTATE
+SELECT dp_sum(cost, 0, 100, 0.1) FROM (SELECT cost FROM visits ORDER BY cost LIMIT 10) s;
+\echo :LAST_ERROR_SQLSTATE
+SELECT dp_count(id, 0.1) FROM visits WHERE cost > (SELECT avg(cost) FROM visits);
+\echo :LAST_ERROR_SQLSTATE
+SELECT dp_count(id, 0.1) FROM visits WHERE clinic IN (SELECT clinic FROM clinics WHERE name LIKE '%1');
+\echo :LAST_ERROR_SQLSTATE
+SELECT dp_sum((SELECT max(cost) FROM visits), 0, 100, 0.1) FROM visits;
+\echo :LAST_ERROR_SQLSTATE
+SELECT dp_count(id, 0.1) FILTER (WHERE EXISTS (SELECT 1 FROM clinics)) FROM visits;
+\echo :LAST_ERROR_SQLSTATE
+SELECT dp_sum(s, 0, 100, 0.1) FROM (SELECT patient, sum(cost) AS s FROM visits GROUP BY patient) q;
+\echo :LAST_ERROR_SQLSTATE
+WITH v AS MATERIALIZED (SELECT id FROM visits)
+SELECT dp_count(id, 0.1) FROM (SELECT id FROM v UNION ALL SELECT id FROM v) u;
+\echo :LAST_ERROR_SQLSTATE
+-- the refusals cost nothing
+SELECT epsilon FROM dp_agg.remaining_budget();
+
+-- 9. What is allowed: filters on the table's own columns, DISTINCT rows,
+-- CTEs and subqueries read once, UNION ALL of different tables, and any
+-- post-processing of the private answers (joins included).
+SELECT dp_count(id, 0.01) IS NOT NULL AS answered FROM visits WHERE clinic = 1 AND cost > 10;
+SELECT dp_count(patient, 0.01) IS NOT NULL AS answered FROM (SELECT DISTINCT patient FROM visits) d;
+WITH cheap AS (SELECT * FROM visits WHERE cost < 20) SELECT dp_count(id, 0.01) IS NOT NULL AS answered FROM cheap;
+SELECT dp_count(id, 0.01) IS NOT NULL AS answered FROM (SELECT id FROM visits UNION ALL SELECT clinic FROM clinics) u;
+SELECT c.name, q.n IS NOT NULL AS answered
+FROM (SELECT clinic, dp_count(id, 0.01) AS n FROM visits GROUP BY clinic) q JOIN clinics c USING (clinic)
+ORDER BY c.name;
+SELECT epsilon FROM dp_agg.remaining_budget();
+
+-- 10. Exhaustion: refused with SQLSTATE DP001, the budget in DETAIL, nothing
+-- released and nothing charged.
+SELECT dp_count(id, 0.5) FROM visits;
+\echo :LAST_ERROR_SQLSTATE
+SELECT epsilon FROM dp_agg.remaining_budget();
+
+-- 11. SET ROLE and SECURITY DEFINER do not change who pays: the session user.
+SET ROLE dp_budget_rich;
+SELECT current_user, session_user;
+SELECT dp_count(id, 0.01) IS NOT NULL AS answered FROM visits;
+RESET ROLE;
+SELECT epsilon FROM dp_agg.remaining_budget();
+RESET SESSION AUTHORIZATION;
+CREATE FUNCTION rich_count(eps float8) RETURNS bigint LANGUAGE sql SECURITY DEFINER
+  AS 'SELECT dp_count(id, eps) FROM visits';
+ALTER FUNCTION rich_count(float8) OWNER TO dp_budget_rich;
+SET SESSION AUTHORIZATION dp_budget_analyst;
+SELECT rich_count(0.01) IS NOT NULL AS answered;
+SELECT epsilon FROM dp_agg.remaining_budget();
+-- and a budget can never go below zero (the next query would exceed it)
+SELECT dp_count(id, 0.2) FROM visits;
+\echo :LAST_ERROR_SQLSTATE
+
+-- 12. Analysts cannot change budgets or write the catalog, and see only
+-- their own budget and ledger rows.
+SELECT dp_agg.set_budget('dp_budget_analyst', 100);
+\echo :LAST_ERROR_SQLSTATE
+SELECT dp_agg.add_budget('dp_budget_analyst', 100);
+\echo :LAST_ERROR_SQLSTATE
+SELECT dp_agg.reset_spent('dp_budget_analyst');
+\echo :LAST_ERROR_SQLSTATE
+UPDATE dp_agg.role_budget SET epsilon_spent = 0;
+\echo :LAST_ERROR_SQLSTATE
+INSERT INTO dp_agg.role_budget VALUES ('dp_budget_analyst', 100);
+\echo :LAST_ERROR_SQLSTATE
+DELETE FROM dp_agg.ledger_entry;
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM dp_agg.apply_charge('dp_budget_analyst', 'dp_budget_analyst', -1, 0, NULL, '', '');
+\echo :LAST_ERROR_SQLSTATE
+SELECT role, epsilon_total, epsilon_spent, epsilon_remaining FROM dp_agg.budgets ORDER BY role;
+SELECT kind, role, epsilon, aggregates FROM dp_agg.ledger ORDER BY id;
+SELECT sum(epsilon) AS charged FROM dp_agg.ledger WHERE kind = 'charge';
+
+-- 13. Default deny, superusers included.
+RESET SESSION AUTHORIZATION;
+SET SESSION AUTHORIZATION dp_budget_super;
+SELECT dp_count(id, 0.1) FROM visits;
+\echo :LAST_ERROR_SQLSTATE
+RESET SESSION AUTHORIZATION;
+
+-- 14. Administration: a member of dp_agg.admin_role manages budgets; every
+-- change leaves a ledger row; revoking restores default deny.
+SET dp_agg.admin_role = 'dp_budget_admins';
+SET SESSION AUTHORIZATION dp_budget_admin;
+SELECT dp_agg.add_budget('dp_budget_analyst', 0.5);
+SELECT dp_agg.reset_spent('dp_budget_rich');
+SELECT role, epsilon_total, epsilon_spent FROM dp_agg.budgets
+WHERE role IN ('dp_budget_analyst', 'dp_budget_rich') ORDER BY role;
+SELECT dp_agg.set_budget('dp_budget_analyst', -1);
+\echo :LAST_ERROR_SQLSTATE
+SELECT dp_agg.set_budget('dp_budget_analyst', 1, 1.5);
+\echo :LAST_ERROR_SQLSTATE
+SELECT dp_agg.revoke_budget('dp_budget_rich');
+RESET SESSION AUTHORIZATION;
+RESET dp_agg.admin_role;
+SELECT kind, role, session_user_name, epsilon FROM dp_agg.ledger
+WHERE kind <> 'charge' AND role LIKE 'dp_budget_%' ORDER BY id;
+SET SESSION AUTHORIZATION dp_budget_rich;
+SELECT dp_count(id, 0.1) FROM visits;
+\echo :LAST_ERROR_SQLSTATE
+RESET SESSION AUTHORIZATION;
+
+DROP FUNCTION rich_count(float8);

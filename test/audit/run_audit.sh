@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Black-box privacy audit of dp_agg through SQL (project issue 6).
+#
+#   test/audit/run_audit.sh [--long] [--report] [--self-check] [--samples N] [--jobs N]
+#
+#   (no option)   CI pass, about a minute on 2 cores: every audit, the exact-noise and
+#                 float checks, and a small self-check under the test faults
+#   --long        many more samples, every fault self-check, epsilon x1.25 self-checks
+#   --self-check  only the self-check: every audit under each fault it must catch
+#   --report      also write test/audit/REPORT.md and test/audit/privacy_loss.png
+#
+# Needs a running server with dp_agg in shared_preload_libraries and PG* variables for
+# a superuser connection, e.g. eval "$(bash test/scripts/cluster.sh env)". Runs in the
+# database $DP_AGG_AUDIT_DB (default dp_agg_audit): created if missing and then dropped,
+# otherwise only a per-run schema is created and dropped.
+# Prints one line per audit and ends with "audit: N passed, M failed"; exit status 1 on
+# any failure, 2 on a usage or connection error.
+set -euo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+PYTHON=/usr/bin/python3   # Debian's, with python3-psycopg2, -scipy, -numpy, -matplotlib
+exec "$PYTHON" "$HERE/audit.py" --command-label "test/audit/run_audit.sh $*" "$@"
