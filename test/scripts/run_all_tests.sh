@@ -66,4 +66,12 @@ if [[ $status -ne 0 && -f regression.diffs ]]; then
 fi
 note_suite regress "$status" $((regress_total - regress_failed)) "$regress_failed"
 
+echo "== TAP tests (crash, restart, races, standby, cancellation)"
+bash test/tap/run_tap.sh 2>&1 | tee "$log_dir/tap.log"
+status=${PIPESTATUS[0]}
+tap_total=$(sed -n 's/^Files=[0-9]*, Tests=\([0-9]*\),.*/\1/p' "$log_dir/tap.log" | tail -1)
+tap_failed=$(sed -n 's/.*Failed \([0-9]*\)\/[0-9]* subtests.*/\1/p' "$log_dir/tap.log" |
+  awk '{ sum += $1 } END { print sum + 0 }')
+note_suite tap "$status" $(( ${tap_total:-0} - tap_failed )) "$tap_failed"
+
 finish

@@ -1,0 +1,41 @@
+# Shared set-up for dp_agg's TAP tests: a node with the library preloaded,
+# the extension installed and a table to query.
+package DpAggTest;
+
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+
+sub new_node {
+	my ($name, %params) = @_;
+	my $node = PostgreSQL::Test::Cluster->new($name);
+	$node->init(%params);
+	$node->append_conf('postgresql.conf', qq(
+shared_preload_libraries = 'dp_agg'
+max_worker_processes = 16
+fsync = on
+synchronous_commit = on
+restart_after_crash = on
+));
+	$node->start;
+	$node->safe_psql('postgres', q(
+CREATE EXTENSION dp_agg;
+CREATE TABLE t AS SELECT g AS x FROM generate_series(1, 100) g;
+));
+	return $node;
+}
+
+# Epsilon spent by a role, as exact numeric text.
+sub spent {
+	my ($node, $role) = @_;
+	return $node->safe_psql('postgres',
+		"SELECT epsilon_spent FROM dp_agg.role_budget WHERE role_name = '$role'");
+}
+
+sub charges {
+	my ($node, $role) = @_;
+	return $node->safe_psql('postgres',
+		"SELECT count(*) FROM dp_agg.ledger_entry WHERE kind = 'charge' AND role_name = '$role'");
+}
+
+1;

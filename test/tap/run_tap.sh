@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Runs dp_agg's TAP tests (PostgreSQL::Test::Cluster from postgresql-server-dev-15)
+# as the postgres user in a temporary directory: initdb refuses to run as root.
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+PGBIN=/usr/lib/postgresql/15/bin
+PGXS_DIR=/usr/lib/postgresql/15/lib/pgxs
+work=$(mktemp -d /tmp/dp_agg_tap.XXXXXX)
+chmod 755 "$work"
+run_as=()
+if [[ $(id -u) -eq 0 ]]; then
+  chown postgres "$work"
+  run_as=(runuser -u postgres --)
+fi
+status=0
+(cd "$work" && "${run_as[@]}" env \
+  PATH="$PGBIN:$PATH" \
+  PERL5LIB="$PGXS_DIR/src/test/perl:$ROOT/test/tap" \
+  PG_REGRESS="$PGXS_DIR/src/test/regress/pg_regress" \
+  TESTDIR="$work" PGUSER=postgres \
+  prove --timer "$@" "$ROOT"/test/tap/*.pl) || status=$?
+if [[ $status -ne 0 ]]; then
+  find "$work" -name '*.log' -path '*log*' -newer "$ROOT/test/tap/run_tap.sh" -print | head -20
+  echo "TAP logs kept in $work"
+else
+  rm -rf "$work"
+fi
+exit $status
