@@ -4,7 +4,7 @@
 set -euo pipefail
 
 PKGS=(
-  postgresql-15 postgresql-server-dev-15 libssl-dev g++ make pkg-config
+  postgresql-15 postgresql-server-dev-15 libpq-dev libssl-dev gcc g++ make pkg-config
   libgtest-dev googletest libbenchmark-dev libipc-run-perl
   python3-psycopg2 python3-scipy python3-numpy python3-matplotlib
 )

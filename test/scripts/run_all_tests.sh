@@ -66,6 +66,19 @@ if [[ $status -ne 0 && -f regression.diffs ]]; then
 fi
 note_suite regress "$status" $((regress_total - regress_failed)) "$regress_failed"
 
+echo "== extended-protocol client (libpq bind parameters)"
+protocol_bin="$log_dir/extended_protocol"
+if gcc -O2 -Wall -Wextra -Werror -o "$protocol_bin" test/protocol/extended_protocol.c \
+     -I"$(pg_config --includedir)" -lpq >"$log_dir/protocol_build.log" 2>&1; then
+  "$protocol_bin" 2>&1 | tee "$log_dir/protocol.log"
+  status=${PIPESTATUS[0]}
+  note_suite protocol "$status" "$(grep -c '^ok ' "$log_dir/protocol.log")" \
+    "$(grep -c '^not ok ' "$log_dir/protocol.log")"
+else
+  cat "$log_dir/protocol_build.log"
+  note_suite protocol 1 0 1
+fi
+
 echo "== TAP tests (crash, restart, races, standby, cancellation)"
 bash test/tap/run_tap.sh 2>&1 | tee "$log_dir/tap.log"
 status=${PIPESTATUS[0]}
