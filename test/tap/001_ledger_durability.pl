@@ -40,30 +40,30 @@ SELECT dp_count(x, 0.125) FROM t WHERE pg_sleep(0.02) IS NOT NULL;
 like($err, qr/canceling statement due to statement timeout/, 'statement_timeout fired');
 is(DpAggTest::spent($node, 'postgres'), '0.875', 'statement_timeout does not refund');
 
-# 4. pg_cancel_backend while the query runs.
-$session = $node->background_psql('postgres', on_error_stop => 0);
-$pid = $session->query_safe('SELECT pg_backend_pid()');
-$session->query_until(qr/started/, q(
-\echo started
-SELECT dp_count(x, 0.0625) FROM t WHERE pg_sleep(0.05) IS NOT NULL;
+# Starts a slow private query (5 s) in a new session and returns the session
+# and its backend's pid once the query is running, i.e. already charged.
+sub start_slow_query {
+	my ($epsilon) = @_;
+	my $slow = $node->background_psql('postgres', on_error_stop => 0);
+	my $backend = $slow->query_safe('SELECT pg_backend_pid()');
+	$slow->query_until(qr/started/, qq(
+\\echo started
+SELECT dp_count(x, $epsilon) FROM t WHERE pg_sleep(0.05) IS NOT NULL;
 ));
-$node->poll_query_until('postgres',
-	"SELECT count(*) = 1 FROM pg_stat_activity WHERE pid = $pid AND wait_event = 'PgSleep'")
-  or die 'query did not start';
+	$node->poll_query_until('postgres',
+		"SELECT count(*) = 1 FROM pg_stat_activity WHERE pid = $backend AND wait_event = 'PgSleep'")
+	  or die 'query did not start';
+	return ($slow, $backend);
+}
+
+# 4. pg_cancel_backend while the query runs.
+($session, $pid) = start_slow_query('0.0625');
 $node->safe_psql('postgres', "SELECT pg_cancel_backend($pid)");
 $session->quit;
 is(DpAggTest::spent($node, 'postgres'), '0.9375', 'pg_cancel_backend does not refund');
 
 # 5. The client disconnects in the middle of the query.
-$session = $node->background_psql('postgres', on_error_stop => 0);
-$pid = $session->query_safe('SELECT pg_backend_pid()');
-$session->query_until(qr/started/, q(
-\echo started
-SELECT dp_count(x, 0.03125) FROM t WHERE pg_sleep(0.05) IS NOT NULL;
-));
-$node->poll_query_until('postgres',
-	"SELECT count(*) = 1 FROM pg_stat_activity WHERE pid = $pid AND wait_event = 'PgSleep'")
-  or die 'query did not start';
+($session, $pid) = start_slow_query('0.03125');
 $session->{run}->kill_kill;
 $node->poll_query_until('postgres', "SELECT count(*) = 0 FROM pg_stat_activity WHERE pid = $pid")
   or die 'backend did not exit';
