@@ -149,6 +149,174 @@ CREATE AGGREGATE dp_avg(numeric, numeric, numeric, float8) (
   FINALFUNC = dp_agg.avg_final_numeric, COMBINEFUNC = dp_agg.combine, PARALLEL = SAFE
 );
 
+
+-- ===========================================================================
+-- (epsilon, delta) variants: discrete Gaussian noise calibrated exactly (see
+-- core/gaussian_mechanism.h). delta must lie in (0, 1) and not above the
+-- superuser setting dp_agg.max_delta; it is charged to the delta budget.
+-- The support functions take the extra argument and ignore it per row; the
+-- executor hook reads it once, like epsilon.
+-- ===========================================================================
+-- The same C transition functions, declared once more for each extra
+-- argument (delta, confidence): CREATE AGGREGATE needs exact signatures.
+CREATE FUNCTION dp_agg.count_transfn(dp_agg.aggregate_state, anyelement, float8, float8)
+  RETURNS dp_agg.aggregate_state AS 'MODULE_PATHNAME', 'dp_count_transfn'
+  LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.count_transfn(dp_agg.aggregate_state, anyelement, float8, float8, float8)
+  RETURNS dp_agg.aggregate_state AS 'MODULE_PATHNAME', 'dp_count_transfn'
+  LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.int2_transfn(dp_agg.aggregate_state, smallint, smallint, smallint, float8, float8)
+  RETURNS dp_agg.aggregate_state AS 'MODULE_PATHNAME', 'dp_int2_transfn'
+  LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.int4_transfn(dp_agg.aggregate_state, integer, integer, integer, float8, float8)
+  RETURNS dp_agg.aggregate_state AS 'MODULE_PATHNAME', 'dp_int4_transfn'
+  LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.int8_transfn(dp_agg.aggregate_state, bigint, bigint, bigint, float8, float8)
+  RETURNS dp_agg.aggregate_state AS 'MODULE_PATHNAME', 'dp_int8_transfn'
+  LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.float4_transfn(dp_agg.aggregate_state, real, real, real, float8, float8)
+  RETURNS dp_agg.aggregate_state AS 'MODULE_PATHNAME', 'dp_float4_transfn'
+  LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.float8_transfn(dp_agg.aggregate_state, float8, float8, float8, float8, float8)
+  RETURNS dp_agg.aggregate_state AS 'MODULE_PATHNAME', 'dp_float8_transfn'
+  LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.numeric_transfn(dp_agg.aggregate_state, numeric, numeric, numeric, float8, float8)
+  RETURNS dp_agg.aggregate_state AS 'MODULE_PATHNAME', 'dp_numeric_transfn'
+  LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.float8_transfn(dp_agg.aggregate_state, float8, float8, float8, float8, float8, float8)
+  RETURNS dp_agg.aggregate_state AS 'MODULE_PATHNAME', 'dp_float8_transfn'
+  LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
+REVOKE ALL ON FUNCTION
+  dp_agg.count_transfn(dp_agg.aggregate_state, anyelement, float8, float8),
+  dp_agg.count_transfn(dp_agg.aggregate_state, anyelement, float8, float8, float8),
+  dp_agg.int2_transfn(dp_agg.aggregate_state, smallint, smallint, smallint, float8, float8),
+  dp_agg.int4_transfn(dp_agg.aggregate_state, integer, integer, integer, float8, float8),
+  dp_agg.int8_transfn(dp_agg.aggregate_state, bigint, bigint, bigint, float8, float8),
+  dp_agg.float4_transfn(dp_agg.aggregate_state, real, real, real, float8, float8),
+  dp_agg.float8_transfn(dp_agg.aggregate_state, float8, float8, float8, float8, float8),
+  dp_agg.numeric_transfn(dp_agg.aggregate_state, numeric, numeric, numeric, float8, float8),
+  dp_agg.float8_transfn(dp_agg.aggregate_state, float8, float8, float8, float8, float8, float8)
+FROM PUBLIC;
+
+CREATE AGGREGATE dp_count(anyelement, float8, float8) (
+  SFUNC = dp_agg.count_transfn, STYPE = dp_agg.aggregate_state, INITCOND = 'uninitialized',
+  FINALFUNC = dp_agg.count_final, COMBINEFUNC = dp_agg.combine, PARALLEL = SAFE
+);
+CREATE AGGREGATE dp_sum(smallint, smallint, smallint, float8, float8) (
+  SFUNC = dp_agg.int2_transfn, STYPE = dp_agg.aggregate_state, INITCOND = 'uninitialized',
+  FINALFUNC = dp_agg.sum_final_int8, COMBINEFUNC = dp_agg.combine, PARALLEL = SAFE
+);
+CREATE AGGREGATE dp_avg(smallint, smallint, smallint, float8, float8) (
+  SFUNC = dp_agg.int2_transfn, STYPE = dp_agg.aggregate_state, INITCOND = 'uninitialized',
+  FINALFUNC = dp_agg.avg_final_numeric, COMBINEFUNC = dp_agg.combine, PARALLEL = SAFE
+);
+CREATE AGGREGATE dp_sum(integer, integer, integer, float8, float8) (
+  SFUNC = dp_agg.int4_transfn, STYPE = dp_agg.aggregate_state, INITCOND = 'uninitialized',
+  FINALFUNC = dp_agg.sum_final_int8, COMBINEFUNC = dp_agg.combine, PARALLEL = SAFE
+);
+CREATE AGGREGATE dp_avg(integer, integer, integer, float8, float8) (
+  SFUNC = dp_agg.int4_transfn, STYPE = dp_agg.aggregate_state, INITCOND = 'uninitialized',
+  FINALFUNC = dp_agg.avg_final_numeric, COMBINEFUNC = dp_agg.combine, PARALLEL = SAFE
+);
+CREATE AGGREGATE dp_sum(bigint, bigint, bigint, float8, float8) (
+  SFUNC = dp_agg.int8_transfn, STYPE = dp_agg.aggregate_state, INITCOND = 'uninitialized',
+  FINALFUNC = dp_agg.sum_final_numeric, COMBINEFUNC = dp_agg.combine, PARALLEL = SAFE
+);
+CREATE AGGREGATE dp_avg(bigint, bigint, bigint, float8, float8) (
+  SFUNC = dp_agg.int8_transfn, STYPE = dp_agg.aggregate_state, INITCOND = 'uninitialized',
+  FINALFUNC = dp_agg.avg_final_numeric, COMBINEFUNC = dp_agg.combine, PARALLEL = SAFE
+);
+CREATE AGGREGATE dp_sum(real, real, real, float8, float8) (
+  SFUNC = dp_agg.float4_transfn, STYPE = dp_agg.aggregate_state, INITCOND = 'uninitialized',
+  FINALFUNC = dp_agg.sum_final_float4, COMBINEFUNC = dp_agg.combine, PARALLEL = SAFE
+);
+CREATE AGGREGATE dp_avg(real, real, real, float8, float8) (
+  SFUNC = dp_agg.float4_transfn, STYPE = dp_agg.aggregate_state, INITCOND = 'uninitialized',
+  FINALFUNC = dp_agg.avg_final_float8, COMBINEFUNC = dp_agg.combine, PARALLEL = SAFE
+);
+CREATE AGGREGATE dp_sum(float8, float8, float8, float8, float8) (
+  SFUNC = dp_agg.float8_transfn, STYPE = dp_agg.aggregate_state, INITCOND = 'uninitialized',
+  FINALFUNC = dp_agg.sum_final_float8, COMBINEFUNC = dp_agg.combine, PARALLEL = SAFE
+);
+CREATE AGGREGATE dp_avg(float8, float8, float8, float8, float8) (
+  SFUNC = dp_agg.float8_transfn, STYPE = dp_agg.aggregate_state, INITCOND = 'uninitialized',
+  FINALFUNC = dp_agg.avg_final_float8, COMBINEFUNC = dp_agg.combine, PARALLEL = SAFE
+);
+CREATE AGGREGATE dp_sum(numeric, numeric, numeric, float8, float8) (
+  SFUNC = dp_agg.numeric_transfn, STYPE = dp_agg.aggregate_state, INITCOND = 'uninitialized',
+  FINALFUNC = dp_agg.sum_final_numeric, COMBINEFUNC = dp_agg.combine, PARALLEL = SAFE
+);
+CREATE AGGREGATE dp_avg(numeric, numeric, numeric, float8, float8) (
+  SFUNC = dp_agg.numeric_transfn, STYPE = dp_agg.aggregate_state, INITCOND = 'uninitialized',
+  FINALFUNC = dp_agg.avg_final_numeric, COMBINEFUNC = dp_agg.combine, PARALLEL = SAFE
+);
+
+-- ===========================================================================
+-- Error bars, at no privacy cost.
+--  * dp_count_margin / dp_sum_margin: the half-width of a confidence interval
+--    for dp_count / dp_sum, from the public parameters alone.
+--  * dp_count_interval / dp_sum_interval / dp_avg_interval: the same single
+--    release as dp_count / dp_sum / dp_avg (same cost), returned with its
+--    interval as a dp_agg.estimate (value, low, high, confidence). Read the
+--    fields from a subquery so that the aggregate is computed once:
+--      SELECT (e).value, (e).low, (e).high
+--      FROM (SELECT dp_avg_interval(age, 0, 110, 0.5, 0.95) AS e FROM patients) q;
+-- ===========================================================================
+CREATE TYPE dp_agg.estimate AS (
+  value double precision, low double precision, high double precision,
+  confidence double precision
+);
+
+CREATE FUNCTION dp_count_margin(epsilon float8, delta float8 DEFAULT 0,
+                                confidence float8 DEFAULT 0.95) RETURNS float8
+  AS 'MODULE_PATHNAME', 'dp_count_margin' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_sum_margin(lower float8, upper float8, epsilon float8, delta float8 DEFAULT 0,
+                              confidence float8 DEFAULT 0.95) RETURNS float8
+  AS 'MODULE_PATHNAME', 'dp_sum_margin' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION dp_agg.count_interval_final(dp_agg.aggregate_state) RETURNS dp_agg.estimate
+  AS 'MODULE_PATHNAME', 'dp_count_interval_final' LANGUAGE C VOLATILE PARALLEL SAFE;
+CREATE FUNCTION dp_agg.sum_interval_final(dp_agg.aggregate_state) RETURNS dp_agg.estimate
+  AS 'MODULE_PATHNAME', 'dp_sum_interval_final' LANGUAGE C VOLATILE PARALLEL SAFE;
+CREATE FUNCTION dp_agg.avg_interval_final(dp_agg.aggregate_state) RETURNS dp_agg.estimate
+  AS 'MODULE_PATHNAME', 'dp_avg_interval_final' LANGUAGE C VOLATILE PARALLEL SAFE;
+REVOKE ALL ON FUNCTION dp_agg.count_interval_final(dp_agg.aggregate_state),
+  dp_agg.sum_interval_final(dp_agg.aggregate_state),
+  dp_agg.avg_interval_final(dp_agg.aggregate_state) FROM PUBLIC;
+
+-- (value, epsilon, confidence) and (value, epsilon, delta, confidence); sums
+-- and means of any numeric type go through double precision.
+CREATE AGGREGATE dp_count_interval(anyelement, float8, float8) (
+  SFUNC = dp_agg.count_transfn, STYPE = dp_agg.aggregate_state, INITCOND = 'uninitialized',
+  FINALFUNC = dp_agg.count_interval_final, COMBINEFUNC = dp_agg.combine, PARALLEL = SAFE
+);
+CREATE AGGREGATE dp_count_interval(anyelement, float8, float8, float8) (
+  SFUNC = dp_agg.count_transfn, STYPE = dp_agg.aggregate_state, INITCOND = 'uninitialized',
+  FINALFUNC = dp_agg.count_interval_final, COMBINEFUNC = dp_agg.combine, PARALLEL = SAFE
+);
+CREATE AGGREGATE dp_sum_interval(float8, float8, float8, float8, float8) (
+  SFUNC = dp_agg.float8_transfn, STYPE = dp_agg.aggregate_state, INITCOND = 'uninitialized',
+  FINALFUNC = dp_agg.sum_interval_final, COMBINEFUNC = dp_agg.combine, PARALLEL = SAFE
+);
+CREATE AGGREGATE dp_sum_interval(float8, float8, float8, float8, float8, float8) (
+  SFUNC = dp_agg.float8_transfn, STYPE = dp_agg.aggregate_state, INITCOND = 'uninitialized',
+  FINALFUNC = dp_agg.sum_interval_final, COMBINEFUNC = dp_agg.combine, PARALLEL = SAFE
+);
+CREATE AGGREGATE dp_avg_interval(float8, float8, float8, float8, float8) (
+  SFUNC = dp_agg.float8_transfn, STYPE = dp_agg.aggregate_state, INITCOND = 'uninitialized',
+  FINALFUNC = dp_agg.avg_interval_final, COMBINEFUNC = dp_agg.combine, PARALLEL = SAFE
+);
+CREATE AGGREGATE dp_avg_interval(float8, float8, float8, float8, float8, float8) (
+  SFUNC = dp_agg.float8_transfn, STYPE = dp_agg.aggregate_state, INITCOND = 'uninitialized',
+  FINALFUNC = dp_agg.avg_interval_final, COMBINEFUNC = dp_agg.combine, PARALLEL = SAFE
+);
+
+UPDATE pg_catalog.pg_proc SET provolatile = 'v'
+WHERE pronamespace = '@extschema@'::regnamespace
+  AND proname IN ('dp_count', 'dp_sum', 'dp_avg', 'dp_count_interval', 'dp_sum_interval',
+                  'dp_avg_interval')
+  AND prokind = 'a';
+
 -- CREATE AGGREGATE has no volatility option and records aggregates as
 -- immutable, so the planner would treat two identical calls as one, or copy a
 -- call into several places when it flattens a subquery, drawing noise a

@@ -76,6 +76,6 @@ WHERE a.aggtransfn::regproc::text LIKE 'dp_agg.%'
 ORDER BY 1::text;
 
 -- 6. The state's text form round-trips (Citus moves partial states as text)
-SELECT 'v1 kind=2 count=3 sum=-170141183460469231731687303715884105728 epsilon=0x1p-1 lower=-0x1p+0 upper=0x1.8p+1 lower_units=-1 upper_units=3 unit_exponent=-61'::dp_agg.aggregate_state;
+SELECT 'v1 kind=2 count=3 sum=-170141183460469231731687303715884105728 epsilon=0x1p-1 lower=-0x1p+0 upper=0x1.8p+1 lower_units=-1 upper_units=3 unit_exponent=-61 delta=0x1p-20 confidence=0x0p+0'::dp_agg.aggregate_state;
 SELECT 'uninitialized'::dp_agg.aggregate_state;
 SELECT 'v1 kind=2 count=x'::dp_agg.aggregate_state;

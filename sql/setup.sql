@@ -5,7 +5,7 @@ SELECT extname, extversion FROM pg_extension WHERE extname = 'dp_agg';
 
 -- Every private query is paid from the session user's budget; the suites
 -- run as one superuser with a budget large enough for all of them.
-SELECT dp_agg.set_budget(session_user::regrole, 1000000);
+SELECT dp_agg.set_budget(session_user::regrole, 1000000, 0.5);
 
 -- 1000 rows, x = 1..1000, with a NULL in every 10th row of y.
 CREATE TABLE numbers AS

@@ -8,8 +8,7 @@
 
 namespace dp {
 
-namespace {
-int BitLength(uint128 value) {
+int BitLength(uint128 value) noexcept {
   int bits = 0;
   while (value != 0) {
     ++bits;
@@ -18,6 +17,21 @@ int BitLength(uint128 value) {
   return bits;
 }
 
+uint128 CeilShift(uint128 value, int shift) noexcept {
+  if (shift == 0) return value;
+  if (shift >= 128) return value == 0 ? 0 : 1;
+  const uint128 quotient = value >> shift;
+  const uint128 remainder = value & ((uint128{1} << shift) - 1);
+  return quotient + (remainder != 0 ? 1 : 0);
+}
+
+int128 RoundToGrid(int128 value, int shift) noexcept {
+  if (shift >= 127) return 0;  // |value| < 2^126: |value / 2^shift| < 1/2
+  if (shift <= 0) return value;
+  return (value + (int128{1} << (shift - 1))) >> shift;
+}
+
+namespace {
 // value / 2^shift rounded to nearest, ties to even (value >= 0, shift >= 1).
 uint128 ShiftRoundHalfEven(uint128 value, int shift) {
   if (shift >= 128) return 0;

@@ -33,6 +33,16 @@ std::int64_t ToInt64Saturating(const GridValue& value);
 // fraction has a finite decimal expansion, so nothing is rounded.
 std::string ToExactDecimal(const GridValue& value);
 
+// Number of significant bits of `value` (0 for 0).
+int BitLength(uint128 value) noexcept;
+
+// ceil(value / 2^shift) for shift >= 0.
+uint128 CeilShift(uint128 value, int shift) noexcept;
+
+// value / 2^shift rounded half up, for |value| < 2^126 and shift >= 0: the
+// rounding of a true statistic to its release grid (an arithmetic shift).
+int128 RoundToGrid(int128 value, int shift) noexcept;
+
 // Decimal digits of a 128-bit integer.
 std::string Int128ToString(int128 value);
 // Parses what Int128ToString writes; false on malformed input or overflow.

@@ -21,15 +21,6 @@ DyadicEpsilon RoundEpsilonDown(double epsilon) {
 
 namespace {
 
-// ceil(value / 2^shift) for value >= 0.
-uint128 CeilShift(uint128 value, int shift) {
-  if (shift == 0) return value;
-  if (shift >= 128) return value == 0 ? 0 : 1;
-  const uint128 quotient = value >> shift;
-  const uint128 remainder = value & ((uint128{1} << shift) - 1);
-  return quotient + (remainder != 0 ? 1 : 0);
-}
-
 // Is a <= m * 2^shift ?  (a, m >= 0, any shift)
 bool AtMostScaled(uint128 a, std::uint64_t m, int shift) {
   if (m == 0) return a == 0;
@@ -80,14 +71,7 @@ GridValue ReleaseLaplace(int128 value, int unit_exponent, const LaplacePlan& pla
                          RandomSource& rng) {
   GridValue result;
   result.exponent = unit_exponent + plan.grid_shift;
-  // Round half up to the grid: floor((value + R/2) / R) with an arithmetic
-  // shift. |value| < 2^126, so the addition cannot overflow.
-  int128 rounded = value;
-  if (plan.grid_shift >= 127) {
-    rounded = 0;
-  } else if (plan.grid_shift > 0) {
-    rounded = (value + (int128{1} << (plan.grid_shift - 1))) >> plan.grid_shift;
-  }
+  const int128 rounded = RoundToGrid(value, plan.grid_shift);
   if (plan.sensitivity == 0) {
     result.mantissa = rounded;
     return result;

@@ -32,6 +32,14 @@ void ValidateEpsilon(double epsilon, double max_epsilon) {
         "change dp_agg.max_epsilon.");
 }
 
+void ValidateDeltaAtMost(double delta, double max_delta) {
+  if (delta > max_delta)
+    throw InvalidParameter(
+        Format("delta %g exceeds the maximum allowed by dp_agg.max_delta (%g)", delta, max_delta),
+        "delta is the probability that the epsilon guarantee fails: use a smaller one, far "
+        "below 1 / (number of rows). Only a superuser can change dp_agg.max_delta.");
+}
+
 void ValidateBounds(double lower, double upper) {
   if (!std::isfinite(lower) || !std::isfinite(upper))
     throw InvalidParameter(Format("bounds must be finite numbers, not [%g, %g]", lower, upper),

@@ -29,6 +29,9 @@ inline constexpr double kMinEpsilon = 8.8817841970012523e-16;  // 2^-50
 // epsilon must be finite, at least kMinEpsilon, and at most max_epsilon.
 void ValidateEpsilon(double epsilon, double max_epsilon);
 
+// delta (already a valid probability) must not exceed max_delta.
+void ValidateDeltaAtMost(double delta, double max_delta);
+
 // Bounds must be finite with lower <= upper.
 void ValidateBounds(double lower, double upper);
 void ValidateBounds(std::int64_t lower, std::int64_t upper);

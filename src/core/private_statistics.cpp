@@ -24,22 +24,40 @@ MeanPlans PlanMean(std::int64_t lower_units, std::int64_t upper_units, double ep
   return MeanPlans{PlanLaplace(1, half), PlanLaplace(width, half)};
 }
 
+int128 CentredSumHalfUnits(std::int64_t count, int128 sum_units, std::int64_t lower_units,
+                           std::int64_t upper_units) {
+  return 2 * sum_units - int128{count} * (int128{lower_units} + int128{upper_units});
+}
+
+MeanRelease MeanFromReleases(const GridValue& noisy_count, const GridValue& noisy_centred_sum,
+                             std::int64_t lower_units, std::int64_t upper_units,
+                             int unit_exponent) {
+  MeanRelease release;
+  release.noisy_count = noisy_count;
+  release.noisy_centred_sum = noisy_centred_sum;
+  const double lower = ToDouble({lower_units, unit_exponent});
+  const double upper = ToDouble({upper_units, unit_exponent});
+  const double mid = ToDouble({int128{lower_units} + int128{upper_units}, unit_exponent - 1});
+  const double denominator = std::max(1.0, ToDouble(noisy_count));
+  release.mean = std::clamp(mid + ToDouble(noisy_centred_sum) / denominator, lower, upper);
+  return release;
+}
+
+MeanRelease ReleaseMeanParts(std::int64_t count, int128 sum_units, std::int64_t lower_units,
+                             std::int64_t upper_units, int unit_exponent, const MeanPlans& plans,
+                             RandomSource& rng) {
+  const int128 centred_sum = CentredSumHalfUnits(count, sum_units, lower_units, upper_units);
+  const GridValue noisy_count = ReleaseLaplace(count, 0, plans.count, rng);
+  const GridValue noisy_centred_sum =
+      ReleaseLaplace(centred_sum, unit_exponent - 1, plans.centred_sum, rng);
+  return MeanFromReleases(noisy_count, noisy_centred_sum, lower_units, upper_units, unit_exponent);
+}
+
 double ReleaseMean(std::int64_t count, int128 sum_units, std::int64_t lower_units,
                    std::int64_t upper_units, int unit_exponent, const MeanPlans& plans,
                    RandomSource& rng) {
-  // |sum_units| < 2^126 and |lower + upper| <= 2^64, so no term overflows.
-  const int128 bounds_sum = int128{lower_units} + int128{upper_units};
-  const int128 centred_sum = 2 * sum_units - int128{count} * bounds_sum;
-  const GridValue noisy_count = ReleaseLaplace(count, 0, plans.count, rng);
-  const GridValue noisy_sum =
-      ReleaseLaplace(centred_sum, unit_exponent - 1, plans.centred_sum, rng);
-  // From here on only released values and public bounds are used.
-  const double lower = ToDouble({lower_units, unit_exponent});
-  const double upper = ToDouble({upper_units, unit_exponent});
-  const double mid = ToDouble({bounds_sum, unit_exponent - 1});
-  const double denominator = std::max(1.0, ToDouble(noisy_count));
-  const double mean = mid + ToDouble(noisy_sum) / denominator;
-  return std::clamp(mean, lower, upper);
+  return ReleaseMeanParts(count, sum_units, lower_units, upper_units, unit_exponent, plans, rng)
+      .mean;
 }
 
 }  // namespace dp

@@ -2,6 +2,7 @@
 // between nodes as text, so every field must round-trip exactly: integers in
 // decimal, doubles in C99 hexadecimal notation.
 //   v1 kind=K count=N sum=S epsilon=E lower=L upper=U lower_units=A upper_units=B unit_exponent=X
+//      delta=D confidence=C
 #ifndef DP_AGG_CORE_STATE_TEXT_H
 #define DP_AGG_CORE_STATE_TEXT_H
 
@@ -22,6 +23,8 @@ struct PartialStateFields {
   std::int64_t lower_units = 0;
   std::int64_t upper_units = 0;
   int unit_exponent = 0;
+  double delta = 0;
+  double confidence = 0;
 };
 
 std::string FormatPartialState(const PartialStateFields& fields);

@@ -46,6 +46,8 @@ struct AggregateState {
   std::int64_t lower_units;  // the same bounds in units
   std::int64_t upper_units;
   double unit_scale;         // dp::UnitScale(unit_exponent), precomputed for the row loop
+  double delta;              // 0: Laplace (epsilon-DP); > 0: discrete Gaussian, (epsilon, delta)
+  double confidence;         // interval aggregates only: the level of the interval
 };
 
 inline dp::int128 GetSum(const AggregateState* state) {

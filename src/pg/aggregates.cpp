@@ -5,9 +5,13 @@
 // noise is drawn in the final functions, which run once per group (and, under
 // Citus, once on the coordinator).
 #include <algorithm>
+#include <cstdint>
+#include <new>
 #include <cmath>
 #include <cstring>
 
+#include "../core/confidence.h"
+#include "../core/gaussian_mechanism.h"
 #include "../core/grid_value.h"
 #include "../core/private_statistics.h"
 #include "../core/state_text.h"
@@ -145,7 +149,8 @@ namespace {
 bool SameParameters(const AggregateState* a, const AggregateState* b) {
   return a->value_kind == b->value_kind && a->unit_exponent == b->unit_exponent &&
          a->epsilon == b->epsilon && a->lower_units == b->lower_units &&
-         a->upper_units == b->upper_units && a->lower == b->lower && a->upper == b->upper;
+         a->upper_units == b->upper_units && a->lower == b->lower && a->upper == b->upper &&
+         a->delta == b->delta && a->confidence == b->confidence;
 }
 
 void CopyParameters(AggregateState* to, const AggregateState* from) {
@@ -159,6 +164,8 @@ void CopyParameters(AggregateState* to, const AggregateState* from) {
   to->upper_units = from->upper_units;
   to->unit_scale = from->unit_scale;
   to->skip_clamping = from->skip_clamping;
+  to->delta = from->delta;
+  to->confidence = from->confidence;
 }
 
 // A read-only state argument (final functions; the second combine input,
@@ -188,19 +195,157 @@ void ReadFinalState(FunctionCallInfo fcinfo, AggregateState* out) {
                      "the server.")));
 }
 
-dp::GridValue ReleaseSumOf(const AggregateState& state) {
+// Everything about a release that depends only on public parameters: the
+// noise plans (the Gaussian calibration takes milliseconds) and the interval
+// widths. Computed once per aggregate and execution, kept in fn_extra of the
+// final function, and recomputed only if the parameters change.
+struct PlanCache {
+  bool valid = false;
+  bool is_count = false;
+  double epsilon = 0, delta = 0, confidence = 0;
+  std::int64_t lower_units = 0, upper_units = 0;
+  int unit_exponent = 0;
+  dp::LaplacePlan laplace;
+  dp::GaussianPlan gaussian;
+  double margin = 0;  // count/sum interval half-width at `confidence`
+  dp::MeanPlans laplace_mean;
+  dp::GaussianMeanPlans gaussian_mean;
+  dp::MeanNoiseIntervals mean_noise;
+};
+
+bool SameKey(const PlanCache& cache, const AggregateState& state, bool is_count) {
+  return cache.valid && cache.is_count == is_count && cache.epsilon == state.epsilon &&
+         cache.delta == state.delta && cache.confidence == state.confidence &&
+         cache.lower_units == state.lower_units && cache.upper_units == state.upper_units &&
+         cache.unit_exponent == state.unit_exponent;
+}
+
+// The cache of this final function call site (16-byte aligned for int128).
+PlanCache* CacheOf(FunctionCallInfo fcinfo) {
+  if (fcinfo->flinfo->fn_extra == nullptr) {
+    void* raw = MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(PlanCache) + 16);
+    void* aligned = reinterpret_cast<void*>((reinterpret_cast<std::uintptr_t>(raw) + 15) &
+                                            ~static_cast<std::uintptr_t>(15));
+    fcinfo->flinfo->fn_extra = new (aligned) PlanCache();  // trivially destructible
+  }
+  return static_cast<PlanCache*>(fcinfo->flinfo->fn_extra);
+}
+
+void FillKey(PlanCache* cache, const AggregateState& state, bool is_count) {
+  cache->valid = true;
+  cache->is_count = is_count;
+  cache->epsilon = state.epsilon;
+  cache->delta = state.delta;
+  cache->confidence = state.confidence;
+  cache->lower_units = state.lower_units;
+  cache->upper_units = state.upper_units;
+  cache->unit_exponent = state.unit_exponent;
+}
+
+// A released count or sum, and the half-width of its confidence interval
+// at state.confidence (0 when the aggregate asked for none). The interval
+// comes from the public parameters only, so it costs no privacy.
+struct Release {
+  dp::GridValue value;
+  double margin = 0;
+};
+
+Release ReleaseOf(FunctionCallInfo fcinfo, const AggregateState& state, bool is_count) {
+  PlanCache* cache = CacheOf(fcinfo);
   return CallCore([&] {
-    const dp::LaplacePlan plan = dp::PlanSum(state.lower_units, state.upper_units, state.epsilon);
-    return dp::ReleaseLaplace(GetSum(&state), state.unit_exponent, plan, NoiseSource());
+    const int unit_exponent = is_count ? 0 : state.unit_exponent;
+    if (!SameKey(*cache, state, is_count)) {
+      cache->valid = false;
+      cache->margin = 0;
+      if (state.delta > 0) {
+        cache->gaussian =
+            is_count ? dp::PlanGaussianCount(state.epsilon, state.delta)
+                     : dp::PlanGaussianSum(state.lower_units, state.upper_units, state.epsilon,
+                                           state.delta);
+        if (state.confidence > 0)
+          cache->margin = dp::GaussianNoiseInterval(cache->gaussian, unit_exponent,
+                                                    state.confidence)
+                              .half_width_value;
+      } else {
+        cache->laplace = is_count ? dp::PlanCount(state.epsilon)
+                                  : dp::PlanSum(state.lower_units, state.upper_units,
+                                                state.epsilon);
+        if (state.confidence > 0)
+          cache->margin =
+              dp::LaplaceNoiseInterval(cache->laplace, unit_exponent, state.confidence)
+                  .half_width_value;
+      }
+      FillKey(cache, state, is_count);
+    }
+    Release release;
+    const dp::int128 value = is_count ? dp::int128{state.count} : GetSum(&state);
+    release.value = state.delta > 0
+                        ? dp::ReleaseGaussian(value, unit_exponent, cache->gaussian, NoiseSource())
+                        : dp::ReleaseLaplace(value, unit_exponent, cache->laplace, NoiseSource());
+    release.margin = cache->margin;
+    return release;
   });
 }
 
-double ReleaseMeanOf(const AggregateState& state) {
+dp::GridValue ReleaseSumOf(FunctionCallInfo fcinfo, const AggregateState& state) {
+  return ReleaseOf(fcinfo, state, false).value;
+}
+
+// The mean and, if asked for, its (conservative) confidence interval.
+struct MeanResult {
+  double mean = 0;
+  dp::ConfidenceInterval interval;
+};
+
+MeanResult ReleaseMeanOf(FunctionCallInfo fcinfo, const AggregateState& state) {
+  PlanCache* cache = CacheOf(fcinfo);
   return CallCore([&] {
-    const dp::MeanPlans plans = dp::PlanMean(state.lower_units, state.upper_units, state.epsilon);
-    return dp::ReleaseMean(state.count, GetSum(&state), state.lower_units, state.upper_units,
-                           state.unit_exponent, plans, NoiseSource());
+    if (!SameKey(*cache, state, false)) {
+      cache->valid = false;
+      if (state.delta > 0) {
+        cache->gaussian_mean = dp::PlanGaussianMean(state.lower_units, state.upper_units,
+                                                    state.epsilon, state.delta);
+        if (state.confidence > 0)
+          cache->mean_noise = dp::GaussianMeanNoiseIntervals(
+              cache->gaussian_mean, state.unit_exponent, state.confidence);
+      } else {
+        cache->laplace_mean = dp::PlanMean(state.lower_units, state.upper_units, state.epsilon);
+        if (state.confidence > 0)
+          cache->mean_noise = dp::LaplaceMeanNoiseIntervals(
+              cache->laplace_mean, state.unit_exponent, state.confidence);
+      }
+      FillKey(cache, state, false);
+    }
+    const dp::MeanRelease release =
+        state.delta > 0
+            ? dp::ReleaseGaussianMeanParts(state.count, GetSum(&state), state.lower_units,
+                                           state.upper_units, state.unit_exponent,
+                                           cache->gaussian_mean, NoiseSource())
+            : dp::ReleaseMeanParts(state.count, GetSum(&state), state.lower_units,
+                                   state.upper_units, state.unit_exponent, cache->laplace_mean,
+                                   NoiseSource());
+    MeanResult result;
+    result.mean = release.mean;
+    if (state.confidence > 0)
+      result.interval = dp::MeanConfidenceInterval(
+          release, state.lower_units, state.upper_units, state.unit_exponent,
+          cache->mean_noise.count, cache->mean_noise.centred_sum);
+    return result;
   });
+}
+
+// A dp_agg.estimate row: (value, low, high, confidence).
+Datum EstimateDatum(FunctionCallInfo fcinfo, double value, double low, double high,
+                    double confidence) {
+  TupleDesc descriptor;
+  if (get_call_result_type(fcinfo, nullptr, &descriptor) != TYPEFUNC_COMPOSITE)
+    ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                    errmsg("dp_agg interval aggregates must return dp_agg.estimate")));
+  descriptor = BlessTupleDesc(descriptor);
+  Datum values[4] = {Float8GetDatum(value), Float8GetDatum(low), Float8GetDatum(high),
+                     Float8GetDatum(confidence)};
+  bool nulls[4] = {false, false, false, false};
+  return HeapTupleGetDatum(heap_form_tuple(descriptor, values, nulls));
 }
 
 // The exact decimal text of a grid value, palloc'd (numeric_in's input).
@@ -255,10 +400,7 @@ PG_FUNCTION_INFO_V1(dp_count_final);
 Datum dp_count_final(PG_FUNCTION_ARGS) {
   AggregateState state;
   dp_pg::ReadFinalState(fcinfo, &state);
-  const dp::GridValue released = dp_pg::CallCore([&] {
-    return dp::ReleaseLaplace(state.count, 0, dp::PlanCount(state.epsilon), dp_pg::NoiseSource());
-  });
-  PG_RETURN_INT64(dp::ToInt64Saturating(released));
+  PG_RETURN_INT64(dp::ToInt64Saturating(dp_pg::ReleaseOf(fcinfo, state, true).value));
 }
 
 // dp_sum of smallint and integer returns bigint, like sum().
@@ -266,7 +408,7 @@ PG_FUNCTION_INFO_V1(dp_sum_final_int8);
 Datum dp_sum_final_int8(PG_FUNCTION_ARGS) {
   AggregateState state;
   dp_pg::ReadFinalState(fcinfo, &state);
-  PG_RETURN_INT64(dp::ToInt64Saturating(dp_pg::ReleaseSumOf(state)));
+  PG_RETURN_INT64(dp::ToInt64Saturating(dp_pg::ReleaseSumOf(fcinfo, state)));
 }
 
 // dp_sum of bigint and numeric returns numeric, exactly the released grid value.
@@ -274,7 +416,7 @@ PG_FUNCTION_INFO_V1(dp_sum_final_numeric);
 Datum dp_sum_final_numeric(PG_FUNCTION_ARGS) {
   AggregateState state;
   dp_pg::ReadFinalState(fcinfo, &state);
-  const dp::GridValue released = dp_pg::ReleaseSumOf(state);
+  const dp::GridValue released = dp_pg::ReleaseSumOf(fcinfo, state);
   return dp_pg::NumericFromText(dp_pg::ExactDecimalText(released));
 }
 
@@ -282,21 +424,21 @@ PG_FUNCTION_INFO_V1(dp_sum_final_float4);
 Datum dp_sum_final_float4(PG_FUNCTION_ARGS) {
   AggregateState state;
   dp_pg::ReadFinalState(fcinfo, &state);
-  PG_RETURN_FLOAT4(static_cast<float>(dp::ToDouble(dp_pg::ReleaseSumOf(state))));
+  PG_RETURN_FLOAT4(static_cast<float>(dp::ToDouble(dp_pg::ReleaseSumOf(fcinfo, state))));
 }
 
 PG_FUNCTION_INFO_V1(dp_sum_final_float8);
 Datum dp_sum_final_float8(PG_FUNCTION_ARGS) {
   AggregateState state;
   dp_pg::ReadFinalState(fcinfo, &state);
-  PG_RETURN_FLOAT8(dp::ToDouble(dp_pg::ReleaseSumOf(state)));
+  PG_RETURN_FLOAT8(dp::ToDouble(dp_pg::ReleaseSumOf(fcinfo, state)));
 }
 
 PG_FUNCTION_INFO_V1(dp_avg_final_float8);
 Datum dp_avg_final_float8(PG_FUNCTION_ARGS) {
   AggregateState state;
   dp_pg::ReadFinalState(fcinfo, &state);
-  PG_RETURN_FLOAT8(dp_pg::ReleaseMeanOf(state));
+  PG_RETURN_FLOAT8(dp_pg::ReleaseMeanOf(fcinfo, state).mean);
 }
 
 // avg() of integers and numeric returns numeric. The mean is post-processing
@@ -305,8 +447,44 @@ PG_FUNCTION_INFO_V1(dp_avg_final_numeric);
 Datum dp_avg_final_numeric(PG_FUNCTION_ARGS) {
   AggregateState state;
   dp_pg::ReadFinalState(fcinfo, &state);
-  const double mean = dp_pg::ReleaseMeanOf(state);
+  const double mean = dp_pg::ReleaseMeanOf(fcinfo, state).mean;
   return DirectFunctionCall1(float8_numeric, Float8GetDatum(mean));
+}
+
+// dp_count_interval, dp_sum_interval, dp_avg_interval: one release (the same
+// cost as dp_count, dp_sum, dp_avg) returned with its confidence interval,
+// computed from public parameters and released values only. The count and
+// sum intervals are exact quantiles of the noise (coverage at least the
+// level); the mean's is conservative (a union bound over its two parts).
+PG_FUNCTION_INFO_V1(dp_count_interval_final);
+Datum dp_count_interval_final(PG_FUNCTION_ARGS) {
+  AggregateState state;
+  dp_pg::ReadFinalState(fcinfo, &state);
+  const dp_pg::Release release = dp_pg::ReleaseOf(fcinfo, state, true);
+  const double value = dp::ToDouble(release.value);
+  // A count is never negative, so the interval may start at 0 without
+  // losing coverage.
+  return dp_pg::EstimateDatum(fcinfo, value, std::max(0.0, value - release.margin),
+                              value + release.margin, state.confidence);
+}
+
+PG_FUNCTION_INFO_V1(dp_sum_interval_final);
+Datum dp_sum_interval_final(PG_FUNCTION_ARGS) {
+  AggregateState state;
+  dp_pg::ReadFinalState(fcinfo, &state);
+  const dp_pg::Release release = dp_pg::ReleaseOf(fcinfo, state, false);
+  const double value = dp::ToDouble(release.value);
+  return dp_pg::EstimateDatum(fcinfo, value, value - release.margin, value + release.margin,
+                              state.confidence);
+}
+
+PG_FUNCTION_INFO_V1(dp_avg_interval_final);
+Datum dp_avg_interval_final(PG_FUNCTION_ARGS) {
+  AggregateState state;
+  dp_pg::ReadFinalState(fcinfo, &state);
+  const dp_pg::MeanResult result = dp_pg::ReleaseMeanOf(fcinfo, state);
+  return dp_pg::EstimateDatum(fcinfo, result.mean, result.interval.low, result.interval.high,
+                              state.confidence);
 }
 
 // Text form, used by Citus to move partial states between nodes (see
@@ -332,6 +510,8 @@ Datum dp_aggregate_state_in(PG_FUNCTION_ARGS) {
   state->upper_units = fields.upper_units;
   state->unit_exponent = fields.unit_exponent;
   state->unit_scale = dp::UnitScale(fields.unit_exponent);
+  state->delta = fields.delta;
+  state->confidence = fields.confidence;
   PG_RETURN_POINTER(state);
 }
 
@@ -350,6 +530,8 @@ Datum dp_aggregate_state_out(PG_FUNCTION_ARGS) {
   fields.lower_units = state.lower_units;
   fields.upper_units = state.upper_units;
   fields.unit_exponent = state.unit_exponent;
+  fields.delta = state.delta;
+  fields.confidence = state.confidence;
   char text[512];
   dp_pg::CallCore([&] {
     const std::string formatted = dp::FormatPartialState(fields);

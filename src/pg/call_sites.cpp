@@ -20,6 +20,8 @@
 
 #include <cstring>
 
+#include "../core/confidence.h"
+#include "../core/gaussian_mechanism.h"
 #include "../core/grid_value.h"
 #include "../core/parameters.h"
 #include "aggregate_functions.h"
@@ -59,6 +61,7 @@ const PrivateAggregateKind kPrivateAggregates[] = {
 struct AggregateCacheEntry {
   Oid aggregate;  // hash key: pg_proc OID of the aggregate
   const PrivateAggregateKind* kind;  // nullptr: not one of ours
+  bool interval;  // its final function returns the value with a confidence interval
 };
 
 HTAB* aggregate_cache = nullptr;
@@ -73,17 +76,32 @@ void InvalidateAggregateCache(Datum, int, uint32) {
 // Recognises our aggregates by the address of their transition function:
 // independent of names and schemas, and an aggregate that someone else builds
 // on our transition function is treated as private too.
-const PrivateAggregateKind* ClassifyAggregate(Oid aggregate) {
-  HeapTuple tuple = SearchSysCache1(AGGFNOID, ObjectIdGetDatum(aggregate));
-  if (!HeapTupleIsValid(tuple)) return nullptr;
-  const Oid transition = reinterpret_cast<Form_pg_aggregate>(GETSTRUCT(tuple))->aggtransfn;
-  ReleaseSysCache(tuple);
+PGFunction FunctionAddress(Oid function) {
+  if (!OidIsValid(function)) return nullptr;
   FmgrInfo info;
-  fmgr_info(transition, &info);
+  fmgr_info(function, &info);
+  return info.fn_addr;
+}
+
+AggregateCacheEntry ClassifyAggregate(Oid aggregate) {
+  AggregateCacheEntry entry{aggregate, nullptr, false};
+  HeapTuple tuple = SearchSysCache1(AGGFNOID, ObjectIdGetDatum(aggregate));
+  if (!HeapTupleIsValid(tuple)) return entry;
+  const auto* form = reinterpret_cast<Form_pg_aggregate>(GETSTRUCT(tuple));
+  const Oid transition = form->aggtransfn;
+  const Oid final_function = form->aggfinalfn;
+  ReleaseSysCache(tuple);
+  const PGFunction transition_address = FunctionAddress(transition);
   for (const PrivateAggregateKind& kind : kPrivateAggregates) {
-    if (info.fn_addr == kind.transition) return &kind;
+    if (transition_address == kind.transition) entry.kind = &kind;
   }
-  return nullptr;
+  if (entry.kind != nullptr) {
+    const PGFunction final_address = FunctionAddress(final_function);
+    entry.interval =
+        final_address == dp_avg_interval_final || final_address == dp_sum_interval_final ||
+        final_address == dp_count_interval_final;
+  }
+  return entry;
 }
 
 }  // namespace
@@ -101,20 +119,24 @@ void EnsureAggregateCache() {
 }
 }  // namespace
 
-const PrivateAggregateKind* LookupPrivateAggregate(Oid aggregate) {
+const AggregateCacheEntry* LookupAggregate(Oid aggregate) {
   EnsureAggregateCache();
   bool found = false;
   auto* entry = static_cast<AggregateCacheEntry*>(
       hash_search(aggregate_cache, &aggregate, HASH_FIND, &found));
-  if (found) return entry->kind;
+  if (found) return entry;
   // Catalog lookups may process invalidations that drop the cache, so the
   // entry is made only afterwards.
-  const PrivateAggregateKind* kind = ClassifyAggregate(aggregate);
+  const AggregateCacheEntry classified = ClassifyAggregate(aggregate);
   EnsureAggregateCache();
   entry = static_cast<AggregateCacheEntry*>(
       hash_search(aggregate_cache, &aggregate, HASH_ENTER, &found));
-  entry->kind = kind;
-  return kind;
+  *entry = classified;
+  return entry;
+}
+
+const PrivateAggregateKind* LookupPrivateAggregate(Oid aggregate) {
+  return LookupAggregate(aggregate)->kind;
 }
 
 namespace {
@@ -206,33 +228,79 @@ void RequireNotNull(bool is_null, const char* role, Aggref* aggref) {
 
 // Checks the call's parameters and returns its initial state (palloc'd in
 // the query's memory context).
-AggregateState* PrepareInitialState(Aggref* aggref, const PrivateAggregateKind& kind,
-                                    EState* estate, double* requested_epsilon) {
-  const bool has_bounds = kind.value_kind != ValueKind::kNone;
-  const int expected_arguments = has_bounds ? 4 : 2;
-  if (list_length(aggref->args) != expected_arguments)
-    elog(ERROR, "dp_agg: %s has %d arguments, expected %d", get_func_name(aggref->aggfnoid),
-         list_length(aggref->args), expected_arguments);
+// Where the parameters are among an aggregate's arguments:
+//   (value, epsilon [, delta] [, confidence])                  dp_count...
+//   (value, lower, upper, epsilon [, delta] [, confidence])    dp_sum..., dp_avg...
+// delta selects the (epsilon, delta) Gaussian variant; confidence belongs to
+// the *_interval aggregates.
+struct ParameterLayout {
+  int epsilon = -1;
+  int delta = -1;
+  int confidence = -1;
+};
 
+ParameterLayout LayoutOf(Aggref* aggref, const PrivateAggregateKind& kind, bool interval) {
+  const int base = kind.value_kind != ValueKind::kNone ? 4 : 2;
+  const int extra = list_length(aggref->args) - base;
+  ParameterLayout layout;
+  layout.epsilon = base - 1;
+  const bool has_delta = extra == 2 || (extra == 1 && !interval);
+  if (has_delta) layout.delta = base;
+  if (interval) layout.confidence = base + (has_delta ? 1 : 0);
+  if (extra != (has_delta ? 1 : 0) + (interval ? 1 : 0))
+    elog(ERROR, "dp_agg: %s has %d arguments, which is no known layout",
+         get_func_name(aggref->aggfnoid), list_length(aggref->args));
+  return layout;
+}
+
+double EvaluateDoubleParameter(Aggref* aggref, int position, const char* role, EState* estate) {
   bool is_null = false;
-  const int epsilon_position = expected_arguments - 1;
-  const Datum epsilon_datum =
-      EvaluateParameter(aggref, epsilon_position, kParameterNames[3], estate, &is_null);
-  RequireNotNull(is_null, kParameterNames[3], aggref);
-  const double epsilon = DatumGetFloat8(epsilon_datum);
+  const Datum value = EvaluateParameter(aggref, position, role, estate, &is_null);
+  RequireNotNull(is_null, role, aggref);
+  return DatumGetFloat8(value);
+}
+
+// Checks the call's parameters and returns its initial state (palloc'd in
+// the query's memory context); *requested_epsilon and *requested_delta are
+// what the call costs.
+AggregateState* PrepareInitialState(Aggref* aggref, const PrivateAggregateKind& kind,
+                                    bool interval, EState* estate, double* requested_epsilon,
+                                    double* requested_delta) {
+  const bool has_bounds = kind.value_kind != ValueKind::kNone;
+  const ParameterLayout layout = LayoutOf(aggref, kind, interval);
+  const double epsilon =
+      EvaluateDoubleParameter(aggref, layout.epsilon, kParameterNames[3], estate);
   const double maximum = max_epsilon;
   CallCore([&] { dp::ValidateEpsilon(epsilon, maximum); });
+  double delta = 0;
+  if (layout.delta >= 0) {
+    delta = EvaluateDoubleParameter(aggref, layout.delta, "delta", estate);
+    const double maximum_delta = dp_pg::max_delta;
+    CallCore([&] {
+      dp::ValidateDelta(delta);
+      dp::ValidateDeltaAtMost(delta, maximum_delta);
+    });
+  }
+  double confidence = 0;
+  if (layout.confidence >= 0) {
+    confidence = EvaluateDoubleParameter(aggref, layout.confidence, "confidence", estate);
+    CallCore([&] { dp::ValidateConfidence(confidence); });
+  }
   *requested_epsilon = epsilon;
+  *requested_delta = delta;
 
   AggregateState* state = NewAggregateState();
   state->initialized = 1;
   state->value_kind = static_cast<std::uint8_t>(kind.value_kind);
   state->epsilon = epsilon;
+  state->delta = delta;
+  state->confidence = confidence;
   // Test faults (superuser-only): noise of half the scale, or no clamping.
   if (test_fault == static_cast<int>(TestFault::kHalveNoise)) state->epsilon = 2 * epsilon;
   if (test_fault == static_cast<int>(TestFault::kSkipClamping)) state->skip_clamping = 1;
   if (!has_bounds) return state;
 
+  bool is_null = false;
   Datum bounds[2];
   for (int i = 0; i < 2; ++i) {
     bounds[i] = EvaluateParameter(aggref, 1 + i, kParameterNames[1 + i], estate, &is_null);
@@ -451,14 +519,19 @@ Datum NumericFromDouble(double value) {
   return DirectFunctionCall1(float8_numeric, Float8GetDatum(value));
 }
 
-void AddCost(QueryCost* cost, Aggref* aggref, double epsilon, int multiplier) {
-  Datum site = DirectFunctionCall2(numeric_mul, NumericFromDouble(epsilon),
-                                   DirectFunctionCall1(int4_numeric, Int32GetDatum(multiplier)));
-  cost->epsilon = DirectFunctionCall2(numeric_add, cost->epsilon, site);
+void AddCost(QueryCost* cost, Aggref* aggref, double epsilon, double delta, int multiplier) {
+  const Datum times = DirectFunctionCall1(int4_numeric, Int32GetDatum(multiplier));
+  cost->epsilon = DirectFunctionCall2(
+      numeric_add, cost->epsilon,
+      DirectFunctionCall2(numeric_mul, NumericFromDouble(epsilon), times));
+  cost->delta = DirectFunctionCall2(
+      numeric_add, cost->delta, DirectFunctionCall2(numeric_mul, NumericFromDouble(delta), times));
   cost->sites += 1;
-  appendStringInfo(&cost->description, "%s%s(epsilon %g%s)", cost->sites > 1 ? "; " : "",
-                   get_func_name(aggref->aggfnoid), epsilon,
-                   multiplier > 1 ? psprintf(" x %d grouping sets", multiplier) : "");
+  appendStringInfo(&cost->description, "%s%s(epsilon %g", cost->sites > 1 ? "; " : "",
+                   get_func_name(aggref->aggfnoid), epsilon);
+  if (delta > 0) appendStringInfo(&cost->description, ", delta %g", delta);
+  if (multiplier > 1) appendStringInfo(&cost->description, " x %d grouping sets", multiplier);
+  appendStringInfoChar(&cost->description, ')');
 }
 
 void PrepareAggregates(AggState* node, EState* estate, bool reexecuted, QueryCost* cost) {
@@ -467,8 +540,10 @@ void PrepareAggregates(AggState* node, EState* estate, bool reexecuted, QueryCos
   for (int i = 0; i < node->numtrans; ++i) {
     AggStatePerTrans transition = &node->pertrans[i];
     Aggref* aggref = transition->aggref;
-    const PrivateAggregateKind* kind = LookupPrivateAggregate(aggref->aggfnoid);
+    const AggregateCacheEntry* entry = LookupAggregate(aggref->aggfnoid);
+    const PrivateAggregateKind* kind = entry->kind;
     if (kind == nullptr) continue;
+    const bool interval = entry->interval;
     // The combining step of a parallel or partial plan has no parameter
     // arguments: its inputs are partial states that already carry them, and
     // the call site is accounted for at its partial step.
@@ -491,8 +566,10 @@ void PrepareAggregates(AggState* node, EState* estate, bool reexecuted, QueryCos
       input_checked = true;
     }
     double requested_epsilon = 0;
+    double requested_delta = 0;
     MemoryContext previous = MemoryContextSwitchTo(estate->es_query_cxt);
-    AggregateState* initial = PrepareInitialState(aggref, *kind, estate, &requested_epsilon);
+    AggregateState* initial = PrepareInitialState(aggref, *kind, interval, estate,
+                                                  &requested_epsilon, &requested_delta);
     MemoryContextSwitchTo(previous);
     transition->initValue = PointerGetDatum(initial);
     transition->initValueIsNull = false;
@@ -500,7 +577,7 @@ void PrepareAggregates(AggState* node, EState* estate, bool reexecuted, QueryCos
       // Every output aggregate that uses this transition is its own release.
       int outputs = 0;
       for (int j = 0; j < node->numaggs; ++j) outputs += node->peragg[j].transno == i ? 1 : 0;
-      AddCost(cost, aggref, requested_epsilon,
+      AddCost(cost, aggref, requested_epsilon, requested_delta,
               GroupingSetCount(plan) * (outputs > 0 ? outputs : 1));
     }
   }

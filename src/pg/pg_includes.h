@@ -11,6 +11,7 @@ extern "C" {
 #include "executor/executor.h"
 #include "executor/nodeAgg.h"
 #include "fmgr.h"
+#include "funcapi.h"
 #include "miscadmin.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/optimizer.h"

@@ -9,6 +9,7 @@ namespace dp_pg {
 double max_epsilon = 10.0;
 int test_fault = static_cast<int>(TestFault::kNone);
 int charge_timeout_ms = 60000;
+double max_delta = 1e-5;
 char* admin_role = nullptr;
 
 namespace {
@@ -53,6 +54,11 @@ void DefineSettings() {
       "answer predictable and therefore not private; only superusers can set it.",
       &insecure_test_seed, 0, 0, INT_MAX, PGC_SUSET, GUC_NOT_IN_SAMPLE, nullptr,
       AssignTestSeed, nullptr);
+  DefineCustomRealVariable(
+      "dp_agg.max_delta",
+      "Largest delta that one (epsilon, delta)-differentially private aggregate may use.",
+      "delta is the probability that the epsilon guarantee fails; keep it far below 1/n.",
+      &max_delta, 1e-5, 1e-300, 0.5, PGC_SUSET, 0, nullptr, nullptr, nullptr);
   DefineCustomIntVariable(
       "dp_agg.charge_timeout",
       "How long a private query waits for its budget charge to be recorded durably.",

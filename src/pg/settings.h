@@ -9,6 +9,9 @@ namespace dp_pg {
 // dp_agg.max_epsilon: largest epsilon one aggregate call may use.
 extern double max_epsilon;
 
+// dp_agg.max_delta: largest delta one (epsilon, delta) aggregate call may use.
+extern double max_delta;
+
 // dp_agg.charge_timeout: how long a query waits for its charge to be recorded.
 extern int charge_timeout_ms;
 

@@ -64,7 +64,7 @@ TEST(StateTextTest, FormatIsTheDocumentedLayout) {
   f.unit_exponent = -2;
   EXPECT_EQ(FormatPartialState(f),
             "v1 kind=1 count=3 sum=-12 epsilon=0x1p-1 lower=-0x1p+0 upper=0x1p+1 lower_units=-4 "
-            "upper_units=8 unit_exponent=-2");
+            "upper_units=8 unit_exponent=-2 delta=0x0p+0 confidence=0x0p+0");
 }
 
 TEST(StateTextTest, RoundTripsExtremeValuesExactly) {
@@ -141,15 +141,15 @@ TEST(StateTextTest, RejectsMalformedText) {
       good.substr(0, good.size() - 4),                       // truncated
       good.substr(0, good.find(" upper_units")),             // missing fields
       "v1 kind=1 count=-1 sum=0 epsilon=0x1p+0 lower=0x0p+0 upper=0x1p+0 lower_units=0 "
-      "upper_units=1 unit_exponent=0",                       // negative count
+      "upper_units=1 unit_exponent=0 delta=0x0p+0 confidence=0x0p+0",                       // negative count
       "v1 kind=1 count=1 sum=12a epsilon=0x1p+0 lower=0x0p+0 upper=0x1p+0 lower_units=0 "
-      "upper_units=1 unit_exponent=0",                       // bad sum
+      "upper_units=1 unit_exponent=0 delta=0x0p+0 confidence=0x0p+0",                       // bad sum
       "v1 kind=1 count=1 sum=170141183460469231731687303715884105728 epsilon=0x1p+0 "
-      "lower=0x0p+0 upper=0x1p+0 lower_units=0 upper_units=1 unit_exponent=0",  // sum overflow
+      "lower=0x0p+0 upper=0x1p+0 lower_units=0 upper_units=1 unit_exponent=0 delta=0x0p+0 confidence=0x0p+0",  // sum overflow
       "v1 kind=1 count=1 sum=" + std::string(70, '1') +
-          " epsilon=0x1p+0 lower=0x0p+0 upper=0x1p+0 lower_units=0 upper_units=1 unit_exponent=0",
+          " epsilon=0x1p+0 lower=0x0p+0 upper=0x1p+0 lower_units=0 upper_units=1 unit_exponent=0 delta=0x0p+0 confidence=0x0p+0",
       "v1 kind=1 count=1 sum=0 lower=0x0p+0 epsilon=0x1p+0 upper=0x1p+0 lower_units=0 "
-      "upper_units=1 unit_exponent=0",                       // fields out of order
+      "upper_units=1 unit_exponent=0 delta=0x0p+0 confidence=0x0p+0",                       // fields out of order
       "v1 kind=1 count=1 sum=0 epsilon=0x1p+0 lower=0x0p+0 upper=0x1p+0 lower_units=0 "
       "upper_units=1 unit_exponent=0.5",                     // non-integer exponent
   };
@@ -166,7 +166,7 @@ TEST(StateTextTest, RejectsMalformedText) {
 // decimal notation. None of these texts can come from FormatPartialState.
 TEST(StateTextTest, RejectsTextThatFormatCannotProduce) {
   const std::string tail =
-      " epsilon=0x1p+0 lower=0x0p+0 upper=0x1p+0 lower_units=0 upper_units=1 unit_exponent=0";
+      " epsilon=0x1p+0 lower=0x0p+0 upper=0x1p+0 lower_units=0 upper_units=1 unit_exponent=0 delta=0x0p+0 confidence=0x0p+0";
   const std::string noncanonical[] = {
       "v1kind=1 count=1 sum=0" + tail,         // missing separator
       "v1  kind=1 count=1 sum=0" + tail,       // doubled separator
@@ -174,7 +174,7 @@ TEST(StateTextTest, RejectsTextThatFormatCannotProduce) {
       "v1 kind=1 count= 1 sum=0" + tail,       // space inside a field
       "v1 kind=-1 count=1 sum=0" + tail,       // negative "unsigned" kind
       "v1 kind=1 count=1 sum=0 epsilon=1.0 lower=0x0p+0 upper=0x1p+0 lower_units=0 "
-      "upper_units=1 unit_exponent=0",         // decimal double
+      "upper_units=1 unit_exponent=0 delta=0x0p+0 confidence=0x0p+0",         // decimal double
   };
   for (const std::string& text : noncanonical) {
     PartialStateFields parsed;

@@ -1,0 +1,104 @@
+// dp_count_margin and dp_sum_margin: the half-width of a confidence interval
+// for a dp_count / dp_sum answer, from the public parameters alone, so that
+// an analyst can put error bars next to an answer at no privacy cost:
+//   SELECT dp_sum(x, 0, 100, 0.5) AS total, dp_sum_margin(0, 100, 0.5) AS margin FROM t;
+// The margins are exact quantiles of the released noise (coverage at least
+// the level, see core/confidence.h).
+#include <algorithm>
+#include <cmath>
+
+#include "../core/confidence.h"
+#include "../core/gaussian_mechanism.h"
+#include "../core/grid_value.h"
+#include "../core/parameters.h"
+#include "../core/private_statistics.h"
+#include "error_boundary.h"
+#include "pg_includes.h"
+#include "settings.h"
+
+namespace dp_pg {
+namespace {
+
+struct MarginParameters {
+  double epsilon;
+  double delta;  // 0: the Laplace (epsilon-only) aggregate
+  double confidence;
+};
+
+MarginParameters ReadMarginParameters(FunctionCallInfo fcinfo, int first) {
+  for (int i = first; i < first + 3; ++i) {
+    if (PG_ARGISNULL(i))
+      ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                      errmsg("epsilon, delta and confidence must not be NULL")));
+  }
+  MarginParameters parameters{PG_GETARG_FLOAT8(first), PG_GETARG_FLOAT8(first + 1),
+                              PG_GETARG_FLOAT8(first + 2)};
+  const double maximum = max_epsilon;
+  CallCore([&] {
+    dp::ValidateEpsilon(parameters.epsilon, maximum);
+    if (parameters.delta != 0) dp::ValidateDelta(parameters.delta);
+    dp::ValidateConfidence(parameters.confidence);
+  });
+  return parameters;
+}
+
+// Half-width for a statistic of sensitivity `sensitivity_units` in units of
+// 2^unit_exponent, released as dp_count / dp_sum would.
+double Margin(dp::uint128 sensitivity_units, int unit_exponent, const MarginParameters& p) {
+  if (p.delta > 0)
+    return dp::GaussianNoiseInterval(dp::PlanGaussian(sensitivity_units, p.epsilon, p.delta),
+                                     unit_exponent, p.confidence)
+        .half_width_value;
+  return dp::LaplaceNoiseInterval(dp::PlanLaplace(sensitivity_units, p.epsilon), unit_exponent,
+                                  p.confidence)
+      .half_width_value;
+}
+
+dp::uint128 Magnitude(std::int64_t value) {
+  return value < 0 ? dp::uint128{0} - static_cast<dp::uint128>(static_cast<dp::int128>(value))
+                   : static_cast<dp::uint128>(value);
+}
+
+}  // namespace
+}  // namespace dp_pg
+
+extern "C" {
+
+PG_FUNCTION_INFO_V1(dp_count_margin);
+Datum dp_count_margin(PG_FUNCTION_ARGS) {
+  const dp_pg::MarginParameters parameters = dp_pg::ReadMarginParameters(fcinfo, 0);
+  PG_RETURN_FLOAT8(dp_pg::CallCore([&] { return dp_pg::Margin(1, 0, parameters); }));
+}
+
+// dp_sum releases integer columns in units of 1 and float or numeric columns
+// in fixed point; the margin is the larger of the two, so it holds whichever
+// type the sum was over.
+PG_FUNCTION_INFO_V1(dp_sum_margin);
+Datum dp_sum_margin(PG_FUNCTION_ARGS) {
+  if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
+    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                    errmsg("lower and upper bounds must not be NULL")));
+  const double lower = PG_GETARG_FLOAT8(0);
+  const double upper = PG_GETARG_FLOAT8(1);
+  dp_pg::CallCore([&] { dp::ValidateBounds(lower, upper); });
+  const dp_pg::MarginParameters parameters = dp_pg::ReadMarginParameters(fcinfo, 2);
+  PG_RETURN_FLOAT8(dp_pg::CallCore([&] {
+    const int unit_exponent = dp::ChooseUnitExponent(lower, upper);
+    const dp::uint128 float_sensitivity =
+        std::max(dp_pg::Magnitude(dp::ToUnits(lower, unit_exponent)),
+                 dp_pg::Magnitude(dp::ToUnits(upper, unit_exponent)));
+    double margin = dp_pg::Margin(float_sensitivity, unit_exponent, parameters);
+    constexpr double kTwoTo62 = 4611686018427387904.0;
+    const bool integer_bounds = std::floor(lower) == lower && std::floor(upper) == upper &&
+                                std::fabs(lower) < kTwoTo62 && std::fabs(upper) < kTwoTo62;
+    if (integer_bounds) {
+      const dp::uint128 integer_sensitivity =
+          std::max(dp_pg::Magnitude(static_cast<std::int64_t>(lower)),
+                   dp_pg::Magnitude(static_cast<std::int64_t>(upper)));
+      margin = std::max(margin, dp_pg::Margin(integer_sensitivity, 0, parameters));
+    }
+    return margin;
+  }));
+}
+
+}  // extern "C"
