@@ -61,19 +61,21 @@ RESET dp_agg.insecure_test_seed;
 SELECT count(DISTINCT v) > 1 AS secure_noise_again
 FROM (SELECT i, dp_avg(f, 0, 1, 1) AS v FROM ten_rows WHERE i <= 20 GROUP BY i) q;
 
--- 5. Catalog markings: every dp_agg function is VOLATILE and PARALLEL SAFE;
--- every aggregate has a combine function and a real (not pseudo) state type.
-SELECT p.proname, p.provolatile, p.proparallel
-FROM pg_proc p JOIN pg_depend d ON d.objid = p.oid AND d.classid = 'pg_proc'::regclass
-JOIN pg_extension e ON d.refobjid = e.oid AND e.extname = 'dp_agg'
-WHERE p.prokind = 'f' AND p.proname NOT LIKE 'aggregate_state_%'
-  AND (p.provolatile <> 'v' OR p.proparallel <> 's')
-ORDER BY 1;
-SELECT a.aggfnoid::regprocedure AS aggregate, a.aggcombinefn <> 0 AS has_combine,
-       t.typname AS state_type, t.typtype AS state_type_kind
-FROM pg_aggregate a JOIN pg_type t ON t.oid = a.aggtranstype
+-- 5. Catalog markings: the support functions of every private aggregate are
+-- VOLATILE and PARALLEL SAFE; every private aggregate is marked VOLATILE,
+-- has a combine function and a real (not pseudo) state type.
+SELECT DISTINCT p.oid::regprocedure AS support_function, p.provolatile, p.proparallel
+FROM pg_aggregate a
+JOIN pg_proc p ON p.oid IN (a.aggtransfn, a.aggfinalfn, a.aggcombinefn)
 WHERE a.aggtransfn::regproc::text LIKE 'dp_agg.%'
-ORDER BY 1::text;
+  AND (p.provolatile <> 'v' OR p.proparallel <> 's');
+SELECT ap.proname AS aggregate, count(*) AS signatures,
+       bool_and(ap.provolatile = 'v') AS volatile,
+       bool_and(a.aggcombinefn <> 0) AS has_combine,
+       bool_and(t.typtype = 'b') AS real_state_type
+FROM pg_aggregate a JOIN pg_proc ap ON ap.oid = a.aggfnoid JOIN pg_type t ON t.oid = a.aggtranstype
+WHERE a.aggtransfn::regproc::text LIKE 'dp_agg.%'
+GROUP BY ap.proname ORDER BY ap.proname;
 
 -- 6. The state's text form round-trips (Citus moves partial states as text)
 SELECT 'v1 kind=2 count=3 sum=-170141183460469231731687303715884105728 epsilon=0x1p-1 lower=-0x1p+0 upper=0x1.8p+1 lower_units=-1 upper_units=3 unit_exponent=-61 delta=0x1p-20 confidence=0x0p+0'::dp_agg.aggregate_state;

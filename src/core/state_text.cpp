@@ -2,6 +2,7 @@
 
 #include <cinttypes>
 #include <cstdio>
+#include <cstdlib>
 
 #include "grid_value.h"
 
@@ -34,6 +35,38 @@ bool ParsePartialState(const char* text, PartialStateFields* fields) {
   // sscanf tolerates variations (extra spaces, signs, decimal doubles): accept
   // only the canonical form, the one text that formats back to itself.
   return FormatPartialState(*fields) == text;
+}
+
+std::string FormatQuantileState(const QuantileStateFields& fields) {
+  char head[256];
+  std::snprintf(head, sizeof head, "q1 epsilon=%a fraction=%a lower=%a upper=%a counts=",
+                fields.epsilon, fields.fraction, fields.lower, fields.upper);
+  std::string text = head;
+  for (std::size_t i = 0; i < fields.counts.size(); ++i) {
+    if (i > 0) text += ',';
+    text += std::to_string(fields.counts[i]);
+  }
+  return text;
+}
+
+bool ParseQuantileState(const char* text, QuantileStateFields* fields) {
+  int consumed = 0;
+  if (std::sscanf(text, "q1 epsilon=%la fraction=%la lower=%la upper=%la counts=%n",
+                  &fields->epsilon, &fields->fraction, &fields->lower, &fields->upper,
+                  &consumed) != 4 ||
+      consumed == 0)
+    return false;
+  fields->counts.clear();
+  const char* cursor = text + consumed;
+  while (*cursor != '\0') {
+    char* end = nullptr;
+    const long long count = std::strtoll(cursor, &end, 10);
+    if (end == cursor || count < 0) return false;
+    fields->counts.push_back(count);
+    cursor = end;
+    if (*cursor == ',') ++cursor;
+  }
+  return !fields->counts.empty() && FormatQuantileState(*fields) == text;
 }
 
 }  // namespace dp

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "random_source.h"
 
@@ -28,6 +29,19 @@ struct PartialStateFields {
 };
 
 std::string FormatPartialState(const PartialStateFields& fields);
+
+// The partial state of dp_percentile / dp_median: parameters and the counts
+// of the fixed grid (core/quantile.h).
+//   q1 epsilon=E fraction=F lower=L upper=U counts=C0,C1,...
+struct QuantileStateFields {
+  double epsilon = 0;
+  double fraction = 0;
+  double lower = 0;
+  double upper = 0;
+  std::vector<std::int64_t> counts;
+};
+std::string FormatQuantileState(const QuantileStateFields& fields);
+bool ParseQuantileState(const char* text, QuantileStateFields* fields);
 
 // False when `text` is not exactly what FormatPartialState writes.
 bool ParsePartialState(const char* text, PartialStateFields* fields);

@@ -28,6 +28,7 @@
 #include "aggregate_state.h"
 #include "error_boundary.h"
 #include "ledger.h"
+#include "quantile_aggregates.h"
 #include "settings.h"
 
 // PostgreSQL 15 declares tree walkers as taking `bool (*)()`; 16 and later
@@ -40,10 +41,12 @@
 namespace dp_pg {
 
 // What the executor needs to know about one private aggregate signature.
+enum class Family { kStatistic, kQuantile };
 struct PrivateAggregateKind {
   PGFunction transition;
   ValueKind value_kind;
-  Oid bound_type;  // InvalidOid for dp_count
+  Oid bound_type;  // InvalidOid for dp_count and the quantiles
+  Family family = Family::kStatistic;
 };
 
 namespace {
@@ -56,6 +59,7 @@ const PrivateAggregateKind kPrivateAggregates[] = {
     {dp_float4_transfn, ValueKind::kFloat, FLOAT4OID},
     {dp_float8_transfn, ValueKind::kFloat, FLOAT8OID},
     {dp_numeric_transfn, ValueKind::kFloat, NUMERICOID},
+    {dp_quantile_transfn, ValueKind::kFloat, FLOAT8OID, Family::kQuantile},
 };
 
 struct AggregateCacheEntry {
@@ -253,12 +257,16 @@ ParameterLayout LayoutOf(Aggref* aggref, const PrivateAggregateKind& kind, bool 
   return layout;
 }
 
+}  // namespace
+
 double EvaluateDoubleParameter(Aggref* aggref, int position, const char* role, EState* estate) {
   bool is_null = false;
   const Datum value = EvaluateParameter(aggref, position, role, estate, &is_null);
   RequireNotNull(is_null, role, aggref);
   return DatumGetFloat8(value);
 }
+
+namespace {
 
 // Checks the call's parameters and returns its initial state (palloc'd in
 // the query's memory context); *requested_epsilon and *requested_delta are
@@ -568,10 +576,13 @@ void PrepareAggregates(AggState* node, EState* estate, bool reexecuted, QueryCos
     double requested_epsilon = 0;
     double requested_delta = 0;
     MemoryContext previous = MemoryContextSwitchTo(estate->es_query_cxt);
-    AggregateState* initial = PrepareInitialState(aggref, *kind, interval, estate,
-                                                  &requested_epsilon, &requested_delta);
+    const Datum initial =
+        kind->family == Family::kQuantile
+            ? PrepareQuantileInitialState(aggref, estate, &requested_epsilon)
+            : PointerGetDatum(PrepareInitialState(aggref, *kind, interval, estate,
+                                                  &requested_epsilon, &requested_delta));
     MemoryContextSwitchTo(previous);
-    transition->initValue = PointerGetDatum(initial);
+    transition->initValue = initial;
     transition->initValueIsNull = false;
     if (cost->charge) {
       // Every output aggregate that uses this transition is its own release.

@@ -13,6 +13,11 @@ const PrivateAggregateKind* LookupPrivateAggregate(Oid aggregate);
 
 void InstallExecutorHook();
 
+// Argument `position` of a private aggregate call, a float8 that must be the
+// same for every row, evaluated once before execution (ERROR 22023 if NULL
+// or if it could vary between rows).
+double EvaluateDoubleParameter(Aggref* aggref, int position, const char* role, EState* estate);
+
 }  // namespace dp_pg
 
 #endif  // DP_AGG_PG_CALL_SITES_H

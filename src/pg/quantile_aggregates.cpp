@@ -1,0 +1,232 @@
+// dp_percentile and dp_median: the exponential mechanism (permute-and-flip)
+// over a fixed public grid of bins between the bounds (core/quantile.h).
+// The state is the grid's per-bin counts: 1024 bins, 8 KiB, whatever the
+// number of rows, updated in place; combine adds counts; the final function
+// draws the answer, always within [lower, upper].
+#include <cstring>
+#include <new>
+#include <vector>
+
+#include "../core/parameters.h"
+#include "../core/quantile.h"
+#include "../core/state_text.h"
+#include "call_sites.h"
+#include "error_boundary.h"
+#include "quantile_aggregates.h"
+#include "settings.h"
+
+namespace dp_pg {
+
+namespace {
+
+constexpr std::uint8_t kQuantileFormatVersion = 1;
+
+struct QuantileState {
+  std::int32_t varlena_header;
+  std::uint8_t format_version;
+  std::uint8_t initialized;
+  std::uint8_t reserved[2];
+  std::int32_t bins;
+  std::int32_t padding;
+  double epsilon;
+  double fraction;
+  double lower;
+  double upper;
+  std::int64_t counts[FLEXIBLE_ARRAY_MEMBER];
+};
+
+Size QuantileStateSize(int bins) {
+  return offsetof(QuantileState, counts) + sizeof(std::int64_t) * static_cast<Size>(bins);
+}
+
+QuantileState* NewQuantileState(int bins) {
+  auto* state = static_cast<QuantileState*>(palloc0(QuantileStateSize(bins)));
+  SET_VARSIZE(state, QuantileStateSize(bins));
+  state->format_version = kQuantileFormatVersion;
+  state->bins = bins;
+  return state;
+}
+
+void RequireAggregateContext(FunctionCallInfo fcinfo, const char* function) {
+  if (AggCheckCallContext(fcinfo, nullptr) != AGG_CONTEXT_AGGREGATE)
+    ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                    errmsg("%s can only be called as part of a private aggregate", function)));
+}
+
+void RequireInitialized(const QuantileState* state) {
+  if (state->initialized == 0)
+    ereport(ERROR,
+            (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+             errmsg("dp_agg aggregate parameters were not prepared by the executor hook"),
+             errhint("Add dp_agg to shared_preload_libraries in postgresql.conf and restart "
+                     "the server.")));
+}
+
+// A read-only copy of a state argument (may come from a tuple).
+QuantileState* ReadQuantileState(FunctionCallInfo fcinfo, int argument) {
+  struct varlena* raw = PG_DETOAST_DATUM_COPY(PG_GETARG_DATUM(argument));
+  auto* state = reinterpret_cast<QuantileState*>(raw);
+  if (VARSIZE(raw) < offsetof(QuantileState, counts) ||
+      state->format_version != kQuantileFormatVersion || state->bins < 0 ||
+      VARSIZE(raw) != QuantileStateSize(state->bins))
+    ereport(ERROR, (errcode(ERRCODE_DATA_CORRUPTED), errmsg("invalid dp_agg quantile state")));
+  return state;
+}
+
+std::vector<std::int64_t> CountsOf(const QuantileState* state) {
+  return std::vector<std::int64_t>(state->counts, state->counts + state->bins);
+}
+
+// The grid of a call site, built once per execution in the transition
+// function's fn_extra and destroyed with its memory context.
+void DestroyGrid(void* grid) { static_cast<dp::QuantileGrid*>(grid)->~QuantileGrid(); }
+
+const dp::QuantileGrid* GridOf(FunctionCallInfo fcinfo, const QuantileState* state) {
+  if (fcinfo->flinfo->fn_extra == nullptr) {
+    MemoryContext context = fcinfo->flinfo->fn_mcxt;
+    void* memory = MemoryContextAllocZero(context, sizeof(dp::QuantileGrid));
+    auto* callback =
+        static_cast<MemoryContextCallback*>(MemoryContextAllocZero(context, sizeof(MemoryContextCallback)));
+    const double lower = state->lower;
+    const double upper = state->upper;
+    const std::size_t bins = static_cast<std::size_t>(state->bins);
+    CallCore([&] { new (memory) dp::QuantileGrid(lower, upper, bins); });
+    callback->func = DestroyGrid;
+    callback->arg = memory;
+    MemoryContextRegisterResetCallback(context, callback);
+    fcinfo->flinfo->fn_extra = memory;
+  }
+  return static_cast<const dp::QuantileGrid*>(fcinfo->flinfo->fn_extra);
+}
+
+}  // namespace
+
+Datum PrepareQuantileInitialState(Aggref* aggref, EState* estate, double* requested_epsilon) {
+  // dp_percentile(value, fraction, lower, upper, epsilon), dp_median(value, lower, upper, epsilon)
+  const bool median = list_length(aggref->args) == 4;
+  const int first_bound = median ? 1 : 2;
+  const double fraction =
+      median ? dp::kMedianFraction : EvaluateDoubleParameter(aggref, 1, "fraction", estate);
+  const double lower = EvaluateDoubleParameter(aggref, first_bound, "lower bound", estate);
+  const double upper = EvaluateDoubleParameter(aggref, first_bound + 1, "upper bound", estate);
+  const double epsilon = EvaluateDoubleParameter(aggref, first_bound + 2, "epsilon", estate);
+  const double maximum = max_epsilon;
+  CallCore([&] {
+    dp::ValidateEpsilon(epsilon, maximum);
+    dp::ValidateBounds(lower, upper);
+    if (!(fraction >= 0.0 && fraction <= 1.0))
+      throw dp::InvalidParameter("fraction must lie in [0, 1]",
+                                 "The fraction is the quantile to estimate: 0.5 for the median, "
+                                 "0.9 for the 90th percentile.");
+  });
+  QuantileState* state = NewQuantileState(static_cast<int>(dp::kDefaultQuantileBins));
+  state->initialized = 1;
+  state->epsilon = test_fault == static_cast<int>(TestFault::kHalveNoise) ? 2 * epsilon : epsilon;
+  state->fraction = fraction;
+  state->lower = lower;
+  state->upper = upper;
+  *requested_epsilon = epsilon;
+  return PointerGetDatum(state);
+}
+
+}  // namespace dp_pg
+
+using dp_pg::QuantileState;
+
+extern "C" {
+
+// One row: NaN is ignored, anything else is clamped into its bin. STRICT:
+// NULL values never arrive.
+PG_FUNCTION_INFO_V1(dp_quantile_transfn);
+Datum dp_quantile_transfn(PG_FUNCTION_ARGS) {
+  dp_pg::RequireAggregateContext(fcinfo, "dp_quantile_transfn");
+  auto* state = reinterpret_cast<QuantileState*>(PG_GETARG_POINTER(0));
+  dp_pg::RequireInitialized(state);
+  const double value = PG_GETARG_FLOAT8(1);
+  if (!std::isnan(value)) state->counts[dp_pg::GridOf(fcinfo, state)->BinIndex(value)] += 1;
+  PG_RETURN_POINTER(state);
+}
+
+PG_FUNCTION_INFO_V1(dp_quantile_combine);
+Datum dp_quantile_combine(PG_FUNCTION_ARGS) {
+  dp_pg::RequireAggregateContext(fcinfo, "dp_quantile_combine");
+  auto* into = reinterpret_cast<QuantileState*>(PG_GETARG_POINTER(0));
+  const QuantileState* partial = dp_pg::ReadQuantileState(fcinfo, 1);
+  if (partial->initialized == 0) PG_RETURN_POINTER(into);
+  if (into->initialized == 0) {
+    // The combining step's own initial state: take the partial as it is.
+    MemoryContext aggregate_context;
+    AggCheckCallContext(fcinfo, &aggregate_context);
+    auto* copy = static_cast<QuantileState*>(
+        MemoryContextAlloc(aggregate_context, VARSIZE(partial)));
+    std::memcpy(copy, partial, VARSIZE(partial));
+    PG_RETURN_POINTER(copy);
+  }
+  if (into->bins != partial->bins || into->lower != partial->lower ||
+      into->upper != partial->upper || into->epsilon != partial->epsilon ||
+      into->fraction != partial->fraction)
+    ereport(ERROR, (errcode(ERRCODE_INTERNAL_ERROR),
+                    errmsg("dp_agg quantile states with different parameters")));
+  for (int i = 0; i < into->bins; ++i) into->counts[i] += partial->counts[i];
+  PG_RETURN_POINTER(into);
+}
+
+PG_FUNCTION_INFO_V1(dp_quantile_final);
+Datum dp_quantile_final(PG_FUNCTION_ARGS) {
+  dp_pg::RequireAggregateContext(fcinfo, "dp_quantile_final");
+  const QuantileState* state = dp_pg::ReadQuantileState(fcinfo, 0);
+  dp_pg::RequireInitialized(state);
+  const double answer = dp_pg::CallCore([&] {
+    dp::QuantileGrid grid(state->lower, state->upper, static_cast<std::size_t>(state->bins));
+    grid.RestoreCounts(dp_pg::CountsOf(state));
+    return grid.Release(state->fraction, state->epsilon, dp_pg::NoiseSource());
+  });
+  PG_RETURN_FLOAT8(answer);
+}
+
+PG_FUNCTION_INFO_V1(dp_quantile_state_in);
+Datum dp_quantile_state_in(PG_FUNCTION_ARGS) {
+  const char* text = PG_GETARG_CSTRING(0);
+  if (std::strcmp(text, "uninitialized") == 0) PG_RETURN_POINTER(dp_pg::NewQuantileState(0));
+  dp::QuantileStateFields fields;
+  const bool parsed = dp_pg::CallCore([&] {
+    return dp::ParseQuantileState(text, &fields) &&
+           fields.counts.size() <= dp::kMaxQuantileBins;
+  });
+  if (!parsed)
+    ereport(ERROR, (errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
+                    errmsg("invalid input syntax for type dp_agg.quantile_state")));
+  QuantileState* state = dp_pg::NewQuantileState(static_cast<int>(fields.counts.size()));
+  state->initialized = 1;
+  state->epsilon = fields.epsilon;
+  state->fraction = fields.fraction;
+  state->lower = fields.lower;
+  state->upper = fields.upper;
+  std::memcpy(state->counts, fields.counts.data(), sizeof(std::int64_t) * fields.counts.size());
+  PG_RETURN_POINTER(state);
+}
+
+PG_FUNCTION_INFO_V1(dp_quantile_state_out);
+Datum dp_quantile_state_out(PG_FUNCTION_ARGS) {
+  const QuantileState* state = dp_pg::ReadQuantileState(fcinfo, 0);
+  if (state->initialized == 0) PG_RETURN_CSTRING(pstrdup("uninitialized"));
+  char* text = dp_pg::CallCore([&] {
+    dp::QuantileStateFields fields;
+    fields.epsilon = state->epsilon;
+    fields.fraction = state->fraction;
+    fields.lower = state->lower;
+    fields.upper = state->upper;
+    fields.counts = dp_pg::CountsOf(state);
+    const std::string formatted = dp::FormatQuantileState(fields);
+    // malloc'd copy, so that no C++ object outlives the boundary
+    char* copy = static_cast<char*>(std::malloc(formatted.size() + 1));
+    if (copy != nullptr) std::memcpy(copy, formatted.c_str(), formatted.size() + 1);
+    return copy;
+  });
+  if (text == nullptr) ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
+  char* result = pstrdup(text);
+  std::free(text);
+  PG_RETURN_CSTRING(result);
+}
+
+}  // extern "C"
