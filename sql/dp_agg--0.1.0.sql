@@ -575,3 +575,55 @@ CREATE AGGREGATE dp_median(float8, float8, float8, float8) (
 UPDATE pg_catalog.pg_proc SET provolatile = 'v'
 WHERE pronamespace = '@extschema@'::regnamespace
   AND proname IN ('dp_percentile', 'dp_median') AND prokind = 'a';
+
+-- ===========================================================================
+-- dp_select(value, candidates, epsilon): the private mode among candidates
+-- given in the query; dp_select(value, weight, lower, upper, candidates,
+-- epsilon): the candidate with the largest total of clamped weights.
+-- Permute-and-flip, sampled exactly; any type with an equality operator.
+-- ===========================================================================
+CREATE TYPE dp_agg.selection_state;
+CREATE FUNCTION dp_agg.selection_state_in(cstring) RETURNS dp_agg.selection_state
+  AS 'MODULE_PATHNAME', 'dp_selection_state_in' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.selection_state_out(dp_agg.selection_state) RETURNS cstring
+  AS 'MODULE_PATHNAME', 'dp_selection_state_out' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE TYPE dp_agg.selection_state (
+  INPUT = dp_agg.selection_state_in, OUTPUT = dp_agg.selection_state_out,
+  INTERNALLENGTH = VARIABLE, ALIGNMENT = double, STORAGE = plain
+);
+CREATE FUNCTION dp_agg.select_transfn(dp_agg.selection_state, anyelement, anyarray, float8)
+  RETURNS dp_agg.selection_state AS 'MODULE_PATHNAME', 'dp_select_transfn'
+  LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.select_transfn(dp_agg.selection_state, anyelement, float8, float8, float8,
+                                      anyarray, float8)
+  RETURNS dp_agg.selection_state AS 'MODULE_PATHNAME', 'dp_select_transfn'
+  LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.select_combine(dp_agg.selection_state, dp_agg.selection_state)
+  RETURNS dp_agg.selection_state AS 'MODULE_PATHNAME', 'dp_select_combine'
+  LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
+-- FINALFUNC_EXTRA: the extra (NULL) arguments only resolve the result type.
+CREATE FUNCTION dp_agg.select_final(dp_agg.selection_state, anyelement, anyarray, float8)
+  RETURNS anyelement AS 'MODULE_PATHNAME', 'dp_select_final' LANGUAGE C VOLATILE PARALLEL SAFE;
+CREATE FUNCTION dp_agg.select_final(dp_agg.selection_state, anyelement, float8, float8, float8,
+                                    anyarray, float8)
+  RETURNS anyelement AS 'MODULE_PATHNAME', 'dp_select_final' LANGUAGE C VOLATILE PARALLEL SAFE;
+REVOKE ALL ON FUNCTION
+  dp_agg.select_transfn(dp_agg.selection_state, anyelement, anyarray, float8),
+  dp_agg.select_transfn(dp_agg.selection_state, anyelement, float8, float8, float8, anyarray, float8),
+  dp_agg.select_combine(dp_agg.selection_state, dp_agg.selection_state),
+  dp_agg.select_final(dp_agg.selection_state, anyelement, anyarray, float8),
+  dp_agg.select_final(dp_agg.selection_state, anyelement, float8, float8, float8, anyarray, float8)
+FROM PUBLIC;
+
+CREATE AGGREGATE dp_select(anyelement, anyarray, float8) (
+  SFUNC = dp_agg.select_transfn, STYPE = dp_agg.selection_state, INITCOND = 'uninitialized',
+  FINALFUNC = dp_agg.select_final, FINALFUNC_EXTRA, COMBINEFUNC = dp_agg.select_combine,
+  PARALLEL = SAFE
+);
+CREATE AGGREGATE dp_select(anyelement, float8, float8, float8, anyarray, float8) (
+  SFUNC = dp_agg.select_transfn, STYPE = dp_agg.selection_state, INITCOND = 'uninitialized',
+  FINALFUNC = dp_agg.select_final, FINALFUNC_EXTRA, COMBINEFUNC = dp_agg.select_combine,
+  PARALLEL = SAFE
+);
+UPDATE pg_catalog.pg_proc SET provolatile = 'v'
+WHERE pronamespace = '@extschema@'::regnamespace AND proname = 'dp_select' AND prokind = 'a';

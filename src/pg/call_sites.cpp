@@ -29,6 +29,7 @@
 #include "error_boundary.h"
 #include "ledger.h"
 #include "quantile_aggregates.h"
+#include "selection_aggregates.h"
 #include "settings.h"
 
 // PostgreSQL 15 declares tree walkers as taking `bool (*)()`; 16 and later
@@ -41,7 +42,7 @@
 namespace dp_pg {
 
 // What the executor needs to know about one private aggregate signature.
-enum class Family { kStatistic, kQuantile };
+enum class Family { kStatistic, kQuantile, kSelection };
 struct PrivateAggregateKind {
   PGFunction transition;
   ValueKind value_kind;
@@ -60,6 +61,7 @@ const PrivateAggregateKind kPrivateAggregates[] = {
     {dp_float8_transfn, ValueKind::kFloat, FLOAT8OID},
     {dp_numeric_transfn, ValueKind::kFloat, NUMERICOID},
     {dp_quantile_transfn, ValueKind::kFloat, FLOAT8OID, Family::kQuantile},
+    {dp_select_transfn, ValueKind::kNone, InvalidOid, Family::kSelection},
 };
 
 struct AggregateCacheEntry {
@@ -172,6 +174,8 @@ bool VariesByRow(Node* node, void* context) {
 
 const char* const kParameterNames[] = {"value", "lower bound", "upper bound", "epsilon"};
 
+}  // namespace
+
 // Evaluates argument `position` of `aggref` once, before any row is read.
 Datum EvaluateParameter(Aggref* aggref, int position, const char* role, EState* estate,
                         bool* is_null) {
@@ -193,6 +197,8 @@ Datum EvaluateParameter(Aggref* aggref, int position, const char* role, EState* 
   ExprContext* context = GetPerTupleExprContext(estate);
   return ExecEvalExprSwitchContext(state, context, is_null);
 }
+
+namespace {
 
 double BoundAsDouble(Datum value, Oid type) {
   switch (type) {
@@ -564,8 +570,11 @@ void PrepareAggregates(AggState* node, EState* estate, bool reexecuted, QueryCos
                errdetail("It is inside a correlated subquery, a LATERAL join or a recursive "
                          "query, so it would release a data-dependent number of answers."),
                errhint("Use GROUP BY to get one private answer per group.")));
-    // The aggregated value and FILTER are evaluated per row like the input.
+    // The aggregated value (and dp_select's weight) and FILTER are evaluated
+    // per row like the input.
     CheckExpressions(aggref, reinterpret_cast<Node*>(linitial(aggref->args)));
+    if (kind->family == Family::kSelection && list_length(aggref->args) == 6)
+      CheckExpressions(aggref, reinterpret_cast<Node*>(lsecond(aggref->args)));
     CheckExpressions(aggref, reinterpret_cast<Node*>(aggref->aggfilter));
     if (cost->charge && !input_checked) {
       List* tables = NIL;
@@ -576,11 +585,18 @@ void PrepareAggregates(AggState* node, EState* estate, bool reexecuted, QueryCos
     double requested_epsilon = 0;
     double requested_delta = 0;
     MemoryContext previous = MemoryContextSwitchTo(estate->es_query_cxt);
-    const Datum initial =
-        kind->family == Family::kQuantile
-            ? PrepareQuantileInitialState(aggref, estate, &requested_epsilon)
-            : PointerGetDatum(PrepareInitialState(aggref, *kind, interval, estate,
-                                                  &requested_epsilon, &requested_delta));
+    Datum initial;
+    switch (kind->family) {
+      case Family::kQuantile:
+        initial = PrepareQuantileInitialState(aggref, estate, &requested_epsilon);
+        break;
+      case Family::kSelection:
+        initial = PrepareSelectionInitialState(aggref, estate, &requested_epsilon);
+        break;
+      default:
+        initial = PointerGetDatum(PrepareInitialState(aggref, *kind, interval, estate,
+                                                      &requested_epsilon, &requested_delta));
+    }
     MemoryContextSwitchTo(previous);
     transition->initValue = initial;
     transition->initValueIsNull = false;

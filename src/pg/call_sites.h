@@ -13,6 +13,13 @@ const PrivateAggregateKind* LookupPrivateAggregate(Oid aggregate);
 
 void InstallExecutorHook();
 
+// Argument `position` of a private aggregate call, which must be the same
+// for every row (ERROR 22023 otherwise), evaluated once before execution.
+// The value lives in the per-tuple memory of `estate`: copy it before the
+// next reset.
+Datum EvaluateParameter(Aggref* aggref, int position, const char* role, EState* estate,
+                        bool* is_null);
+
 // Argument `position` of a private aggregate call, a float8 that must be the
 // same for every row, evaluated once before execution (ERROR 22023 if NULL
 // or if it could vary between rows).

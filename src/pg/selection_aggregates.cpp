@@ -1,0 +1,367 @@
+// dp_select: the private mode (or the "best option") among candidates given
+// in the query, with permute-and-flip sampled exactly (core/selection.h).
+//
+//   dp_select(value anyelement, candidates anyarray, epsilon)
+//     score of a candidate = number of rows equal to it (sensitivity 1; all
+//     scores move the same way between neighbours, so the monotonic rate)
+//   dp_select(value anyelement, weight, lower, upper, candidates anyarray, epsilon)
+//     score = sum of the rows' weights clamped to [lower, upper]
+//     (sensitivity max(|lower|, |upper|); monotonic only if all weights
+//     have one sign)
+//
+// Rows whose value is not a candidate count for nothing; the answer is always
+// one of the candidates, also on empty input. Candidates must come from the
+// query (a literal, a parameter), never from the private rows: a value that
+// exists only because one person has it would be selectable only when that
+// person is present.
+//
+// The state carries the scores and a copy of the candidate array: the final
+// function has to return a candidate, and the combining step of a parallel
+// plan sees no aggregate arguments.
+#include <cstring>
+#include <vector>
+
+#include "../core/grid_value.h"
+#include "../core/parameters.h"
+#include "../core/selection.h"
+#include "call_sites.h"
+#include "error_boundary.h"
+#include "selection_aggregates.h"
+#include "settings.h"
+
+extern "C" {
+#include "utils/array.h"
+#include "utils/datum.h"
+#include "utils/typcache.h"
+}
+
+namespace dp_pg {
+
+namespace {
+
+constexpr std::uint8_t kSelectionFormatVersion = 1;
+constexpr int kMaxCandidates = 100000;
+
+struct SelectionState {
+  std::int32_t varlena_header;
+  std::uint8_t format_version;
+  std::uint8_t initialized;
+  std::uint8_t weighted;
+  std::uint8_t reserved;
+  std::int32_t num_candidates;
+  std::int32_t candidates_offset;  // where the candidate array (a varlena) starts
+  double epsilon;
+  double lower;  // weight bounds (weighted form only)
+  double upper;
+  std::int32_t unit_exponent;
+  std::int32_t padding;
+  std::int64_t lower_units;
+  std::int64_t upper_units;
+  double unit_scale;
+  // followed by num_candidates scores, each an int128 as {uint64 low, int64 high},
+  // then the candidate array at candidates_offset
+};
+
+struct Score {
+  std::uint64_t low;
+  std::int64_t high;
+};
+
+Score* ScoresOf(SelectionState* state) {
+  return reinterpret_cast<Score*>(reinterpret_cast<char*>(state) + sizeof(SelectionState));
+}
+
+ArrayType* CandidatesOf(SelectionState* state) {
+  return reinterpret_cast<ArrayType*>(reinterpret_cast<char*>(state) + state->candidates_offset);
+}
+
+dp::int128 ScoreValue(const Score& score) {
+  return static_cast<dp::int128>((static_cast<dp::uint128>(score.high) << 64) | score.low);
+}
+
+void AddToScore(Score* score, dp::int128 amount) {
+  const dp::int128 sum = ScoreValue(*score) + amount;
+  score->low = static_cast<std::uint64_t>(sum);
+  score->high = static_cast<std::int64_t>(sum >> 64);
+}
+
+void RequireAggregateContext(FunctionCallInfo fcinfo, const char* function) {
+  if (AggCheckCallContext(fcinfo, nullptr) != AGG_CONTEXT_AGGREGATE)
+    ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                    errmsg("%s can only be called as part of a private aggregate", function)));
+}
+
+void RequireInitialized(const SelectionState* state) {
+  if (state->initialized == 0)
+    ereport(ERROR,
+            (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+             errmsg("dp_agg aggregate parameters were not prepared by the executor hook"),
+             errhint("Add dp_agg to shared_preload_libraries in postgresql.conf and restart "
+                     "the server.")));
+}
+
+// The candidates, deconstructed, with a hash table from value to position.
+struct CandidateIndex {
+  int count;
+  Datum* values;
+  FmgrInfo equality;
+  FmgrInfo hash;
+  bool hashable;
+  Oid collation;
+  int table_size;  // a power of two, at least 2 * count
+  int* table;      // -1: empty, else a position in values
+  std::uint32_t* hashes;
+};
+
+std::uint32_t HashOf(const CandidateIndex& index, Datum value) {
+  return DatumGetUInt32(FunctionCall1Coll(const_cast<FmgrInfo*>(&index.hash), index.collation, value));
+}
+
+bool Equal(const CandidateIndex& index, Datum a, Datum b) {
+  return DatumGetBool(FunctionCall2Coll(const_cast<FmgrInfo*>(&index.equality), index.collation, a, b));
+}
+
+// Position of `value` among the candidates, or -1.
+int Find(const CandidateIndex& index, Datum value) {
+  if (!index.hashable) {
+    for (int i = 0; i < index.count; ++i)
+      if (Equal(index, index.values[i], value)) return i;
+    return -1;
+  }
+  const std::uint32_t hash = HashOf(index, value);
+  for (int slot = static_cast<int>(hash & (index.table_size - 1));; slot = (slot + 1) & (index.table_size - 1)) {
+    const int position = index.table[slot];
+    if (position < 0) return -1;
+    if (index.hashes[position] == hash && Equal(index, index.values[position], value))
+      return position;
+  }
+}
+
+// Builds the index in `context` from a copy of `candidates`; with
+// `reject_duplicates`, a repeated candidate is an ERROR 22023.
+CandidateIndex* BuildIndex(ArrayType* candidates, Oid collation, MemoryContext context,
+                           bool reject_duplicates) {
+  MemoryContext previous = MemoryContextSwitchTo(context);
+  auto* index = static_cast<CandidateIndex*>(palloc0(sizeof(CandidateIndex)));
+  ArrayType* copy = static_cast<ArrayType*>(palloc(VARSIZE(candidates)));
+  std::memcpy(copy, candidates, VARSIZE(candidates));
+  const Oid element_type = ARR_ELEMTYPE(copy);
+  TypeCacheEntry* type = lookup_type_cache(
+      element_type, TYPECACHE_EQ_OPR_FINFO | TYPECACHE_HASH_PROC_FINFO);
+  if (!OidIsValid(type->eq_opr_finfo.fn_oid))
+    ereport(ERROR, (errcode(ERRCODE_UNDEFINED_FUNCTION),
+                    errmsg("dp_select needs an equality operator for type %s",
+                           format_type_be(element_type))));
+  int16 length;
+  bool by_value;
+  char alignment;
+  get_typlenbyvalalign(element_type, &length, &by_value, &alignment);
+  bool* nulls = nullptr;
+  deconstruct_array(copy, element_type, length, by_value, alignment, &index->values, &nulls,
+                    &index->count);
+  fmgr_info_copy(&index->equality, &type->eq_opr_finfo, context);
+  index->hashable = OidIsValid(type->hash_proc_finfo.fn_oid);
+  if (index->hashable) fmgr_info_copy(&index->hash, &type->hash_proc_finfo, context);
+  index->collation = collation;
+  index->table_size = 1;
+  while (index->table_size < 2 * index->count) index->table_size *= 2;
+  index->table = static_cast<int*>(palloc(sizeof(int) * index->table_size));
+  for (int i = 0; i < index->table_size; ++i) index->table[i] = -1;
+  index->hashes = static_cast<std::uint32_t*>(palloc(sizeof(std::uint32_t) * (index->count + 1)));
+  for (int i = 0; i < index->count; ++i) {
+    if (nulls != nullptr && nulls[i])
+      ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                      errmsg("dp_select candidates must not contain NULL"),
+                      errhint("List the values that the answer may take.")));
+    if (reject_duplicates && Find(*index, index->values[i]) >= 0)
+      ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                      errmsg("dp_select candidates must be distinct"),
+                      errhint("Each candidate may appear once in the array.")));
+    if (index->hashable) {
+      index->hashes[i] = HashOf(*index, index->values[i]);
+      int slot = static_cast<int>(index->hashes[i] & (index->table_size - 1));
+      while (index->table[slot] >= 0) slot = (slot + 1) & (index->table_size - 1);
+      index->table[slot] = i;
+    }
+  }
+  MemoryContextSwitchTo(previous);
+  return index;
+}
+
+SelectionState* ReadSelectionState(FunctionCallInfo fcinfo, int argument) {
+  struct varlena* raw = PG_DETOAST_DATUM_COPY(PG_GETARG_DATUM(argument));
+  auto* state = reinterpret_cast<SelectionState*>(raw);
+  if (VARSIZE(raw) < sizeof(SelectionState) || state->format_version != kSelectionFormatVersion)
+    ereport(ERROR, (errcode(ERRCODE_DATA_CORRUPTED), errmsg("invalid dp_agg selection state")));
+  return state;
+}
+
+}  // namespace
+
+Datum PrepareSelectionInitialState(Aggref* aggref, EState* estate, double* requested_epsilon) {
+  // dp_select(value, candidates, epsilon) or (value, weight, lower, upper, candidates, epsilon)
+  const bool weighted = list_length(aggref->args) == 6;
+  const int candidates_position = weighted ? 4 : 1;
+  const double epsilon =
+      EvaluateDoubleParameter(aggref, candidates_position + 1, "epsilon", estate);
+  const double maximum = max_epsilon;
+  CallCore([&] { dp::ValidateEpsilon(epsilon, maximum); });
+  double lower = 0, upper = 0;
+  if (weighted) {
+    lower = EvaluateDoubleParameter(aggref, 2, "lower bound", estate);
+    upper = EvaluateDoubleParameter(aggref, 3, "upper bound", estate);
+    CallCore([&] { dp::ValidateBounds(lower, upper); });
+  }
+  bool is_null = false;
+  const Datum candidates_datum =
+      EvaluateParameter(aggref, candidates_position, "candidates", estate, &is_null);
+  if (is_null)
+    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                    errmsg("candidates of dp_select must not be NULL"),
+                    errhint("Pass an array of the values the answer may take, e.g. "
+                            "ARRAY['a', 'b', 'c'].")));
+  ArrayType* candidates = DatumGetArrayTypeP(candidates_datum);
+  const int count = ArrayGetNItems(ARR_NDIM(candidates), ARR_DIMS(candidates));
+  if (count < 1 || ARR_NDIM(candidates) != 1 || count > kMaxCandidates)
+    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                    errmsg("candidates of dp_select must be a one-dimensional array of 1 to %d "
+                           "values",
+                           kMaxCandidates),
+                    errhint("Pass an array of the values the answer may take.")));
+  // Checks NULLs and duplicates (the index itself is rebuilt per execution by
+  // the transition function).
+  BuildIndex(candidates, aggref->inputcollid, CurrentMemoryContext, true);
+
+  const Size scores_size = sizeof(Score) * static_cast<Size>(count);
+  const Size candidates_offset = MAXALIGN(sizeof(SelectionState) + scores_size);
+  const Size total = candidates_offset + VARSIZE(candidates);
+  auto* state = static_cast<SelectionState*>(palloc0(total));
+  SET_VARSIZE(state, total);
+  state->format_version = kSelectionFormatVersion;
+  state->initialized = 1;
+  state->weighted = weighted ? 1 : 0;
+  state->num_candidates = count;
+  state->candidates_offset = static_cast<std::int32_t>(candidates_offset);
+  state->epsilon = test_fault == static_cast<int>(TestFault::kHalveNoise) ? 2 * epsilon : epsilon;
+  std::memcpy(CandidatesOf(state), candidates, VARSIZE(candidates));
+  if (weighted) {
+    state->lower = lower;
+    state->upper = upper;
+    state->unit_exponent = dp::ChooseUnitExponent(lower, upper);
+    state->unit_scale = dp::UnitScale(state->unit_exponent);
+    state->lower_units = dp::ToUnits(lower, state->unit_exponent, state->unit_scale);
+    state->upper_units = dp::ToUnits(upper, state->unit_exponent, state->unit_scale);
+  }
+  *requested_epsilon = epsilon;
+  return PointerGetDatum(state);
+}
+
+}  // namespace dp_pg
+
+using dp_pg::SelectionState;
+
+extern "C" {
+
+// STRICT: rows with a NULL value (or weight) never arrive.
+PG_FUNCTION_INFO_V1(dp_select_transfn);
+Datum dp_select_transfn(PG_FUNCTION_ARGS) {
+  dp_pg::RequireAggregateContext(fcinfo, "dp_select_transfn");
+  auto* state = reinterpret_cast<SelectionState*>(PG_GETARG_POINTER(0));
+  dp_pg::RequireInitialized(state);
+  if (fcinfo->flinfo->fn_extra == nullptr)
+    fcinfo->flinfo->fn_extra = dp_pg::BuildIndex(dp_pg::CandidatesOf(state), PG_GET_COLLATION(),
+                                                 fcinfo->flinfo->fn_mcxt, false);
+  const auto* index = static_cast<const dp_pg::CandidateIndex*>(fcinfo->flinfo->fn_extra);
+  const int position = dp_pg::Find(*index, PG_GETARG_DATUM(1));
+  if (position < 0) PG_RETURN_POINTER(state);  // not a candidate: counts for nothing
+  dp::int128 amount = 1;
+  if (state->weighted != 0) {
+    double weight = PG_GETARG_FLOAT8(2);
+    if (std::isnan(weight)) PG_RETURN_POINTER(state);
+    weight = weight < state->lower ? state->lower : (weight > state->upper ? state->upper : weight);
+    amount = dp::ToUnits(weight, state->unit_exponent, state->unit_scale);
+  }
+  dp_pg::AddToScore(&dp_pg::ScoresOf(state)[position], amount);
+  PG_RETURN_POINTER(state);
+}
+
+PG_FUNCTION_INFO_V1(dp_select_combine);
+Datum dp_select_combine(PG_FUNCTION_ARGS) {
+  dp_pg::RequireAggregateContext(fcinfo, "dp_select_combine");
+  auto* into = reinterpret_cast<SelectionState*>(PG_GETARG_POINTER(0));
+  SelectionState* partial = dp_pg::ReadSelectionState(fcinfo, 1);
+  if (partial->initialized == 0) PG_RETURN_POINTER(into);
+  if (into->initialized == 0) {
+    // The combining step's own initial state: adopt the partial state.
+    MemoryContext aggregate_context;
+    AggCheckCallContext(fcinfo, &aggregate_context);
+    auto* copy = static_cast<SelectionState*>(MemoryContextAlloc(aggregate_context, VARSIZE(partial)));
+    std::memcpy(copy, partial, VARSIZE(partial));
+    PG_RETURN_POINTER(copy);
+  }
+  if (into->num_candidates != partial->num_candidates || into->weighted != partial->weighted ||
+      into->epsilon != partial->epsilon || into->lower_units != partial->lower_units ||
+      into->upper_units != partial->upper_units)
+    ereport(ERROR, (errcode(ERRCODE_INTERNAL_ERROR),
+                    errmsg("dp_agg selection states with different parameters")));
+  for (int i = 0; i < into->num_candidates; ++i)
+    dp_pg::AddToScore(&dp_pg::ScoresOf(into)[i], dp_pg::ScoreValue(dp_pg::ScoresOf(partial)[i]));
+  PG_RETURN_POINTER(into);
+}
+
+PG_FUNCTION_INFO_V1(dp_select_final);
+Datum dp_select_final(PG_FUNCTION_ARGS) {
+  dp_pg::RequireAggregateContext(fcinfo, "dp_select_final");
+  SelectionState* state = dp_pg::ReadSelectionState(fcinfo, 0);
+  dp_pg::RequireInitialized(state);
+  const std::size_t chosen = dp_pg::CallCore([&] {
+    std::vector<dp::int128> values(static_cast<std::size_t>(state->num_candidates));
+    for (int i = 0; i < state->num_candidates; ++i)
+      values[i] = dp_pg::ScoreValue(dp_pg::ScoresOf(state)[i]);
+    if (state->weighted == 0)
+      return dp::PermuteAndFlip(values, 1, state->epsilon, /*monotonic=*/true, dp_pg::NoiseSource());
+    const dp::uint128 lower = state->lower_units < 0
+                                  ? dp::uint128{0} - static_cast<dp::uint128>(static_cast<dp::int128>(state->lower_units))
+                                  : static_cast<dp::uint128>(state->lower_units);
+    const dp::uint128 upper = state->upper_units < 0
+                                  ? dp::uint128{0} - static_cast<dp::uint128>(static_cast<dp::int128>(state->upper_units))
+                                  : static_cast<dp::uint128>(state->upper_units);
+    const dp::uint128 sensitivity = lower > upper ? lower : upper;
+    const bool one_sign = state->lower_units >= 0 || state->upper_units <= 0;
+    if (sensitivity == 0) return std::size_t{0};  // every weight is 0: nothing to learn
+    return dp::PermuteAndFlip(values, sensitivity, state->epsilon, one_sign, dp_pg::NoiseSource());
+  });
+  ArrayType* candidates = dp_pg::CandidatesOf(state);
+  const Oid element_type = ARR_ELEMTYPE(candidates);
+  int16 length;
+  bool by_value;
+  char alignment;
+  get_typlenbyvalalign(element_type, &length, &by_value, &alignment);
+  Datum* values;
+  bool* nulls;
+  int count;
+  deconstruct_array(candidates, element_type, length, by_value, alignment, &values, &nulls, &count);
+  PG_RETURN_DATUM(datumCopy(values[chosen], by_value, length));
+}
+
+// Partial states are not printed (they hold exact scores and need the
+// element type to be read back); Citus support for dp_select would need a
+// typed text form.
+PG_FUNCTION_INFO_V1(dp_selection_state_in);
+Datum dp_selection_state_in(PG_FUNCTION_ARGS) {
+  if (std::strcmp(PG_GETARG_CSTRING(0), "uninitialized") != 0)
+    ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                    errmsg("dp_agg.selection_state accepts only 'uninitialized' as input")));
+  auto* state = static_cast<SelectionState*>(palloc0(sizeof(SelectionState)));
+  SET_VARSIZE(state, sizeof(SelectionState));
+  state->format_version = dp_pg::kSelectionFormatVersion;
+  PG_RETURN_POINTER(state);
+}
+
+PG_FUNCTION_INFO_V1(dp_selection_state_out);
+Datum dp_selection_state_out(PG_FUNCTION_ARGS) {
+  const SelectionState* state = dp_pg::ReadSelectionState(fcinfo, 0);
+  PG_RETURN_CSTRING(pstrdup(state->initialized == 0 ? "uninitialized" : "(selection state)"));
+}
+
+}  // extern "C"
