@@ -13,13 +13,19 @@ std::string Format(const char* format, double a, double b = 0.0) {
 }
 }  // namespace
 
-void ValidateEpsilon(double epsilon, double max_epsilon) {
-  const char* hint =
-      "epsilon is the privacy cost of this aggregate: a positive number such as 0.1 "
-      "(strong privacy) or 1 (moderate privacy).";
-  if (!std::isfinite(epsilon) || epsilon <= 0.0)
+const char* const kEpsilonHint =
+    "epsilon is the privacy cost of this aggregate: a positive number such as 0.1 "
+    "(strong privacy) or 1 (moderate privacy).";
+
+void ValidateEpsilonIsPositive(double epsilon) {
+  if (!std::isfinite(epsilon) || !(epsilon > 0.0))
     throw InvalidParameter(Format("epsilon must be a positive finite number, not %g", epsilon),
-                           hint);
+                           kEpsilonHint);
+}
+
+void ValidateEpsilon(double epsilon, double max_epsilon) {
+  const char* hint = kEpsilonHint;
+  ValidateEpsilonIsPositive(epsilon);
   if (epsilon < kMinEpsilon)
     throw InvalidParameter(Format("epsilon %g is below the smallest supported value %g", epsilon,
                                   kMinEpsilon),

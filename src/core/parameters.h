@@ -26,6 +26,9 @@ class InvalidParameter : public std::invalid_argument {
 // floor.
 inline constexpr double kMinEpsilon = 8.8817841970012523e-16;  // 2^-50
 
+// epsilon must be finite and positive (the mechanisms' own precondition).
+void ValidateEpsilonIsPositive(double epsilon);
+
 // epsilon must be finite, at least kMinEpsilon, and at most max_epsilon.
 void ValidateEpsilon(double epsilon, double max_epsilon);
 

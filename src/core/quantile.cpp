@@ -28,17 +28,6 @@ void CheckFraction(double fraction) {
   }
 }
 
-void CheckEpsilon(double epsilon) {
-  if (!std::isfinite(epsilon) || !(epsilon > 0.0)) {
-    char message[128];
-    std::snprintf(message, sizeof message, "epsilon must be a positive finite number, not %g",
-                  epsilon);
-    throw InvalidParameter(message,
-                           "epsilon is the privacy cost of this aggregate: a positive number such "
-                           "as 0.1 (strong privacy) or 1 (moderate privacy).");
-  }
-}
-
 // fraction in [0, 1] as numerator / 2^bits with bits <= 64 (see the header:
 // exact unless the fraction has more than 64 fractional bits, then rounded to
 // the nearest multiple of 2^-64, ties to even).
@@ -188,7 +177,7 @@ double QuantileGrid::Release(double fraction, double epsilon, RandomSource& rng)
   // Parameter checks first, for every state alike: an error must not depend
   // on the data.
   CheckFraction(fraction);
-  CheckEpsilon(epsilon);
+  ValidateEpsilonIsPositive(epsilon);
   if (width_units_ == 0) return lower_;  // lower == upper: the answer is public
   const QuantileUtility utility = Utility(fraction);
   const SelectionScale scale = PlanSelection(utility.sensitivity, epsilon, /*monotonic=*/false);

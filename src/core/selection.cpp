@@ -112,21 +112,10 @@ bool SampleExpMinusDyadicFraction(RandomSource& rng, const U256& value, int bits
   return (k & 1U) == 1U;
 }
 
-void CheckEpsilon(double epsilon) {
-  if (!std::isfinite(epsilon) || !(epsilon > 0.0)) {
-    char message[128];
-    std::snprintf(message, sizeof message, "epsilon must be a positive finite number, not %g",
-                  epsilon);
-    throw InvalidParameter(message,
-                           "epsilon is the privacy cost of this aggregate: a positive number such "
-                           "as 0.1 (strong privacy) or 1 (moderate privacy).");
-  }
-}
-
 }  // namespace
 
 SelectionScale PlanSelection(uint128 sensitivity, double epsilon, bool monotonic) {
-  CheckEpsilon(epsilon);
+  ValidateEpsilonIsPositive(epsilon);
   if (sensitivity == 0) throw std::invalid_argument("selection: sensitivity must be positive");
   const DyadicEpsilon eps = RoundEpsilonDown(epsilon);  // m 2^e, m in [2^23, 2^24)
   // Round Delta UP to d 2^k with d <= 2^64 (relative change < 2^-63): a

@@ -18,6 +18,7 @@
 #include <cstring>
 
 #include "../core/random_source.h"
+#include "pg_includes.h"
 
 namespace dp_pg {
 
@@ -62,6 +63,15 @@ inline void SetSum(AggregateState* state, dp::int128 sum) {
 
 // A palloc'd state in CurrentMemoryContext, all zero but for its header.
 AggregateState* NewAggregateState();
+
+// The support functions of every private aggregate (dp_count/sum/avg,
+// dp_percentile, dp_select) run only inside an aggregate: their states hold
+// exact sums and counts, which must never be read out directly.
+void RequireAggregateContext(FunctionCallInfo fcinfo, const char* function);
+
+// The executor hook writes the parameters into every initial state; a state
+// without them means the library was not preloaded (fail closed).
+void RequireParametersPrepared(bool prepared);
 
 }  // namespace dp_pg
 

@@ -22,6 +22,23 @@
 
 namespace dp_pg {
 
+void RequireAggregateContext(FunctionCallInfo fcinfo, const char* function) {
+  if (AggCheckCallContext(fcinfo, nullptr) != AGG_CONTEXT_AGGREGATE)
+    ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                    errmsg("%s can only be called as part of a private aggregate", function),
+                    errhint("Use the dp_ functions as aggregates, not as window functions or "
+                            "plain functions.")));
+}
+
+void RequireParametersPrepared(bool prepared) {
+  if (!prepared)
+    ereport(ERROR,
+            (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+             errmsg("dp_agg aggregate parameters were not prepared by the executor hook"),
+             errhint("Add dp_agg to shared_preload_libraries in postgresql.conf and restart "
+                     "the server.")));
+}
+
 AggregateState* NewAggregateState() {
   auto* state = static_cast<AggregateState*>(palloc0(sizeof(AggregateState)));
   SET_VARSIZE(state, sizeof(AggregateState));
@@ -36,17 +53,9 @@ namespace {
 // Calling the support functions outside an aggregate is refused, so the exact
 // sums inside a state can never be read out directly.
 AggregateState* MutableState(FunctionCallInfo fcinfo, const char* function) {
-  if (AggCheckCallContext(fcinfo, nullptr) != AGG_CONTEXT_AGGREGATE)
-    ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-                    errmsg("%s can only be called as part of a private aggregate", function),
-                    errhint("Use dp_count, dp_sum and dp_avg as aggregates, not as window functions.")));
+  RequireAggregateContext(fcinfo, function);
   auto* state = reinterpret_cast<AggregateState*>(PG_GETARG_POINTER(0));
-  if (state->initialized == 0)
-    ereport(ERROR,
-            (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-             errmsg("dp_agg aggregate parameters were not prepared by the executor hook"),
-             errhint("Add dp_agg to shared_preload_libraries in postgresql.conf and restart "
-                     "the server.")));
+  RequireParametersPrepared(state->initialized != 0);
   return state;
 }
 
@@ -183,16 +192,9 @@ void ReadState(FunctionCallInfo fcinfo, int argument, AggregateState* out) {
 
 // The state of a final function, which must have its parameters.
 void ReadFinalState(FunctionCallInfo fcinfo, AggregateState* out) {
-  if (AggCheckCallContext(fcinfo, nullptr) != AGG_CONTEXT_AGGREGATE)
-    ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-                    errmsg("dp_agg final functions can only be called by a private aggregate")));
+  RequireAggregateContext(fcinfo, "dp_agg final function");
   ReadState(fcinfo, 0, out);
-  if (out->initialized == 0)
-    ereport(ERROR,
-            (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-             errmsg("dp_agg aggregate parameters were not prepared by the executor hook"),
-             errhint("Add dp_agg to shared_preload_libraries in postgresql.conf and restart "
-                     "the server.")));
+  RequireParametersPrepared(out->initialized != 0);
 }
 
 // Everything about a release that depends only on public parameters: the
@@ -377,9 +379,7 @@ extern "C" {
 // state, so every merged state has them.
 PG_FUNCTION_INFO_V1(dp_combine);
 Datum dp_combine(PG_FUNCTION_ARGS) {
-  if (AggCheckCallContext(fcinfo, nullptr) != AGG_CONTEXT_AGGREGATE)
-    ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-                    errmsg("dp_combine can only be called as part of a private aggregate")));
+  dp_pg::RequireAggregateContext(fcinfo, "dp_combine");
   auto* into = reinterpret_cast<AggregateState*>(PG_GETARG_POINTER(0));
   AggregateState partial;
   dp_pg::ReadState(fcinfo, 1, &partial);

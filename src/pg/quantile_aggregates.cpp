@@ -10,6 +10,7 @@
 #include "../core/parameters.h"
 #include "../core/quantile.h"
 #include "../core/state_text.h"
+#include "aggregate_state.h"
 #include "call_sites.h"
 #include "error_boundary.h"
 #include "quantile_aggregates.h"
@@ -45,21 +46,6 @@ QuantileState* NewQuantileState(int bins) {
   state->format_version = kQuantileFormatVersion;
   state->bins = bins;
   return state;
-}
-
-void RequireAggregateContext(FunctionCallInfo fcinfo, const char* function) {
-  if (AggCheckCallContext(fcinfo, nullptr) != AGG_CONTEXT_AGGREGATE)
-    ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-                    errmsg("%s can only be called as part of a private aggregate", function)));
-}
-
-void RequireInitialized(const QuantileState* state) {
-  if (state->initialized == 0)
-    ereport(ERROR,
-            (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-             errmsg("dp_agg aggregate parameters were not prepared by the executor hook"),
-             errhint("Add dp_agg to shared_preload_libraries in postgresql.conf and restart "
-                     "the server.")));
 }
 
 // A read-only copy of a state argument (may come from a tuple).
@@ -141,7 +127,7 @@ PG_FUNCTION_INFO_V1(dp_quantile_transfn);
 Datum dp_quantile_transfn(PG_FUNCTION_ARGS) {
   dp_pg::RequireAggregateContext(fcinfo, "dp_quantile_transfn");
   auto* state = reinterpret_cast<QuantileState*>(PG_GETARG_POINTER(0));
-  dp_pg::RequireInitialized(state);
+  dp_pg::RequireParametersPrepared(state->initialized != 0);
   const double value = PG_GETARG_FLOAT8(1);
   if (!std::isnan(value)) state->counts[dp_pg::GridOf(fcinfo, state)->BinIndex(value)] += 1;
   PG_RETURN_POINTER(state);
@@ -175,7 +161,7 @@ PG_FUNCTION_INFO_V1(dp_quantile_final);
 Datum dp_quantile_final(PG_FUNCTION_ARGS) {
   dp_pg::RequireAggregateContext(fcinfo, "dp_quantile_final");
   const QuantileState* state = dp_pg::ReadQuantileState(fcinfo, 0);
-  dp_pg::RequireInitialized(state);
+  dp_pg::RequireParametersPrepared(state->initialized != 0);
   const double answer = dp_pg::CallCore([&] {
     dp::QuantileGrid grid(state->lower, state->upper, static_cast<std::size_t>(state->bins));
     grid.RestoreCounts(dp_pg::CountsOf(state));

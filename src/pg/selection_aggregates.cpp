@@ -24,6 +24,7 @@
 #include "../core/grid_value.h"
 #include "../core/parameters.h"
 #include "../core/selection.h"
+#include "aggregate_state.h"
 #include "call_sites.h"
 #include "error_boundary.h"
 #include "selection_aggregates.h"
@@ -83,21 +84,6 @@ void AddToScore(Score* score, dp::int128 amount) {
   const dp::int128 sum = ScoreValue(*score) + amount;
   score->low = static_cast<std::uint64_t>(sum);
   score->high = static_cast<std::int64_t>(sum >> 64);
-}
-
-void RequireAggregateContext(FunctionCallInfo fcinfo, const char* function) {
-  if (AggCheckCallContext(fcinfo, nullptr) != AGG_CONTEXT_AGGREGATE)
-    ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-                    errmsg("%s can only be called as part of a private aggregate", function)));
-}
-
-void RequireInitialized(const SelectionState* state) {
-  if (state->initialized == 0)
-    ereport(ERROR,
-            (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-             errmsg("dp_agg aggregate parameters were not prepared by the executor hook"),
-             errhint("Add dp_agg to shared_preload_libraries in postgresql.conf and restart "
-                     "the server.")));
 }
 
 // The candidates, deconstructed, with a hash table from value to position.
@@ -267,7 +253,7 @@ PG_FUNCTION_INFO_V1(dp_select_transfn);
 Datum dp_select_transfn(PG_FUNCTION_ARGS) {
   dp_pg::RequireAggregateContext(fcinfo, "dp_select_transfn");
   auto* state = reinterpret_cast<SelectionState*>(PG_GETARG_POINTER(0));
-  dp_pg::RequireInitialized(state);
+  dp_pg::RequireParametersPrepared(state->initialized != 0);
   if (fcinfo->flinfo->fn_extra == nullptr)
     fcinfo->flinfo->fn_extra = dp_pg::BuildIndex(dp_pg::CandidatesOf(state), PG_GET_COLLATION(),
                                                  fcinfo->flinfo->fn_mcxt, false);
@@ -313,7 +299,7 @@ PG_FUNCTION_INFO_V1(dp_select_final);
 Datum dp_select_final(PG_FUNCTION_ARGS) {
   dp_pg::RequireAggregateContext(fcinfo, "dp_select_final");
   SelectionState* state = dp_pg::ReadSelectionState(fcinfo, 0);
-  dp_pg::RequireInitialized(state);
+  dp_pg::RequireParametersPrepared(state->initialized != 0);
   const std::size_t chosen = dp_pg::CallCore([&] {
     std::vector<dp::int128> values(static_cast<std::size_t>(state->num_candidates));
     for (int i = 0; i < state->num_candidates; ++i)
