@@ -71,6 +71,19 @@ FROM patients;
 \g
 \g
 
+\echo '== 5b. Medians, the most common value, and error bars at no extra cost'
+SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY ap_hi) AS true_median_systolic,
+       round(dp_median(ap_hi, 60, 240, 0.3)::numeric, 1)  AS dp_median_systolic,
+       mode() WITHIN GROUP (ORDER BY region)             AS true_largest_region,
+       dp_select(region, ARRAY['North', 'South', 'East', 'West', 'Central'], 0.3) AS dp_largest_region
+FROM patients;
+SELECT count(*) FILTER (WHERE smoker) AS true_smokers, dp_count(id, 0.2) FILTER (WHERE smoker) AS dp_smokers,
+       dp_count_margin(0.2) AS plus_minus_95pct
+FROM patients;
+SELECT round((e).value::numeric, 2) AS dp_avg_weight, round((e).low::numeric, 2) AS low_95,
+       round((e).high::numeric, 2) AS high_95
+FROM (SELECT dp_avg_interval(weight_kg, 30, 200, 0.2, 0.95) AS e FROM patients) q;
+
 \echo '== 6. Bad parameters are rejected (epsilon = 0):'
 \set ON_ERROR_STOP 0
 SELECT dp_count(id, 0) FROM patients;
