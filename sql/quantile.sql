@@ -71,3 +71,5 @@ RESET min_parallel_table_scan_size;
 RESET parallel_leader_participation;
 
 SELECT 'uninitialized'::dp_agg.quantile_state;
+SELECT 'q1 epsilon=0x1p+0 fraction=0x1p-1 lower=0x0p+0 upper=0x1p+0 counts=1,2,3'::dp_agg.quantile_state;
+SELECT 'q1 epsilon=0x1p+0 fraction=0x1p-1 lower=0x0p+0 upper=0x1p+0 counts=1,-2,3'::dp_agg.quantile_state;

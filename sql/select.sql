@@ -84,3 +84,9 @@ SELECT dp_select(colour, ARRAY['red', 'green', 'blue'], 0.001) = :'parallel_s' A
 FROM big_votes;
 RESET ALL;
 SELECT aggregates FROM dp_agg.ledger WHERE aggregates LIKE 'dp_select%' ORDER BY id DESC LIMIT 1;
+
+-- the text form round-trips exactly (Citus moves partial states as text);
+-- scores that do not match the candidates are refused
+SELECT 's1 weighted=0 epsilon=0x1p+0 lower=0x0p+0 upper=0x0p+0 unit_exponent=0 scores=3,-1,0 type=pg_catalog.text candidates={a,"b c",d}'::dp_agg.selection_state;
+SELECT 's1 weighted=1 epsilon=0x1p-1 lower=-0x1p+0 upper=0x1p+1 unit_exponent=-61 scores=170141183460469231731687303715884105727,0 type=public.mood candidates={sad,ok}'::dp_agg.selection_state;
+SELECT 's1 weighted=0 epsilon=0x1p+0 lower=0x0p+0 upper=0x0p+0 unit_exponent=0 scores=3,-1 type=pg_catalog.text candidates={a,b,c}'::dp_agg.selection_state;

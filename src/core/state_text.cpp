@@ -69,4 +69,39 @@ bool ParseQuantileState(const char* text, QuantileStateFields* fields) {
   return !fields->counts.empty() && FormatQuantileState(*fields) == text;
 }
 
+std::string FormatSelectionStateHead(const SelectionStateFields& fields) {
+  char head[256];
+  std::snprintf(head, sizeof head, "s1 weighted=%d epsilon=%a lower=%a upper=%a unit_exponent=%d scores=",
+                fields.weighted ? 1 : 0, fields.epsilon, fields.lower, fields.upper,
+                fields.unit_exponent);
+  std::string text = head;
+  for (std::size_t i = 0; i < fields.scores.size(); ++i) {
+    if (i > 0) text += ',';
+    text += Int128ToString(fields.scores[i]);
+  }
+  return text;
+}
+
+bool ParseSelectionStateHead(const std::string& text, SelectionStateFields* fields) {
+  int weighted = 0;
+  int consumed = 0;
+  if (std::sscanf(text.c_str(), "s1 weighted=%d epsilon=%la lower=%la upper=%la unit_exponent=%d scores=%n",
+                  &weighted, &fields->epsilon, &fields->lower, &fields->upper,
+                  &fields->unit_exponent, &consumed) != 5 ||
+      consumed == 0 || (weighted != 0 && weighted != 1))
+    return false;
+  fields->weighted = weighted == 1;
+  fields->scores.clear();
+  std::size_t start = static_cast<std::size_t>(consumed);
+  while (start < text.size()) {
+    std::size_t end = text.find(',', start);
+    if (end == std::string::npos) end = text.size();
+    int128 score = 0;
+    if (!ParseInt128(text.substr(start, end - start).c_str(), &score)) return false;
+    fields->scores.push_back(score);
+    start = end + 1;
+  }
+  return !fields->scores.empty() && FormatSelectionStateHead(*fields) == text;
+}
+
 }  // namespace dp

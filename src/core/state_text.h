@@ -43,6 +43,21 @@ struct QuantileStateFields {
 std::string FormatQuantileState(const QuantileStateFields& fields);
 bool ParseQuantileState(const char* text, QuantileStateFields* fields);
 
+// The parameters and scores of a dp_select partial state; the PostgreSQL
+// layer appends the element type and the candidate array in their own text
+// forms:
+//   s1 weighted=W epsilon=E lower=L upper=U unit_exponent=X scores=S0,S1,...
+struct SelectionStateFields {
+  bool weighted = false;
+  double epsilon = 0;
+  double lower = 0;
+  double upper = 0;
+  int unit_exponent = 0;
+  std::vector<int128> scores;
+};
+std::string FormatSelectionStateHead(const SelectionStateFields& fields);
+bool ParseSelectionStateHead(const std::string& text, SelectionStateFields* fields);
+
 // False when `text` is not exactly what FormatPartialState writes.
 bool ParsePartialState(const char* text, PartialStateFields* fields);
 

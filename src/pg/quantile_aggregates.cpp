@@ -174,21 +174,28 @@ PG_FUNCTION_INFO_V1(dp_quantile_state_in);
 Datum dp_quantile_state_in(PG_FUNCTION_ARGS) {
   const char* text = PG_GETARG_CSTRING(0);
   if (std::strcmp(text, "uninitialized") == 0) PG_RETURN_POINTER(dp_pg::NewQuantileState(0));
-  dp::QuantileStateFields fields;
+  // The core parses into a fixed-size state allocated beforehand (the grid
+  // has at most kMaxQuantileBins bins), so no C++ object outlives the call.
+  QuantileState* state = dp_pg::NewQuantileState(static_cast<int>(dp::kMaxQuantileBins));
+  int bins = 0;
   const bool parsed = dp_pg::CallCore([&] {
-    return dp::ParseQuantileState(text, &fields) &&
-           fields.counts.size() <= dp::kMaxQuantileBins;
+    dp::QuantileStateFields fields;
+    if (!dp::ParseQuantileState(text, &fields) || fields.counts.size() > dp::kMaxQuantileBins)
+      return false;
+    bins = static_cast<int>(fields.counts.size());
+    state->epsilon = fields.epsilon;
+    state->fraction = fields.fraction;
+    state->lower = fields.lower;
+    state->upper = fields.upper;
+    std::memcpy(state->counts, fields.counts.data(), sizeof(std::int64_t) * fields.counts.size());
+    return true;
   });
   if (!parsed)
     ereport(ERROR, (errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
                     errmsg("invalid input syntax for type dp_agg.quantile_state")));
-  QuantileState* state = dp_pg::NewQuantileState(static_cast<int>(fields.counts.size()));
   state->initialized = 1;
-  state->epsilon = fields.epsilon;
-  state->fraction = fields.fraction;
-  state->lower = fields.lower;
-  state->upper = fields.upper;
-  std::memcpy(state->counts, fields.counts.data(), sizeof(std::int64_t) * fields.counts.size());
+  state->bins = bins;
+  SET_VARSIZE(state, dp_pg::QuantileStateSize(bins));
   PG_RETURN_POINTER(state);
 }
 
@@ -196,7 +203,10 @@ PG_FUNCTION_INFO_V1(dp_quantile_state_out);
 Datum dp_quantile_state_out(PG_FUNCTION_ARGS) {
   const QuantileState* state = dp_pg::ReadQuantileState(fcinfo, 0);
   if (state->initialized == 0) PG_RETURN_CSTRING(pstrdup("uninitialized"));
-  char* text = dp_pg::CallCore([&] {
+  // At most 256 characters plus 21 per bin (an int64 and a comma).
+  const Size capacity = 256 + 21 * static_cast<Size>(state->bins);
+  char* text = static_cast<char*>(palloc(capacity));
+  const bool fits = dp_pg::CallCore([&] {
     dp::QuantileStateFields fields;
     fields.epsilon = state->epsilon;
     fields.fraction = state->fraction;
@@ -204,15 +214,12 @@ Datum dp_quantile_state_out(PG_FUNCTION_ARGS) {
     fields.upper = state->upper;
     fields.counts = dp_pg::CountsOf(state);
     const std::string formatted = dp::FormatQuantileState(fields);
-    // malloc'd copy, so that no C++ object outlives the boundary
-    char* copy = static_cast<char*>(std::malloc(formatted.size() + 1));
-    if (copy != nullptr) std::memcpy(copy, formatted.c_str(), formatted.size() + 1);
-    return copy;
+    if (formatted.size() >= capacity) return false;
+    std::memcpy(text, formatted.c_str(), formatted.size() + 1);
+    return true;
   });
-  if (text == nullptr) ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
-  char* result = pstrdup(text);
-  std::free(text);
-  PG_RETURN_CSTRING(result);
+  if (!fits) ereport(ERROR, (errcode(ERRCODE_INTERNAL_ERROR), errmsg("dp_agg quantile state too long")));
+  PG_RETURN_CSTRING(text);
 }
 
 }  // extern "C"

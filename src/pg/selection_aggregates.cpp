@@ -19,11 +19,13 @@
 // function has to return a candidate, and the combining step of a parallel
 // plan sees no aggregate arguments.
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "../core/grid_value.h"
 #include "../core/parameters.h"
 #include "../core/selection.h"
+#include "../core/state_text.h"
 #include "aggregate_state.h"
 #include "call_sites.h"
 #include "error_boundary.h"
@@ -330,24 +332,97 @@ Datum dp_select_final(PG_FUNCTION_ARGS) {
   PG_RETURN_DATUM(datumCopy(values[chosen], by_value, length));
 }
 
-// Partial states are not printed (they hold exact scores and need the
-// element type to be read back); Citus support for dp_select would need a
-// typed text form.
+// Text form, for Citus (which moves partial states between nodes as text):
+//   s1 weighted=W epsilon=E lower=L upper=U unit_exponent=X scores=S0,S1,...
+//   type=<element type name> candidates=<the array's own text form>
+// Doubles in hexadecimal, scores in decimal: everything round-trips exactly.
 PG_FUNCTION_INFO_V1(dp_selection_state_in);
 Datum dp_selection_state_in(PG_FUNCTION_ARGS) {
-  if (std::strcmp(PG_GETARG_CSTRING(0), "uninitialized") != 0)
-    ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-                    errmsg("dp_agg.selection_state accepts only 'uninitialized' as input")));
-  auto* state = static_cast<SelectionState*>(palloc0(sizeof(SelectionState)));
-  SET_VARSIZE(state, sizeof(SelectionState));
+  const char* text = PG_GETARG_CSTRING(0);
+  if (std::strcmp(text, "uninitialized") == 0) {
+    auto* state = static_cast<SelectionState*>(palloc0(sizeof(SelectionState)));
+    SET_VARSIZE(state, sizeof(SelectionState));
+    state->format_version = dp_pg::kSelectionFormatVersion;
+    PG_RETURN_POINTER(state);
+  }
+  const char* type_start = std::strstr(text, " type=");
+  const char* candidates_start = std::strstr(text, " candidates=");
+  if (type_start == nullptr || candidates_start == nullptr || candidates_start < type_start)
+    ereport(ERROR, (errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
+                    errmsg("invalid input syntax for type dp_agg.selection_state")));
+  // PostgreSQL's own input functions first (they may raise errors), while no
+  // C++ object is alive; the core then parses the head straight into the state.
+  char* type_name = pnstrdup(type_start + 6, candidates_start - (type_start + 6));
+  const Oid element_type =
+      DatumGetObjectId(DirectFunctionCall1(regtypein, CStringGetDatum(type_name)));
+  Oid input_function, parameter;
+  getTypeInputInfo(get_array_type(element_type), &input_function, &parameter);
+  ArrayType* candidates = DatumGetArrayTypeP(OidInputFunctionCall(
+      input_function, const_cast<char*>(candidates_start + 12), parameter, -1));
+  const int count = ArrayGetNItems(ARR_NDIM(candidates), ARR_DIMS(candidates));
+  const Size candidates_offset = MAXALIGN(sizeof(SelectionState) + sizeof(dp_pg::Score) * count);
+  const Size total = candidates_offset + VARSIZE(candidates);
+  auto* state = static_cast<SelectionState*>(palloc0(total));
+  SET_VARSIZE(state, total);
+  const std::size_t head_length = static_cast<std::size_t>(type_start - text);
+  const bool parsed = dp_pg::CallCore([&] {
+    dp::SelectionStateFields fields;
+    if (!dp::ParseSelectionStateHead(std::string(text, head_length), &fields) ||
+        fields.scores.size() != static_cast<std::size_t>(count))
+      return false;
+    state->weighted = fields.weighted ? 1 : 0;
+    state->epsilon = fields.epsilon;
+    state->lower = fields.lower;
+    state->upper = fields.upper;
+    state->unit_exponent = fields.unit_exponent;
+    state->unit_scale = dp::UnitScale(fields.unit_exponent);
+    if (fields.weighted) {
+      state->lower_units = dp::ToUnits(fields.lower, fields.unit_exponent, state->unit_scale);
+      state->upper_units = dp::ToUnits(fields.upper, fields.unit_exponent, state->unit_scale);
+    }
+    for (int i = 0; i < count; ++i) dp_pg::AddToScore(&dp_pg::ScoresOf(state)[i], fields.scores[i]);
+    return true;
+  });
+  if (!parsed)
+    ereport(ERROR, (errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
+                    errmsg("invalid input syntax for type dp_agg.selection_state")));
   state->format_version = dp_pg::kSelectionFormatVersion;
+  state->initialized = 1;
+  state->num_candidates = count;
+  state->candidates_offset = static_cast<std::int32_t>(candidates_offset);
+  std::memcpy(dp_pg::CandidatesOf(state), candidates, VARSIZE(candidates));
   PG_RETURN_POINTER(state);
 }
 
 PG_FUNCTION_INFO_V1(dp_selection_state_out);
 Datum dp_selection_state_out(PG_FUNCTION_ARGS) {
-  const SelectionState* state = dp_pg::ReadSelectionState(fcinfo, 0);
-  PG_RETURN_CSTRING(pstrdup(state->initialized == 0 ? "uninitialized" : "(selection state)"));
+  SelectionState* state = dp_pg::ReadSelectionState(fcinfo, 0);
+  if (state->initialized == 0) PG_RETURN_CSTRING(pstrdup("uninitialized"));
+  ArrayType* candidates = dp_pg::CandidatesOf(state);
+  Oid output_function;
+  bool varlena_type;
+  getTypeOutputInfo(get_array_type(ARR_ELEMTYPE(candidates)), &output_function, &varlena_type);
+  const char* candidates_text = OidOutputFunctionCall(output_function, PointerGetDatum(candidates));
+  const char* type_name = format_type_be_qualified(ARR_ELEMTYPE(candidates));
+  // The head has at most 256 characters plus 41 per score (an int128 and a comma).
+  const Size capacity = 256 + 41 * static_cast<Size>(state->num_candidates);
+  char* head = static_cast<char*>(palloc(capacity));
+  const bool fits = dp_pg::CallCore([&] {
+    dp::SelectionStateFields fields;
+    fields.weighted = state->weighted != 0;
+    fields.epsilon = state->epsilon;
+    fields.lower = state->lower;
+    fields.upper = state->upper;
+    fields.unit_exponent = state->unit_exponent;
+    for (int i = 0; i < state->num_candidates; ++i)
+      fields.scores.push_back(dp_pg::ScoreValue(dp_pg::ScoresOf(state)[i]));
+    const std::string formatted = dp::FormatSelectionStateHead(fields);
+    if (formatted.size() >= capacity) return false;
+    std::memcpy(head, formatted.c_str(), formatted.size() + 1);
+    return true;
+  });
+  if (!fits) ereport(ERROR, (errcode(ERRCODE_INTERNAL_ERROR), errmsg("dp_agg selection state too long")));
+  PG_RETURN_CSTRING(psprintf("%s type=%s candidates=%s", head, type_name, candidates_text));
 }
 
 }  // extern "C"
