@@ -3,16 +3,18 @@
 #
 #   test/audit/run_audit.sh [--long] [--report] [--self-check] [--samples N] [--jobs N]
 #
-#   (no option)   CI pass, about a minute on 2 cores: every audit, the exact-noise and
+#   (no option)   CI pass, under a minute on 2 cores: every audit, the exact-noise and
 #                 float checks, and a small self-check under the test faults
-#   --long        many more samples, every fault self-check, epsilon x1.25 self-checks
+#   --long        500,000 releases per table, every fault self-check, releases at 1.25 and
+#                 1.1 x the claimed epsilon, replicated CI self-checks (about 6 minutes)
 #   --self-check  only the self-check: every audit under each fault it must catch
 #   --report      also write test/audit/REPORT.md and test/audit/privacy_loss.png
 #
 # Needs a running server with dp_agg in shared_preload_libraries and PG* variables for
 # a superuser connection, e.g. eval "$(bash test/scripts/cluster.sh env)". Runs in the
-# database $DP_AGG_AUDIT_DB (default dp_agg_audit): created if missing and then dropped,
-# otherwise only a per-run schema is created and dropped.
+# database $DP_AGG_AUDIT_DB (default dp_agg_audit), which is reserved for it: created at
+# the start (one left over by an interrupted run is dropped first), given the extension
+# and a privacy budget for the session user, and dropped at the end.
 # Prints one line per audit and ends with "audit: N passed, M failed"; exit status 1 on
 # any failure, 2 on a usage or connection error.
 set -euo pipefail

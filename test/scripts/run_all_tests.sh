@@ -79,6 +79,13 @@ else
   note_suite protocol 1 0 1
 fi
 
+echo "== privacy audit (black box through SQL; false-failure probability <= 1e-6)"
+bash test/audit/run_audit.sh 2>&1 | tee "$log_dir/audit.log"
+status=${PIPESTATUS[0]}
+audit_passed=$(sed -n 's/^audit: \([0-9]*\) passed, [0-9]* failed$/\1/p' "$log_dir/audit.log" | tail -1)
+audit_failed=$(sed -n 's/^audit: [0-9]* passed, \([0-9]*\) failed$/\1/p' "$log_dir/audit.log" | tail -1)
+note_suite audit "$status" "${audit_passed:-0}" "${audit_failed:-0}"
+
 echo "== TAP tests (crash, restart, races, standby, cancellation)"
 bash test/tap/run_tap.sh 2>&1 | tee "$log_dir/tap.log"
 status=${PIPESTATUS[0]}
