@@ -62,3 +62,17 @@ SELECT grp, abs(dp_avg(x, 0, 1000, 10) - avg(x)) < 9 AS accurate
 FROM numbers GROUP BY grp ORDER BY grp;
 -- lower = upper: the answer is that value
 SELECT dp_avg(x, 7, 7, 1) AS constant FROM numbers;
+
+-- numeric answers stay exactly within the bounds, also where a bound is no
+-- double (a bigint at 2^62, a numeric with 18 digits): before this was
+-- fixed, about half of these 200 answers exceeded the upper bound
+CREATE TABLE precise AS
+SELECT g, 4611686018427387904::bigint AS b, 0.123456789012345678::numeric AS n
+FROM generate_series(1, 200) g, generate_series(1, 100) r;
+SELECT max(vb) <= 4611686018427387904 AS bigint_within,
+       max(vn) <= 0.123456789012345678 AS numeric_within,
+       min(vn) >= 0.1 AS numeric_low_within
+FROM (SELECT g, dp_avg(b, 0, 4611686018427387904, 10) AS vb,
+             dp_avg(n, 0.1, 0.123456789012345678, 10) AS vn
+      FROM precise GROUP BY g) q;
+SELECT dp_avg(n, 0.1, 0.1, 1) AS equal_bounds FROM precise;

@@ -43,6 +43,13 @@ uint128 ShiftRoundHalfEven(uint128 value, int shift) {
 }
 }  // namespace
 
+GridValue FromDouble(double value) {
+  int exponent = 0;
+  const double fraction = std::frexp(value, &exponent);  // value = fraction * 2^exponent
+  // fraction * 2^53 is an integer below 2^53 in magnitude: exact.
+  return GridValue{static_cast<int128>(std::ldexp(fraction, 53)), exponent - 53};
+}
+
 double ToDouble(const GridValue& value) {
   const bool negative = value.mantissa < 0;
   uint128 magnitude =

@@ -23,6 +23,9 @@ struct GridValue {
   int exponent = 0;
 };
 
+// A finite double exactly, as mantissa * 2^exponent.
+GridValue FromDouble(double value);
+
 // Nearest double (round to nearest even); +-infinity beyond the double range.
 double ToDouble(const GridValue& value);
 

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "../core/grid_value.h"
 #include "../core/random_source.h"
 #include "pg_includes.h"
 
@@ -68,6 +69,11 @@ AggregateState* NewAggregateState();
 // dp_percentile, dp_select) run only inside an aggregate: their states hold
 // exact sums and counts, which must never be read out directly.
 void RequireAggregateContext(FunctionCallInfo fcinfo, const char* function);
+
+// The numeric whose value is exactly `value` (every binary fraction has a
+// finite decimal expansion), and the numeric of a finite double, exactly.
+Datum ExactNumeric(const dp::GridValue& value);
+Datum ExactNumericFromDouble(double value);
 
 // The executor hook writes the parameters into every initial state; a state
 // without them means the library was not preloaded (fail closed).

@@ -370,6 +370,13 @@ Datum NumericFromText(const char* text) {
 }
 
 }  // namespace
+
+Datum ExactNumeric(const dp::GridValue& value) { return NumericFromText(ExactDecimalText(value)); }
+
+Datum ExactNumericFromDouble(double value) {
+  return ExactNumeric(CallCore([&] { return dp::FromDouble(value); }));
+}
+
 }  // namespace dp_pg
 
 extern "C" {
@@ -417,7 +424,7 @@ Datum dp_sum_final_numeric(PG_FUNCTION_ARGS) {
   AggregateState state;
   dp_pg::ReadFinalState(fcinfo, &state);
   const dp::GridValue released = dp_pg::ReleaseSumOf(fcinfo, state);
-  return dp_pg::NumericFromText(dp_pg::ExactDecimalText(released));
+  return dp_pg::ExactNumeric(released);
 }
 
 PG_FUNCTION_INFO_V1(dp_sum_final_float4);
@@ -442,13 +449,30 @@ Datum dp_avg_final_float8(PG_FUNCTION_ARGS) {
 }
 
 // avg() of integers and numeric returns numeric. The mean is post-processing
-// of two released values, so converting it through double loses no privacy.
+// of two released values, computed in double; its exact value is returned
+// (float8_numeric would keep 15 digits and could step past a bound) and
+// clamped in numeric to bounds that lie within the ones given: the integers
+// themselves, or numeric bounds rounded inward to doubles by the executor
+// hook.
 PG_FUNCTION_INFO_V1(dp_avg_final_numeric);
 Datum dp_avg_final_numeric(PG_FUNCTION_ARGS) {
   AggregateState state;
   dp_pg::ReadFinalState(fcinfo, &state);
   const double mean = dp_pg::ReleaseMeanOf(fcinfo, state).mean;
-  return DirectFunctionCall1(float8_numeric, Float8GetDatum(mean));
+  Datum result = dp_pg::ExactNumericFromDouble(mean);
+  const bool integer = state.value_kind == static_cast<std::uint8_t>(dp_pg::ValueKind::kInteger);
+  // Equal non-integer bounds: the answer is that constant, written as the
+  // shortest decimal that reads back as the same double (0.1, not its exact
+  // binary expansion).
+  if (!integer && state.lower == state.upper)
+    return DirectFunctionCall1(float8_numeric, Float8GetDatum(state.lower));
+  const Datum lower = integer ? NumericGetDatum(int64_to_numeric(state.lower_units))
+                              : dp_pg::ExactNumericFromDouble(state.lower);
+  const Datum upper = integer ? NumericGetDatum(int64_to_numeric(state.upper_units))
+                              : dp_pg::ExactNumericFromDouble(state.upper);
+  if (DatumGetInt32(DirectFunctionCall2(numeric_cmp, result, lower)) < 0) result = lower;
+  if (DatumGetInt32(DirectFunctionCall2(numeric_cmp, result, upper)) > 0) result = upper;
+  return result;
 }
 
 // dp_count_interval, dp_sum_interval, dp_avg_interval: one release (the same

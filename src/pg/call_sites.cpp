@@ -18,6 +18,7 @@
 //  * window use is refused from the plan, whether or not any row exists.
 #include "call_sites.h"
 
+#include <cmath>
 #include <cstring>
 
 #include "../core/confidence.h"
@@ -200,14 +201,24 @@ Datum EvaluateParameter(Aggref* aggref, int position, const char* role, EState* 
 
 namespace {
 
-double BoundAsDouble(Datum value, Oid type) {
+// A bound as a double. Numeric bounds are rounded inward (a lower bound up,
+// an upper bound down) when not exactly representable, so that clamping to
+// the doubles keeps every value, and the mean, within the bounds given.
+double BoundAsDouble(Datum value, Oid type, bool is_lower) {
   switch (type) {
     case FLOAT4OID:
       return DatumGetFloat4(value);
     case FLOAT8OID:
       return DatumGetFloat8(value);
-    case NUMERICOID:
-      return DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow, value));
+    case NUMERICOID: {
+      double bound = DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow, value));
+      if (!std::isfinite(bound)) return bound;
+      const int order = DatumGetInt32(
+          DirectFunctionCall2(numeric_cmp, ExactNumericFromDouble(bound), value));
+      if (is_lower && order < 0) bound = std::nextafter(bound, HUGE_VAL);
+      if (!is_lower && order > 0) bound = std::nextafter(bound, -HUGE_VAL);
+      return bound;
+    }
     default:
       elog(ERROR, "dp_agg: unexpected bound type %u", type);
   }
@@ -330,8 +341,12 @@ AggregateState* PrepareInitialState(Aggref* aggref, const PrivateAggregateKind& 
     state->lower = static_cast<double>(lower);
     state->upper = static_cast<double>(upper);
   } else {
-    const double lower = BoundAsDouble(bounds[0], kind.bound_type);
-    const double upper = BoundAsDouble(bounds[1], kind.bound_type);
+    double lower = BoundAsDouble(bounds[0], kind.bound_type, true);
+    double upper = BoundAsDouble(bounds[1], kind.bound_type, false);
+    // Equal numeric bounds between two doubles cross when rounded inward:
+    // use the nearest double for both (the answer is then that constant).
+    if (lower > upper && DatumGetInt32(DirectFunctionCall2(numeric_cmp, bounds[0], bounds[1])) == 0)
+      lower = upper = DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow, bounds[0]));
     CallCore([&] { dp::ValidateBounds(lower, upper); });
     state->unit_exponent = dp::ChooseUnitExponent(lower, upper);
     state->unit_scale = dp::UnitScale(state->unit_exponent);
