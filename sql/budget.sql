@@ -107,6 +107,10 @@ SELECT dp_sum(s, 0, 100, 0.1) FROM (SELECT patient, sum(cost) AS s FROM visits G
 WITH v AS MATERIALIZED (SELECT id FROM visits)
 SELECT dp_count(id, 0.1) FROM (SELECT id FROM v UNION ALL SELECT id FROM v) u;
 \echo :LAST_ERROR_SQLSTATE
+SELECT dp_count(id, 0.1) FROM (SELECT id FROM visits GROUP BY GROUPING SETS ((id), (id), (id))) s;
+\echo :LAST_ERROR_SQLSTATE
+SELECT dp_sum(cost, -100, 100, 0.1) FROM (SELECT DISTINCT ON (clinic) cost FROM visits ORDER BY clinic, cost DESC) s;
+\echo :LAST_ERROR_SQLSTATE
 -- the refusals cost nothing
 SELECT epsilon FROM dp_agg.remaining_budget();
 
@@ -121,6 +125,15 @@ SELECT c.name, q.n IS NOT NULL AS answered
 FROM (SELECT clinic, dp_count(id, 0.01) AS n FROM visits GROUP BY clinic) q JOIN clinics c USING (clinic)
 ORDER BY c.name;
 SELECT epsilon FROM dp_agg.remaining_budget();
+
+-- A charge is the shortest decimal of the request when that covers what the
+-- mechanism uses (the request rounded down to 24 bits), and otherwise that
+-- value exactly: 1.0000014305114746 is 1 + 3 * 2^-21 (fits 24 bits), whose
+-- shortest decimal is a hair below it.
+RESET SESSION AUTHORIZATION;
+SELECT dp_count(id, 1.0000014305114746) IS NOT NULL AS answered FROM visits;
+SELECT epsilon FROM dp_agg.ledger WHERE kind = 'charge' ORDER BY id DESC LIMIT 1;
+SET SESSION AUTHORIZATION dp_budget_analyst;
 
 -- 10. Exhaustion: refused with SQLSTATE DP001, the budget in DETAIL, nothing
 -- released and nothing charged.

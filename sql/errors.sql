@@ -69,9 +69,20 @@ SELECT dp_count(x, (SELECT 0.5)) FROM numbers;
 \echo :LAST_ERROR_SQLSTATE
 SELECT dp_count(x, (SELECT max(f) FROM numbers)) FROM numbers;
 \echo :LAST_ERROR_SQLSTATE
--- constant expressions and stable functions of constants are fine
+-- constant expressions of built-in immutable functions are fine
 SELECT dp_count(x, 0.25 * 4) IS NOT NULL AS constant_expression_ok FROM numbers;
-SELECT dp_count(x, length(current_user)::float8 / 100) IS NOT NULL AS stable_function_ok FROM numbers;
+SELECT dp_count(x, sqrt(0.25)::float8 + abs(-0.5)) IS NOT NULL AS immutable_function_ok FROM numbers;
+-- but not stable or user-defined functions evaluated at run time: a parallel
+-- worker could get a different value than the leader charged (e.g. a
+-- function returning a tiny epsilon in the leader and a large one in the
+-- workers), or the value could depend on data. (A function the planner folds
+-- into a constant is a constant in every process.)
+SELECT dp_count(x, length(current_user)::float8 / 100) FROM numbers;
+\echo :LAST_ERROR_SQLSTATE
+CREATE FUNCTION pg_temp.my_epsilon() RETURNS float8 LANGUAGE plpgsql STABLE PARALLEL SAFE
+  AS $$ BEGIN RETURN 0.5; END $$;
+SELECT dp_count(x, pg_temp.my_epsilon()) FROM numbers;
+\echo :LAST_ERROR_SQLSTATE
 
 -- window use is refused, also over an empty table
 SELECT dp_count(x, 1) OVER () FROM numbers LIMIT 1;

@@ -19,6 +19,11 @@ DyadicEpsilon RoundEpsilonDown(double epsilon) {
   return result;
 }
 
+double EffectivePrivacyParameter(double requested) {
+  const DyadicEpsilon rounded = RoundEpsilonDown(requested);
+  return std::ldexp(static_cast<double>(rounded.mantissa), rounded.exponent);
+}
+
 namespace {
 
 // Is a <= m * 2^shift ?  (a, m >= 0, any shift)

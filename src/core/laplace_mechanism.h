@@ -33,6 +33,12 @@ struct DyadicEpsilon {
 };
 DyadicEpsilon RoundEpsilonDown(double epsilon);
 
+// The value every mechanism actually uses for a requested privacy parameter
+// (epsilon, and delta for the Gaussian variants): rounded down to 24
+// significant bits, as a double. Never above the request, so charging the
+// request (or anything at least this value) always covers what is spent.
+double EffectivePrivacyParameter(double requested);
+
 // The grid and noise distribution for one release, derived only from public
 // parameters (sensitivity, epsilon): never from the data.
 struct LaplacePlan {

@@ -24,6 +24,7 @@
 #include "../core/confidence.h"
 #include "../core/gaussian_mechanism.h"
 #include "../core/grid_value.h"
+#include "../core/laplace_mechanism.h"
 #include "../core/parameters.h"
 #include "aggregate_functions.h"
 #include "aggregate_state.h"
@@ -148,28 +149,49 @@ const PrivateAggregateKind* LookupPrivateAggregate(Oid aggregate) {
 
 namespace {
 
-// Expressions whose value could differ from one row to the next, or that
-// read data: columns, subqueries (their results arrive as PARAM_EXEC), other
-// aggregates, volatile functions.
+// A parameter (epsilon, delta, bounds, fraction, candidates) must be the
+// same for every row and in every process that evaluates it: the leader
+// charges what it evaluates, while parallel workers evaluate the parameters
+// again for the states they build. So only constants, query parameters ($1,
+// PL/pgSQL variables; copied to workers as they are) and built-in IMMUTABLE
+// functions and operators of those are accepted. A user-defined function
+// (whatever its volatility label), a stable function, a column or a subquery
+// could give different values to different processes or depend on data.
+bool IsCheckableFunction(Oid function, void*) {
+  return function >= FirstNormalObjectId || func_volatile(function) != PROVOLATILE_IMMUTABLE;
+}
+
 bool VariesByRow(Node* node, void* context) {
   if (node == nullptr) return false;
   switch (nodeTag(node)) {
-    case T_Var:
-    case T_Aggref:
-    case T_WindowFunc:
-    case T_GroupingFunc:
-    case T_SubLink:
-    case T_SubPlan:
-    case T_AlternativeSubPlan:
-    case T_CurrentOfExpr:
-    case T_NextValueExpr:
-      return true;
+    case T_Const:
+    case T_RelabelType:
+    case T_CoerceViaIO:
+    case T_ArrayCoerceExpr:
+    case T_ArrayExpr:
+    case T_RowExpr:
+    case T_CollateExpr:
+    case T_CaseExpr:
+    case T_CaseWhen:
+    case T_CaseTestExpr:
+    case T_CoalesceExpr:
+    case T_MinMaxExpr:
+    case T_NullTest:
+    case T_BoolExpr:
+    case T_FuncExpr:
+    case T_OpExpr:
+    case T_DistinctExpr:
+    case T_NullIfExpr:
+    case T_ScalarArrayOpExpr:
+    case T_List:
+    case T_TargetEntry:
+      break;
     case T_Param:
       return reinterpret_cast<Param*>(node)->paramkind != PARAM_EXTERN;
     default:
-      break;
+      return true;  // columns, subqueries, aggregates, anything not listed
   }
-  if (contain_volatile_functions(node)) return true;
+  if (check_functions_in_node(node, IsCheckableFunction, nullptr)) return true;
   return expression_tree_walker(node, DP_EXPRESSION_WALKER(VariesByRow), context);
 }
 
@@ -187,8 +209,9 @@ Datum EvaluateParameter(Aggref* aggref, int position, const char* role, EState* 
             (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
              errmsg("%s of %s must be the same for every row", role,
                     get_func_name(aggref->aggfnoid)),
-             errhint("Pass a constant or a query parameter such as $1, not a column, a "
-                     "subquery or a volatile function.")));
+             errhint("Pass a constant or a query parameter such as $1, or built-in immutable "
+                     "functions of those: not a column, a subquery or a user-defined, stable or "
+                     "volatile function.")));
   if (IsA(expression, Const)) {
     auto* constant = reinterpret_cast<Const*>(expression);
     *is_null = constant->constisnull;
@@ -317,11 +340,14 @@ AggregateState* PrepareInitialState(Aggref* aggref, const PrivateAggregateKind& 
   AggregateState* state = NewAggregateState();
   state->initialized = 1;
   state->value_kind = static_cast<std::uint8_t>(kind.value_kind);
-  state->epsilon = epsilon;
-  state->delta = delta;
+  // The mechanisms use the requests rounded down to 24 bits (the Laplace
+  // sampler would round epsilon itself; the Gaussian calibration must get
+  // the same value that ChargeFor covers).
+  state->epsilon = CallCore([&] { return dp::EffectivePrivacyParameter(epsilon); });
+  state->delta = delta > 0 ? CallCore([&] { return dp::EffectivePrivacyParameter(delta); }) : 0;
   state->confidence = confidence;
   // Test faults (superuser-only): noise of half the scale, or no clamping.
-  if (test_fault == static_cast<int>(TestFault::kHalveNoise)) state->epsilon = 2 * epsilon;
+  if (test_fault == static_cast<int>(TestFault::kHalveNoise)) state->epsilon *= 2;
   if (test_fault == static_cast<int>(TestFault::kSkipClamping)) state->skip_clamping = 1;
   if (!has_bounds) return state;
 
@@ -433,6 +459,20 @@ void CheckBuiltinFunctions(Aggref* aggref, List* functions) {
   }
 }
 
+// Do the key columns (attribute numbers of the node's output) include every
+// column that the node outputs to the query?
+bool KeysCoverOutput(List* target_list, int key_count, const AttrNumber* keys) {
+  ListCell* cell;
+  foreach (cell, target_list) {
+    const auto* entry = static_cast<TargetEntry*>(lfirst(cell));
+    if (entry->resjunk) continue;
+    bool keyed = false;
+    for (int i = 0; i < key_count && !keyed; ++i) keyed = keys[i] == entry->resno;
+    if (!keyed) return false;
+  }
+  return true;
+}
+
 // Walks the input plan of a private aggregate; `tables` collects the OIDs of
 // the tables read so far.
 void CheckInput(Plan* plan, Aggref* aggref, EState* estate, List** tables) {
@@ -481,17 +521,33 @@ void CheckInput(Plan* plan, Aggref* aggref, EState* estate, List** tables) {
     case T_Material:
     case T_Gather:
     case T_GatherMerge:
-    case T_Unique:
       CheckInput(plan->lefttree, aggref, estate, tables);
       return;
-    case T_Agg:
-      // Grouping without aggregates (DISTINCT) never repeats a row; any other
-      // aggregate below would need its own sensitivity analysis.
+    case T_Unique: {
+      // DISTINCT keeps one row per distinct output: removing a row removes at
+      // most one. DISTINCT ON keeps a row chosen by the others (removing it
+      // promotes another, a swap), like LIMIT: refused.
+      const auto* unique = reinterpret_cast<Unique*>(plan);
+      if (!KeysCoverOutput(plan->targetlist, unique->numCols, unique->uniqColIdx))
+        RefuseInput(aggref, "Its input contains DISTINCT ON, which keeps a row chosen by the "
+                            "others.");
+      CheckInput(plan->lefttree, aggref, estate, tables);
+      return;
+    }
+    case T_Agg: {
+      // Grouping without aggregates (DISTINCT) never repeats a row; grouping
+      // sets repeat every row once per set; any aggregate below would need
+      // its own sensitivity analysis.
+      const auto* grouping = reinterpret_cast<Agg*>(plan);
+      if (grouping->groupingSets != NIL || grouping->chain != NIL)
+        RefuseInput(aggref, "Its input contains GROUPING SETS, ROLLUP or CUBE, which repeat "
+                            "every row once per grouping set.");
       if (ContainsAggref(reinterpret_cast<Node*>(plan->targetlist), nullptr) ||
           ContainsAggref(reinterpret_cast<Node*>(plan->qual), nullptr))
         RefuseInput(aggref, "Its input is itself the result of other aggregates.");
       CheckInput(plan->lefttree, aggref, estate, tables);
       return;
+    }
     case T_SubqueryScan:
       CheckInput(reinterpret_cast<SubqueryScan*>(plan)->subplan, aggref, estate, tables);
       return;
@@ -541,20 +597,29 @@ int GroupingSetCount(Agg* plan) {
   return sets > 0 ? sets : 1;
 }
 
-Datum NumericFromDouble(double value) {
-  // float8out's shortest round-trip text: 0.1 costs exactly 0.1. It is never
-  // below the epsilon the mechanism uses, which is the double rounded down to
-  // 24 significant bits (see RoundEpsilonDown).
-  return DirectFunctionCall1(float8_numeric, Float8GetDatum(value));
+// What a call costs, as an exact numeric: the shortest decimal of the
+// requested value (0.1 costs 0.1, so 50 calls at 0.1 spend exactly 5.0) when
+// that is at least the value the mechanism uses (the request rounded down to
+// 24 bits, EffectivePrivacyParameter); otherwise, for the rare request whose
+// shortest decimal lies just below its 24-bit value, that value exactly.
+Datum ChargeFor(double requested) {
+  if (requested == 0) return DirectFunctionCall1(int4_numeric, Int32GetDatum(0));
+  const double effective = CallCore([&] { return dp::EffectivePrivacyParameter(requested); });
+  char shortest_text[DOUBLE_SHORTEST_DECIMAL_LEN];
+  double_to_shortest_decimal_buf(requested, shortest_text);
+  const Datum shortest = DirectFunctionCall3(numeric_in, CStringGetDatum(shortest_text),
+                                             ObjectIdGetDatum(InvalidOid), Int32GetDatum(-1));
+  const Datum used = ExactNumericFromDouble(effective);
+  return DatumGetInt32(DirectFunctionCall2(numeric_cmp, shortest, used)) >= 0 ? shortest : used;
 }
 
 void AddCost(QueryCost* cost, Aggref* aggref, double epsilon, double delta, int multiplier) {
   const Datum times = DirectFunctionCall1(int4_numeric, Int32GetDatum(multiplier));
   cost->epsilon = DirectFunctionCall2(
       numeric_add, cost->epsilon,
-      DirectFunctionCall2(numeric_mul, NumericFromDouble(epsilon), times));
+      DirectFunctionCall2(numeric_mul, ChargeFor(epsilon), times));
   cost->delta = DirectFunctionCall2(
-      numeric_add, cost->delta, DirectFunctionCall2(numeric_mul, NumericFromDouble(delta), times));
+      numeric_add, cost->delta, DirectFunctionCall2(numeric_mul, ChargeFor(delta), times));
   cost->sites += 1;
   appendStringInfo(&cost->description, "%s%s(epsilon %g", cost->sites > 1 ? "; " : "",
                    get_func_name(aggref->aggfnoid), epsilon);

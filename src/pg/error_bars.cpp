@@ -38,6 +38,9 @@ MarginParameters ReadMarginParameters(FunctionCallInfo fcinfo, int first) {
     dp::ValidateEpsilon(parameters.epsilon, maximum);
     if (parameters.delta != 0) dp::ValidateDelta(parameters.delta);
     dp::ValidateConfidence(parameters.confidence);
+    // The same values the aggregates use (see PrepareInitialState).
+    parameters.epsilon = dp::EffectivePrivacyParameter(parameters.epsilon);
+    if (parameters.delta != 0) parameters.delta = dp::EffectivePrivacyParameter(parameters.delta);
   });
   return parameters;
 }

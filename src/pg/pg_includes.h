@@ -7,6 +7,8 @@ extern "C" {
 
 #include "access/xact.h"
 #include "catalog/pg_aggregate.h"
+#include "catalog/pg_proc.h"
+#include "common/shortest_dec.h"
 #include "catalog/pg_type.h"
 #include "executor/executor.h"
 #include "executor/nodeAgg.h"

@@ -83,7 +83,10 @@ void DefineSettings() {
 }
 
 dp::RandomSource& NoiseSource() {
-  if (test_source != nullptr) return *test_source;
+  // Even if a superuser set the seed in postgresql.conf or for a database,
+  // only superuser sessions get the predictable generator: everyone else's
+  // noise always comes from OpenSSL.
+  if (test_source != nullptr && superuser()) return *test_source;
   if (secure_source == nullptr) secure_source = new (secure_storage) dp::OpenSslRandomSource();
   return *secure_source;
 }
