@@ -7,18 +7,21 @@ PGBIN=/usr/lib/postgresql/15/bin
 PGXS_DIR=/usr/lib/postgresql/15/lib/pgxs
 work=$(mktemp -d /tmp/dp_agg_tap.XXXXXX)
 chmod 755 "$work"
+# The tests run from a copy in the work directory: the checkout itself may
+# not be readable by the postgres user (a clone in a private temp directory).
+cp -r "$ROOT/test/tap" "$work/tap"
 run_as=()
 if [[ $(id -u) -eq 0 ]]; then
-  chown postgres "$work"
+  chown -R postgres "$work"
   run_as=(runuser -u postgres --)
 fi
 status=0
 (cd "$work" && "${run_as[@]}" env \
   PATH="$PGBIN:$PATH" \
-  PERL5LIB="$PGXS_DIR/src/test/perl:$ROOT/test/tap" \
+  PERL5LIB="$PGXS_DIR/src/test/perl:$work/tap" \
   PG_REGRESS="$PGXS_DIR/src/test/regress/pg_regress" \
   TESTDIR="$work" PGUSER=postgres \
-  prove --timer "$@" "$ROOT"/test/tap/*.pl) || status=$?
+  prove --timer "$@" "$work"/tap/*.pl) || status=$?
 if [[ $status -ne 0 ]]; then
   find "$work" -name '*.log' -path '*log*' -newer "$ROOT/test/tap/run_tap.sh" -print | head -20
   echo "TAP logs kept in $work"
