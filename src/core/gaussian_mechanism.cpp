@@ -506,11 +506,6 @@ double HalveDown(double x) {
   return half * 2 > x ? std::nextafter(half, 0.0) : half;
 }
 
-uint128 Magnitude(std::int64_t value) {
-  return value < 0 ? uint128{0} - static_cast<uint128>(static_cast<int128>(value))
-                   : static_cast<uint128>(value);
-}
-
 }  // namespace
 
 // ---------------------------------------------------------------------------
@@ -670,7 +665,7 @@ GaussianPlan PlanGaussianCount(double epsilon, double delta) {
 
 GaussianPlan PlanGaussianSum(std::int64_t lower_units, std::int64_t upper_units, double epsilon,
                              double delta) {
-  return PlanGaussian(std::max(Magnitude(lower_units), Magnitude(upper_units)), epsilon, delta);
+  return PlanGaussian(SumSensitivity(lower_units, upper_units), epsilon, delta);
 }
 
 GaussianMeanPlans PlanGaussianMean(std::int64_t lower_units, std::int64_t upper_units,

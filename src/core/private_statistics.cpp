@@ -11,10 +11,14 @@ uint128 Magnitude(std::int64_t value) {
 }
 }  // namespace
 
+uint128 SumSensitivity(std::int64_t lower_units, std::int64_t upper_units) {
+  return std::max(Magnitude(lower_units), Magnitude(upper_units));
+}
+
 LaplacePlan PlanCount(double epsilon) { return PlanLaplace(1, epsilon); }
 
 LaplacePlan PlanSum(std::int64_t lower_units, std::int64_t upper_units, double epsilon) {
-  return PlanLaplace(std::max(Magnitude(lower_units), Magnitude(upper_units)), epsilon);
+  return PlanLaplace(SumSensitivity(lower_units, upper_units), epsilon);
 }
 
 MeanPlans PlanMean(std::int64_t lower_units, std::int64_t upper_units, double epsilon) {

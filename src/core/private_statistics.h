@@ -17,6 +17,7 @@ LaplacePlan PlanCount(double epsilon);
 // Sum of values clamped to [lower, upper] (in units): one row adds or removes
 // one clamped value, so the sensitivity is max(|lower|, |upper|), not
 // upper - lower (the number of rows is itself private).
+uint128 SumSensitivity(std::int64_t lower_units, std::int64_t upper_units);
 LaplacePlan PlanSum(std::int64_t lower_units, std::int64_t upper_units, double epsilon);
 
 // Bounded mean (Google's BoundedMean; "Differential privacy: from theory to

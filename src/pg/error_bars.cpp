@@ -57,11 +57,6 @@ double Margin(dp::uint128 sensitivity_units, int unit_exponent, const MarginPara
       .half_width_value;
 }
 
-dp::uint128 Magnitude(std::int64_t value) {
-  return value < 0 ? dp::uint128{0} - static_cast<dp::uint128>(static_cast<dp::int128>(value))
-                   : static_cast<dp::uint128>(value);
-}
-
 }  // namespace
 }  // namespace dp_pg
 
@@ -88,16 +83,14 @@ Datum dp_sum_margin(PG_FUNCTION_ARGS) {
   PG_RETURN_FLOAT8(dp_pg::CallCore([&] {
     const int unit_exponent = dp::ChooseUnitExponent(lower, upper);
     const dp::uint128 float_sensitivity =
-        std::max(dp_pg::Magnitude(dp::ToUnits(lower, unit_exponent)),
-                 dp_pg::Magnitude(dp::ToUnits(upper, unit_exponent)));
+        dp::SumSensitivity(dp::ToUnits(lower, unit_exponent), dp::ToUnits(upper, unit_exponent));
     double margin = dp_pg::Margin(float_sensitivity, unit_exponent, parameters);
     constexpr double kTwoTo62 = 4611686018427387904.0;
     const bool integer_bounds = std::floor(lower) == lower && std::floor(upper) == upper &&
                                 std::fabs(lower) < kTwoTo62 && std::fabs(upper) < kTwoTo62;
     if (integer_bounds) {
-      const dp::uint128 integer_sensitivity =
-          std::max(dp_pg::Magnitude(static_cast<std::int64_t>(lower)),
-                   dp_pg::Magnitude(static_cast<std::int64_t>(upper)));
+      const dp::uint128 integer_sensitivity = dp::SumSensitivity(
+          static_cast<std::int64_t>(lower), static_cast<std::int64_t>(upper));
       margin = std::max(margin, dp_pg::Margin(integer_sensitivity, 0, parameters));
     }
     return margin;

@@ -24,6 +24,7 @@
 
 #include "../core/grid_value.h"
 #include "../core/parameters.h"
+#include "../core/private_statistics.h"
 #include "../core/selection.h"
 #include "../core/state_text.h"
 #include "aggregate_state.h"
@@ -308,13 +309,9 @@ Datum dp_select_final(PG_FUNCTION_ARGS) {
       values[i] = dp_pg::ScoreValue(dp_pg::ScoresOf(state)[i]);
     if (state->weighted == 0)
       return dp::PermuteAndFlip(values, 1, state->epsilon, /*monotonic=*/true, dp_pg::NoiseSource());
-    const dp::uint128 lower = state->lower_units < 0
-                                  ? dp::uint128{0} - static_cast<dp::uint128>(static_cast<dp::int128>(state->lower_units))
-                                  : static_cast<dp::uint128>(state->lower_units);
-    const dp::uint128 upper = state->upper_units < 0
-                                  ? dp::uint128{0} - static_cast<dp::uint128>(static_cast<dp::int128>(state->upper_units))
-                                  : static_cast<dp::uint128>(state->upper_units);
-    const dp::uint128 sensitivity = lower > upper ? lower : upper;
+    // Scores are sums of clamped weights: each row moves one score by at
+    // most max(|lower|, |upper|).
+    const dp::uint128 sensitivity = dp::SumSensitivity(state->lower_units, state->upper_units);
     const bool one_sign = state->lower_units >= 0 || state->upper_units <= 0;
     if (sensitivity == 0) return std::size_t{0};  // every weight is 0: nothing to learn
     return dp::PermuteAndFlip(values, sensitivity, state->epsilon, one_sign, dp_pg::NoiseSource());
