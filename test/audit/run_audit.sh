@@ -3,10 +3,13 @@
 #
 #   test/audit/run_audit.sh [--long] [--report] [--self-check] [--samples N] [--jobs N]
 #
-#   (no option)   CI pass, under a minute on 2 cores: every audit, the exact-noise and
-#                 float checks, and a small self-check under the test faults
-#   --long        500,000 releases per table, every fault self-check, releases at 1.25 and
-#                 1.1 x the claimed epsilon, replicated CI self-checks (about 6 minutes)
+#   (no option)   CI pass, under a minute on 2 cores (about 45 s): every audit (count, sum,
+#                 mean; dp_select; dp_median/dp_percentile; the (epsilon, delta) Gaussian
+#                 forms), the exact-distribution, calibration and float checks, and a small
+#                 self-check under the test faults
+#   --long        500,000 releases per table (150,000 for quantiles), every fault self-check,
+#                 releases at 1.25 and 1.1 x the claimed epsilon (1.5 x for the Gaussian
+#                 forms), replicated CI self-checks (about 9 minutes)
 #   --self-check  only the self-check: every audit under each fault it must catch
 #   --report      also write test/audit/REPORT.md and test/audit/privacy_loss.png
 #
