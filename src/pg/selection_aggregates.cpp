@@ -6,8 +6,14 @@
 //     scores move the same way between neighbours, so the monotonic rate)
 //   dp_select(value anyelement, weight, lower, upper, candidates anyarray, epsilon)
 //     score = sum of the rows' weights clamped to [lower, upper]
-//     (sensitivity max(|lower|, |upper|); monotonic only if all weights
-//     have one sign)
+//     (sensitivity max(|lower|, |upper|))
+//
+// Both forms use the monotonic rate epsilon / Delta rather than
+// epsilon / (2 Delta): adding or removing one row changes the score of at most
+// one candidate (the candidates are distinct), so all scores move in the same
+// direction, whatever the sign of the weight (McKenna & Sheldon 2020; Ding et
+// al. 2021, arXiv:2105.07260, on permute-and-flip as report-noisy-max with
+// exponential noise).
 //
 // Rows whose value is not a candidate count for nothing; the answer is always
 // one of the candidates, also on empty input. Candidates must come from the
@@ -312,9 +318,10 @@ Datum dp_select_final(PG_FUNCTION_ARGS) {
     // Scores are sums of clamped weights: each row moves one score by at
     // most max(|lower|, |upper|).
     const dp::uint128 sensitivity = dp::SumSensitivity(state->lower_units, state->upper_units);
-    const bool one_sign = state->lower_units >= 0 || state->upper_units <= 0;
+
     if (sensitivity == 0) return std::size_t{0};  // every weight is 0: nothing to learn
-    return dp::PermuteAndFlip(values, sensitivity, state->epsilon, one_sign, dp_pg::NoiseSource());
+    return dp::PermuteAndFlip(values, sensitivity, state->epsilon, /*monotonic=*/true,
+                              dp_pg::NoiseSource());
   });
   ArrayType* candidates = dp_pg::CandidatesOf(state);
   const Oid element_type = ARR_ELEMTYPE(candidates);

@@ -646,13 +646,13 @@ class Mechanism:
             # Counts: sensitivity 1, all scores move the same way: exp(-epsilon gap).
             scores = [sum(1 for r in rows if r == c) for c in candidates]
             return permute_and_flip_law(scores, eps)
-        # Sums of weights clamped to [L, U]: sensitivity max(|L|, |U|),
-        # monotonic only if all weights have one sign.
+        # Sums of weights clamped to [L, U]: sensitivity max(|L|, |U|). One row
+        # moves only its own candidate's score, so the monotonic rate
+        # epsilon / Delta holds whatever the sign of the weights.
         sensitivity = max(abs(self.lower), abs(self.upper))
         scores = [sum(min(max(w, self.lower), self.upper) for x, w in rows if x == c)
                   for c in candidates]
-        monotonic = self.lower >= 0 or self.upper <= 0
-        return permute_and_flip_law(scores, eps / (sensitivity if monotonic else 2 * sensitivity))
+        return permute_and_flip_law(scores, eps / sensitivity)
 
 
 @dataclass(frozen=True)
@@ -841,8 +841,9 @@ PRIVACY_LOSS_AUDITS += [
                      (HALVE,)),
     PrivacyLossAudit("select_weighted_mixed", SELECT_WEIGHTED_MIXED,
                      NeighbourPair(((2, 2.0),) * 2, (1, -1000.0)), 1.0,
-                     "weights [-10,2]: rate epsilon / (2 Delta), Delta = max(|L|,|U|) = 10",
-                     law_detects=(HALVE,)),
+                     "weights [-10,2]: rate epsilon / Delta (one score moves), "
+                     "Delta = max(|L|,|U|) = 10",
+                     (HALVE,)),
     # The empty table's answer is uniform at any epsilon, and one row adds a
     # bump of 1.28 / 1024 (1.6 / 1024 under halve_noise): nothing to catch.
     PrivacyLossAudit("median_empty", MEDIAN, NeighbourPair((), 1e9), 1.0,
@@ -2301,15 +2302,11 @@ def write_report(auditor: Auditor, path: str, command: str, seconds: float, comm
         "counts and one-sign weights (rate epsilon / Delta) the loss reaches epsilon, and "
         "the event {answer = X} attains it exactly when X's score moves in a near-tie or X "
         "is rare (P[X] is then proportional to X's acceptance probability): those audits "
-        "certify close to epsilon. Two scores moving in opposite directions, the case the "
-        "factor 2 of the mixed-sign rule (rate epsilon / (2 Delta)) is for, needs a row that "
-        "leaves one candidate for another, i.e. replace-one-row neighbours, which the "
-        "README does not claim. So with mixed-sign bounds the loss stays at epsilon / 2 "
-        "(audit `[-10,2]`: certified ~0.46 of 1, empirical 0.50), and halve_noise there gives "
-        "exactly "
-        "epsilon, which no audit can tell from a correct mechanism (INFO); the exact-law "
-        "chi-square still catches it. The mixed-sign audit does check Delta = "
-        "max(|L|, |U|) = 10: with |U| = 2 its loss would be 2.5.",
+        "certify close to epsilon. dp_agg therefore uses the rate epsilon / Delta for "
+        "mixed-sign weights too (two scores moving in opposite directions would need "
+        "replace-one-row neighbours, which the README does not claim); the mixed-sign "
+        "audit `[-10,2]` checks it reaches but does not exceed epsilon, and that "
+        "Delta = max(|L|, |U|) = 10: with |U| = 2 its loss would be 5.",
         "- **Quantiles: the loss is at most max(f, 1 - f) x epsilon.** The utility "
         "-max(0, C_i - f n, f n - C_{i+1}) changes by at most max(f, 1 - f) rows between "
         "neighbours (adding a row moves f n by f and each C_i by 0 or 1), not by the "
