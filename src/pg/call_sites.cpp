@@ -34,11 +34,9 @@
 #include "selection_aggregates.h"
 #include "settings.h"
 
-// PostgreSQL 15 declares tree walkers as taking `bool (*)()`; 16 and later
-// take a typed callback. These casts compile against both.
+// PostgreSQL 15 declares expression_tree_walker as taking `bool (*)()`; 16
+// and later take a typed callback. This cast compiles against both.
 #define DP_EXPRESSION_WALKER(function) \
-  reinterpret_cast<bool (*)()>(reinterpret_cast<void (*)()>(function))
-#define DP_PLANSTATE_WALKER(function) \
   reinterpret_cast<bool (*)()>(reinterpret_cast<void (*)()>(function))
 
 namespace dp_pg {
