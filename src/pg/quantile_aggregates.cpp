@@ -140,13 +140,10 @@ Datum dp_quantile_combine(PG_FUNCTION_ARGS) {
   const QuantileState* partial = dp_pg::ReadQuantileState(fcinfo, 1);
   if (partial->initialized == 0) PG_RETURN_POINTER(into);
   if (into->initialized == 0) {
-    // The combining step's own initial state: take the partial as it is.
-    MemoryContext aggregate_context;
-    AggCheckCallContext(fcinfo, &aggregate_context);
-    auto* copy = static_cast<QuantileState*>(
-        MemoryContextAlloc(aggregate_context, VARSIZE(partial)));
-    std::memcpy(copy, partial, VARSIZE(partial));
-    PG_RETURN_POINTER(copy);
+    // The combining step's own initial state ('uninitialized'): the partial
+    // state, already a private copy (ReadQuantileState), becomes the transition
+    // value; nodeAgg moves a new transition value into the aggregate context.
+    PG_RETURN_POINTER(partial);
   }
   if (into->bins != partial->bins || into->lower != partial->lower ||
       into->upper != partial->upper || into->epsilon != partial->epsilon ||

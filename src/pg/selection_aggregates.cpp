@@ -287,12 +287,10 @@ Datum dp_select_combine(PG_FUNCTION_ARGS) {
   SelectionState* partial = dp_pg::ReadSelectionState(fcinfo, 1);
   if (partial->initialized == 0) PG_RETURN_POINTER(into);
   if (into->initialized == 0) {
-    // The combining step's own initial state: adopt the partial state.
-    MemoryContext aggregate_context;
-    AggCheckCallContext(fcinfo, &aggregate_context);
-    auto* copy = static_cast<SelectionState*>(MemoryContextAlloc(aggregate_context, VARSIZE(partial)));
-    std::memcpy(copy, partial, VARSIZE(partial));
-    PG_RETURN_POINTER(copy);
+    // The combining step's own initial state ('uninitialized'): the partial
+    // state, already a private copy (ReadSelectionState), becomes the transition
+    // value; nodeAgg moves a new transition value into the aggregate context.
+    PG_RETURN_POINTER(partial);
   }
   if (into->num_candidates != partial->num_candidates || into->weighted != partial->weighted ||
       into->epsilon != partial->epsilon || into->lower_units != partial->lower_units ||
