@@ -627,3 +627,74 @@ CREATE AGGREGATE dp_select(anyelement, float8, float8, float8, anyarray, float8)
 );
 UPDATE pg_catalog.pg_proc SET provolatile = 'v'
 WHERE pronamespace = '@extschema@'::regnamespace AND proname = 'dp_select' AND prokind = 'a';
+
+-- ---------------------------------------------------------------------------
+-- Restricted analysts and protected tables.
+--
+--   SECURITY LABEL FOR dp_agg ON TABLE t IS 'protected';
+--   SECURITY LABEL FOR dp_agg ON ROLE r IS 'restricted';
+--
+-- A restricted role holds no SELECT on protected tables (dp_agg refuses a
+-- label or GRANT that would break this); each query that passes dp_agg's rules
+-- is given access as the table owner. Without the preloaded library nothing
+-- grants it, so a restricted role then reads nothing.
+-- ---------------------------------------------------------------------------
+
+-- dp_agg.group_selection(epsilon, delta): true for a group whose noisy row
+-- count passes the (epsilon, delta) partition-selection threshold. dp_agg puts
+-- it into HAVING when a restricted role groups protected rows.
+CREATE FUNCTION dp_agg.group_selection_transfn(dp_agg.aggregate_state, float8, float8)
+  RETURNS dp_agg.aggregate_state AS 'MODULE_PATHNAME', 'dp_group_selection_transfn'
+  LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.group_selection_final(dp_agg.aggregate_state)
+  RETURNS boolean AS 'MODULE_PATHNAME', 'dp_group_selection_final'
+  LANGUAGE C VOLATILE PARALLEL SAFE;
+REVOKE ALL ON FUNCTION
+  dp_agg.group_selection_transfn(dp_agg.aggregate_state, float8, float8),
+  dp_agg.group_selection_final(dp_agg.aggregate_state)
+FROM PUBLIC;
+CREATE AGGREGATE dp_agg.group_selection(float8, float8) (
+  SFUNC = dp_agg.group_selection_transfn, STYPE = dp_agg.aggregate_state,
+  INITCOND = 'uninitialized', FINALFUNC = dp_agg.group_selection_final,
+  COMBINEFUNC = dp_agg.combine, PARALLEL = SAFE
+);
+UPDATE pg_catalog.pg_proc SET provolatile = 'v'
+WHERE pronamespace = 'dp_agg'::regnamespace AND proname = 'group_selection' AND prokind = 'a';
+
+-- Convenience functions beside the labels. They run as the extension owner
+-- so that members of dp_agg.admin_role need not own the tables; the label
+-- provider itself checks that the session user is an administrator.
+CREATE FUNCTION dp_agg.protect_table(target regclass) RETURNS void
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+  EXECUTE format('SECURITY LABEL FOR dp_agg ON TABLE %s IS %L', target, 'protected');
+END $$;
+CREATE FUNCTION dp_agg.unprotect_table(target regclass) RETURNS void
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+  EXECUTE format('SECURITY LABEL FOR dp_agg ON TABLE %s IS NULL', target);
+END $$;
+CREATE FUNCTION dp_agg.restrict_role(target regrole) RETURNS void
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+  EXECUTE format('SECURITY LABEL FOR dp_agg ON ROLE %s IS %L', target, 'restricted');
+END $$;
+CREATE FUNCTION dp_agg.unrestrict_role(target regrole) RETURNS void
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+  EXECUTE format('SECURITY LABEL FOR dp_agg ON ROLE %s IS NULL', target);
+END $$;
+REVOKE ALL ON FUNCTION dp_agg.protect_table(regclass), dp_agg.unprotect_table(regclass),
+  dp_agg.restrict_role(regrole), dp_agg.unrestrict_role(regrole) FROM PUBLIC;
+
+CREATE VIEW dp_agg.protected_tables AS
+  SELECT l.objoid::regclass AS table_name
+  FROM pg_catalog.pg_seclabel l
+  WHERE l.provider = 'dp_agg' AND l.classoid = 'pg_catalog.pg_class'::regclass
+    AND l.objsubid = 0 AND l.label = 'protected';
+CREATE VIEW dp_agg.restricted_roles AS
+  SELECT l.objoid::regrole AS role_name
+  FROM pg_catalog.pg_shseclabel l
+  WHERE l.provider = 'dp_agg' AND l.classoid = 'pg_catalog.pg_authid'::regclass
+    AND l.label = 'restricted';
+GRANT SELECT ON dp_agg.protected_tables, dp_agg.restricted_roles TO PUBLIC;

@@ -14,6 +14,7 @@ PGDLLEXPORT Datum dp_int8_transfn(PG_FUNCTION_ARGS);
 PGDLLEXPORT Datum dp_float4_transfn(PG_FUNCTION_ARGS);
 PGDLLEXPORT Datum dp_float8_transfn(PG_FUNCTION_ARGS);
 PGDLLEXPORT Datum dp_numeric_transfn(PG_FUNCTION_ARGS);
+PGDLLEXPORT Datum dp_group_selection_transfn(PG_FUNCTION_ARGS);
 // Final functions that return the value with its confidence interval.
 PGDLLEXPORT Datum dp_count_interval_final(PG_FUNCTION_ARGS);
 PGDLLEXPORT Datum dp_sum_interval_final(PG_FUNCTION_ARGS);

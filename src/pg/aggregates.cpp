@@ -13,6 +13,7 @@
 #include "../core/confidence.h"
 #include "../core/gaussian_mechanism.h"
 #include "../core/grid_value.h"
+#include "../core/partition_selection.h"
 #include "../core/private_statistics.h"
 #include "../core/state_text.h"
 #include "aggregate_functions.h"
@@ -99,6 +100,15 @@ PG_FUNCTION_INFO_V1(dp_count_transfn);
 Datum dp_count_transfn(PG_FUNCTION_ARGS) {
   AggregateState* state = dp_pg::MutableState(fcinfo, "dp_count_transfn");
   state->count += 1;  // STRICT: NULL values never reach this function
+  PG_RETURN_POINTER(state);
+}
+
+// dp_agg.group_selection(epsilon, delta) counts every row of its group; the
+// planner hook puts it into HAVING of GROUP BY over protected rows.
+PG_FUNCTION_INFO_V1(dp_group_selection_transfn);
+Datum dp_group_selection_transfn(PG_FUNCTION_ARGS) {
+  AggregateState* state = dp_pg::MutableState(fcinfo, "dp_group_selection_transfn");
+  state->count += 1;
   PG_RETURN_POINTER(state);
 }
 
@@ -408,6 +418,19 @@ Datum dp_count_final(PG_FUNCTION_ARGS) {
   AggregateState state;
   dp_pg::ReadFinalState(fcinfo, &state);
   PG_RETURN_INT64(dp::ToInt64Saturating(dp_pg::ReleaseOf(fcinfo, state, true).value));
+}
+
+// Whether the group is released: its noisy row count reaches the threshold
+// (partition_selection.h). Noise is drawn for every group, released or not.
+PG_FUNCTION_INFO_V1(dp_group_selection_final);
+Datum dp_group_selection_final(PG_FUNCTION_ARGS) {
+  AggregateState state;
+  dp_pg::ReadFinalState(fcinfo, &state);
+  const bool released = dp_pg::CallCore([&] {
+    const dp::PartitionSelectionPlan plan = dp::PlanPartitionSelection(state.epsilon, state.delta);
+    return dp::ReleasePartition(state.count, plan, dp_pg::NoiseSource());
+  });
+  PG_RETURN_BOOL(released);
 }
 
 // dp_sum of smallint and integer returns bigint, like sum().

@@ -30,6 +30,7 @@
 #include "aggregate_state.h"
 #include "error_boundary.h"
 #include "ledger.h"
+#include "restriction.h"
 #include "quantile_aggregates.h"
 #include "selection_aggregates.h"
 #include "settings.h"
@@ -42,7 +43,7 @@
 namespace dp_pg {
 
 // What the executor needs to know about one private aggregate signature.
-enum class Family { kStatistic, kQuantile, kSelection };
+enum class Family { kStatistic, kQuantile, kSelection, kGroupSelection };
 struct PrivateAggregateKind {
   PGFunction transition;
   ValueKind value_kind;
@@ -62,6 +63,7 @@ const PrivateAggregateKind kPrivateAggregates[] = {
     {dp_numeric_transfn, ValueKind::kFloat, NUMERICOID},
     {dp_quantile_transfn, ValueKind::kFloat, FLOAT8OID, Family::kQuantile},
     {dp_select_transfn, ValueKind::kNone, InvalidOid, Family::kSelection},
+    {dp_group_selection_transfn, ValueKind::kNone, InvalidOid, Family::kGroupSelection},
 };
 
 struct AggregateCacheEntry {
@@ -197,6 +199,8 @@ const char* const kParameterNames[] = {"value", "lower bound", "upper bound", "e
 
 }  // namespace
 
+bool IsRowInvariant(Node* expression) { return !VariesByRow(expression, nullptr); }
+
 // Evaluates argument `position` of `aggref` once, before any row is read.
 Datum EvaluateParameter(Aggref* aggref, int position, const char* role, EState* estate,
                         bool* is_null) {
@@ -303,6 +307,34 @@ double EvaluateDoubleParameter(Aggref* aggref, int position, const char* role, E
   RequireNotNull(is_null, role, aggref);
   return DatumGetFloat8(value);
 }
+
+namespace {
+
+// dp_agg.group_selection(epsilon, delta): (epsilon, delta) partition
+// selection; the state keeps the effective parameters like the others.
+AggregateState* PrepareGroupSelectionInitialState(Aggref* aggref, EState* estate,
+                                                  double* requested_epsilon,
+                                                  double* requested_delta) {
+  const double epsilon = EvaluateDoubleParameter(aggref, 0, "epsilon", estate);
+  const double delta = EvaluateDoubleParameter(aggref, 1, "delta", estate);
+  const double maximum_epsilon = max_epsilon;
+  const double maximum_delta = dp_pg::max_delta;
+  CallCore([&] {
+    dp::ValidateEpsilon(epsilon, maximum_epsilon);
+    dp::ValidateDelta(delta);
+    dp::ValidateDeltaAtMost(delta, maximum_delta);
+  });
+  *requested_epsilon = epsilon;
+  *requested_delta = delta;
+  AggregateState* state = NewAggregateState();
+  state->initialized = 1;
+  state->value_kind = static_cast<std::uint8_t>(ValueKind::kNone);
+  state->epsilon = CallCore([&] { return dp::EffectivePrivacyParameter(epsilon); });
+  state->delta = CallCore([&] { return dp::EffectivePrivacyParameter(delta); });
+  return state;
+}
+
+}  // namespace
 
 namespace {
 
@@ -423,13 +455,25 @@ struct QueryCost {
   pg_unreachable();
 }
 
+// What the walk over an aggregate's input has seen.
+struct InputScan {
+  List* tables = NIL;          // OIDs of the tables read
+  bool has_join = false;
+  Bitmapset* join_params = nullptr;  // PARAM_EXEC ids a nested loop passes to its inner side
+};
+
 // Expressions inside the input of a private aggregate may not read other
 // rows or other tables: no subqueries and no values handed in from outside
-// (PARAM_EXEC carries subquery results and outer-row values).
+// (PARAM_EXEC carries subquery results and outer-row values), except the
+// current row of a nested loop's outer side, which joins pass down.
 bool ReadsOtherRows(Node* node, void* context) {
   if (node == nullptr) return false;
   if (IsA(node, SubPlan) || IsA(node, AlternativeSubPlan) || IsA(node, SubLink)) return true;
-  if (IsA(node, Param) && reinterpret_cast<Param*>(node)->paramkind == PARAM_EXEC) return true;
+  if (IsA(node, Param) && reinterpret_cast<Param*>(node)->paramkind == PARAM_EXEC) {
+    const auto* scan = static_cast<const InputScan*>(context);
+    return scan == nullptr ||
+           !bms_is_member(reinterpret_cast<Param*>(node)->paramid, scan->join_params);
+  }
   return expression_tree_walker(node, DP_EXPRESSION_WALKER(ReadsOtherRows), context);
 }
 
@@ -439,8 +483,8 @@ bool ContainsAggref(Node* node, void* context) {
   return expression_tree_walker(node, DP_EXPRESSION_WALKER(ContainsAggref), context);
 }
 
-void CheckExpressions(Aggref* aggref, Node* expressions) {
-  if (ReadsOtherRows(expressions, nullptr))
+void CheckExpressions(Aggref* aggref, Node* expressions, const InputScan* scan = nullptr) {
+  if (ReadsOtherRows(expressions, const_cast<InputScan*>(scan)))
     RefuseInput(aggref,
                 "A condition or value in its input depends on a subquery or on another row, "
                 "so one row could change how many others are aggregated.");
@@ -471,13 +515,14 @@ bool KeysCoverOutput(List* target_list, int key_count, const AttrNumber* keys) {
   return true;
 }
 
-// Walks the input plan of a private aggregate; `tables` collects the OIDs of
-// the tables read so far.
-void CheckInput(Plan* plan, Aggref* aggref, EState* estate, List** tables) {
+// Walks the input plan of a private aggregate; `scan` collects the tables
+// read so far and whether there are joins.
+void CheckInput(Plan* plan, Aggref* aggref, EState* estate, InputScan* scan) {
   if (plan == nullptr) return;
   check_stack_depth();
-  CheckExpressions(aggref, reinterpret_cast<Node*>(plan->targetlist));
-  CheckExpressions(aggref, reinterpret_cast<Node*>(plan->qual));
+  List** tables = &scan->tables;
+  CheckExpressions(aggref, reinterpret_cast<Node*>(plan->targetlist), scan);
+  CheckExpressions(aggref, reinterpret_cast<Node*>(plan->qual), scan);
   switch (nodeTag(plan)) {
     case T_SeqScan:
     case T_SampleScan:
@@ -494,11 +539,18 @@ void CheckInput(Plan* plan, Aggref* aggref, EState* estate, List** tables) {
         RefuseInput(aggref, "Its input reads the same table more than once.");
       *tables = lappend_oid(*tables, table);
       if (IsA(plan, IndexScan))
-        CheckExpressions(aggref, reinterpret_cast<Node*>(
-                                     reinterpret_cast<IndexScan*>(plan)->indexqualorig));
+        CheckExpressions(aggref,
+                         reinterpret_cast<Node*>(reinterpret_cast<IndexScan*>(plan)->indexqualorig),
+                         scan);
+      if (IsA(plan, IndexOnlyScan))
+        CheckExpressions(aggref,
+                         reinterpret_cast<Node*>(reinterpret_cast<IndexOnlyScan*>(plan)->indexqual),
+                         scan);
       if (IsA(plan, BitmapHeapScan))
-        CheckExpressions(aggref, reinterpret_cast<Node*>(
-                                     reinterpret_cast<BitmapHeapScan*>(plan)->bitmapqualorig));
+        CheckExpressions(
+            aggref,
+            reinterpret_cast<Node*>(reinterpret_cast<BitmapHeapScan*>(plan)->bitmapqualorig),
+            scan);
       return;  // bitmap index scans below read the same table
     }
     case T_FunctionScan:
@@ -512,14 +564,14 @@ void CheckInput(Plan* plan, Aggref* aggref, EState* estate, List** tables) {
       return;
     case T_Result:
       CheckExpressions(aggref, reinterpret_cast<Result*>(plan)->resconstantqual);
-      CheckInput(plan->lefttree, aggref, estate, tables);
+      CheckInput(plan->lefttree, aggref, estate, scan);
       return;
     case T_Sort:
     case T_IncrementalSort:
     case T_Material:
     case T_Gather:
     case T_GatherMerge:
-      CheckInput(plan->lefttree, aggref, estate, tables);
+      CheckInput(plan->lefttree, aggref, estate, scan);
       return;
     case T_Unique: {
       // DISTINCT keeps one row per distinct output: removing a row removes at
@@ -529,7 +581,7 @@ void CheckInput(Plan* plan, Aggref* aggref, EState* estate, List** tables) {
       if (!KeysCoverOutput(plan->targetlist, unique->numCols, unique->uniqColIdx))
         RefuseInput(aggref, "Its input contains DISTINCT ON, which keeps a row chosen by the "
                             "others.");
-      CheckInput(plan->lefttree, aggref, estate, tables);
+      CheckInput(plan->lefttree, aggref, estate, scan);
       return;
     }
     case T_Agg: {
@@ -543,34 +595,54 @@ void CheckInput(Plan* plan, Aggref* aggref, EState* estate, List** tables) {
       if (ContainsAggref(reinterpret_cast<Node*>(plan->targetlist), nullptr) ||
           ContainsAggref(reinterpret_cast<Node*>(plan->qual), nullptr))
         RefuseInput(aggref, "Its input is itself the result of other aggregates.");
-      CheckInput(plan->lefttree, aggref, estate, tables);
+      CheckInput(plan->lefttree, aggref, estate, scan);
       return;
     }
     case T_SubqueryScan:
-      CheckInput(reinterpret_cast<SubqueryScan*>(plan)->subplan, aggref, estate, tables);
+      CheckInput(reinterpret_cast<SubqueryScan*>(plan)->subplan, aggref, estate, scan);
       return;
     case T_CteScan: {
       const int plan_id = reinterpret_cast<CteScan*>(plan)->ctePlanId;
       CheckInput(static_cast<Plan*>(list_nth(estate->es_plannedstmt->subplans, plan_id - 1)),
-                 aggref, estate, tables);
+                 aggref, estate, scan);
       return;
     }
     case T_Append: {
       ListCell* cell;
       foreach (cell, reinterpret_cast<Append*>(plan)->appendplans)
-        CheckInput(static_cast<Plan*>(lfirst(cell)), aggref, estate, tables);
+        CheckInput(static_cast<Plan*>(lfirst(cell)), aggref, estate, scan);
       return;
     }
     case T_MergeAppend: {
       ListCell* cell;
       foreach (cell, reinterpret_cast<MergeAppend*>(plan)->mergeplans)
-        CheckInput(static_cast<Plan*>(lfirst(cell)), aggref, estate, tables);
+        CheckInput(static_cast<Plan*>(lfirst(cell)), aggref, estate, scan);
       return;
     }
-    case T_NestLoop:
+    case T_NestLoop: {
+      // The outer row's values reach the inner side as PARAM_EXEC.
+      ListCell* cell;
+      foreach (cell, reinterpret_cast<NestLoop*>(plan)->nestParams)
+        scan->join_params = bms_add_member(scan->join_params,
+                                           static_cast<NestLoopParam*>(lfirst(cell))->paramno);
+      [[fallthrough]];
+    }
     case T_MergeJoin:
     case T_HashJoin:
-      RefuseInput(aggref, "Its input contains a join, which can repeat a row of either side.");
+      // Joins are judged on the query tree (query_rules.cpp): one protected
+      // table, public tables pinned by a unique key. Here it is checked that
+      // the plan reads exactly one protected table, which is when that
+      // judgement was made.
+      CheckExpressions(aggref, reinterpret_cast<Node*>(reinterpret_cast<Join*>(plan)->joinqual),
+                       scan);
+      scan->has_join = true;
+      CheckInput(plan->lefttree, aggref, estate, scan);
+      CheckInput(plan->righttree, aggref, estate, scan);
+      return;
+    case T_Hash:
+    case T_Memoize:
+      CheckInput(plan->lefttree, aggref, estate, scan);
+      return;
     case T_ProjectSet:
       RefuseInput(aggref, "Its input contains a set-returning function in a select list, which "
                           "repeats rows.");
@@ -584,6 +656,16 @@ void CheckInput(Plan* plan, Aggref* aggref, EState* estate, List** tables) {
     default:
       RefuseInput(aggref, "Its input contains a plan step that dp_agg does not analyse.");
   }
+}
+
+void RequireOneProtectedTable(Aggref* aggref, List* tables) {
+  int protected_tables = 0;
+  ListCell* cell;
+  foreach (cell, tables) protected_tables += IsProtectedRelation(lfirst_oid(cell), false) ? 1 : 0;
+  if (protected_tables != 1)
+    RefuseInput(aggref, "Its input contains a join, which can repeat a row of either side; "
+                        "joins are accepted only between one protected table and public tables "
+                        "looked up by a unique key.");
 }
 
 // Number of grouping sets of an Agg node (and its chained phases): every row
@@ -655,9 +737,11 @@ void PrepareAggregates(AggState* node, EState* estate, bool reexecuted, QueryCos
       CheckExpressions(aggref, reinterpret_cast<Node*>(lsecond(aggref->args)));
     CheckExpressions(aggref, reinterpret_cast<Node*>(aggref->aggfilter));
     if (cost->charge && !input_checked) {
-      List* tables = NIL;
-      CheckInput(plan->plan.lefttree, aggref, estate, &tables);
-      list_free(tables);
+      InputScan scan;
+      CheckInput(plan->plan.lefttree, aggref, estate, &scan);
+      if (scan.has_join) RequireOneProtectedTable(aggref, scan.tables);
+      list_free(scan.tables);
+      bms_free(scan.join_params);
       input_checked = true;
     }
     double requested_epsilon = 0;
@@ -670,6 +754,10 @@ void PrepareAggregates(AggState* node, EState* estate, bool reexecuted, QueryCos
         break;
       case Family::kSelection:
         initial = PrepareSelectionInitialState(aggref, estate, &requested_epsilon);
+        break;
+      case Family::kGroupSelection:
+        initial = PointerGetDatum(PrepareGroupSelectionInitialState(
+            aggref, estate, &requested_epsilon, &requested_delta));
         break;
       default:
         initial = PointerGetDatum(PrepareInitialState(aggref, *kind, interval, estate,
@@ -776,6 +864,7 @@ void PreparePlanState(PlanState* node, EState* estate, bool reexecuted, QueryCos
 ExecutorStart_hook_type previous_executor_start = nullptr;
 
 void ExecutorStartHook(QueryDesc* query, int flags) {
+  CheckExecutionForRestrictedRole(query, flags);
   if (previous_executor_start != nullptr) {
     previous_executor_start(query, flags);
   } else {

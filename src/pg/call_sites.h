@@ -13,6 +13,10 @@ const PrivateAggregateKind* LookupPrivateAggregate(Oid aggregate);
 
 void InstallExecutorHook();
 
+// Whether `expression` is the same for every row: constants, query
+// parameters ($1) and built-in IMMUTABLE functions of those.
+bool IsRowInvariant(Node* expression);
+
 // Argument `position` of a private aggregate call, which must be the same
 // for every row (ERROR 22023 otherwise), evaluated once before execution.
 // The value lives in the per-tuple memory of `estate`: copy it before the

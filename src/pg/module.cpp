@@ -2,6 +2,8 @@
 #include "call_sites.h"
 #include "ledger.h"
 #include "pg_includes.h"
+#include "query_rules.h"
+#include "restriction.h"
 #include "settings.h"
 
 extern "C" {
@@ -17,6 +19,8 @@ void _PG_init(void) {
   // states get no parameters, and the aggregates refuse to run (fail closed).
   if (!process_shared_preload_libraries_in_progress) return;
   dp_pg::InstallExecutorHook();
+  dp_pg::InstallPlannerHook();
+  dp_pg::InstallRestrictionHooks();
   dp_pg::InstallLedger();
 }
 

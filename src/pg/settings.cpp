@@ -11,6 +11,8 @@ int test_fault = static_cast<int>(TestFault::kNone);
 int charge_timeout_ms = 60000;
 double max_delta = 1e-5;
 char* admin_role = nullptr;
+double group_selection_epsilon = 1.0;
+double group_selection_delta = 1e-6;
 
 namespace {
 
@@ -68,6 +70,19 @@ void DefineSettings() {
       "dp_agg.admin_role", "Role whose members may manage privacy budgets.",
       "Superusers always may. Empty (the default) means superusers only.", &admin_role, "",
       PGC_SUSET, 0, nullptr, nullptr, nullptr);
+  // USERSET: the analyst chooses how to spend budget on group selection, and
+  // pays for it like for any epsilon in a query; the limits above still hold.
+  DefineCustomRealVariable(
+      "dp_agg.group_selection_epsilon",
+      "Epsilon spent by DP partition selection of groups whose keys come from protected rows.",
+      "Restricted roles only: a group is shown only if its noisy row count passes a threshold "
+      "set by this epsilon and dp_agg.group_selection_delta; both are charged per query.",
+      &group_selection_epsilon, 1.0, 1e-6, 1e6, PGC_USERSET, 0, nullptr, nullptr, nullptr);
+  DefineCustomRealVariable(
+      "dp_agg.group_selection_delta",
+      "Delta spent by DP partition selection: the chance that a group of one row is shown.",
+      "Must not exceed dp_agg.max_delta.", &group_selection_delta, 1e-6, 1e-300, 0.5,
+      PGC_USERSET, 0, nullptr, nullptr, nullptr);
   DefineCustomEnumVariable(
       "dp_agg.insecure_test_fault",
       "FOR TESTS ONLY: break a mechanism on purpose (halve_noise, skip_clamping).",

@@ -18,6 +18,11 @@ extern int charge_timeout_ms;
 // dp_agg.admin_role: members of this role may manage budgets (besides superusers).
 extern char* admin_role;
 
+// dp_agg.group_selection_epsilon / _delta: what DP partition selection of
+// GROUP BY keys from protected rows spends per query (restricted roles).
+extern double group_selection_epsilon;
+extern double group_selection_delta;
+
 // dp_agg.insecure_test_fault: deliberately broken mechanisms, so that the
 // privacy audit suite can show that it catches them. Superuser-only.
 enum class TestFault { kNone = 0, kHalveNoise = 1, kSkipClamping = 2 };

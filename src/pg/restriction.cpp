@@ -1,0 +1,389 @@
+// Restricted roles and protected tables: the label provider, the invariant
+// that restricted roles hold no privilege of their own on protected tables,
+// and the utility statements a restricted role may run.
+#include "restriction.h"
+
+extern "C" {
+#include "access/genam.h"
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_authid.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_inherits.h"
+#include "catalog/pg_seclabel.h"
+#include "catalog/pg_shseclabel.h"
+#include "commands/seclabel.h"
+#include "nodes/parsenodes.h"
+#include "storage/proc.h"
+#include "tcop/utility.h"
+#include "utils/acl.h"
+#include "utils/fmgroids.h"
+#include "utils/rel.h"
+}
+
+#include <cstring>
+
+#include "settings.h"
+
+namespace dp_pg {
+
+namespace {
+
+constexpr const char* kProvider = "dp_agg";
+constexpr const char* kProtected = "protected";
+constexpr const char* kRestricted = "restricted";
+
+// Objects of class `class_id` that carry our label `wanted`, read from
+// pg_seclabel (tables, column 0 only) or pg_shseclabel (roles).
+List* LabelledObjects(Oid class_id, const char* wanted) {
+  const bool shared = class_id == AuthIdRelationId;
+  Relation catalog =
+      table_open(shared ? SharedSecLabelRelationId : SecLabelRelationId, AccessShareLock);
+  ScanKeyData key;
+  ScanKeyInit(&key, shared ? Anum_pg_shseclabel_classoid : Anum_pg_seclabel_classoid,
+              BTEqualStrategyNumber, F_OIDEQ, ObjectIdGetDatum(class_id));
+  SysScanDesc scan = systable_beginscan(catalog, InvalidOid, false, nullptr, 1, &key);
+  TupleDesc descriptor = RelationGetDescr(catalog);
+  List* objects = NIL;
+  HeapTuple tuple;
+  while (HeapTupleIsValid(tuple = systable_getnext(scan))) {
+    bool is_null = false;
+    const Datum provider = heap_getattr(
+        tuple, shared ? Anum_pg_shseclabel_provider : Anum_pg_seclabel_provider, descriptor,
+        &is_null);
+    if (is_null || strcmp(TextDatumGetCString(provider), kProvider) != 0) continue;
+    const Datum label = heap_getattr(
+        tuple, shared ? Anum_pg_shseclabel_label : Anum_pg_seclabel_label, descriptor, &is_null);
+    if (is_null || strcmp(TextDatumGetCString(label), wanted) != 0) continue;
+    if (!shared) {
+      const Datum column = heap_getattr(tuple, Anum_pg_seclabel_objsubid, descriptor, &is_null);
+      if (is_null || DatumGetInt32(column) != 0) continue;
+    }
+    const Datum object = heap_getattr(
+        tuple, shared ? Anum_pg_shseclabel_objoid : Anum_pg_seclabel_objoid, descriptor, &is_null);
+    objects = lappend_oid(objects, DatumGetObjectId(object));
+  }
+  systable_endscan(scan);
+  table_close(catalog, AccessShareLock);
+  return objects;
+}
+
+bool IsMemberOfAny(Oid role, List* roles) {
+  ListCell* cell;
+  foreach (cell, roles) {
+    if (is_member_of_role(role, lfirst_oid(cell))) return true;
+  }
+  return false;
+}
+
+// RestrictedSession() is asked several times per statement (planner,
+// executor, utility hook); the answer is kept for the current transaction
+// and pair of users.
+struct RestrictionCache {
+  LocalTransactionId transaction = InvalidLocalTransactionId;
+  Oid session_user = InvalidOid;
+  Oid current_user = InvalidOid;
+  bool restricted = false;
+};
+RestrictionCache restriction_cache;
+
+}  // namespace
+
+bool RestrictedSession() {
+  const Oid session_user = GetSessionUserId();
+  const Oid current_user = GetUserId();
+  if (!IsTransactionState()) return false;
+  if (restriction_cache.transaction == MyProc->lxid &&
+      restriction_cache.session_user == session_user &&
+      restriction_cache.current_user == current_user)
+    return restriction_cache.restricted;
+  List* restricted_roles = LabelledObjects(AuthIdRelationId, kRestricted);
+  const bool restricted = restricted_roles != NIL && (IsMemberOfAny(session_user, restricted_roles) ||
+                                                      IsMemberOfAny(current_user, restricted_roles));
+  list_free(restricted_roles);
+  restriction_cache = RestrictionCache{MyProc->lxid, session_user, current_user, restricted};
+  return restricted;
+}
+
+namespace {
+
+bool HasProtectedLabel(Oid relation) {
+  ObjectAddress address;
+  address.classId = RelationRelationId;
+  address.objectId = relation;
+  address.objectSubId = 0;
+  char* label = GetSecurityLabel(&address, kProvider);
+  const bool is_protected = label != nullptr && strcmp(label, kProtected) == 0;
+  if (label != nullptr) pfree(label);
+  return is_protected;
+}
+
+}  // namespace
+
+bool IsProtectedRelation(Oid relation, bool with_children) {
+  if (HasProtectedLabel(relation)) return true;
+  if (!with_children || !has_subclass(relation)) return false;
+  List* family = find_all_inheritors(relation, AccessShareLock, nullptr);
+  ListCell* cell;
+  foreach (cell, family) {
+    if (HasProtectedLabel(lfirst_oid(cell))) return true;
+  }
+  return false;
+}
+
+namespace {
+
+// ---------------------------------------------------------------------------
+// The invariant behind "fail closed": no restricted role owns a protected
+// table or holds SELECT on it (directly, through a role it belongs to, or
+// through PUBLIC). Access to protected data then exists only where the
+// query rules grant it, and only while the library is loaded.
+// ---------------------------------------------------------------------------
+
+void CheckNoDirectAccess(Oid table, Oid role) {
+  const char* table_name = get_rel_name(table);
+  const char* role_name = GetUserNameFromId(role, false);
+  if (pg_class_ownercheck(table, role))
+    ereport(ERROR, (errcode(ERRCODE_INVALID_GRANT_OPERATION),
+                    errmsg("restricted role \"%s\" owns protected table \"%s\"", role_name,
+                           table_name ? table_name : "?"),
+                    errhint("Give the table to another owner (ALTER TABLE ... OWNER TO) before "
+                            "protecting it or restricting the role.")));
+  if (pg_class_aclcheck(table, role, ACL_SELECT) == ACLCHECK_OK ||
+      pg_attribute_aclcheck_all(table, role, ACL_SELECT, ACLMASK_ANY) == ACLCHECK_OK)
+    ereport(ERROR,
+            (errcode(ERRCODE_INVALID_GRANT_OPERATION),
+             errmsg("restricted role \"%s\" may read protected table \"%s\" directly", role_name,
+                    table_name ? table_name : "?"),
+             errdetail("A restricted role must hold no SELECT privilege on a protected table, "
+                       "not even through PUBLIC or a role it belongs to: dp_agg grants access "
+                       "query by query."),
+             errhint("REVOKE SELECT ON \"%s\" FROM the role (and from PUBLIC).",
+                     table_name ? table_name : "?")));
+}
+
+// `extra_table` / `extra_role`: an object being labelled now, whose label is
+// not yet in the catalog.
+void CheckRestrictionInvariant(Oid extra_table, Oid extra_role) {
+  List* tables = LabelledObjects(RelationRelationId, kProtected);
+  List* roles = LabelledObjects(AuthIdRelationId, kRestricted);
+  if (OidIsValid(extra_table)) tables = list_append_unique_oid(tables, extra_table);
+  if (OidIsValid(extra_role)) roles = list_append_unique_oid(roles, extra_role);
+  ListCell* table_cell;
+  foreach (table_cell, tables) {
+    const Oid table = lfirst_oid(table_cell);
+    if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(table))) continue;
+    ListCell* role_cell;
+    foreach (role_cell, roles) {
+      const Oid role = lfirst_oid(role_cell);
+      if (!SearchSysCacheExists1(AUTHOID, ObjectIdGetDatum(role))) continue;
+      // Members of a restricted role are restricted too.
+      CheckNoDirectAccess(table, role);
+    }
+  }
+  list_free(tables);
+  list_free(roles);
+}
+
+bool IsLabelAdministrator() {
+  const Oid session_user = GetSessionUserId();
+  if (superuser_arg(session_user)) return true;
+  if (admin_role == nullptr || admin_role[0] == '\0') return false;
+  const Oid role = get_role_oid(admin_role, true);
+  return OidIsValid(role) && is_member_of_role(session_user, role);
+}
+
+void CheckLabel(const ObjectAddress* object, const char* label) {
+  if (!IsLabelAdministrator())
+    ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+                    errmsg("permission denied to change dp_agg security labels"),
+                    errhint("Only superusers and members of the role named in dp_agg.admin_role "
+                            "protect tables and restrict roles.")));
+  if (object->classId == RelationRelationId && object->objectSubId == 0) {
+    const char kind = get_rel_relkind(object->objectId);
+    if (kind != RELKIND_RELATION && kind != RELKIND_PARTITIONED_TABLE &&
+        kind != RELKIND_MATVIEW && kind != RELKIND_FOREIGN_TABLE)
+      ereport(ERROR, (errcode(ERRCODE_WRONG_OBJECT_TYPE),
+                      errmsg("dp_agg protects tables, materialized views and foreign tables "
+                             "only"),
+                      errhint("To protect what a view shows, protect the tables it reads.")));
+    if (label != nullptr && strcmp(label, kProtected) != 0)
+      ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                      errmsg("invalid dp_agg label for a table: \"%s\"", label),
+                      errhint("The only label of a table is 'protected' (or NULL to remove it).")));
+    if (label != nullptr) CheckRestrictionInvariant(object->objectId, InvalidOid);
+  } else if (object->classId == AuthIdRelationId) {
+    if (label != nullptr && strcmp(label, kRestricted) != 0)
+      ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                      errmsg("invalid dp_agg label for a role: \"%s\"", label),
+                      errhint("The only label of a role is 'restricted' (or NULL to remove it).")));
+    if (label != nullptr && superuser_arg(object->objectId))
+      ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                      errmsg("a superuser cannot be restricted"),
+                      errdetail("Superusers bypass every permission check."),
+                      errhint("Restrict an ordinary role (NOSUPERUSER).")));
+    if (label != nullptr) CheckRestrictionInvariant(InvalidOid, object->objectId);
+  } else {
+    ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                    errmsg("dp_agg labels only tables ('protected') and roles ('restricted')")));
+  }
+  // Cached plans were validated under the old labels: plan again. A role's
+  // label can change how any query is judged, so every relation is
+  // invalidated then (a rare administrative act).
+  if (object->classId == RelationRelationId) {
+    CacheInvalidateRelcacheByRelid(object->objectId);
+  } else {
+    CacheInvalidateRelcacheAll();
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Utility statements. A restricted role may run only those on this list;
+// everything else is refused by name. Statements that contain a query (COPY
+// (query), CREATE TABLE AS, DECLARE CURSOR, EXPLAIN, PREPARE/EXECUTE) have
+// it planned, so the query rules judge it there.
+// ---------------------------------------------------------------------------
+
+int explain_depth = 0;  // > 0 while an EXPLAIN statement runs
+
+// Settings a restricted role may change: they choose how much budget group
+// selection spends, and are charged like any epsilon in a query.
+bool IsAnalystSetting(const char* name) {
+  return name != nullptr && (pg_strcasecmp(name, "dp_agg.group_selection_epsilon") == 0 ||
+                             pg_strcasecmp(name, "dp_agg.group_selection_delta") == 0);
+}
+
+[[noreturn]] void RefuseUtility(Node* statement, const char* why) {
+  ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+                  errmsg("dp_agg: restricted roles may not run %s",
+                         GetCommandTagName(CreateCommandTag(statement))),
+                  errdetail("%s", why),
+                  errhint("Restricted roles read protected tables only through dp_agg's "
+                          "differentially private aggregates.")));
+  pg_unreachable();
+}
+
+void CheckUtilityForRestrictedRole(Node* statement) {
+  switch (nodeTag(statement)) {
+    case T_TransactionStmt:
+    case T_VariableShowStmt:
+    case T_PrepareStmt:
+    case T_ExecuteStmt:
+    case T_DeallocateStmt:
+    case T_DeclareCursorStmt:
+    case T_FetchStmt:
+    case T_ClosePortalStmt:
+    case T_DiscardStmt:
+    case T_ListenStmt:
+    case T_UnlistenStmt:
+    case T_NotifyStmt:
+    case T_ExplainStmt:
+    case T_CreateTableAsStmt:
+    case T_CreateStmt:
+    case T_ViewStmt:
+    case T_DropStmt:
+    case T_DoStmt:
+    case T_CallStmt:
+      return;
+    case T_VariableSetStmt: {
+      const auto* set = reinterpret_cast<VariableSetStmt*>(statement);
+      if (set->kind == VAR_RESET_ALL) return;
+      if (set->name != nullptr && pg_strncasecmp(set->name, "dp_agg.", 7) == 0 &&
+          !IsAnalystSetting(set->name))
+        RefuseUtility(statement, "dp_agg's settings protect the data; only "
+                                 "dp_agg.group_selection_epsilon and "
+                                 "dp_agg.group_selection_delta are the analyst's to choose.");
+      return;
+    }
+    case T_CopyStmt: {
+      const auto* copy = reinterpret_cast<CopyStmt*>(statement);
+      if (copy->relation == nullptr) return;  // COPY (query): the query is judged when planned
+      const Oid relation = RangeVarGetRelid(copy->relation, NoLock, true);
+      if (OidIsValid(relation) && IsProtectedRelation(relation, true))
+        RefuseUtility(statement, "COPY of a protected table copies its rows.");
+      return;
+    }
+    case T_LoadStmt:
+      RefuseUtility(statement, "Loading libraries could change how queries run.");
+    default:
+      RefuseUtility(statement, "It is not on dp_agg's list of statements that cannot read "
+                               "protected data.");
+  }
+}
+
+ProcessUtility_hook_type previous_process_utility = nullptr;
+
+void RunUtility(PlannedStmt* statement, const char* query_string, bool read_only_tree,
+                ProcessUtilityContext context, ParamListInfo params, QueryEnvironment* environment,
+                DestReceiver* destination, QueryCompletion* completion) {
+  if (previous_process_utility != nullptr) {
+    previous_process_utility(statement, query_string, read_only_tree, context, params,
+                             environment, destination, completion);
+  } else {
+    standard_ProcessUtility(statement, query_string, read_only_tree, context, params, environment,
+                            destination, completion);
+  }
+}
+
+void ProcessUtilityHook(PlannedStmt* statement, const char* query_string, bool read_only_tree,
+                        ProcessUtilityContext context, ParamListInfo params,
+                        QueryEnvironment* environment, DestReceiver* destination,
+                        QueryCompletion* completion) {
+  Node* parse_tree = statement->utilityStmt;
+  const bool restricted = IsTransactionState() && RestrictedSession();
+  if (restricted) CheckUtilityForRestrictedRole(parse_tree);
+  if (IsA(parse_tree, ExplainStmt)) {
+    const int depth = explain_depth;
+    PG_TRY();
+    {
+      ++explain_depth;
+      RunUtility(statement, query_string, read_only_tree, context, params, environment,
+                 destination, completion);
+    }
+    PG_FINALLY();
+    { explain_depth = depth; }
+    PG_END_TRY();
+    return;
+  }
+  RunUtility(statement, query_string, read_only_tree, context, params, environment, destination,
+             completion);
+  // A GRANT of a table privilege or of role membership must not hand a
+  // restricted role direct access to a protected table.
+  if (IsA(parse_tree, GrantStmt) || IsA(parse_tree, GrantRoleStmt)) {
+    CommandCounterIncrement();
+    CheckRestrictionInvariant(InvalidOid, InvalidOid);
+  }
+}
+
+bool PlanReadsProtectedTable(PlannedStmt* plan) {
+  ListCell* cell;
+  foreach (cell, plan->rtable) {
+    const auto* entry = static_cast<RangeTblEntry*>(lfirst(cell));
+    if (entry->rtekind == RTE_RELATION && IsProtectedRelation(entry->relid, entry->inh))
+      return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+void CheckExecutionForRestrictedRole(QueryDesc* query, int flags) {
+  const bool explaining = explain_depth > 0 || (flags & EXEC_FLAG_EXPLAIN_ONLY) != 0;
+  if (!explaining || !RestrictedSession()) return;
+  if (PlanReadsProtectedTable(query->plannedstmt))
+    ereport(ERROR,
+            (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+             errmsg("dp_agg: restricted roles may not EXPLAIN queries on protected tables"),
+             errdetail("A plan shows row counts and row estimates of the data."),
+             errhint("Run the query itself; its differentially private answers are the only "
+                     "output about protected tables.")));
+}
+
+void InstallRestrictionHooks() {
+  register_label_provider(kProvider, CheckLabel);
+  previous_process_utility = ProcessUtility_hook;
+  ProcessUtility_hook = ProcessUtilityHook;
+}
+
+}  // namespace dp_pg

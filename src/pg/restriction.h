@@ -1,0 +1,39 @@
+// Restricted analysts and protected tables: who is restricted, what is
+// protected, and the checks on statements that are not planned queries.
+//
+//   SECURITY LABEL FOR dp_agg ON TABLE t IS 'protected'
+//   SECURITY LABEL FOR dp_agg ON ROLE r IS 'restricted'
+//
+// A restricted role holds no SELECT on protected tables; a query that passes
+// the rules of query_rules.cpp is given access as the table owner, the way a
+// view gives it. Without the preloaded library nothing grants that access,
+// so the restricted role reads nothing (fail closed).
+#ifndef DP_AGG_PG_RESTRICTION_H
+#define DP_AGG_PG_RESTRICTION_H
+
+#include "pg_includes.h"
+
+namespace dp_pg {
+
+// Whether the rules for restricted roles apply to the current statement: the
+// session user or the current user is labelled 'restricted' or is a member
+// of a role that is (SET ROLE and SECURITY DEFINER functions lend no escape).
+bool RestrictedSession();
+
+// Whether the table `relation` is labelled 'protected', or, for an
+// inheritance parent or partitioned table read with its children
+// (`with_children`), whether any of them is.
+bool IsProtectedRelation(Oid relation, bool with_children);
+
+// Checks at ExecutorStart that cannot be made on the query tree: EXPLAIN
+// (also of a prepared statement, which is not planned again) shows row
+// counts and estimates, so restricted roles may not explain plans that read
+// protected tables.
+void CheckExecutionForRestrictedRole(QueryDesc* query, int flags);
+
+// Registers the security label provider and the utility-statement hook.
+void InstallRestrictionHooks();
+
+}  // namespace dp_pg
+
+#endif  // DP_AGG_PG_RESTRICTION_H
