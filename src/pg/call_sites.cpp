@@ -331,6 +331,8 @@ AggregateState* PrepareGroupSelectionInitialState(Aggref* aggref, EState* estate
   state->value_kind = static_cast<std::uint8_t>(ValueKind::kNone);
   state->epsilon = CallCore([&] { return dp::EffectivePrivacyParameter(epsilon); });
   state->delta = CallCore([&] { return dp::EffectivePrivacyParameter(delta); });
+  // Test fault (superuser-only): a threshold and noise for twice the epsilon.
+  if (test_fault == static_cast<int>(TestFault::kHalveNoise)) state->epsilon *= 2;
   return state;
 }
 

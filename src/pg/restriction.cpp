@@ -10,6 +10,7 @@ extern "C" {
 #include "catalog/namespace.h"
 #include "catalog/pg_authid.h"
 #include "catalog/pg_class.h"
+#include "catalog/partition.h"
 #include "catalog/pg_inherits.h"
 #include "catalog/pg_seclabel.h"
 #include "catalog/pg_shseclabel.h"
@@ -69,10 +70,12 @@ List* LabelledObjects(Oid class_id, const char* wanted) {
   return objects;
 }
 
+// Membership without the superuser shortcut: is_member_of_role() says yes
+// for a superuser and every role, but superusers are never restricted.
 bool IsMemberOfAny(Oid role, List* roles) {
   ListCell* cell;
   foreach (cell, roles) {
-    if (is_member_of_role(role, lfirst_oid(cell))) return true;
+    if (is_member_of_role_nosuper(role, lfirst_oid(cell))) return true;
   }
   return false;
 }
@@ -123,6 +126,14 @@ bool HasProtectedLabel(Oid relation) {
 
 bool IsProtectedRelation(Oid relation, bool with_children) {
   if (HasProtectedLabel(relation)) return true;
+  // A partition of a protected table holds protected rows too.
+  if (get_rel_relispartition(relation)) {
+    List* ancestors = get_partition_ancestors(relation);
+    ListCell* cell;
+    foreach (cell, ancestors) {
+      if (HasProtectedLabel(lfirst_oid(cell))) return true;
+    }
+  }
   if (!with_children || !has_subclass(relation)) return false;
   List* family = find_all_inheritors(relation, AccessShareLock, nullptr);
   ListCell* cell;
@@ -331,7 +342,10 @@ void ProcessUtilityHook(PlannedStmt* statement, const char* query_string, bool r
                         QueryEnvironment* environment, DestReceiver* destination,
                         QueryCompletion* completion) {
   Node* parse_tree = statement->utilityStmt;
-  const bool restricted = IsTransactionState() && RestrictedSession();
+  // Sub-commands (the index of a PRIMARY KEY in CREATE TABLE) belong to a
+  // statement that was already allowed.
+  const bool restricted = context != PROCESS_UTILITY_SUBCOMMAND && IsTransactionState() &&
+                          RestrictedSession();
   if (restricted) CheckUtilityForRestrictedRole(parse_tree);
   if (IsA(parse_tree, ExplainStmt)) {
     const int depth = explain_depth;
