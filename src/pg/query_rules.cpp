@@ -685,6 +685,13 @@ void AddGroupSelection(Query* query) {
 
 bool JudgeLevel(Query* query, const Level* parent, Judgement* judgement);
 
+[[noreturn]] void RefuseProtectedRows() {
+  Refuse(ERRCODE_INSUFFICIENT_PRIVILEGE, "restricted roles may not read rows of protected tables",
+         "The query returns values of protected rows; only answers of private aggregates may "
+         "leave the database.",
+         kAggregateHint);
+}
+
 bool CteReturnsProtectedRows(const Level* level, const RangeTblEntry* entry) {
   for (Index up = 0; up < entry->ctelevelsup && level != nullptr; ++up) level = level->parent;
   if (level == nullptr) return false;
@@ -811,6 +818,8 @@ bool JudgeLevel(Query* query, const Level* parent, Judgement* judgement) {
     return !aggregation;
   }
 
+  if (!aggregation && parent == nullptr && query->commandType == CMD_SELECT)
+    RefuseProtectedRows();
   if (query->commandType != CMD_SELECT)
     Refuse(ERRCODE_INSUFFICIENT_PRIVILEGE, "restricted roles may not modify data using protected "
                                            "rows",
@@ -905,11 +914,7 @@ PlannedStmt* PlannerHook(Query* query, const char* query_string, int cursor_opti
                          ParamListInfo bound_parameters) {
   Judgement judgement{RestrictedSession(), false, NIL};
   const bool returns_protected_rows = JudgeLevel(query, nullptr, &judgement);
-  if (judgement.restricted && returns_protected_rows)
-    Refuse(ERRCODE_INSUFFICIENT_PRIVILEGE, "restricted roles may not read rows of protected tables",
-           "The query returns values of protected rows; only answers of private aggregates may "
-           "leave the database.",
-           kAggregateHint);
+  if (judgement.restricted && returns_protected_rows) RefuseProtectedRows();
   if (judgement.restricted) {
     // Access as the table owner, the way a view gives it, for exactly the
     // tables of this validated query.

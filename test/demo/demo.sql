@@ -106,3 +106,39 @@ SELECT dp_avg(age, 0, 110, 5) FROM patients;
 SELECT p.region, dp_count(p.id, 0.1) FROM patients p JOIN patients q ON p.region = q.region GROUP BY p.region;
 \echo 'SQLSTATE' :LAST_ERROR_SQLSTATE
 \set ON_ERROR_STOP 1
+
+\echo
+\echo '== 9. A restricted analyst: the table is protected, the role sees it only through dp_ aggregates'
+\echo 'SELECT dp_agg.protect_table(''patients''); SELECT dp_agg.restrict_role(''demo_analyst'');'
+\o /dev/null
+SET client_min_messages = warning;
+DROP ROLE IF EXISTS demo_analyst;
+RESET client_min_messages;
+CREATE ROLE demo_analyst;
+GRANT USAGE ON SCHEMA public TO demo_analyst;     -- and no SELECT on patients
+SELECT dp_agg.protect_table('patients');
+SELECT dp_agg.restrict_role('demo_analyst');
+SELECT dp_agg.set_budget('demo_analyst', 10, 1e-4);
+\o
+SET SESSION AUTHORIZATION demo_analyst;
+\echo 'Raw rows, exact counts and EXPLAIN are refused:'
+\set ON_ERROR_STOP 0
+\set VERBOSITY terse
+SELECT * FROM patients LIMIT 1;
+SELECT count(*) FROM patients;
+SELECT dp_count(id, 0.5) FROM patients WHERE 1 / (age - 40) > 0;
+EXPLAIN SELECT dp_count(id, 0.5) FROM patients;
+\set VERBOSITY default
+\set ON_ERROR_STOP 1
+\echo 'Private answers work, also wrapped the way BI tools do. Groups come from protected'
+\echo 'rows, so each must pass DP partition selection (epsilon 1, delta 1e-6, charged too):'
+SELECT * FROM (SELECT region, dp_count(id, 0.5) AS patients, dp_avg(age, 0, 110, 0.5) AS avg_age
+               FROM patients GROUP BY region) q ORDER BY region LIMIT 2000;
+\echo 'A group of one patient never shows (true count 1, below the noisy threshold):'
+RESET SESSION AUTHORIZATION;
+INSERT INTO patients (id, region, age, sex) VALUES (999999, 'Atlantis', 30, 'F');
+SET SESSION AUTHORIZATION demo_analyst;
+SELECT region, dp_count(id, 0.5) AS patients FROM patients GROUP BY region ORDER BY region;
+SELECT epsilon_spent, delta_spent FROM dp_agg.budgets;
+RESET SESSION AUTHORIZATION;
+DELETE FROM patients WHERE id = 999999;
