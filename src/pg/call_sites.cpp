@@ -147,6 +147,19 @@ const PrivateAggregateKind* LookupPrivateAggregate(Oid aggregate) {
   return LookupAggregate(aggregate)->kind;
 }
 
+int PerRowArgumentCount(Oid aggregate, int argument_count) {
+  const PrivateAggregateKind* kind = LookupPrivateAggregate(aggregate);
+  if (kind == nullptr) return argument_count;
+  switch (kind->family) {
+    case Family::kGroupSelection:
+      return 0;
+    case Family::kSelection:
+      return argument_count == 6 ? 2 : 1;  // the weighted form's weight is per row
+    default:
+      return 1;
+  }
+}
+
 namespace {
 
 // A parameter (epsilon, delta, bounds, fraction, candidates) must be the

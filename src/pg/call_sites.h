@@ -11,6 +11,12 @@ struct PrivateAggregateKind;
 // The private aggregate behind pg_proc OID `aggregate`, or nullptr.
 const PrivateAggregateKind* LookupPrivateAggregate(Oid aggregate);
 
+// How many leading arguments of a call of aggregate `aggregate` with
+// `argument_count` arguments are evaluated per row (the value, and the
+// weight of weighted dp_select); the others are parameters, evaluated once
+// before any row is read.
+int PerRowArgumentCount(Oid aggregate, int argument_count);
+
 void InstallExecutorHook();
 
 // Whether `expression` is the same for every row: constants, query

@@ -31,6 +31,7 @@ extern "C" {
 #include "catalog/namespace.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_index.h"
+#include "catalog/pg_inherits.h"
 #include "catalog/pg_am.h"
 #include "catalog/pg_namespace.h"
 #include "nodes/makefuncs.h"
@@ -127,12 +128,27 @@ bool ContainsAggregate(Node* node, void* context) {
   Refuse(ERRCODE_INSUFFICIENT_PRIVILEGE, rule, detail, kLeakproofHint);
 }
 
+bool ContainsParam(Node* node, void* context) {
+  if (node == nullptr) return false;
+  if (IsA(node, Param)) return true;
+  return expression_tree_walker(node, DP_EXPRESSION_WALKER(ContainsParam), context);
+}
+
+// A built-in IMMUTABLE expression of constants only: the planner folds it
+// into a constant before execution, so an error it raises (1/0) is raised
+// while planning, whatever the data. With a query parameter ($1, a PL/pgSQL
+// variable) a generic plan would evaluate it per row instead, and inside
+// CASE or AND only for the rows that reach it: an error would then reveal
+// that such a row exists.
+bool IsFoldedConstant(Node* node) {
+  return IsRowInvariant(node) && !ContainsParam(node, nullptr);
+}
+
 // A function call in a row expression is acceptable if the function is
-// LEAKPROOF, or if the call does not depend on any row (a constant such as
-// 1.0/3 or now()).
+// LEAKPROOF, or if the call is a constant folded at planning (1.0/3).
 void CheckFunction(Oid function, Node* call, const RowCheck* check) {
   if (get_func_leakproof(function)) return;
-  if (IsRowInvariant(call)) return;
+  if (IsFoldedConstant(call)) return;
   // In HAVING of a level whose groups are all released, a function of
   // aggregate answers runs once per released group: post-processing.
   if (check->having && !check->gated && ContainsAggregate(call, nullptr) &&
@@ -206,7 +222,7 @@ bool CheckRowWalker(Node* node, RowCheck* check) {
     }
     case T_ArrayExpr:
       // Nested ARRAY[...] of sub-arrays fails when their sizes differ.
-      if (reinterpret_cast<ArrayExpr*>(node)->multidims && !IsRowInvariant(node))
+      if (reinterpret_cast<ArrayExpr*>(node)->multidims && !IsFoldedConstant(node))
         Refuse(ERRCODE_INSUFFICIENT_PRIVILEGE, "multidimensional ARRAY[] over protected rows",
                "Building it fails when the sub-arrays' sizes differ, which depends on the data.",
                kLeakproofHint);
@@ -227,8 +243,8 @@ bool CheckRowWalker(Node* node, RowCheck* check) {
     default:
       // Casts through text (CoerceViaIO), array casts and domain checks can
       // fail on some values; subqueries read other rows; anything else is
-      // not understood. All are fine where they do not depend on a row.
-      if (IsRowInvariant(node)) return false;
+      // not understood. All are fine as constants folded at planning.
+      if (IsFoldedConstant(node)) return false;
       Refuse(ERRCODE_INSUFFICIENT_PRIVILEGE, "expression not allowed on protected rows",
              IsA(node, CoerceViaIO) || IsA(node, ArrayCoerceExpr) || IsA(node, CoerceToDomain)
                  ? "A cast through text, an array cast or a domain check can fail on some "
@@ -260,7 +276,7 @@ bool IsStatisticsFunction(Oid function) {
       "pg_indexes_size",  "pg_database_size",   "pg_tablespace_size"};
   for (const char* size_function : kSizeFunctions)
     if (strcmp(name, size_function) == 0) return true;
-  return strncmp(name, "pg_stat_get_", 12) == 0;
+  return strncmp(name, "pg_stat_", 8) == 0;
 }
 
 bool CheckCatalogFunctions(Node* node, void* context) {
@@ -271,6 +287,19 @@ bool CheckCatalogFunctions(Node* node, void* context) {
   if (IsA(node, OpExpr)) {
     set_opfuncid(reinterpret_cast<OpExpr*>(node));
     function = reinterpret_cast<OpExpr*>(node)->opfuncid;
+  }
+  // set_config() is SET by another name.
+  if (IsA(node, FuncExpr) && function < FirstNormalObjectId &&
+      get_func_namespace(function) == PG_CATALOG_NAMESPACE &&
+      strcmp(get_func_name(function), "set_config") == 0) {
+    Node* name = static_cast<Node*>(linitial(reinterpret_cast<FuncExpr*>(node)->args));
+    if (!IsA(name, Const) || reinterpret_cast<Const*>(name)->constisnull ||
+        !IsAnalystSetting(TextDatumGetCString(reinterpret_cast<Const*>(name)->constvalue)))
+      Refuse(ERRCODE_INSUFFICIENT_PRIVILEGE, "restricted roles may not change this setting",
+             "Planner, debugging and dp_agg's own settings show or change how protected rows "
+             "are read.",
+             "Only client settings and dp_agg.group_selection_epsilon/_delta may be changed, "
+             "named by a constant.");
   }
   if (OidIsValid(function) && IsStatisticsFunction(function)) {
     char rule[256];
@@ -437,6 +466,31 @@ void AnalyzeJoinTree(Query* query, Node* node, FromAnalysis* analysis) {
   AddConjuncts(query, join->quals, false, nullable, analysis);
 }
 
+// The items of the preserved side when the whole FROM clause is one outer
+// join whose nullable side holds the protected item; nullptr otherwise.
+Bitmapset* PreservedSideOfTopOuterJoin(Query* query, Index protected_item) {
+  FromExpr* from = query->jointree;
+  if (list_length(from->fromlist) != 1 || !IsA(linitial(from->fromlist), JoinExpr)) return nullptr;
+  auto* join = static_cast<JoinExpr*>(linitial(from->fromlist));
+  Node* preserved_side;
+  Node* nullable_side;
+  if (join->jointype == JOIN_LEFT) {
+    preserved_side = join->larg;
+    nullable_side = join->rarg;
+  } else if (join->jointype == JOIN_RIGHT) {
+    preserved_side = join->rarg;
+    nullable_side = join->larg;
+  } else {
+    return nullptr;
+  }
+  Bitmapset* nullable = nullptr;
+  CollectItems(nullable_side, &nullable);
+  if (!bms_is_member(static_cast<int>(protected_item), nullable)) return nullptr;
+  Bitmapset* preserved = nullptr;
+  CollectItems(preserved_side, &preserved);
+  return preserved;
+}
+
 // Strips binary-compatible casts.
 Node* StripRelabel(Node* node) {
   while (node != nullptr && IsA(node, RelabelType))
@@ -457,6 +511,11 @@ bool PinsColumn(const FromAnalysis& analysis, Index item, AttrNumber column, Oid
                        bms_is_member(analysis.protected_item, equality->nullable_side);
     if (!holds) continue;
     OpExpr* expression = equality->expression;
+    // A non-deterministic collation (case-insensitive, say) would let one
+    // value equal several distinct keys of a unique index.
+    if (OidIsValid(expression->inputcollid) &&
+        !get_collation_isdeterministic(expression->inputcollid))
+      continue;
     if (!op_in_opfamily(expression->opno, family) ||
         get_op_opfamily_strategy(expression->opno, family) != BTEqualStrategyNumber)
       continue;
@@ -487,8 +546,12 @@ Oid RelationAccessMethod(Oid relation) {
 
 // Does a valid, immediate, non-partial unique index on plain columns of the
 // table behind `item` have all its columns pinned?
-bool PinnedByUniqueKey(const FromAnalysis& analysis, Index item, Oid table,
+bool PinnedByUniqueKey(const FromAnalysis& analysis, Index item, Oid table, bool with_children,
                        const Bitmapset* known) {
+  // A unique index of an inheritance parent says nothing about its
+  // children's rows (a partitioned table's unique index covers them all).
+  if (with_children && get_rel_relkind(table) != RELKIND_PARTITIONED_TABLE && has_subclass(table))
+    return false;
   Relation relation = table_open(table, NoLock);  // locked by parse analysis
   List* indexes = RelationGetIndexList(relation);
   table_close(relation, NoLock);
@@ -559,7 +622,7 @@ FromAnalysis CheckFrom(Query* query, const Bitmapset* items, const Bitmapset* pr
     while ((item = bms_next_member(public_items, item)) >= 0) {
       if (bms_is_member(item, known)) continue;
       const RangeTblEntry* entry = rt_fetch(item, query->rtable);
-      if (PinnedByUniqueKey(analysis, item, entry->relid, known)) {
+      if (PinnedByUniqueKey(analysis, item, entry->relid, entry->inh, known)) {
         known = bms_add_member(known, item);
         progress = true;
       }
@@ -614,10 +677,18 @@ bool CheckAggregates(Node* node, AggregateCheck* check) {
                "DISTINCT or ORDER BY inside a private aggregate is not supported",
                "The aggregates' guarantees are stated for every row counted once.",
                "Remove DISTINCT/ORDER BY from the aggregate's arguments.");
+      // The value (and dp_select's weight) is evaluated per row; the other
+      // arguments are parameters that the executor hook evaluates once,
+      // before any row is read (call_sites.cpp), so they cannot fail for
+      // some rows only.
+      const int per_row = PerRowArgumentCount(aggref->aggfnoid, list_length(aggref->args));
+      int position = 0;
       ListCell* cell;
-      foreach (cell, aggref->args)
+      foreach (cell, aggref->args) {
+        if (position++ >= per_row) break;
         CheckRowExpression(reinterpret_cast<Node*>(static_cast<TargetEntry*>(lfirst(cell))->expr),
-                           "an aggregate's arguments");
+                           "an aggregate's value");
+      }
       CheckRowExpression(reinterpret_cast<Node*>(aggref->aggfilter), "an aggregate's FILTER");
     }
     return false;  // no aggregates inside aggregates
@@ -867,38 +938,42 @@ bool JudgeLevel(Query* query, const Level* parent, Judgement* judgement) {
   }
 
   // Group keys are values of rows, evaluated for every row.
-  bool key_from_protected = false;
   foreach (cell, query->groupClause) {
     auto* clause = static_cast<SortGroupClause*>(lfirst(cell));
     TargetEntry* key = get_sortgroupclause_tle(clause, query->targetList);
     Node* expression = flatten_join_alias_vars(query, static_cast<Node*>(copyObjectImpl(key->expr)));
     CheckRowExpression(expression, "GROUP BY");
-    Bitmapset* key_items = VarnosOf(expression);
-    if (bms_is_member(static_cast<int>(from.protected_item), key_items)) key_from_protected = true;
     if (OidIsValid(clause->eqop) && !get_func_leakproof(get_opcode(clause->eqop))) {
       RowCheck check{"GROUP BY", false, false};
       RefuseFunction(get_opcode(clause->eqop), &check);
     }
   }
-  // A group whose key comes only from public tables kept whole by an outer
-  // join (public LEFT JOIN protected) exists whatever the protected rows;
-  // any other group exists because of protected rows and must pass
-  // partition selection.
+  // Any group exists because of protected rows and must pass partition
+  // selection, except in one shape: `public LEFT JOIN (protected ...) ON ...`
+  // as the whole FROM clause, grouped and filtered by columns of the public
+  // side only. Its rows are the public side's rows, each kept at least once,
+  // so its groups exist whatever the protected rows; a protected row moves
+  // only within the group of the one public row it meets.
   bool gated = query->groupClause != NIL;
   if (from.protected_nullable) {
-    if (key_from_protected)
+    Bitmapset* preserved = PreservedSideOfTopOuterJoin(query, from.protected_item);
+    Bitmapset* used = nullptr;
+    foreach (cell, query->groupClause) {
+      TargetEntry* key =
+          get_sortgroupclause_tle(static_cast<SortGroupClause*>(lfirst(cell)), query->targetList);
+      used = bms_join(used, VarnosOf(flatten_join_alias_vars(
+                                query, static_cast<Node*>(copyObjectImpl(key->expr)))));
+    }
+    used = bms_join(used, VarnosOf(flatten_join_alias_vars(
+                              query, static_cast<Node*>(copyObjectImpl(query->jointree->quals)))));
+    if (preserved == nullptr || !bms_is_subset(used, preserved))
       Refuse(ERRCODE_INSUFFICIENT_PRIVILEGE,
-             "GROUP BY a protected column of the nullable side of an outer join",
-             "Removing a protected row would move a public row into another group.",
-             "Group by columns of the public table that the outer join keeps whole.");
-    Bitmapset* where_items = VarnosOf(flatten_join_alias_vars(
-        query, static_cast<Node*>(copyObjectImpl(query->jointree->quals))));
-    if (bms_is_member(static_cast<int>(from.protected_item), where_items))
-      Refuse(ERRCODE_INSUFFICIENT_PRIVILEGE,
-             "WHERE on protected columns of the nullable side of an outer join",
-             "It would drop the public rows that have no protected match, so the groups would "
-             "depend on protected rows.",
-             "Put the condition into the join's ON clause.");
+             "a protected table on the nullable side of an outer join is accepted only as "
+             "public LEFT JOIN protected, grouped and filtered by the public side",
+             "Otherwise removing a protected row can move a public row into another group, or "
+             "decide whether a group exists.",
+             "Write FROM public_table LEFT JOIN protected_table ON ..., GROUP BY and WHERE on "
+             "the public table's columns; put conditions on protected columns into ON.");
     gated = false;
   }
   CheckRowExpression(query->havingQual, "HAVING", true, gated);

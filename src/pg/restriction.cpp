@@ -12,6 +12,7 @@ extern "C" {
 #include "catalog/pg_class.h"
 #include "catalog/partition.h"
 #include "catalog/pg_inherits.h"
+#include "catalog/pg_namespace.h"
 #include "catalog/pg_seclabel.h"
 #include "catalog/pg_shseclabel.h"
 #include "commands/seclabel.h"
@@ -91,6 +92,10 @@ struct RestrictionCache {
 };
 RestrictionCache restriction_cache;
 
+// The last answer of RestrictedSession(), for the log hook, which must not
+// read catalogs while a message is being reported.
+bool last_answer_restricted = false;
+
 }  // namespace
 
 bool RestrictedSession() {
@@ -99,13 +104,16 @@ bool RestrictedSession() {
   if (!IsTransactionState()) return false;
   if (restriction_cache.transaction == MyProc->lxid &&
       restriction_cache.session_user == session_user &&
-      restriction_cache.current_user == current_user)
+      restriction_cache.current_user == current_user) {
+    last_answer_restricted = restriction_cache.restricted;
     return restriction_cache.restricted;
+  }
   List* restricted_roles = LabelledObjects(AuthIdRelationId, kRestricted);
   const bool restricted = restricted_roles != NIL && (IsMemberOfAny(session_user, restricted_roles) ||
                                                       IsMemberOfAny(current_user, restricted_roles));
   list_free(restricted_roles);
   restriction_cache = RestrictionCache{MyProc->lxid, session_user, current_user, restricted};
+  last_answer_restricted = restricted;
   return restricted;
 }
 
@@ -258,12 +266,6 @@ void CheckLabel(const ObjectAddress* object, const char* label) {
 
 int explain_depth = 0;  // > 0 while an EXPLAIN statement runs
 
-// Settings a restricted role may change: they choose how much budget group
-// selection spends, and are charged like any epsilon in a query.
-bool IsAnalystSetting(const char* name) {
-  return name != nullptr && (pg_strcasecmp(name, "dp_agg.group_selection_epsilon") == 0 ||
-                             pg_strcasecmp(name, "dp_agg.group_selection_delta") == 0);
-}
 
 [[noreturn]] void RefuseUtility(Node* statement, const char* why) {
   ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
@@ -299,13 +301,15 @@ void CheckUtilityForRestrictedRole(Node* statement) {
       return;
     case T_VariableSetStmt: {
       const auto* set = reinterpret_cast<VariableSetStmt*>(statement);
-      if (set->kind == VAR_RESET_ALL) return;
-      if (set->name != nullptr && pg_strncasecmp(set->name, "dp_agg.", 7) == 0 &&
-          !IsAnalystSetting(set->name))
-        RefuseUtility(statement, "dp_agg's settings protect the data; only "
-                                 "dp_agg.group_selection_epsilon and "
-                                 "dp_agg.group_selection_delta are the analyst's to choose.");
-      return;
+      // RESET returns to what the administrator configured; SET TRANSACTION
+      // and SET SESSION CHARACTERISTICS are VAR_SET_MULTI.
+      if (set->kind == VAR_RESET_ALL || set->kind == VAR_RESET || set->kind == VAR_SET_MULTI)
+        return;
+      if (set->name != nullptr && IsAnalystSetting(set->name)) return;
+      RefuseUtility(statement, "Restricted roles may change only client settings (DateStyle, "
+                               "search_path, statement_timeout, ...) and "
+                               "dp_agg.group_selection_epsilon/_delta: planner and debugging "
+                               "settings show or change how protected rows are read.");
     }
     case T_CopyStmt: {
       const auto* copy = reinterpret_cast<CopyStmt*>(statement);
@@ -313,6 +317,10 @@ void CheckUtilityForRestrictedRole(Node* statement) {
       const Oid relation = RangeVarGetRelid(copy->relation, NoLock, true);
       if (OidIsValid(relation) && IsProtectedRelation(relation, true))
         RefuseUtility(statement, "COPY of a protected table copies its rows.");
+      if (OidIsValid(relation) && get_rel_namespace(relation) == PG_CATALOG_NAMESPACE)
+        RefuseUtility(statement, "COPY of a system catalog is not judged like a query; "
+                                 "catalogs such as pg_class hold row counts (select them "
+                                 "instead).");
       return;
     }
     case T_LoadStmt:
@@ -362,9 +370,11 @@ void ProcessUtilityHook(PlannedStmt* statement, const char* query_string, bool r
   }
   RunUtility(statement, query_string, read_only_tree, context, params, environment, destination,
              completion);
-  // A GRANT of a table privilege or of role membership must not hand a
-  // restricted role direct access to a protected table.
-  if (IsA(parse_tree, GrantStmt) || IsA(parse_tree, GrantRoleStmt)) {
+  // A GRANT of a table privilege or of role membership, or a new owner,
+  // must not hand a restricted role direct access to a protected table.
+  if (IsA(parse_tree, GrantStmt) || IsA(parse_tree, GrantRoleStmt) ||
+      IsA(parse_tree, AlterOwnerStmt) || IsA(parse_tree, AlterTableStmt) ||
+      IsA(parse_tree, AlterDefaultPrivilegesStmt)) {
     CommandCounterIncrement();
     CheckRestrictionInvariant(InvalidOid, InvalidOid);
   }
@@ -394,8 +404,42 @@ void CheckExecutionForRestrictedRole(QueryDesc* query, int flags) {
                      "output about protected tables.")));
 }
 
+namespace {
+
+emit_log_hook_type previous_emit_log = nullptr;
+
+// LOG and DEBUG messages that a client asks for (client_min_messages = log
+// with debug_print_plan, trace_sort, ...) show plans, row estimates and
+// sort sizes of protected rows: restricted sessions do not get them (the
+// server log still does).
+void EmitLogHook(ErrorData* error) {
+  if (last_answer_restricted && error->elevel < INFO) error->output_to_client = false;
+  if (previous_emit_log != nullptr) previous_emit_log(error);
+}
+
+}  // namespace
+
+bool IsAnalystSetting(const char* name) {
+  static const char* const kAllowed[] = {
+      "application_name", "extra_float_digits", "datestyle", "intervalstyle", "timezone",
+      "client_encoding", "search_path", "statement_timeout", "lock_timeout",
+      "idle_in_transaction_session_timeout", "idle_session_timeout",
+      "standard_conforming_strings", "bytea_output", "client_min_messages",
+      "transaction_isolation", "transaction_read_only", "transaction_deferrable",
+      "default_transaction_isolation", "default_transaction_read_only",
+      "default_transaction_deferrable", "plan_cache_mode", "role", "lc_monetary", "lc_numeric",
+      "lc_time", "xmlbinary", "xmloption", "dp_agg.group_selection_epsilon",
+      "dp_agg.group_selection_delta"};
+  if (name == nullptr) return false;
+  for (const char* allowed : kAllowed)
+    if (pg_strcasecmp(name, allowed) == 0) return true;
+  return false;
+}
+
 void InstallRestrictionHooks() {
   register_label_provider(kProvider, CheckLabel);
+  previous_emit_log = emit_log_hook;
+  emit_log_hook = EmitLogHook;
   previous_process_utility = ProcessUtility_hook;
   ProcessUtility_hook = ProcessUtilityHook;
 }

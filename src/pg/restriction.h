@@ -31,6 +31,11 @@ bool IsProtectedRelation(Oid relation, bool with_children);
 // protected tables.
 void CheckExecutionForRestrictedRole(QueryDesc* query, int flags);
 
+// Settings a restricted role may change: client settings, and what DP
+// group selection spends (charged like any epsilon in a query). Planner,
+// debugging and dp_agg's other settings are not on the list.
+bool IsAnalystSetting(const char* name);
+
 // Registers the security label provider and the utility-statement hook.
 void InstallRestrictionHooks();
 
