@@ -41,6 +41,19 @@ bounded, so the suite certifies instead a lower bound on
 (Clopper-Pearson lower bound on the first probability minus exp(epsilon)
 times an upper bound on the second) and FAILS when it exceeds delta.
 
+DP partition selection (dp_agg.group_selection(epsilon, delta) in HAVING,
+which releases a group iff its row count plus discrete Laplace noise reaches
+a threshold T) is audited on one table of groups of every size
+c = 1 .. T + 3: each group of one statement is an independent release. The
+suite computes T itself from the definition, compares the release frequency
+of each size with its exact probability P[Z >= T - c] (exact binomial tests)
+and checks that the answers imply the same T; certifies the privacy loss
+between groups of c - 1 and c rows (c = 2 and c = T) as above; and, for a
+group of one row against no group (never released), certifies a lower bound
+on P[released] and FAILS when it exceeds delta. The test fault halve_noise
+does not act on it, so its self-check releases at 2 epsilon (what
+halve_noise would do) and with a threshold one too low (a larger delta).
+
 Besides, the suite compares the released noise with its exact distribution
 (chi-square against the discrete Laplace pmf, and against the discrete
 Gaussian pmf whose variance it calibrates independently and checks through
@@ -59,6 +72,7 @@ superuser connection to a server with dp_agg in shared_preload_libraries.
 import argparse
 import concurrent.futures
 import dataclasses
+import decimal
 import fractions
 import math
 import os
@@ -217,6 +231,49 @@ def gaussian_sigma2_for(epsilon: float, delta: float, sensitivity: int) -> float
     mechanism does (README "How much a query costs"; EffectivePrivacyParameter)."""
     return discrete_gaussian_sigma2(float(epsilon_rounded_down(epsilon)),
                                     float(epsilon_rounded_down(delta)), sensitivity)
+
+
+# DP partition selection, dp_agg.group_selection(epsilon, delta) (README;
+# partition_selection.h): a group of c rows is released iff c + Z >= T, Z
+# discrete Laplace with q = exp(-epsilon'), and T = k + 1 for the smallest
+# k >= 1 with P[Z >= k] = q^k / (1 + q) <= delta' (epsilon', delta' the
+# requests rounded down to 24 bits), the inequality demanded with a margin of
+# 1e-9 in log space. A group of one row, absent from the neighbour, is then
+# released with probability q^(T-1) / (1 + q) <= delta'.
+PARTITION_SELECTION_LOG_MARGIN = decimal.Decimal("1e-9")
+
+
+def _as_decimal(value: fractions.Fraction) -> decimal.Decimal:
+    return decimal.Decimal(value.numerator) / decimal.Decimal(value.denominator)
+
+
+def partition_selection_threshold(epsilon: float, delta: float,
+                                  margin: decimal.Decimal = PARTITION_SELECTION_LOG_MARGIN) -> int:
+    """T from the definition, in 50-digit decimal arithmetic (independent of
+    the server's long double code): the smallest k >= 1 with
+        -k epsilon' - ln(1 + e^-epsilon') <= ln delta' - margin,
+    plus one. margin = 0 gives the threshold of the exact inequality."""
+    with decimal.localcontext() as context:
+        context.prec = 50
+        eps = _as_decimal(epsilon_rounded_down(epsilon))
+        bound = _as_decimal(epsilon_rounded_down(delta)).ln() - margin
+        log_one_plus_q = (1 + (-eps).exp()).ln()
+        log_tail = lambda k: -eps * k - log_one_plus_q  # ln P[Z >= k]
+        estimate = ((-bound - log_one_plus_q) / eps).to_integral_value(decimal.ROUND_CEILING)
+        k = max(1, int(estimate))
+        while log_tail(k) > bound:
+            k += 1
+        while k > 1 and log_tail(k - 1) <= bound:
+            k -= 1
+        return k + 1
+
+
+def partition_selection_release_probability(count: int, threshold: int, epsilon: float) -> float:
+    """P[count + Z >= T] = P[Z >= j], j = T - count: q^j / (1 + q) for j >= 1
+    and 1 - q^(1 - j) / (1 + q) for j <= 0 (symmetry of Z)."""
+    q = math.exp(-float(epsilon_rounded_down(epsilon)))
+    j = threshold - count
+    return q ** j / (1.0 + q) if j >= 1 else 1.0 - q ** (1 - j) / (1.0 + q)
 
 
 def hockey_stick_delta(pmf_a: np.ndarray, pmf_b: np.ndarray, epsilon: float) -> float:
@@ -943,6 +1000,72 @@ EXACT_NOISE_AUDITS = [
 GAUSS_CALIBRATIONS = ((1.0, 0.01), (1.0, 1e-5), (0.5, 1e-5), (0.25, 1e-6))
 
 
+# DP partition selection, dp_agg.group_selection(epsilon, delta) in HAVING:
+# every group of a GROUP BY is an independent release (released or not),
+# and the statement is charged epsilon and delta once. Under add/remove-one-
+# row neighbours only the changed row's group can differ: a group of c >= 2
+# rows against c - 1 rows (the noisy count is epsilon-DP), or a group of one
+# row against no group at all (released with probability <= delta). The
+# audit draws groups of every size c = 1 .. T + 3 at once from one table.
+@dataclass(frozen=True)
+class GroupSelectionAudit:
+    key: str
+    epsilon: float
+    delta: float
+    purpose: str
+
+    @property
+    def label(self) -> str:
+        return f"group_selection d={self.delta:g}"
+
+    @property
+    def threshold(self) -> int:
+        return partition_selection_threshold(self.epsilon, self.delta)
+
+    @property
+    def counts(self) -> Tuple[int, ...]:
+        """Group sizes of the exact-law check: 1 .. T + 3."""
+        return tuple(range(1, self.threshold + 4))
+
+    @property
+    def pair_counts(self) -> Tuple[int, ...]:
+        """c of the neighbouring pairs (c - 1 rows vs c rows): c = 2 (the
+        smallest pair of existing groups) and c = T. {released} attains the
+        loss epsilon exactly for c <= T, {not released} for c >= T."""
+        return tuple(sorted({2, self.threshold}))
+
+    def release_probability(self, count: int, threshold: Optional[int] = None) -> float:
+        return partition_selection_release_probability(
+            count, self.threshold if threshold is None else threshold, self.epsilon)
+
+    @property
+    def statistical_tests(self) -> int:
+        """Exact law (one test: a union of binomial tests), two directions per
+        pair, and the delta bound of the one-row group."""
+        return 1 + 2 * len(self.pair_counts) + 1
+
+
+GROUP_SELECTION_AUDITS = [
+    GroupSelectionAudit("groups_eps1", 1.0, 0.1,
+                        "T = 3; a one-row group is released with 0.0989, just below delta"),
+    GroupSelectionAudit("groups_eps0.3", 0.3, 0.1,
+                        "epsilon off the 24-bit grid, T = 7; one-row group 0.0950"),
+]
+GROUP_SELECTION_MAX_COUNT = max(max(a.counts) for a in GROUP_SELECTION_AUDITS)
+
+# Broken partition selection for the self-check: (audit key, epsilon factor,
+# delta released with or None). dp_agg.insecure_test_fault = halve_noise is
+# not applied by group_selection's state (call_sites.cpp
+# PrepareGroupSelectionInitialState), so the breaks are made through the
+# parameters: epsilon x2 is what halve_noise would do (noise and threshold
+# planned for 2 epsilon; T stays 3 at delta 0.1), epsilon x1.25 a smaller
+# gap, and a larger delta a threshold one too low (T = 6 instead of 7 at
+# epsilon 0.3: a one-row group is released with 0.128 instead of 0.095).
+CI_GROUP_SELECTION_SELF_CHECKS = (("groups_eps1", 2.0, None), ("groups_eps0.3", 1.0, 0.15))
+ALL_GROUP_SELECTION_SELF_CHECKS = CI_GROUP_SELECTION_SELF_CHECKS + (
+    ("groups_eps1", 1.25, None), ("groups_eps1", 1.0, 0.3))
+
+
 @dataclass(frozen=True)
 class RunPlan:
     mode: str
@@ -960,6 +1083,11 @@ class RunPlan:
     # Quantile releases cost ~50-100 us each (1024 acceptance tests), about
     # ten times a count's: their audits draw this many per table instead.
     quantile_samples: int = 40_000
+    # dp_agg.group_selection: releases per group size (main audits), the
+    # self-check breaks (GROUP_SELECTION_SELF_CHECKS entries) and their size.
+    group_selection_samples: int = 20_000
+    group_selection_self_checks: Tuple[Tuple[str, float, Optional[float]], ...] = ()
+    group_selection_self_check_samples: int = 20_000
 
     def samples_for(self, audit: "PrivacyLossAudit") -> int:
         if audit.mechanism.kind == "quantile":
@@ -969,6 +1097,8 @@ class RunPlan:
 
 CI_SAMPLES = 100_000
 CI_QUANTILE_SAMPLES = 40_000
+# Per group size; a release of group_selection costs ~6 us (the noise).
+CI_GROUP_SELECTION_SAMPLES = 20_000
 # Released with epsilon 1.25 x the claim: the noise scale divided by 1.25, a
 # gap four times smaller than halve_noise's (REPORT.md: samples it needs).
 CI_SELF_CHECKS = (("count_empty", HALVE, 1.0), ("count_empty", "none", 1.25),
@@ -990,7 +1120,10 @@ GAUSS_FACTOR_AUDITS = ("gauss_count_empty",)
 
 def ci_plan() -> RunPlan:
     return RunPlan("ci", CI_SAMPLES, CI_SAMPLES, CI_SELF_CHECKS, CI_EXACT_SELF_CHECKS,
-                   quantile_samples=CI_QUANTILE_SAMPLES)
+                   quantile_samples=CI_QUANTILE_SAMPLES,
+                   group_selection_samples=CI_GROUP_SELECTION_SAMPLES,
+                   group_selection_self_checks=CI_GROUP_SELECTION_SELF_CHECKS,
+                   group_selection_self_check_samples=CI_GROUP_SELECTION_SAMPLES)
 
 
 def fault_self_checks(epsilon_factors: Sequence[float] = (),
@@ -1012,13 +1145,18 @@ def fault_self_checks(epsilon_factors: Sequence[float] = (),
 def long_plan() -> RunPlan:
     return RunPlan("long", 500_000, 500_000, fault_self_checks((1.25, 1.1), (1.5,)),
                    ALL_EXACT_SELF_CHECKS, informational_faults=True,
-                   ci_self_check_replicates=10, quantile_samples=150_000)
+                   ci_self_check_replicates=10, quantile_samples=150_000,
+                   group_selection_samples=100_000,
+                   group_selection_self_checks=ALL_GROUP_SELECTION_SELF_CHECKS,
+                   group_selection_self_check_samples=100_000)
 
 
 def self_check_plan(samples: int) -> RunPlan:
     return RunPlan("self-check", samples, samples, fault_self_checks((1.25,)),
                    ALL_EXACT_SELF_CHECKS, informational_faults=True,
-                   quantile_samples=min(samples, CI_QUANTILE_SAMPLES))
+                   quantile_samples=min(samples, CI_QUANTILE_SAMPLES),
+                   group_selection_self_checks=ALL_GROUP_SELECTION_SELF_CHECKS,
+                   group_selection_self_check_samples=100_000)
 
 
 # ---------------------------------------------------------------------------
@@ -1039,10 +1177,13 @@ class AuditDatabase:
     from it (README "Privacy budgets"; a role without a budget is refused).
 
     The delta budget is below 1 (a CHECK on dp_agg.role_budget), and every
-    Gaussian statement costs its delta (0.01), so the audit resets its own
-    spent amounts (dp_agg.reset_spent, on a connection of its own, in
-    autocommit) whenever the delta charged since the last reset would pass
-    DELTA_RESET_AT; at most `jobs` statements are in flight at a reset.
+    Gaussian statement costs its delta (0.01), a partition-selection one
+    0.1 to 0.3, so the audit resets its own spent amounts
+    (dp_agg.reset_spent, on a connection of its own, in autocommit) whenever
+    the delta charged since the last reset would pass DELTA_RESET_AT. The
+    statements in flight at a reset are counted as charged after it, and a
+    reset waits until they leave room for the next statement, so the delta
+    charged between resets never passes DELTA_RESET_AT, whatever `jobs` is.
     """
 
     # Groups per table: each statement releases at most this many answers.
@@ -1054,8 +1195,12 @@ class AuditDatabase:
     AUDIT_BUDGET = 1_000_000
     AUDIT_DELTA_BUDGET = 0.99
     DELTA_RESET_AT = 0.5
-    # dp_agg.max_delta for the audit's transactions: large enough to measure.
+    # dp_agg.max_delta for the audit's transactions: large enough to measure
+    # (raised to the statement's own delta for partition selection).
     MAX_DELTA = GAUSS_DELTA
+    # Groups of each size in the partition-selection table: one statement
+    # releases (or not) this many groups of each size.
+    GROUP_SELECTION_GROUPS = 10_000
 
     def __init__(self, database: str, jobs: int):
         self.database = database
@@ -1095,8 +1240,9 @@ class AuditDatabase:
             self.close()
             raise
         self.jobs = jobs
-        self.budget_lock = threading.Lock()
+        self.budget_lock = threading.Condition()
         self.delta_since_reset = 0.0
+        self.delta_in_flight = 0.0
         self.tables: Dict[Tuple, str] = {}
         self.releases_drawn = 0
 
@@ -1130,30 +1276,47 @@ class AuditDatabase:
         """Keeps the delta spent below the budget: see the class comment."""
         with self.budget_lock:
             if self.delta_since_reset + delta > self.DELTA_RESET_AT:
+                # Statements in flight may be charged after the reset.
+                self.budget_lock.wait_for(
+                    lambda: self.delta_in_flight + delta <= self.DELTA_RESET_AT)
                 with self.budget_connection.cursor() as cur:
                     cur.execute("SELECT dp_agg.reset_spent(session_user::regrole)")
-                # Statements charged before the reset may still be in flight.
-                self.delta_since_reset = self.jobs * self.MAX_DELTA
+                self.delta_since_reset = self.delta_in_flight
             self.delta_since_reset += delta
+            self.delta_in_flight += delta
 
-    def _draw_chunk(self, query: str, fault: str, exact_text: bool, delta: Optional[float]):
+    def _settle_delta(self, delta: float):
+        with self.budget_lock:
+            self.delta_in_flight -= delta
+            self.budget_lock.notify_all()
+
+    def _execute(self, query: str, fault: str, delta: Optional[float]) -> List[Tuple]:
+        """Runs one private statement on a connection of the pool: its rows."""
         connection = self.connections.get()
         try:
             if delta is not None:
                 self._pay_delta(delta)
-            with connection, connection.cursor() as cur:
-                # Explicit per transaction: the CSPRNG (never a test seed) and the fault.
-                cur.execute("SET LOCAL dp_agg.insecure_test_seed = 0")
-                cur.execute("SET LOCAL dp_agg.insecure_test_fault = %s", (fault,))
-                cur.execute("SET LOCAL dp_agg.max_epsilon = 10")  # the default
-                cur.execute("SET LOCAL dp_agg.max_delta = %s", (self.MAX_DELTA,))
-                cur.execute("SET LOCAL extra_float_digits = 3")  # exact round trip
-                cur.execute("SET LOCAL work_mem = '128MB'")  # one hash table for all groups
-                cur.execute("SET LOCAL max_parallel_workers_per_gather = 0")  # jobs = cores
-                cur.execute(query)
-                column = [row[0] for row in cur.fetchall()]
+            try:
+                with connection, connection.cursor() as cur:
+                    # Explicit per transaction: the CSPRNG (never a test seed) and the fault.
+                    cur.execute("SET LOCAL dp_agg.insecure_test_seed = 0")
+                    cur.execute("SET LOCAL dp_agg.insecure_test_fault = %s", (fault,))
+                    cur.execute("SET LOCAL dp_agg.max_epsilon = 10")  # the default
+                    cur.execute("SET LOCAL dp_agg.max_delta = %s",
+                                (max(self.MAX_DELTA, delta or 0.0),))
+                    cur.execute("SET LOCAL extra_float_digits = 3")  # exact round trip
+                    cur.execute("SET LOCAL work_mem = '128MB'")  # one hash table for all groups
+                    cur.execute("SET LOCAL max_parallel_workers_per_gather = 0")  # jobs = cores
+                    cur.execute(query)
+                    return cur.fetchall()
+            finally:
+                if delta is not None:
+                    self._settle_delta(delta)
         finally:
             self.connections.put(connection)
+
+    def _draw_chunk(self, query: str, fault: str, exact_text: bool, delta: Optional[float]):
+        column = [row[0] for row in self._execute(query, fault, delta)]
         values = np.array([float(v) for v in column]) if exact_text else np.asarray(column, float)
         return values, (column if exact_text else None)
 
@@ -1176,6 +1339,41 @@ class AuditDatabase:
             fault, exact_text, mechanism.delta) for size in sizes]
         self.releases_drawn += count
         return PendingReleases(futures)
+
+    def group_size_table(self) -> str:
+        """A table of groups (c, g): GROUP_SELECTION_GROUPS groups g of each
+        size c = 1 .. GROUP_SELECTION_MAX_COUNT, a group of size c holding
+        exactly c rows."""
+        key = ("group sizes", GROUP_SELECTION_MAX_COUNT)
+        if key not in self.tables:
+            name = "audit.group_sizes"
+            with self.main.cursor() as cur:
+                cur.execute(f"CREATE UNLOGGED TABLE {name} AS "
+                            f"SELECT c, g FROM generate_series(1, {GROUP_SELECTION_MAX_COUNT}) "
+                            f"AS c, generate_series(1, {self.GROUP_SELECTION_GROUPS}) AS g, "
+                            f"generate_series(1, {GROUP_SELECTION_MAX_COUNT}) AS r WHERE r <= c")
+                cur.execute(f"ANALYZE {name}")
+            self.tables[key] = name
+        return self.tables[key]
+
+    def group_selections(self, epsilon: float, delta: float, largest: int, count: int,
+                         fault: str, executor) -> "PendingGroupSelections":
+        """`count` independent releases of group_selection(epsilon, delta) for
+        each group size 1 .. largest, by statements of the form
+            SELECT c, g FROM group_sizes WHERE c <= largest AND g <= n
+            GROUP BY c, g HAVING dp_agg.group_selection(epsilon, delta)
+        (every group draws fresh noise; the rows are the released groups)."""
+        table = self.group_size_table()
+        assert largest <= GROUP_SELECTION_MAX_COUNT
+        chunk = self.GROUP_SELECTION_GROUPS
+        sizes = [min(chunk, count - start) for start in range(0, count, chunk)]
+        futures = [executor.submit(
+            self._execute,
+            f"SELECT c, g FROM {table} WHERE c <= {largest} AND g <= {size} GROUP BY c, g "
+            f"HAVING dp_agg.group_selection({epsilon!r}::float8, {delta!r}::float8)",
+            fault, delta) for size in sizes]
+        self.releases_drawn += count * largest
+        return PendingGroupSelections(futures, sizes, largest)
 
     def close(self):
         for connection in ([self.main, getattr(self, "budget_connection", None)]
@@ -1204,6 +1402,24 @@ class PendingReleases:
         values = np.concatenate([p[0] for p in parts])
         text = None if parts[0][1] is None else [t for p in parts for t in p[1]]
         return Releases(values, text)
+
+
+class PendingGroupSelections:
+    """Partition-selection releases being drawn; result() waits for them and
+    returns a (largest, count) array: 1.0 where the group of that size (row
+    c - 1) was released in that draw, else 0.0."""
+
+    def __init__(self, futures, sizes: List[int], largest: int):
+        self.futures, self.sizes, self.largest = futures, sizes, largest
+
+    def result(self) -> np.ndarray:
+        parts = []
+        for future, size in zip(self.futures, self.sizes):
+            released = np.zeros((self.largest, size))
+            rows = np.array(future.result(), dtype=np.int64).reshape(-1, 2)
+            released[rows[:, 0] - 1, rows[:, 1] - 1] = 1.0
+            parts.append(released)
+        return np.concatenate(parts, axis=1)
 
 
 @dataclass
@@ -1359,7 +1575,9 @@ class Auditor:
         # D and on D' of every dp_select and quantile audit.
         law_tests = 2 * sum(1 for a in PRIVACY_LOSS_AUDITS
                             if a.mechanism.kind in ("selection", "quantile"))
-        return privacy_loss_tests + exact_tests + low_bit_tests + law_tests
+        # Partition selection: exact law, pairs (two directions), delta.
+        group_tests = sum(a.statistical_tests for a in GROUP_SELECTION_AUDITS)
+        return privacy_loss_tests + exact_tests + low_bit_tests + law_tests + group_tests
 
     def record(self, outcome: Outcome):
         self.outcomes.append(outcome)
@@ -1370,6 +1588,7 @@ class Auditor:
             self.check_gaussian_calibration()
             self.run_privacy_loss_audits()
             self.run_exact_noise_audits()
+            self.run_group_selection_audits()
         self.run_self_checks()
         if self.plan.ci_self_check_replicates:
             self.run_self_check_replicates()
@@ -1630,6 +1849,164 @@ class Auditor:
                               else f"P[|X| <= k] for k = 0..{len(queries) // 2 - 1}") + "]",
                 claimed_delta=delta))
 
+    # --- partition selection (dp_agg.group_selection) ---------------------
+    def run_group_selection_audits(self):
+        """For each setting, groups of every size 1 .. T + 3, drawn together:
+        the exact law of the release decision, the privacy loss between
+        groups of c - 1 and c rows (c = 2 and c = T), and delta for a group
+        of one row against no group."""
+        pending = [(audit, self.db.group_selections(
+            audit.epsilon, audit.delta, max(audit.counts), self.plan.group_selection_samples,
+            "none", self.executor)) for audit in GROUP_SELECTION_AUDITS]
+        for audit, future in pending:
+            released = future.result()
+            self.record(self.group_law_outcome(audit, released, "none"))
+            for count in audit.pair_counts:
+                self.record(self.group_pair_outcome(audit, released, count))
+            self.record(self.group_delta_outcome(audit, released))
+
+    def group_law_outcome(self, audit: GroupSelectionAudit, released: np.ndarray,
+                          broken_by: str) -> Outcome:
+        """The release frequency of each group size c (row c - 1 of
+        `released`) against its exact probability P[Z >= T - c] under the
+        claimed parameters: an exact two-sided binomial test per size, each
+        at level alpha / (number of sizes), so that the union is one test at
+        alpha. Also the threshold the answers imply: the T' of largest
+        likelihood, which must be the T computed here from the definition
+        (deterministic in practice: neighbouring thresholds move some release
+        probability by more than 0.03, dozens of standard errors)."""
+        sizes = range(1, released.shape[0] + 1)
+        n = released.shape[1]
+        hits = released.sum(axis=1)
+        exact = np.array([audit.release_probability(c) for c in sizes])
+        p_values = [stats.binomtest(int(k), n, p).pvalue for k, p in zip(hits, exact)]
+        adjusted = min(1.0, min(p_values) * len(exact))
+        pearson = float(np.sum((hits - n * exact) ** 2 / (n * exact * (1.0 - exact))))
+
+        def log_likelihood(threshold):
+            p = np.clip([audit.release_probability(c, threshold) for c in sizes],
+                        1e-300, 1.0 - 1e-16)
+            return float(np.sum(hits * np.log(p) + (n - hits) * np.log1p(-p)))
+
+        candidates = range(1, max(released.shape[0], audit.threshold) + 5)
+        implied = max(candidates, key=log_likelihood)
+        label = audit.label + (f" [{broken_by.split(' (')[0]}]" if broken_by != "none" else "")
+        exact_threshold = partition_selection_threshold(audit.epsilon, audit.delta,
+                                                        decimal.Decimal(0))
+        note = ("" if exact_threshold == audit.threshold
+                else f" (margin: {exact_threshold} without it)")
+        outcome = Outcome(
+            "exact-groups", label, f"sizes 1..{len(exact)}, T = {audit.threshold}",
+            audit.epsilon, f"binomial p x{len(exact)} = {adjusted:.3g}", n * len(exact),
+            adjusted >= self.alpha_per_test and implied == audit.threshold,
+            f"[T = {audit.threshold}{note}, implied by the answers {implied}; "
+            "released / exact: " + ", ".join(f"{c}: {k / n:.4f}/{p:.4f}"
+                                              for c, k, p in zip(sizes, hits, exact))
+            + f"; chi2 {pearson:.1f} on {len(exact)} df]",
+            claimed_delta=audit.delta)
+        outcome.empirical = adjusted
+        return outcome
+
+    # Events of certify_privacy_loss on 0/1 answers (1 = released), by name.
+    GROUP_EVENTS = {"Y >= 1": "released", "Y == 1": "released", "Y <= 0": "not released",
+                    "Y == 0": "not released", "0 <= Y < 1": "not released",
+                    "Y >= 0": "any answer", "Y <= 1": "any answer"}
+
+    def group_pair_outcome(self, audit: GroupSelectionAudit, released: np.ndarray,
+                           count: int) -> Outcome:
+        """Neighbours D = a group of count - 1 rows, D' = the same group with
+        one more row: the suite's privacy-loss certification on the 0/1
+        answers (events {released}, {not released}, chosen on the selection
+        half, certified on the other), against the claimed epsilon."""
+        d, d_prime = released[count - 2], released[count - 1]
+        bounds = certify_privacy_loss(d, d_prime, self.alpha_per_test, None, False)
+        worst = max(bounds, key=lambda b: b.certified)
+        p, p_prime = audit.release_probability(count - 1), audit.release_probability(count)
+        exact_loss = max(math.log(p_prime / p), math.log((1.0 - p) / (1.0 - p_prime)))
+        event = self.GROUP_EVENTS.get(worst.event, worst.event)
+        return Outcome(
+            "privacy-loss", audit.label, f"group of {count - 1} vs {count} rows", audit.epsilon,
+            f"certified lower bound {format_bound(worst.certified)}", len(d) + len(d_prime),
+            not worst.certified > audit.epsilon,
+            f"[{event}, {worst.direction}; empirical {worst.empirical:.3f}; "
+            f"exact loss {exact_loss:.3f}]", certified=worst.certified,
+            empirical=worst.empirical)
+
+    def group_delta_outcome(self, audit: GroupSelectionAudit, released: np.ndarray) -> Outcome:
+        """Neighbours D = no group, D' = a group of one row: the event
+        {released} has P_D = 0 exactly (GROUP BY has no empty groups), so
+        delta(S) = P_D'(S) - e^epsilon P_D(S) = P_D'(S), and its certified
+        lower bound is the one-sided Clopper-Pearson bound at alpha. (The
+        other event, {not released}, has delta(S) = 1 - e^epsilon (1 - P_D'(S)),
+        below 0 unless a one-row group is released with probability above
+        1 - e^-epsilon (1 - delta), which the first event shows far sooner.)"""
+        hits, n = int(released[0].sum()), released.shape[1]
+        certified = float(clopper_pearson_lower(hits, n, self.alpha_per_test))
+        estimate = hits / n
+        return Outcome(
+            "delta", audit.label, "no group vs 1 row", audit.epsilon,
+            f"certified delta >= {format_delta(certified)}", n, not certified > audit.delta,
+            f"[released, D' over D; delta_hat {estimate:.4f} - margin "
+            f"{estimate - certified:.4f}; exact {audit.release_probability(1):.4f}]",
+            certified=certified, claimed_delta=audit.delta, empirical=estimate)
+
+    @staticmethod
+    def describe_group_break(audit: GroupSelectionAudit, factor: float,
+                             delta: Optional[float]) -> str:
+        epsilon = audit.epsilon * factor
+        threshold = partition_selection_threshold(epsilon, audit.delta if delta is None else delta)
+        parts = ([f"epsilon x{factor:g}"] if factor != 1.0 else []) + (
+            [f"delta {delta:g}"] if delta is not None else [])
+        return " ".join(parts) + f" (T = {threshold})"
+
+    def group_break_outcomes(self, audit: GroupSelectionAudit, factor: float,
+                             delta: Optional[float], released: np.ndarray) -> List[Outcome]:
+        """Partition selection released with epsilon x factor and/or another
+        delta, audited against the claim: where the loss between 1 and 2 rows
+        exceeds the claimed epsilon the privacy-loss audit must FAIL; where
+        the threshold is lower the delta audit must FAIL; the exact-law test
+        against the claimed law must FAIL in every case."""
+        name = self.describe_group_break(audit, factor, delta)
+        threshold = partition_selection_threshold(audit.epsilon * factor,
+                                                  audit.delta if delta is None else delta)
+        tests = []
+        if factor > 1.0:  # P[Z >= j] / P[Z >= j + 1] = e^(epsilon x factor) for j = T - 2 >= 0
+            tests.append(self.group_pair_outcome(audit, released[:2], 2))
+        if threshold < audit.threshold:
+            tests.append(self.group_delta_outcome(audit, released[:1]))
+        outcomes = []
+        for test in tests:
+            detected = not test.passed
+            event = test.detail.strip("[]").split(",")[0]
+            outcomes.append(Outcome(
+                "self-check", audit.label, test.pair, audit.epsilon, test.statistic,
+                test.samples, detected,
+                f"[{name}: {'detected' if detected else 'NOT detected'}; {event}]",
+                certified=test.certified, claimed_delta=test.claimed_delta,
+                empirical=test.empirical))
+        law = self.group_law_outcome(audit, released, name)
+        detected = not law.passed
+        outcomes.append(Outcome(
+            "self-check", law.mechanism, law.pair, audit.epsilon, law.statistic, law.samples,
+            detected, f"[{name}: exact-law test {'detected' if detected else 'NOT detected'}]",
+            claimed_delta=audit.delta))
+        return outcomes
+
+    def draw_group_break(self, check, samples: int):
+        key, factor, delta = check
+        audit = {a.key: a for a in GROUP_SELECTION_AUDITS}[key]
+        return audit, self.db.group_selections(
+            audit.epsilon * factor, audit.delta if delta is None else delta, 2, samples, "none",
+            self.executor)
+
+    def run_group_selection_self_checks(self):
+        pending = [(check, self.draw_group_break(check,
+                                                 self.plan.group_selection_self_check_samples))
+                   for check in self.plan.group_selection_self_checks]
+        for (_, factor, delta), (audit, future) in pending:
+            for outcome in self.group_break_outcomes(audit, factor, delta, future.result()):
+                self.record(outcome)
+
     # --- self-check -------------------------------------------------------
     def run_self_checks(self):
         """Broken mechanisms must be caught: each listed audit, run under a
@@ -1658,6 +2035,7 @@ class Auditor:
                                 detected, f"[{fault}: chi-square "
                                           f"{'detected' if detected else 'NOT detected'}]",
                                 claimed_delta=audit.mechanism.delta))
+        self.run_group_selection_self_checks()
 
     @staticmethod
     def describe_break(fault: str, factor: float) -> str:
@@ -1721,19 +2099,45 @@ class Auditor:
                                                       c[1], c[2]), finish)
         for (key, fault, factor), bounds in self.replicate_bounds.items():
             audit = audits[key]
-            claim = audit.claimed_delta if audit.claimed_delta is not None else audit.claimed_epsilon
-            mean, spread = float(np.mean(bounds)), float(np.std(bounds, ddof=1))
-            z = (mean - claim) / spread if spread > 0 else math.inf
-            miss = float(stats.norm.sf(z))
-            margin = f"margin {z:.1f} sd" if z < 100 else "margin > 100 sd"
-            digits = 4 if audit.claimed_delta is not None else 3
-            self.record(Outcome(
-                "self-check", audit.mechanism.label, audit.pair.label, audit.claimed_epsilon,
-                f"bounds {mean:.{digits}f} +- {spread:.{digits}f}, min {min(bounds):.{digits}f}",
-                2 * ci.samples_for(audit) * len(bounds), min(bounds) > claim,
-                f"[{self.describe_break(fault, factor)} at the CI size, {len(bounds)} "
-                f"replicates: {margin}, miss probability ~{miss:.1g}]",
-                claimed_delta=audit.claimed_delta))
+            self.record(self.replicate_outcome(
+                audit.mechanism.label, audit.pair.label, audit.claimed_epsilon,
+                audit.claimed_delta, bounds, 2 * ci.samples_for(audit) * len(bounds),
+                self.describe_break(fault, factor)))
+        # Partition selection: the bound of the test each break must fail.
+        group_bounds: Dict[Tuple, List[float]] = {}
+        group_tests: Dict[Tuple, Outcome] = {}
+        pending = [(check, self.draw_group_break(check, ci.group_selection_self_check_samples))
+                   for _ in range(self.plan.ci_self_check_replicates)
+                   for check in CI_GROUP_SELECTION_SELF_CHECKS]
+        for check, (audit, future) in pending:
+            for outcome in self.group_break_outcomes(audit, check[1], check[2], future.result()):
+                if outcome.certified is not None:
+                    group_bounds.setdefault((check, outcome.pair), []).append(outcome.certified)
+                    group_tests[(check, outcome.pair)] = outcome
+        for (check, pair), bounds in group_bounds.items():
+            audit = {a.key: a for a in GROUP_SELECTION_AUDITS}[check[0]]
+            test = group_tests[(check, pair)]
+            self.record(self.replicate_outcome(
+                audit.label, pair, audit.epsilon, test.claimed_delta, bounds,
+                test.samples * len(bounds), self.describe_group_break(audit, *check[1:])))
+
+    @staticmethod
+    def replicate_outcome(mechanism: str, pair: str, claimed_epsilon: float,
+                          claimed_delta: Optional[float], bounds: List[float], samples: int,
+                          broken_by: str) -> Outcome:
+        claim = claimed_delta if claimed_delta is not None else claimed_epsilon
+        mean, spread = float(np.mean(bounds)), float(np.std(bounds, ddof=1))
+        z = (mean - claim) / spread if spread > 0 else math.inf
+        miss = float(stats.norm.sf(z))
+        margin = f"margin {z:.1f} sd" if z < 100 else "margin > 100 sd"
+        digits = 4 if claimed_delta is not None else 3
+        return Outcome(
+            "self-check", mechanism, pair, claimed_epsilon,
+            f"bounds {mean:.{digits}f} +- {spread:.{digits}f}, min {min(bounds):.{digits}f}",
+            samples, min(bounds) > claim,
+            f"[{broken_by} at the CI size, {len(bounds)} "
+            f"replicates: {margin}, miss probability ~{miss:.1g}]",
+            claimed_delta=claimed_delta)
 
 
 LOW_BITS_AUDIT = "sum_float8_low_bits"
@@ -1800,6 +2204,12 @@ def epsilon_gap_requirements(alpha: float, actual: float) -> List[Tuple[str, flo
     # dp_select, counts (5,5) vs (5,6): S = {answer = 1}, P_D(S) = 1/2 and
     # P_D'(S) = e^-actual / 2 (1 first in the random order, then accepted).
     rows.append(("dp_select {1 x5, 2 x5} vs +2, S = {answer = 1}", 0.5, 0.5 * math.exp(-actual)))
+    # group_selection(epsilon, 0.1), a group of 1 vs 2 rows: S = {released},
+    # P = P[Z >= T - 2] vs P[Z >= T - 1], ratio e^actual (T = 3 at these epsilons).
+    threshold = partition_selection_threshold(actual, 0.1)
+    rows.append((f"group_selection d=0.1, group of 1 vs 2 rows (T = {threshold}), S = {{released}}",
+                 partition_selection_release_probability(2, threshold, actual),
+                 partition_selection_release_probability(1, threshold, actual)))
     return [(label, p_a, p_b, samples_to_certify(p_a, p_b, claimed, alpha))
             for label, p_a, p_b in rows]
 
@@ -2135,7 +2545,9 @@ def write_report(auditor: Auditor, path: str, command: str, seconds: float, comm
     out.append("Mechanisms: `dp_count`, `dp_sum`, `dp_avg` (Laplace, epsilon-DP); `dp_select` "
                "(counted and weighted; permute-and-flip); `dp_median`, `dp_percentile` "
                "(permute-and-flip over 1024 bins); the (epsilon, delta) Gaussian forms of "
-               "`dp_count`, `dp_sum`, `dp_avg`.")
+               "`dp_count`, `dp_sum`, `dp_avg`; DP partition selection of GROUP BY keys "
+               "(`dp_agg.group_selection(epsilon, delta)`: a group is released iff its row count "
+               "plus discrete Laplace noise reaches a threshold T).")
     out.append("")
     out.append("**Method.** For each pair of neighbouring tables (D' = D plus one row) the suite "
                f"draws {plan.samples_per_dataset:,} independent releases on each table through SQL "
@@ -2164,12 +2576,16 @@ def write_report(auditor: Auditor, path: str, command: str, seconds: float, comm
           f"{o.samples:,}", verdict(o), o.detail.strip("[]"))
          for o in outcomes if o.section == "privacy-loss"])
     out.append("")
-    out.append("## (epsilon, delta) audits: the Gaussian mechanisms")
+    out.append("## (epsilon, delta) audits: the Gaussian mechanisms and partition selection")
     out.append("")
-    out.append(f"Claimed epsilon 1 and delta {GAUSS_DELTA:g} "
+    out.append(f"Gaussian forms: claimed epsilon 1 and delta {GAUSS_DELTA:g} "
                "(the audit sets `dp_agg.max_delta` to 0.01 in its own transactions). "
                "delta_hat is the plain estimate on the certification half for the chosen event, "
-               "the margin its distance to the certified lower bound (alpha as above).")
+               "the margin its distance to the certified lower bound (alpha as above). "
+               "Partition selection (`group_selection`): a group of one row against no group, "
+               "which is never released, so delta(S) for S = {released} is P[released] itself; "
+               "its certified lower bound is the one-sided Clopper-Pearson bound on all the "
+               "draws (`dp_agg.max_delta` is raised to the statement's delta).")
     out.append("")
     out += markdown_table(
         ["mechanism", "neighbouring pair D vs +row", "epsilon", "claimed delta",
@@ -2184,9 +2600,12 @@ def write_report(auditor: Auditor, path: str, command: str, seconds: float, comm
     out.append("")
     out.append("`halve_noise` and `skip_clamping` are the superuser-only settings "
                "`dp_agg.insecure_test_fault` (halve_noise doubles the epsilon used internally, "
-               "also by dp_select, the quantiles and the Gaussian calibration; skip_clamping acts "
-               "on count, sum and mean only); `epsilon xF` releases with F times the claimed "
-               "epsilon and audits against the claim. Rows marked INFO are faults an audit is "
+               "also by dp_select, the quantiles and the Gaussian calibration, but not by "
+               "`group_selection`; skip_clamping acts on count, sum and mean only); "
+               "`epsilon xF` releases with F times the claimed epsilon and audits against the "
+               "claim (for `group_selection`, epsilon x2 is what halve_noise would do), "
+               "`delta D (T = t)` releases partition selection with delta D, whose threshold t "
+               "is one or more below the claim's. Rows marked INFO are faults an audit is "
                "not built to catch (e.g. halve_noise on a mean, whose answer hides most of the "
                "loss, or on a median, whose loss is at most epsilon / 2); they are shown, not "
                "counted. For dp_select and the quantiles every break is also tested by the "
@@ -2222,10 +2641,14 @@ def write_report(auditor: Auditor, path: str, command: str, seconds: float, comm
                "each audit against the exact permute-and-flip law (P[r] = p_r times the "
                "integral over t in [0, 1] of the product over j != r of (1 - t p_j)), outcomes "
                "pooled to expected counts >= 1000. answer-set: every dp_select answer is a "
-               "candidate, every quantile answer a bin midpoint (deterministic).")
+               "candidate, every quantile answer a bin midpoint (deterministic). exact-groups: "
+               "for partition selection, the release frequency of groups of each size c = 1 .. "
+               "T + 3 against P[Z >= T - c] (exact two-sided binomial tests, Bonferroni over the "
+               "sizes), T computed by the suite from the definition in 50-digit arithmetic; the "
+               "threshold of largest likelihood given the answers must be that T.")
     out.append("")
-    sections = ("gauss-calibration", "exact-noise", "exact-selection", "answer-set", "float-grid",
-                "avg-range", "low-bits")
+    sections = ("gauss-calibration", "exact-noise", "exact-selection", "exact-groups",
+                "answer-set", "float-grid", "avg-range", "low-bits")
     out += markdown_table(
         ["check", "mechanism", "table", "epsilon", "result", "samples", "verdict", "detail"],
         [(o.section, o.mechanism, f"`{o.pair}`",
@@ -2272,7 +2695,9 @@ def write_report(auditor: Auditor, path: str, command: str, seconds: float, comm
     out.append("")
     out.append(f"This run certified with {plan.samples_per_dataset // 2:,} releases per table "
                f"({plan.quantile_samples // 2:,} for quantiles); the CI pass certifies with "
-               f"{CI_SAMPLES // 2:,} ({CI_QUANTILE_SAMPLES // 2:,}).")
+               f"{CI_SAMPLES // 2:,} ({CI_QUANTILE_SAMPLES // 2:,}). Partition selection: "
+               f"{plan.group_selection_samples:,} releases per group size in this run (half of "
+               f"them certify a pair), {CI_GROUP_SELECTION_SAMPLES:,} in the CI pass.")
     out.append("")
     out.append("## Notes")
     out.append("")
@@ -2327,6 +2752,17 @@ def write_report(auditor: Auditor, path: str, command: str, seconds: float, comm
         "sigma, cover the calibration itself. The grid of Gaussian float sums (2^-30 sigma) "
         "is not checked here, and the Gaussian mean, like the Laplace mean, shows only part "
         "of its loss in its answer.",
+        "- **Partition selection (`group_selection`).** A group's release is one bit, so "
+        "the events are {released} and {not released}. Between c - 1 and c rows the loss is "
+        "exactly epsilon on {released} for c <= T and on {not released} for c >= T "
+        "(P[Z >= j] / P[Z >= j + 1] = e^epsilon for j >= 0), so the pair audits certify close "
+        "to epsilon where the probabilities are large (epsilon 1); at epsilon 0.3 and the CI "
+        "size the Clopper-Pearson width is about the loss itself. The delta audit is tight: "
+        "a one-row group is released with 0.0989 (epsilon 1) and 0.0950 (epsilon 0.3) against "
+        "delta 0.1, so a threshold one too low (0.269, 0.128) is caught. "
+        "`dp_agg.insecure_test_fault = halve_noise` does not act on `group_selection` "
+        "(PrepareGroupSelectionInitialState does not apply it; its release rates stay those "
+        "of the requested epsilon), so its self-checks change the parameters instead.",
         "- **Event selection.** On the selection half every candidate event is scored "
         "with the same Clopper-Pearson bound that certification uses, which prefers the "
         "largest empirical log-ratio among events frequent enough to be certified.",
@@ -2375,7 +2811,9 @@ def main(argv: Sequence[str]) -> int:
         plan = ci_plan()
     if args.samples:
         plan = dataclasses.replace(plan, samples_per_dataset=args.samples,
-                                   exact_samples=args.samples)
+                                   exact_samples=args.samples,
+                                   group_selection_samples=args.samples,
+                                   group_selection_self_check_samples=args.samples)
     if args.report and args.self_check:
         parser.error("--report needs the audits: use it without --self-check")
 

@@ -7,6 +7,7 @@ PKGS=(
   postgresql-15 postgresql-server-dev-15 libpq-dev libssl-dev gcc g++ make pkg-config
   libgtest-dev googletest libbenchmark-dev libipc-run-perl
   python3-psycopg2 python3-scipy python3-numpy python3-matplotlib
+  default-jdk-headless libpostgresql-jdbc-java python3-sqlalchemy
 )
 
 # Prints the packages (from the arguments) that are not fully installed.
