@@ -35,6 +35,7 @@ extern "C" {
 #include "catalog/pg_am.h"
 #include "catalog/pg_namespace.h"
 #include "nodes/makefuncs.h"
+#include "optimizer/cost.h"
 #include "optimizer/planner.h"
 #include "parser/parse_func.h"
 #include "parser/parsetree.h"
@@ -988,6 +989,14 @@ planner_hook_type previous_planner = nullptr;
 PlannedStmt* PlannerHook(Query* query, const char* query_string, int cursor_options,
                          ParamListInfo bound_parameters) {
   Judgement judgement{RestrictedSession(), false, NIL};
+  // Partitionwise aggregation makes one call site per partition, so the
+  // charge would follow the plan (and the statistics behind it). SET cannot
+  // turn it on in a restricted session, but a connection option can.
+  if (judgement.restricted && enable_partitionwise_aggregate)
+    Refuse(ERRCODE_INSUFFICIENT_PRIVILEGE,
+           "restricted sessions must run with enable_partitionwise_aggregate off",
+           "Partitionwise aggregation charges once per partition chosen by the planner.",
+           "Reconnect without -c enable_partitionwise_aggregate=on.");
   const bool returns_protected_rows = JudgeLevel(query, nullptr, &judgement);
   if (judgement.restricted && returns_protected_rows) RefuseProtectedRows();
   if (judgement.restricted) {
