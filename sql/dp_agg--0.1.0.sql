@@ -684,8 +684,8 @@ LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
 BEGIN
   EXECUTE format('SECURITY LABEL FOR dp_agg ON ROLE %s IS NULL', target);
 END $$;
-REVOKE ALL ON FUNCTION dp_agg.protect_table(regclass), dp_agg.unprotect_table(regclass),
-  dp_agg.restrict_role(regrole), dp_agg.unrestrict_role(regrole) FROM PUBLIC;
+-- EXECUTE stays with PUBLIC: the label provider refuses everyone but
+-- superusers and members of dp_agg.admin_role (judged by the session user).
 
 CREATE VIEW dp_agg.protected_tables AS
   SELECT l.objoid::regclass AS table_name

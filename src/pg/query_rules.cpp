@@ -268,10 +268,12 @@ void CheckRowExpression(Node* expression, const char* place, bool having = false
 // ---------------------------------------------------------------------------
 
 bool IsStatisticsFunction(Oid function) {
-  if (function >= FirstNormalObjectId || get_func_namespace(function) != PG_CATALOG_NAMESPACE)
-    return false;
   const char* name = get_func_name(function);
   if (name == nullptr) return false;
+  // Activity statistics in any schema (pg_stat_statements and the like).
+  if (strncmp(name, "pg_stat_", 8) == 0) return true;
+  if (function >= FirstNormalObjectId || get_func_namespace(function) != PG_CATALOG_NAMESPACE)
+    return false;
   static const char* const kSizeFunctions[] = {
       "pg_relation_size", "pg_table_size",      "pg_total_relation_size",
       "pg_indexes_size",  "pg_database_size",   "pg_tablespace_size"};
@@ -312,8 +314,9 @@ bool CheckCatalogFunctions(Node* node, void* context) {
   return expression_tree_walker(node, DP_EXPRESSION_WALKER(CheckCatalogFunctions), context);
 }
 
+// By name, in any schema: extensions such as pg_stat_statements put their
+// views elsewhere.
 bool IsStatisticsRelation(Oid relation) {
-  if (get_rel_namespace(relation) != PG_CATALOG_NAMESPACE) return false;
   const char* name = get_rel_name(relation);
   if (name == nullptr) return false;
   return strcmp(name, "pg_statistic") == 0 || strcmp(name, "pg_statistic_ext_data") == 0 ||
@@ -890,8 +893,6 @@ bool JudgeLevel(Query* query, const Level* parent, Judgement* judgement) {
     return !aggregation;
   }
 
-  if (!aggregation && parent == nullptr && query->commandType == CMD_SELECT)
-    RefuseProtectedRows();
   if (query->commandType != CMD_SELECT)
     Refuse(ERRCODE_INSUFFICIENT_PRIVILEGE, "restricted roles may not modify data using protected "
                                            "rows",
@@ -916,6 +917,7 @@ bool JudgeLevel(Query* query, const Level* parent, Judgement* judgement) {
                                            "are not supported",
            "Each grouping set would need its own partition selection.",
            "Run one query per grouping.");
+  if (!aggregation && parent == nullptr) RefuseProtectedRows();
 
   const FromAnalysis from = CheckFrom(query, items, protected_items, ERRCODE_INSUFFICIENT_PRIVILEGE);
   // Conditions and join conditions run for every protected row.
@@ -1005,7 +1007,10 @@ PlannedStmt* PlannerHook(Query* query, const char* query_string, int cursor_opti
     ListCell* cell;
     foreach (cell, judgement.protected_entries) {
       auto* entry = static_cast<RangeTblEntry*>(lfirst(cell));
-      if (OidIsValid(entry->checkAsUser)) continue;  // a view's owner already
+      // A view's owner already checks access, unless the view belongs to a
+      // restricted role (a view of the analyst's own, judged here as part
+      // of this query).
+      if (OidIsValid(entry->checkAsUser) && !RoleIsRestricted(entry->checkAsUser)) continue;
       HeapTuple tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(entry->relid));
       if (!HeapTupleIsValid(tuple)) elog(ERROR, "dp_agg: relation %u vanished", entry->relid);
       entry->checkAsUser = reinterpret_cast<Form_pg_class>(GETSTRUCT(tuple))->relowner;

@@ -117,6 +117,13 @@ bool RestrictedSession() {
   return restricted;
 }
 
+bool RoleIsRestricted(Oid role) {
+  List* restricted_roles = LabelledObjects(AuthIdRelationId, kRestricted);
+  const bool restricted = IsMemberOfAny(role, restricted_roles);
+  list_free(restricted_roles);
+  return restricted;
+}
+
 namespace {
 
 bool HasProtectedLabel(Oid relation) {
@@ -163,22 +170,25 @@ namespace {
 void CheckNoDirectAccess(Oid table, Oid role) {
   const char* table_name = get_rel_name(table);
   const char* role_name = GetUserNameFromId(role, false);
+  constexpr AclMode kColumnRights = ACL_SELECT | ACL_INSERT | ACL_UPDATE | ACL_REFERENCES;
   if (pg_class_ownercheck(table, role))
     ereport(ERROR, (errcode(ERRCODE_INVALID_GRANT_OPERATION),
                     errmsg("restricted role \"%s\" owns protected table \"%s\"", role_name,
                            table_name ? table_name : "?"),
                     errhint("Give the table to another owner (ALTER TABLE ... OWNER TO) before "
                             "protecting it or restricting the role.")));
-  if (pg_class_aclcheck(table, role, ACL_SELECT) == ACLCHECK_OK ||
-      pg_attribute_aclcheck_all(table, role, ACL_SELECT, ACLMASK_ANY) == ACLCHECK_OK)
+  // Any privilege, not only SELECT: INSERT ... ON CONFLICT, UPDATE or
+  // REFERENCES would let the role test which rows exist.
+  if (pg_class_aclmask(table, role, ACL_ALL_RIGHTS_RELATION, ACLMASK_ANY) != 0 ||
+      pg_attribute_aclcheck_all(table, role, kColumnRights, ACLMASK_ANY) == ACLCHECK_OK)
     ereport(ERROR,
             (errcode(ERRCODE_INVALID_GRANT_OPERATION),
-             errmsg("restricted role \"%s\" may read protected table \"%s\" directly", role_name,
-                    table_name ? table_name : "?"),
-             errdetail("A restricted role must hold no SELECT privilege on a protected table, "
-                       "not even through PUBLIC or a role it belongs to: dp_agg grants access "
-                       "query by query."),
-             errhint("REVOKE SELECT ON \"%s\" FROM the role (and from PUBLIC).",
+             errmsg("restricted role \"%s\" holds a privilege on protected table \"%s\"",
+                    role_name, table_name ? table_name : "?"),
+             errdetail("A restricted role must hold no privilege on a protected table or its "
+                       "partitions, not even through PUBLIC or a role it belongs to: dp_agg "
+                       "grants read access query by query."),
+             errhint("REVOKE ALL ON \"%s\" FROM the role (and from PUBLIC).",
                      table_name ? table_name : "?")));
 }
 
@@ -189,8 +199,15 @@ void CheckRestrictionInvariant(Oid extra_table, Oid extra_role) {
   List* roles = LabelledObjects(AuthIdRelationId, kRestricted);
   if (OidIsValid(extra_table)) tables = list_append_unique_oid(tables, extra_table);
   if (OidIsValid(extra_role)) roles = list_append_unique_oid(roles, extra_role);
+  // Partitions and inheritance children hold protected rows too.
+  List* family = NIL;
   ListCell* table_cell;
   foreach (table_cell, tables) {
+    const Oid table = lfirst_oid(table_cell);
+    if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(table))) continue;
+    family = list_concat_unique_oid(family, find_all_inheritors(table, NoLock, nullptr));
+  }
+  foreach (table_cell, family) {
     const Oid table = lfirst_oid(table_cell);
     if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(table))) continue;
     ListCell* role_cell;
@@ -203,6 +220,7 @@ void CheckRestrictionInvariant(Oid extra_table, Oid extra_role) {
   }
   list_free(tables);
   list_free(roles);
+  list_free(family);
 }
 
 bool IsLabelAdministrator() {
@@ -251,7 +269,9 @@ void CheckLabel(const ObjectAddress* object, const char* label) {
   // label can change how any query is judged, so every relation is
   // invalidated then (a rare administrative act).
   if (object->classId == RelationRelationId) {
-    CacheInvalidateRelcacheByRelid(object->objectId);
+    ListCell* cell;
+    foreach (cell, find_all_inheritors(object->objectId, NoLock, nullptr))
+      CacheInvalidateRelcacheByRelid(lfirst_oid(cell));
   } else {
     CacheInvalidateRelcacheAll();
   }

@@ -20,6 +20,9 @@ namespace dp_pg {
 // of a role that is (SET ROLE and SECURITY DEFINER functions lend no escape).
 bool RestrictedSession();
 
+// Whether `role` is labelled 'restricted' or belongs to a role that is.
+bool RoleIsRestricted(Oid role);
+
 // Whether the table `relation` is labelled 'protected', or, for an
 // inheritance parent or partitioned table read with its children
 // (`with_children`), whether any of them is.
