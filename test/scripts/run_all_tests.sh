@@ -79,6 +79,12 @@ else
   note_suite protocol 1 0 1
 fi
 
+echo "== real clients as a restricted analyst (psql, JDBC, psycopg2/SQLAlchemy)"
+bash test/clients/run_clients.sh 2>&1 | tee "$log_dir/clients.log"
+status=${PIPESTATUS[0]}
+note_suite clients "$status" "$(grep -c '^ok ' "$log_dir/clients.log")" \
+  "$(grep -c '^not ok ' "$log_dir/clients.log")"
+
 echo "== privacy audit (black box through SQL; false-failure probability <= 1e-6)"
 bash test/audit/run_audit.sh 2>&1 | tee "$log_dir/audit.log"
 status=${PIPESTATUS[0]}
@@ -86,7 +92,7 @@ audit_passed=$(sed -n 's/^audit: \([0-9]*\) passed, [0-9]* failed$/\1/p' "$log_d
 audit_failed=$(sed -n 's/^audit: [0-9]* passed, \([0-9]*\) failed$/\1/p' "$log_dir/audit.log" | tail -1)
 note_suite audit "$status" "${audit_passed:-0}" "${audit_failed:-0}"
 
-echo "== TAP tests (crash, restart, races, standby, cancellation)"
+echo "== TAP tests (crash, restart, races, standby, cancellation, restricted roles without the library)"
 bash test/tap/run_tap.sh 2>&1 | tee "$log_dir/tap.log"
 status=${PIPESTATUS[0]}
 tap_total=$(sed -n 's/^Files=[0-9]*, Tests=\([0-9]*\),.*/\1/p' "$log_dir/tap.log" | tail -1)

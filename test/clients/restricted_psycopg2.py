@@ -1,0 +1,160 @@
+"""psycopg2 and SQLAlchemy as a restricted dp_agg analyst.
+
+Run by test/clients/run_clients.sh with Debian's /usr/bin/python3 (python3-psycopg2,
+python3-sqlalchemy), after it set up the fixture. Connection and fixture come from
+the environment: PGHOST, PGPORT (libpq), DP_CLIENTS_DB, DP_CLIENTS_ROLE,
+DP_CLIENTS_SCHEMA, DP_CLIENTS_ROWS, DP_CLIENTS_REGIONS (comma-separated).
+
+Output: one line per check, "ok - description" or "not ok - description", and
+diagnostics starting with "#". The caller numbers the checks. Exit status 1 if
+any check failed.
+"""
+
+import os
+import sys
+from decimal import Decimal
+
+import psycopg2
+import psycopg2.errors
+
+DB = os.environ.get("DP_CLIENTS_DB", "dp_agg_clients")
+ROLE = os.environ.get("DP_CLIENTS_ROLE", "dp_clients_analyst")
+SCHEMA = os.environ.get("DP_CLIENTS_SCHEMA", "clinic")
+ROWS = int(os.environ.get("DP_CLIENTS_ROWS", "0"))
+REGIONS = set(os.environ.get("DP_CLIENTS_REGIONS", "").split(","))
+TABLE = f"{SCHEMA}.patients"
+REFUSED = ("42501", "0A000")  # insufficient_privilege, feature_not_supported
+
+failures = 0
+
+
+def check(passed, description, diagnostic=""):
+    global failures
+    print(("ok - " if passed else "not ok - ") + "psycopg2: " + description)
+    if not passed:
+        failures += 1
+        for line in str(diagnostic).splitlines():
+            print("#   " + line)
+    sys.stdout.flush()
+
+
+def describe(exc):
+    code = getattr(exc, "pgcode", None)
+    return f"{type(exc).__name__} pgcode={code}: {str(exc).strip()}"
+
+
+def run(conn, description, sql, params=None):
+    """Runs sql (autocommit) and returns its rows, or None after a failed check."""
+    try:
+        with conn.cursor() as cur:
+            cur.execute(sql, params)
+            return cur.fetchall()
+    except psycopg2.Error as exc:
+        check(False, description, describe(exc))
+        return None
+
+
+def refused(conn, description, action):
+    """action(cursor) must raise a psycopg2 error with a refusal SQLSTATE."""
+    try:
+        with conn.cursor() as cur:
+            action(cur)
+            rows = cur.fetchall() if cur.description else []
+        check(False, description, f"no error; it returned {len(rows)} rows")
+    except psycopg2.Error as exc:
+        code = exc.pgcode
+        check(code in REFUSED, f"{description} (pgcode {code})", describe(exc))
+
+
+def psycopg2_checks():
+    try:
+        conn = psycopg2.connect(dbname=DB, user=ROLE, application_name="dp_agg_clients_psycopg2")
+    except psycopg2.Error as exc:
+        check(False, f"connect as {ROLE}", describe(exc))
+        return
+    conn.autocommit = True
+
+    sql = f"SELECT dp_count(age, %s) FROM {TABLE}"
+    rows = run(conn, f"{sql} with epsilon 1.0 as a parameter", sql, (1.0,))
+    if rows is not None:
+        check(len(rows) == 1 and isinstance(rows[0][0], int),
+              f"{sql} with epsilon 1.0 as a parameter returns one integer", f"got {rows!r}")
+
+    sql = f"SELECT dp_avg(age, %s, %s, %s::float8) FROM {TABLE}"
+    rows = run(conn, f"{sql} with (0, 110, 0.5)", sql, (0, 110, 0.5))
+    if rows is not None:
+        ok = (len(rows) == 1 and isinstance(rows[0][0], Decimal)
+              and Decimal(0) <= rows[0][0] <= Decimal(110))
+        check(ok, f"{sql} with (0, 110, 0.5) returns one numeric in [0, 110]", f"got {rows!r}")
+
+    # What a BI tool sends: the user's query wrapped in a subquery with a row limit.
+    sql = (f"SELECT * FROM (SELECT region, dp_count(age, 1.0) AS n FROM {TABLE} "
+           f"GROUP BY region) q LIMIT 2000")
+    rows = run(conn, "BI-style wrapper " + sql, sql)
+    if rows is not None:
+        seen = {r[0] for r in rows}
+        ok = seen == REGIONS and all(isinstance(r[1], int) for r in rows) and len(rows) == len(seen)
+        check(ok, "BI-style wrapper " + sql + " returns every (large) region once",
+              f"got {rows!r}, expected regions {sorted(REGIONS)}")
+
+    refused(conn, f"SELECT * FROM {TABLE} raises a psycopg2 error with pgcode 42501 or 0A000",
+            lambda cur: cur.execute(f"SELECT * FROM {TABLE}"))
+    refused(conn, f"COPY {TABLE} TO STDOUT (copy_expert) is refused",
+            lambda cur: cur.copy_expert(f"COPY {TABLE} TO STDOUT", sys.stderr))
+    # information_schema lists only objects the role holds a privilege on; a
+    # restricted analyst holds none on protected tables. Informational only.
+    rows = run(conn, "information_schema query", "SELECT count(*) FROM information_schema.columns "
+               "WHERE table_schema = %s AND table_name = 'patients'", (SCHEMA,))
+    if rows is not None:
+        print(f"# psycopg2: information_schema.columns shows {rows[0][0]} columns of {TABLE} "
+              f"to {ROLE} (it hides tables without privileges)")
+    conn.close()
+
+
+def sqlalchemy_checks():
+    try:
+        import sqlalchemy
+        from sqlalchemy import create_engine, inspect, text
+    except ImportError as exc:
+        check(False, "import sqlalchemy (Debian python3-sqlalchemy; run test/scripts/ensure_deps.sh)", exc)
+        return
+    # Empty host: libpq takes PGHOST/PGPORT from the environment (the socket).
+    engine = create_engine(f"postgresql+psycopg2://{ROLE}@/{DB}", poolclass=sqlalchemy.pool.NullPool)
+    label = f"SQLAlchemy {sqlalchemy.__version__}"
+    try:
+        inspector = inspect(engine)
+        schemas = inspector.get_schema_names()
+        check(SCHEMA in schemas, f"{label} inspector.get_schema_names() lists {SCHEMA}", f"got {schemas}")
+        tables = inspector.get_table_names(schema=SCHEMA)
+        check("patients" in tables, f"{label} inspector.get_table_names(schema={SCHEMA!r}) lists patients",
+              f"got {tables}")
+        columns = [(c["name"], str(c["type"])) for c in inspector.get_columns("patients", schema=SCHEMA)]
+        expected = [("id", "INTEGER"), ("region", "TEXT"), ("age", "INTEGER")]
+        check(columns == expected, f"{label} inspector.get_columns('patients') lists id, region, age",
+              f"got {columns}, expected {expected}")
+        pk = inspector.get_pk_constraint("patients", schema=SCHEMA)
+        check(pk.get("constrained_columns") == ["id"], f"{label} inspector.get_pk_constraint is (id)",
+              f"got {pk}")
+    except sqlalchemy.exc.SQLAlchemyError as exc:
+        check(False, f"{label} inspector on {TABLE}", exc)
+
+    sql = f"SELECT region, dp_sum(age, 0, 110, CAST(:eps AS float8)) AS s FROM {TABLE} GROUP BY region"
+    try:
+        with engine.connect() as conn:
+            rows = conn.execute(text(sql), {"eps": 0.5}).fetchall()
+        check({r[0] for r in rows} == REGIONS, f"{label} text() query {sql} with :eps bound",
+              f"got {rows!r}")
+    except sqlalchemy.exc.SQLAlchemyError as exc:
+        check(False, f"{label} text() query {sql} with :eps bound", exc)
+    engine.dispose()
+
+
+def main():
+    print(f"# psycopg2 {psycopg2.__version__.split()[0]}, libpq {psycopg2.extensions.libpq_version()}")
+    psycopg2_checks()
+    sqlalchemy_checks()
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
