@@ -122,5 +122,17 @@ is($ret, 0, 'preloaded again: the private aggregate works for the analyst') or d
 like($out, qr/^-?\d+$/, 'preloaded again: one noisy count');
 is(analyst_spent(), '2', 'preloaded again: charged');
 
+# 5. pg_dump keeps the table's label and pg_dumpall the role's, so a restore
+# (with the library preloaded) protects and restricts the same objects.
+my $dump = $node->basedir . '/labels.sql';
+$node->command_ok(['pg_dump', '-f', $dump, '-d', $node->connstr('postgres')], 'pg_dump');
+like(slurp_file($dump), qr/SECURITY LABEL FOR dp_agg ON TABLE clinic\.patients IS 'protected';/,
+	'pg_dump keeps the protected label');
+my $globals = $node->basedir . '/globals.sql';
+$node->command_ok(['pg_dumpall', '-g', '-f', $globals, '-d', $node->connstr('postgres')],
+	'pg_dumpall -g');
+like(slurp_file($globals), qr/SECURITY LABEL FOR dp_agg ON ROLE \S+ IS 'restricted';/,
+	'pg_dumpall keeps the restricted label');
+
 $node->stop;
 done_testing();
