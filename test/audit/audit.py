@@ -50,9 +50,9 @@ of each size with its exact probability P[Z >= T - c] (exact binomial tests)
 and checks that the answers imply the same T; certifies the privacy loss
 between groups of c - 1 and c rows (c = 2 and c = T) as above; and, for a
 group of one row against no group (never released), certifies a lower bound
-on P[released] and FAILS when it exceeds delta. The test fault halve_noise
-does not act on it, so its self-check releases at 2 epsilon (what
-halve_noise would do) and with a threshold one too low (a larger delta).
+on P[released] and FAILS when it exceeds delta. Its self-check: under
+halve_noise (noise and threshold for 2 epsilon), at epsilon x1.25, and with
+a threshold one too low (a larger delta), the audits must FAIL.
 
 Besides, the suite compares the released noise with its exact distribution
 (chi-square against the discrete Laplace pmf, and against the discrete
@@ -1053,17 +1053,20 @@ GROUP_SELECTION_AUDITS = [
 ]
 GROUP_SELECTION_MAX_COUNT = max(max(a.counts) for a in GROUP_SELECTION_AUDITS)
 
-# Broken partition selection for the self-check: (audit key, epsilon factor,
-# delta released with or None). dp_agg.insecure_test_fault = halve_noise is
-# not applied by group_selection's state (call_sites.cpp
-# PrepareGroupSelectionInitialState), so the breaks are made through the
-# parameters: epsilon x2 is what halve_noise would do (noise and threshold
-# planned for 2 epsilon; T stays 3 at delta 0.1), epsilon x1.25 a smaller
-# gap, and a larger delta a threshold one too low (T = 6 instead of 7 at
-# epsilon 0.3: a one-row group is released with 0.128 instead of 0.095).
-CI_GROUP_SELECTION_SELF_CHECKS = (("groups_eps1", 2.0, None), ("groups_eps0.3", 1.0, 0.15))
+# Broken partition selection for the self-check: (audit key, fault, epsilon
+# factor, delta released with or None), audited against the claim.
+# halve_noise doubles the effective epsilon in group_selection's state
+# (call_sites.cpp PrepareGroupSelectionInitialState): noise and threshold
+# planned for 2 epsilon (T stays 3 at epsilon 1, 7 -> 5 at epsilon 0.3, with
+# a one-row group then released less often: only the loss shows it).
+# epsilon x1.25 is a smaller gap; a larger delta gives a threshold one too
+# low (T = 6 instead of 7 at epsilon 0.3: a one-row group is released with
+# 0.128 instead of 0.095; T = 2 instead of 3 at epsilon 1: 0.269).
+CI_GROUP_SELECTION_SELF_CHECKS = (("groups_eps1", HALVE, 1.0, None),
+                                  ("groups_eps0.3", "none", 1.0, 0.15))
 ALL_GROUP_SELECTION_SELF_CHECKS = CI_GROUP_SELECTION_SELF_CHECKS + (
-    ("groups_eps1", 1.25, None), ("groups_eps1", 1.0, 0.3))
+    ("groups_eps0.3", HALVE, 1.0, None), ("groups_eps1", "none", 1.25, None),
+    ("groups_eps1", "none", 1.0, 0.3))
 
 
 @dataclass(frozen=True)
@@ -1086,7 +1089,7 @@ class RunPlan:
     # dp_agg.group_selection: releases per group size (main audits), the
     # self-check breaks (GROUP_SELECTION_SELF_CHECKS entries) and their size.
     group_selection_samples: int = 20_000
-    group_selection_self_checks: Tuple[Tuple[str, float, Optional[float]], ...] = ()
+    group_selection_self_checks: Tuple[Tuple[str, str, float, Optional[float]], ...] = ()
     group_selection_self_check_samples: int = 20_000
 
     def samples_for(self, audit: "PrivacyLossAudit") -> int:
@@ -1097,8 +1100,11 @@ class RunPlan:
 
 CI_SAMPLES = 100_000
 CI_QUANTILE_SAMPLES = 40_000
-# Per group size; a release of group_selection costs ~6 us (the noise).
+# Per group size; a release of group_selection costs ~6 us (the noise). The
+# self-checks draw twice as many: halve_noise and the threshold one too low
+# then fail by about 8 standard deviations of the certified bound (REPORT.md).
 CI_GROUP_SELECTION_SAMPLES = 20_000
+CI_GROUP_SELECTION_SELF_CHECK_SAMPLES = 40_000
 # Released with epsilon 1.25 x the claim: the noise scale divided by 1.25, a
 # gap four times smaller than halve_noise's (REPORT.md: samples it needs).
 CI_SELF_CHECKS = (("count_empty", HALVE, 1.0), ("count_empty", "none", 1.25),
@@ -1123,7 +1129,7 @@ def ci_plan() -> RunPlan:
                    quantile_samples=CI_QUANTILE_SAMPLES,
                    group_selection_samples=CI_GROUP_SELECTION_SAMPLES,
                    group_selection_self_checks=CI_GROUP_SELECTION_SELF_CHECKS,
-                   group_selection_self_check_samples=CI_GROUP_SELECTION_SAMPLES)
+                   group_selection_self_check_samples=CI_GROUP_SELECTION_SELF_CHECK_SAMPLES)
 
 
 def fault_self_checks(epsilon_factors: Sequence[float] = (),
@@ -1951,28 +1957,38 @@ class Auditor:
             certified=certified, claimed_delta=audit.delta, empirical=estimate)
 
     @staticmethod
-    def describe_group_break(audit: GroupSelectionAudit, factor: float,
+    def group_break_law(audit: GroupSelectionAudit, fault: str, factor: float,
+                        delta: Optional[float]) -> Tuple[float, int]:
+        """(effective epsilon, threshold) of a broken release: halve_noise
+        doubles the rounded epsilon (exact), so it equals epsilon x 2."""
+        epsilon = audit.epsilon * factor * (2.0 if fault == HALVE else 1.0)
+        return epsilon, partition_selection_threshold(epsilon,
+                                                      audit.delta if delta is None else delta)
+
+    @classmethod
+    def describe_group_break(cls, audit: GroupSelectionAudit, fault: str, factor: float,
                              delta: Optional[float]) -> str:
-        epsilon = audit.epsilon * factor
-        threshold = partition_selection_threshold(epsilon, audit.delta if delta is None else delta)
-        parts = ([f"epsilon x{factor:g}"] if factor != 1.0 else []) + (
-            [f"delta {delta:g}"] if delta is not None else [])
+        _, threshold = cls.group_break_law(audit, fault, factor, delta)
+        parts = (([fault] if fault != "none" else []) + (
+            [f"epsilon x{factor:g}"] if factor != 1.0 else []) + (
+            [f"delta {delta:g}"] if delta is not None else []))
         return " ".join(parts) + f" (T = {threshold})"
 
-    def group_break_outcomes(self, audit: GroupSelectionAudit, factor: float,
+    def group_break_outcomes(self, audit: GroupSelectionAudit, fault: str, factor: float,
                              delta: Optional[float], released: np.ndarray) -> List[Outcome]:
-        """Partition selection released with epsilon x factor and/or another
-        delta, audited against the claim: where the loss between 1 and 2 rows
-        exceeds the claimed epsilon the privacy-loss audit must FAIL; where
-        the threshold is lower the delta audit must FAIL; the exact-law test
-        against the claimed law must FAIL in every case."""
-        name = self.describe_group_break(audit, factor, delta)
-        threshold = partition_selection_threshold(audit.epsilon * factor,
-                                                  audit.delta if delta is None else delta)
+        """Partition selection released under a fault, with epsilon x factor
+        and/or another delta, audited against the claim: where the broken
+        law's loss between 1 and 2 rows exceeds the claimed epsilon the
+        privacy-loss audit must FAIL; where it releases a one-row group with
+        probability above the claimed delta the delta audit must FAIL; the
+        exact-law test against the claimed law must FAIL in every case."""
+        name = self.describe_group_break(audit, fault, factor, delta)
+        epsilon, threshold = self.group_break_law(audit, fault, factor, delta)
+        p1, p2 = (partition_selection_release_probability(c, threshold, epsilon) for c in (1, 2))
         tests = []
-        if factor > 1.0:  # P[Z >= j] / P[Z >= j + 1] = e^(epsilon x factor) for j = T - 2 >= 0
+        if max(math.log(p2 / p1), math.log((1.0 - p1) / (1.0 - p2))) > audit.epsilon:
             tests.append(self.group_pair_outcome(audit, released[:2], 2))
-        if threshold < audit.threshold:
+        if p1 > audit.delta:
             tests.append(self.group_delta_outcome(audit, released[:1]))
         outcomes = []
         for test in tests:
@@ -1993,18 +2009,18 @@ class Auditor:
         return outcomes
 
     def draw_group_break(self, check, samples: int):
-        key, factor, delta = check
+        key, fault, factor, delta = check
         audit = {a.key: a for a in GROUP_SELECTION_AUDITS}[key]
         return audit, self.db.group_selections(
-            audit.epsilon * factor, audit.delta if delta is None else delta, 2, samples, "none",
+            audit.epsilon * factor, audit.delta if delta is None else delta, 2, samples, fault,
             self.executor)
 
     def run_group_selection_self_checks(self):
         pending = [(check, self.draw_group_break(check,
                                                  self.plan.group_selection_self_check_samples))
                    for check in self.plan.group_selection_self_checks]
-        for (_, factor, delta), (audit, future) in pending:
-            for outcome in self.group_break_outcomes(audit, factor, delta, future.result()):
+        for check, (audit, future) in pending:
+            for outcome in self.group_break_outcomes(audit, *check[1:], future.result()):
                 self.record(outcome)
 
     # --- self-check -------------------------------------------------------
@@ -2110,7 +2126,7 @@ class Auditor:
                    for _ in range(self.plan.ci_self_check_replicates)
                    for check in CI_GROUP_SELECTION_SELF_CHECKS]
         for check, (audit, future) in pending:
-            for outcome in self.group_break_outcomes(audit, check[1], check[2], future.result()):
+            for outcome in self.group_break_outcomes(audit, *check[1:], future.result()):
                 if outcome.certified is not None:
                     group_bounds.setdefault((check, outcome.pair), []).append(outcome.certified)
                     group_tests[(check, outcome.pair)] = outcome
@@ -2600,12 +2616,12 @@ def write_report(auditor: Auditor, path: str, command: str, seconds: float, comm
     out.append("")
     out.append("`halve_noise` and `skip_clamping` are the superuser-only settings "
                "`dp_agg.insecure_test_fault` (halve_noise doubles the epsilon used internally, "
-               "also by dp_select, the quantiles and the Gaussian calibration, but not by "
-               "`group_selection`; skip_clamping acts on count, sum and mean only); "
+               "also by dp_select, the quantiles, the Gaussian calibration and partition "
+               "selection, whose noise and threshold are then planned for 2 epsilon; "
+               "skip_clamping acts on count, sum and mean only); "
                "`epsilon xF` releases with F times the claimed epsilon and audits against the "
-               "claim (for `group_selection`, epsilon x2 is what halve_noise would do), "
-               "`delta D (T = t)` releases partition selection with delta D, whose threshold t "
-               "is one or more below the claim's. Rows marked INFO are faults an audit is "
+               "claim; `delta D (T = t)` releases partition selection with delta D, whose "
+               "threshold t is below the claim's. Rows marked INFO are faults an audit is "
                "not built to catch (e.g. halve_noise on a mean, whose answer hides most of the "
                "loss, or on a median, whose loss is at most epsilon / 2); they are shown, not "
                "counted. For dp_select and the quantiles every break is also tested by the "
@@ -2697,7 +2713,8 @@ def write_report(auditor: Auditor, path: str, command: str, seconds: float, comm
                f"({plan.quantile_samples // 2:,} for quantiles); the CI pass certifies with "
                f"{CI_SAMPLES // 2:,} ({CI_QUANTILE_SAMPLES // 2:,}). Partition selection: "
                f"{plan.group_selection_samples:,} releases per group size in this run (half of "
-               f"them certify a pair), {CI_GROUP_SELECTION_SAMPLES:,} in the CI pass.")
+               f"them certify a pair), {CI_GROUP_SELECTION_SAMPLES:,} in the CI pass "
+               f"({CI_GROUP_SELECTION_SELF_CHECK_SAMPLES:,} for its self-checks).")
     out.append("")
     out.append("## Notes")
     out.append("")
@@ -2760,9 +2777,9 @@ def write_report(auditor: Auditor, path: str, command: str, seconds: float, comm
         "size the Clopper-Pearson width is about the loss itself. The delta audit is tight: "
         "a one-row group is released with 0.0989 (epsilon 1) and 0.0950 (epsilon 0.3) against "
         "delta 0.1, so a threshold one too low (0.269, 0.128) is caught. "
-        "`dp_agg.insecure_test_fault = halve_noise` does not act on `group_selection` "
-        "(PrepareGroupSelectionInitialState does not apply it; its release rates stay those "
-        "of the requested epsilon), so its self-checks change the parameters instead.",
+        "halve_noise plans noise and threshold for 2 epsilon: at epsilon 0.3 that lowers T "
+        "from 7 to 5 but releases a one-row group less often (0.059), so only the loss "
+        "between 1 and 2 rows (0.6) and the exact law show it.",
         "- **Event selection.** On the selection half every candidate event is scored "
         "with the same Clopper-Pearson bound that certification uses, which prefers the "
         "largest empirical log-ratio among events frequent enough to be certified.",
