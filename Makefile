@@ -58,5 +58,6 @@ stop:
 
 bench: build
 	bash test/scripts/cluster.sh start
-	bash test/bench/bench_aggregates.sh && bash test/bench/bench_ledger.sh; \
+	bash test/bench/bench_aggregates.sh && bash test/bench/bench_ledger.sh && \
+	  bash test/bench/bench_restriction.sh; \
 	  status=$$?; bash test/scripts/cluster.sh stop; exit $$status
