@@ -664,26 +664,28 @@ WHERE pronamespace = 'dp_agg'::regnamespace AND proname = 'group_selection' AND 
 -- Convenience functions beside the labels. They run as the extension owner
 -- so that members of dp_agg.admin_role need not own the tables; the label
 -- provider itself checks that the session user is an administrator.
+CREATE FUNCTION dp_agg.set_label(object_kind text, object_name text, new_label text)
+RETURNS void LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+  IF object_kind NOT IN ('TABLE', 'ROLE') THEN
+    RAISE EXCEPTION 'dp_agg labels only tables and roles' USING ERRCODE = 'invalid_parameter_value';
+  END IF;
+  EXECUTE format('SECURITY LABEL FOR dp_agg ON %s %s IS %s', object_kind, object_name,
+                 coalesce(quote_literal(new_label), 'NULL'));
+END $$;
+REVOKE ALL ON FUNCTION dp_agg.set_label(text, text, text) FROM PUBLIC;
 CREATE FUNCTION dp_agg.protect_table(target regclass) RETURNS void
-LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
-BEGIN
-  EXECUTE format('SECURITY LABEL FOR dp_agg ON TABLE %s IS %L', target, 'protected');
-END $$;
+LANGUAGE sql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$ SELECT dp_agg.set_label('TABLE', target::text, 'protected') $$;
 CREATE FUNCTION dp_agg.unprotect_table(target regclass) RETURNS void
-LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
-BEGIN
-  EXECUTE format('SECURITY LABEL FOR dp_agg ON TABLE %s IS NULL', target);
-END $$;
+LANGUAGE sql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$ SELECT dp_agg.set_label('TABLE', target::text, NULL) $$;
 CREATE FUNCTION dp_agg.restrict_role(target regrole) RETURNS void
-LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
-BEGIN
-  EXECUTE format('SECURITY LABEL FOR dp_agg ON ROLE %s IS %L', target, 'restricted');
-END $$;
+LANGUAGE sql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$ SELECT dp_agg.set_label('ROLE', target::text, 'restricted') $$;
 CREATE FUNCTION dp_agg.unrestrict_role(target regrole) RETURNS void
-LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
-BEGIN
-  EXECUTE format('SECURITY LABEL FOR dp_agg ON ROLE %s IS NULL', target);
-END $$;
+LANGUAGE sql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$ SELECT dp_agg.set_label('ROLE', target::text, NULL) $$;
 -- EXECUTE stays with PUBLIC: the label provider refuses everyone but
 -- superusers and members of dp_agg.admin_role (judged by the session user).
 
