@@ -35,11 +35,6 @@
 #include "selection_aggregates.h"
 #include "settings.h"
 
-// PostgreSQL 15 declares expression_tree_walker as taking `bool (*)()`; 16
-// and later take a typed callback. This cast compiles against both.
-#define DP_EXPRESSION_WALKER(function) \
-  reinterpret_cast<bool (*)()>(reinterpret_cast<void (*)()>(function))
-
 namespace dp_pg {
 
 // What the executor needs to know about one private aggregate signature.

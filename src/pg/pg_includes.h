@@ -28,4 +28,9 @@ extern "C" {
 #include "utils/syscache.h"
 }
 
+// PostgreSQL 15 declares expression_tree_walker as taking `bool (*)()`; 16
+// and later take a typed callback. This cast compiles against both.
+#define DP_EXPRESSION_WALKER(function) \
+  reinterpret_cast<bool (*)()>(reinterpret_cast<void (*)()>(function))
+
 #endif  // DP_AGG_PG_INCLUDES_H

@@ -52,9 +52,6 @@ extern "C" {
 #include "restriction.h"
 #include "settings.h"
 
-#define DP_EXPRESSION_WALKER(function) \
-  reinterpret_cast<bool (*)()>(reinterpret_cast<void (*)()>(function))
-
 namespace dp_pg {
 
 namespace {
@@ -359,6 +356,12 @@ void CheckCatalogAccess(Query* query) {
 // The FROM clause of a level that reads protected rows.
 // ---------------------------------------------------------------------------
 
+// A copy of part of the query with join alias variables (USING columns,
+// join output columns) replaced by the base columns behind them.
+Node* FlatCopy(Query* query, const void* node) {
+  return flatten_join_alias_vars(query, static_cast<Node*>(copyObjectImpl(node)));
+}
+
 bool CollectVarnos(Node* node, Bitmapset** varnos) {
   if (node == nullptr) return false;
   if (IsA(node, Var)) {
@@ -422,7 +425,7 @@ struct FromAnalysis {
 void AddConjuncts(Query* query, Node* quals, bool everywhere, Bitmapset* nullable_side,
                   FromAnalysis* analysis) {
   if (quals == nullptr) return;
-  Node* flat = flatten_join_alias_vars(query, static_cast<Node*>(copyObjectImpl(quals)));
+  Node* flat = FlatCopy(query, quals);
   List* conjuncts = make_ands_implicit(reinterpret_cast<Expr*>(flat));
   ListCell* cell;
   foreach (cell, conjuncts) {
@@ -700,16 +703,13 @@ bool CheckAggregates(Node* node, AggregateCheck* check) {
   return expression_tree_walker(node, DP_EXPRESSION_WALKER(CheckAggregates), check);
 }
 
-Oid group_selection_aggregate = InvalidOid;
-
+// Looked up each time (a syscache hit): the extension may be dropped and
+// created again, with new OIDs.
 Oid GroupSelectionAggregate() {
-  if (!OidIsValid(group_selection_aggregate)) {
-    const Oid arguments[2] = {FLOAT8OID, FLOAT8OID};
-    group_selection_aggregate = LookupFuncName(
-        list_make2(makeString(pstrdup("dp_agg")), makeString(pstrdup("group_selection"))), 2,
-        arguments, false);
-  }
-  return group_selection_aggregate;
+  const Oid arguments[2] = {FLOAT8OID, FLOAT8OID};
+  return LookupFuncName(
+      list_make2(makeString(pstrdup("dp_agg")), makeString(pstrdup("group_selection"))), 2,
+      arguments, false);
 }
 
 Const* Float8Constant(double value) {
@@ -923,9 +923,7 @@ bool JudgeLevel(Query* query, const Level* parent, Judgement* judgement) {
   // Conditions and join conditions run for every protected row.
   List* conditions = NIL;
   CollectConditions(reinterpret_cast<Node*>(query->jointree), &conditions);
-  CheckRowExpression(
-      flatten_join_alias_vars(query, static_cast<Node*>(copyObjectImpl(conditions))),
-      "WHERE or JOIN ... ON");
+  CheckRowExpression(FlatCopy(query, conditions), "WHERE or JOIN ... ON");
 
   if (!aggregation) {
     if (query->distinctClause != NIL)
@@ -935,17 +933,17 @@ bool JudgeLevel(Query* query, const Level* parent, Judgement* judgement) {
       Refuse(ERRCODE_INSUFFICIENT_PRIVILEGE, "LIMIT or OFFSET on protected rows is not allowed",
              "Which rows are kept would depend on the others.",
              "Apply LIMIT to the aggregated answers.");
-    Node* outputs = flatten_join_alias_vars(query, static_cast<Node*>(copyObjectImpl(query->targetList)));
-    CheckRowExpression(outputs, "the select list");
+    CheckRowExpression(FlatCopy(query, query->targetList), "the select list");
     return true;  // protected rows: an outer level must aggregate them
   }
 
   // Group keys are values of rows, evaluated for every row.
+  Bitmapset* key_items = nullptr;
   foreach (cell, query->groupClause) {
     auto* clause = static_cast<SortGroupClause*>(lfirst(cell));
-    TargetEntry* key = get_sortgroupclause_tle(clause, query->targetList);
-    Node* expression = flatten_join_alias_vars(query, static_cast<Node*>(copyObjectImpl(key->expr)));
+    Node* expression = FlatCopy(query, get_sortgroupclause_tle(clause, query->targetList)->expr);
     CheckRowExpression(expression, "GROUP BY");
+    key_items = bms_join(key_items, VarnosOf(expression));
     if (OidIsValid(clause->eqop) && !get_func_leakproof(get_opcode(clause->eqop))) {
       RowCheck check{"GROUP BY", false, false};
       RefuseFunction(get_opcode(clause->eqop), &check);
@@ -960,15 +958,7 @@ bool JudgeLevel(Query* query, const Level* parent, Judgement* judgement) {
   bool gated = query->groupClause != NIL;
   if (from.protected_nullable) {
     Bitmapset* preserved = PreservedSideOfTopOuterJoin(query, from.protected_item);
-    Bitmapset* used = nullptr;
-    foreach (cell, query->groupClause) {
-      TargetEntry* key =
-          get_sortgroupclause_tle(static_cast<SortGroupClause*>(lfirst(cell)), query->targetList);
-      used = bms_join(used, VarnosOf(flatten_join_alias_vars(
-                                query, static_cast<Node*>(copyObjectImpl(key->expr)))));
-    }
-    used = bms_join(used, VarnosOf(flatten_join_alias_vars(
-                              query, static_cast<Node*>(copyObjectImpl(query->jointree->quals)))));
+    Bitmapset* used = bms_join(key_items, VarnosOf(FlatCopy(query, query->jointree->quals)));
     if (preserved == nullptr || !bms_is_subset(used, preserved))
       Refuse(ERRCODE_INSUFFICIENT_PRIVILEGE,
              "a protected table on the nullable side of an outer join is accepted only as "
