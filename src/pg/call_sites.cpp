@@ -344,10 +344,6 @@ AggregateState* PrepareGroupSelectionInitialState(Aggref* aggref, EState* estate
   return state;
 }
 
-}  // namespace
-
-namespace {
-
 // Checks the call's parameters and returns its initial state (palloc'd in
 // the query's memory context); *requested_epsilon and *requested_delta are
 // what the call costs.
