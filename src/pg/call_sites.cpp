@@ -318,6 +318,21 @@ double EvaluateDoubleParameter(Aggref* aggref, int position, const char* role, E
 
 namespace {
 
+// A fresh initial state with the privacy parameters the mechanisms use: the
+// requests rounded down to 24 bits (the Laplace sampler would round epsilon
+// itself; the Gaussian calibration and the partition-selection threshold
+// must get the same value that ChargeFor covers). Under the superuser-only
+// test fault halve_noise, every mechanism gets twice the epsilon.
+AggregateState* NewPreparedState(ValueKind value_kind, double epsilon, double delta) {
+  AggregateState* state = NewAggregateState();
+  state->initialized = 1;
+  state->value_kind = static_cast<std::uint8_t>(value_kind);
+  state->epsilon = CallCore([&] { return dp::EffectivePrivacyParameter(epsilon); });
+  state->delta = delta > 0 ? CallCore([&] { return dp::EffectivePrivacyParameter(delta); }) : 0;
+  if (test_fault == static_cast<int>(TestFault::kHalveNoise)) state->epsilon *= 2;
+  return state;
+}
+
 // dp_agg.group_selection(epsilon, delta): (epsilon, delta) partition
 // selection; the state keeps the effective parameters like the others.
 AggregateState* PrepareGroupSelectionInitialState(Aggref* aggref, EState* estate,
@@ -334,14 +349,7 @@ AggregateState* PrepareGroupSelectionInitialState(Aggref* aggref, EState* estate
   });
   *requested_epsilon = epsilon;
   *requested_delta = delta;
-  AggregateState* state = NewAggregateState();
-  state->initialized = 1;
-  state->value_kind = static_cast<std::uint8_t>(ValueKind::kNone);
-  state->epsilon = CallCore([&] { return dp::EffectivePrivacyParameter(epsilon); });
-  state->delta = CallCore([&] { return dp::EffectivePrivacyParameter(delta); });
-  // Test fault (superuser-only): a threshold and noise for twice the epsilon.
-  if (test_fault == static_cast<int>(TestFault::kHalveNoise)) state->epsilon *= 2;
-  return state;
+  return NewPreparedState(ValueKind::kNone, epsilon, delta);
 }
 
 // Checks the call's parameters and returns its initial state (palloc'd in
@@ -373,17 +381,9 @@ AggregateState* PrepareInitialState(Aggref* aggref, const PrivateAggregateKind& 
   *requested_epsilon = epsilon;
   *requested_delta = delta;
 
-  AggregateState* state = NewAggregateState();
-  state->initialized = 1;
-  state->value_kind = static_cast<std::uint8_t>(kind.value_kind);
-  // The mechanisms use the requests rounded down to 24 bits (the Laplace
-  // sampler would round epsilon itself; the Gaussian calibration must get
-  // the same value that ChargeFor covers).
-  state->epsilon = CallCore([&] { return dp::EffectivePrivacyParameter(epsilon); });
-  state->delta = delta > 0 ? CallCore([&] { return dp::EffectivePrivacyParameter(delta); }) : 0;
+  AggregateState* state = NewPreparedState(kind.value_kind, epsilon, delta);
   state->confidence = confidence;
-  // Test faults (superuser-only): noise of half the scale, or no clamping.
-  if (test_fault == static_cast<int>(TestFault::kHalveNoise)) state->epsilon *= 2;
+  // Test fault (superuser-only): no clamping.
   if (test_fault == static_cast<int>(TestFault::kSkipClamping)) state->skip_clamping = 1;
   if (!has_bounds) return state;
 
@@ -481,12 +481,6 @@ bool ReadsOtherRows(Node* node, void* context) {
            !bms_is_member(reinterpret_cast<Param*>(node)->paramid, scan->join_params);
   }
   return expression_tree_walker(node, DP_EXPRESSION_WALKER(ReadsOtherRows), context);
-}
-
-bool ContainsAggref(Node* node, void* context) {
-  if (node == nullptr) return false;
-  if (IsA(node, Aggref)) return true;
-  return expression_tree_walker(node, DP_EXPRESSION_WALKER(ContainsAggref), context);
 }
 
 void CheckExpressions(Aggref* aggref, Node* expressions, const InputScan* scan = nullptr) {
@@ -598,8 +592,8 @@ void CheckInput(Plan* plan, Aggref* aggref, EState* estate, InputScan* scan) {
       if (grouping->groupingSets != NIL || grouping->chain != NIL)
         RefuseInput(aggref, "Its input contains GROUPING SETS, ROLLUP or CUBE, which repeat "
                             "every row once per grouping set.");
-      if (ContainsAggref(reinterpret_cast<Node*>(plan->targetlist), nullptr) ||
-          ContainsAggref(reinterpret_cast<Node*>(plan->qual), nullptr))
+      if (contain_agg_clause(reinterpret_cast<Node*>(plan->targetlist)) ||
+          contain_agg_clause(reinterpret_cast<Node*>(plan->qual)))
         RefuseInput(aggref, "Its input is itself the result of other aggregates.");
       CheckInput(plan->lefttree, aggref, estate, scan);
       return;

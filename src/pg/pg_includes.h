@@ -16,6 +16,7 @@ extern "C" {
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "nodes/nodeFuncs.h"
+#include "optimizer/clauses.h"
 #include "optimizer/optimizer.h"
 #include "utils/builtins.h"
 #include "utils/float.h"

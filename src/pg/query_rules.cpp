@@ -109,12 +109,6 @@ bool ContainsVarOutsideAggregates(Node* node, void* context) {
                                 context);
 }
 
-bool ContainsAggregate(Node* node, void* context) {
-  if (node == nullptr) return false;
-  if (IsA(node, Aggref)) return true;
-  return expression_tree_walker(node, DP_EXPRESSION_WALKER(ContainsAggregate), context);
-}
-
 [[noreturn]] void RefuseFunction(Oid function, const RowCheck* check) {
   char detail[512];
   snprintf(detail, sizeof detail,
@@ -149,7 +143,7 @@ void CheckFunction(Oid function, Node* call, const RowCheck* check) {
   if (IsFoldedConstant(call)) return;
   // In HAVING of a level whose groups are all released, a function of
   // aggregate answers runs once per released group: post-processing.
-  if (check->having && !check->gated && ContainsAggregate(call, nullptr) &&
+  if (check->having && !check->gated && contain_agg_clause(call) &&
       !ContainsVarOutsideAggregates(call, nullptr))
     return;
   RefuseFunction(function, check);
