@@ -3,6 +3,7 @@
 #include "ledger.h"
 #include "pg_includes.h"
 #include "query_rules.h"
+#include "release_once.h"
 #include "restriction.h"
 #include "settings.h"
 
@@ -20,6 +21,7 @@ void _PG_init(void) {
   if (!process_shared_preload_libraries_in_progress) return;
   dp_pg::InstallExecutorHook();
   dp_pg::InstallPlannerHook();
+  dp_pg::InstallReleaseOnceHook();
   dp_pg::InstallRestrictionHooks();
   dp_pg::InstallLedger();
 }

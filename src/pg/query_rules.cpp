@@ -13,9 +13,11 @@
 //   * an aggregation level: only dp_agg's private aggregates over the same
 //     kind of input, grouped by keys that are released only if DP partition
 //     selection lets their group through (partition_selection.h).
-// For restricted roles every function applied to protected rows must be
-// LEAKPROOF (PostgreSQL's promise that its errors and side effects do not
-// depend on its arguments), and protected rows may never reach the client.
+// For restricted roles everything evaluated on protected rows must be total
+// (allow_list.h: it returns a value for every input and never raises; being
+// LEAKPROOF in pg_proc is not enough), released group keys must print the
+// same for every row of their group, released rows are ordered by their
+// keys, and protected rows may never reach the client.
 // A query that passes is given access to the protected tables as their owner
 // (RangeTblEntry.checkAsUser, as for a view); nothing else is.
 //
@@ -35,6 +37,10 @@ extern "C" {
 #include "catalog/pg_am.h"
 #include "catalog/pg_namespace.h"
 #include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/optimizer.h"
+#include "parser/parse_clause.h"
+#include "parser/parse_oper.h"
 #include "optimizer/cost.h"
 #include "optimizer/planner.h"
 #include "parser/parse_func.h"
@@ -47,8 +53,10 @@ extern "C" {
 #include <cstring>
 
 #include "../core/parameters.h"
+#include "allow_list.h"
 #include "call_sites.h"
 #include "error_boundary.h"
+#include "release_once.h"
 #include "restriction.h"
 #include "settings.h"
 
@@ -80,11 +88,10 @@ constexpr const char* kAggregateHint =
     "(dp_count, dp_sum, dp_avg, dp_percentile, dp_select, ...); transform their answers in an "
     "outer query.";
 
-constexpr const char* kLeakproofHint =
-    "Use only LEAKPROOF functions and operators on protected rows (pg_proc.proleakproof; "
-    "comparisons of integers, floats, text and dates are), or transform the released answers "
-    "in an outer query. A superuser may mark a function LEAKPROOF after checking that it can "
-    "fail on no input and has no side effects.";
+constexpr const char* kTotalHint =
+    "On protected rows use comparisons of integers, floats, numerics, text (with one "
+    "deterministic collation), dates and timestamps, AND/OR/NOT, CASE, COALESCE, IS NULL and "
+    "widening casts; compute anything else from the released answers in an outer query.";
 
 constexpr const char* kJoinHint =
     "Join a protected table only to public tables, on equality with every column of a unique "
@@ -112,43 +119,81 @@ bool ContainsVarOutsideAggregates(Node* node, void* context) {
 [[noreturn]] void RefuseFunction(Oid function, const RowCheck* check) {
   char detail[512];
   snprintf(detail, sizeof detail,
-           "It is applied to protected rows in %s; a function that is not LEAKPROOF may raise "
-           "an error or have a side effect that depends on a row's value.",
+           "It would run for protected rows in %s, and it is not on dp_agg's list of total "
+           "functions (functions that return a value for every input and never raise an "
+           "error): an error that happens only for some rows reveals them.",
            check->place);
   char rule[256];
-  snprintf(rule, sizeof rule, "function %s is not leakproof", format_procedure(function));
-  Refuse(ERRCODE_INSUFFICIENT_PRIVILEGE, rule, detail, kLeakproofHint);
+  snprintf(rule, sizeof rule, "function %s may not be applied to protected rows",
+           format_procedure(function));
+  Refuse(ERRCODE_INSUFFICIENT_PRIVILEGE, rule, detail, kTotalHint);
 }
 
-bool ContainsParam(Node* node, void* context) {
+[[noreturn]] void RefuseCollation(Oid function, const RowCheck* check) {
+  char detail[512];
+  snprintf(detail, sizeof detail,
+           "It compares text in %s without a determined, deterministic collation (two "
+           "different implicit collations meet, or the collation is nondeterministic), so it "
+           "could fail, or compare loosely, for the rows that reach it.",
+           check->place);
+  char rule[256];
+  snprintf(rule, sizeof rule, "%s over protected rows needs one deterministic collation",
+           format_procedure(function));
+  Refuse(ERRCODE_INDETERMINATE_COLLATION, rule, detail,
+         "Add an explicit COLLATE \"C\" (or another deterministic collation) to one side of "
+         "the comparison.");
+}
+
+bool ContainsVarOrParam(Node* node, void* context) {
   if (node == nullptr) return false;
-  if (IsA(node, Param)) return true;
-  return expression_tree_walker(node, DP_EXPRESSION_WALKER(ContainsParam), context);
+  if (IsA(node, Var) || IsA(node, Param)) return true;
+  return expression_tree_walker(node, DP_EXPRESSION_WALKER(ContainsVarOrParam), context);
 }
 
-// A built-in IMMUTABLE expression of constants only: the planner folds it
-// into a constant before execution, so an error it raises (1/0) is raised
-// while planning, whatever the data. With a query parameter ($1, a PL/pgSQL
-// variable) a generic plan would evaluate it per row instead, and inside
-// CASE or AND only for the rows that reach it: an error would then reveal
-// that such a row exists.
-bool IsFoldedConstant(Node* node) {
-  return IsRowInvariant(node) && !ContainsParam(node, nullptr);
+bool NeedsCollation(List* arguments) {
+  ListCell* cell;
+  foreach (cell, arguments) {
+    if (type_is_collatable(exprType(static_cast<Node*>(lfirst(cell))))) return true;
+  }
+  return false;
 }
 
-// A function call in a row expression is acceptable if the function is
-// LEAKPROOF, or if the call is a constant folded at planning (1.0/3).
-void CheckFunction(Oid function, Node* call, const RowCheck* check) {
-  if (get_func_leakproof(function)) return;
-  if (IsFoldedConstant(call)) return;
+// A call that remains in the expression after constant folding runs at
+// execution, for the rows that reach it: its function must be total, and a
+// collation-sensitive call needs a determined, deterministic collation.
+void CheckCall(Oid function, List* arguments, Oid input_collation, Node* call,
+               const RowCheck* check) {
   // In HAVING of a level whose groups are all released, a function of
   // aggregate answers runs once per released group: post-processing.
   if (check->having && !check->gated && contain_agg_clause(call) &&
       !ContainsVarOutsideAggregates(call, nullptr))
     return;
-  RefuseFunction(function, check);
+  // Test fault: the old rule that took a simple CASE's test value for a
+  // constant folded at planning.
+  if (TestFaultIs(TestFault::kCaseTestConstant) && !ContainsVarOrParam(call, nullptr)) return;
+  if (!IsTotalFunction(function)) RefuseFunction(function, check);
+  if (!TestFaultIs(TestFault::kIndeterminateCollation) &&
+      !CollationIsTotal(NeedsCollation(arguments), input_collation))
+    RefuseCollation(function, check);
 }
 
+[[noreturn]] void RefuseExpression(Node* node, const RowCheck* check) {
+  char detail[512];
+  snprintf(detail, sizeof detail,
+           "It would run for protected rows in %s. %s", check->place,
+           IsA(node, CoerceViaIO) || IsA(node, ArrayCoerceExpr) || IsA(node, CoerceToDomain)
+               ? "A cast through text, an array cast or a domain check can fail on some "
+                 "values, which would reveal them."
+               : "dp_agg accepts only expressions that it knows cannot fail (comparisons, "
+                 "AND/OR/NOT, CASE, COALESCE, IS NULL, widening casts) and refuses any other "
+                 "kind.");
+  Refuse(ERRCODE_INSUFFICIENT_PRIVILEGE, "expression not allowed on protected rows", detail,
+         kTotalHint);
+}
+
+// Walks an expression after constant folding. Every node left is evaluated
+// at execution, possibly only for the rows that reach it (CASE, FILTER,
+// AND), so every node must be unable to fail: default deny.
 bool CheckRowWalker(Node* node, RowCheck* check) {
   if (node == nullptr) return false;
   check_stack_depth();
@@ -160,7 +205,7 @@ bool CheckRowWalker(Node* node, RowCheck* check) {
                kAggregateHint);
       return false;
     case T_Const:
-    case T_CaseTestExpr:
+    case T_CaseTestExpr:  // the value of a simple CASE: a leaf; its comparisons are calls
     case T_SQLValueFunction:
       return false;
     case T_Param:
@@ -179,7 +224,7 @@ bool CheckRowWalker(Node* node, RowCheck* check) {
       if (call->funcretset)
         Refuse(ERRCODE_INSUFFICIENT_PRIVILEGE, "set-returning function over protected rows",
                "It would repeat protected rows.", kAggregateHint);
-      CheckFunction(call->funcid, node, check);
+      CheckCall(call->funcid, call->args, call->inputcollid, node, check);
       break;
     }
     case T_OpExpr:
@@ -190,35 +235,29 @@ bool CheckRowWalker(Node* node, RowCheck* check) {
       if (operation->opretset)
         Refuse(ERRCODE_INSUFFICIENT_PRIVILEGE, "set-returning operator over protected rows",
                "It would repeat protected rows.", kAggregateHint);
-      CheckFunction(operation->opfuncid, node, check);
+      CheckCall(operation->opfuncid, operation->args, operation->inputcollid, node, check);
       break;
     }
     case T_ScalarArrayOpExpr: {
       auto* operation = reinterpret_cast<ScalarArrayOpExpr*>(node);
       set_sa_opfuncid(operation);
-      CheckFunction(operation->opfuncid, node, check);
+      // The array side is folded to a constant or is a parameter; the
+      // operator runs per element with the same collation.
+      CheckCall(operation->opfuncid, list_make1(linitial(operation->args)),
+                operation->inputcollid, node, check);
       break;
     }
     case T_RowCompareExpr: {
-      ListCell* cell;
-      foreach (cell, reinterpret_cast<RowCompareExpr*>(node)->opnos)
-        CheckFunction(get_opcode(lfirst_oid(cell)), node, check);
+      auto* comparison = reinterpret_cast<RowCompareExpr*>(node);
+      ListCell* op_cell;
+      ListCell* collation_cell;
+      ListCell* left_cell;
+      forthree (op_cell, comparison->opnos, collation_cell, comparison->inputcollids, left_cell,
+                comparison->largs)
+        CheckCall(get_opcode(lfirst_oid(op_cell)), list_make1(lfirst(left_cell)),
+                  lfirst_oid(collation_cell), node, check);
       break;
     }
-    case T_MinMaxExpr: {
-      // GREATEST/LEAST compare with the type's btree comparison function.
-      const auto* extremum = reinterpret_cast<MinMaxExpr*>(node);
-      TypeCacheEntry* type = lookup_type_cache(extremum->minmaxtype, TYPECACHE_CMP_PROC);
-      CheckFunction(type->cmp_proc, node, check);
-      break;
-    }
-    case T_ArrayExpr:
-      // Nested ARRAY[...] of sub-arrays fails when their sizes differ.
-      if (reinterpret_cast<ArrayExpr*>(node)->multidims && !IsFoldedConstant(node))
-        Refuse(ERRCODE_INSUFFICIENT_PRIVILEGE, "multidimensional ARRAY[] over protected rows",
-               "Building it fails when the sub-arrays' sizes differ, which depends on the data.",
-               kLeakproofHint);
-      break;
     case T_BoolExpr:
     case T_NullTest:
     case T_BooleanTest:
@@ -227,30 +266,28 @@ bool CheckRowWalker(Node* node, RowCheck* check) {
     case T_CaseExpr:
     case T_CaseWhen:
     case T_CoalesceExpr:
-    case T_RowExpr:
-    case T_FieldSelect:
     case T_List:
     case T_TargetEntry:
       break;
     default:
-      // Casts through text (CoerceViaIO), array casts and domain checks can
-      // fail on some values; subqueries read other rows; anything else is
-      // not understood. All are fine as constants folded at planning.
-      if (IsFoldedConstant(node)) return false;
-      Refuse(ERRCODE_INSUFFICIENT_PRIVILEGE, "expression not allowed on protected rows",
-             IsA(node, CoerceViaIO) || IsA(node, ArrayCoerceExpr) || IsA(node, CoerceToDomain)
-                 ? "A cast through text, an array cast or a domain check can fail on some "
-                   "values, which would reveal them."
-                 : "dp_agg does not analyse this kind of expression, so it refuses it.",
-             kLeakproofHint);
+      // Casts through text, domain checks, arrays built from rows (which
+      // can exceed the size limit), GREATEST/LEAST, subscripts and anything
+      // else not analysed here. Constants were folded before this walk.
+      RefuseExpression(node, check);
   }
   return expression_tree_walker(node, DP_EXPRESSION_WALKER(CheckRowWalker), check);
 }
 
+// Judges `expression` as PostgreSQL will run it: constant sub-expressions
+// folded first, exactly as the planner folds them (an error such as 1/0 is
+// then raised while planning, whatever the data). Query parameters are not
+// folded: a generic plan evaluates them per row.
 void CheckRowExpression(Node* expression, const char* place, bool having = false,
                         bool gated = false) {
+  if (expression == nullptr) return;
+  Node* folded = eval_const_expressions(nullptr, static_cast<Node*>(copyObjectImpl(expression)));
   RowCheck check{place, having, gated};
-  CheckRowWalker(expression, &check);
+  CheckRowWalker(folded, &check);
 }
 
 // ---------------------------------------------------------------------------
@@ -691,6 +728,16 @@ bool CheckAggregates(Node* node, AggregateCheck* check) {
                            "an aggregate's value");
       }
       CheckRowExpression(reinterpret_cast<Node*>(aggref->aggfilter), "an aggregate's FILTER");
+      // dp_select compares each value with its candidates under the call's
+      // collation.
+      if (!TestFaultIs(TestFault::kIndeterminateCollation) &&
+          !CollationIsTotal(type_is_collatable(exprType(reinterpret_cast<Node*>(
+                                linitial_node(TargetEntry, aggref->args)->expr))),
+                            aggref->inputcollid))
+        Refuse(ERRCODE_INDETERMINATE_COLLATION,
+               "a private aggregate over protected text needs one deterministic collation",
+               "Comparing its values without a determined collation fails once a row arrives.",
+               "Add COLLATE \"C\" (or another deterministic collation) to the value.");
     }
     return false;  // no aggregates inside aggregates
   }
@@ -746,6 +793,61 @@ void AddGroupSelection(Query* query) {
           ? gate
           : reinterpret_cast<Node*>(makeBoolExpr(AND_EXPR, list_make2(gate, query->havingQual), -1));
   query->hasAggs = true;
+}
+
+// A group key is released as the text of one of its group's rows: its type
+// must print the same for every member of the group (IsExactKeyType), and
+// grouping by it must not fail: a determined, deterministic collation for
+// text, and a total equality operator.
+void CheckGroupKey(Node* key, const SortGroupClause* clause) {
+  const Oid type = exprType(key);
+  if (!TestFaultIs(TestFault::kFirstKeySpelling) && !IsExactKeyType(type)) {
+    char rule[256];
+    snprintf(rule, sizeof rule, "GROUP BY over protected rows may not use a key of type %s",
+             format_type_be(type));
+    Refuse(ERRCODE_INSUFFICIENT_PRIVILEGE, rule,
+           "Equal values of this type can print differently (interval '1 day' and '24:00:00', "
+           "float -0 and 0, numeric 1.0 and 1.00, char(n) with trailing blanks), so a released "
+           "key would show one person's own spelling. Group keys may be integers, text, "
+           "varchar, boolean, dates, timestamps, uuids, bytea or enums.",
+           "Group by an expression of one of those types (for example an integer bucket "
+           "computed from the column in a subquery), or by a public table's column.");
+  }
+  const Oid collation = exprCollation(key);
+  if (!TestFaultIs(TestFault::kIndeterminateCollation) &&
+      !CollationIsTotal(type_is_collatable(type), collation))
+    Refuse(ERRCODE_INDETERMINATE_COLLATION,
+           "a GROUP BY key over protected rows needs one deterministic collation",
+           "Grouping text without a determined collation fails once a row arrives, and a "
+           "nondeterministic collation puts differently spelled values into one group.",
+           "Add COLLATE \"C\" (or another deterministic collation) to the key.");
+  if (OidIsValid(clause->eqop) && !IsTotalFunction(get_opcode(clause->eqop))) {
+    RowCheck check{"GROUP BY", false, false};
+    RefuseFunction(get_opcode(clause->eqop), &check);
+  }
+}
+
+// Orders the level's output by its group keys (after any ORDER BY of the
+// query's own), so that the order of released rows is a function of the
+// released keys. Without it a HashAggregate emits groups in hash-table order,
+// where groups that partition selection suppressed still occupied buckets,
+// and ties of the query's own ORDER BY would follow that order.
+void OrderByGroupKeys(Query* query) {
+  ListCell* cell;
+  foreach (cell, query->groupClause) {
+    auto* clause = static_cast<SortGroupClause*>(lfirst(cell));
+    TargetEntry* entry = get_sortgroupclause_tle(clause, query->targetList);
+    if (targetIsInSortList(entry, InvalidOid, query->sortClause)) continue;
+    auto* order = static_cast<SortGroupClause*>(copyObjectImpl(clause));
+    if (!OidIsValid(order->sortop)) {
+      Oid equality = InvalidOid;
+      bool hashable = false;
+      get_sort_group_operators(exprType(reinterpret_cast<Node*>(entry->expr)), true, true, false,
+                               &order->sortop, &equality, nullptr, &hashable);
+    }
+    order->nulls_first = false;
+    query->sortClause = lappend(query->sortClause, order);
+  }
 }
 
 // ---------------------------------------------------------------------------
@@ -920,6 +1022,18 @@ bool JudgeLevel(Query* query, const Level* parent, Judgement* judgement) {
   CheckRowExpression(FlatCopy(query, conditions), "WHERE or JOIN ... ON");
 
   if (!aggregation) {
+    // Only an aggregation level may hold the public LEFT JOIN protected
+    // shape: in a row level, an unmatched public row becomes a NULL-extended
+    // row whose existence depends on the protected rows, so removing one
+    // protected row would change two rows of the output (its own and the
+    // NULL-extended one), a sensitivity of 2 charged as 1.
+    if (from.protected_nullable)
+      Refuse(ERRCODE_INSUFFICIENT_PRIVILEGE,
+             "a protected table on the nullable side of an outer join is accepted only at the "
+             "level that aggregates",
+             "Below it, removing one protected row can both remove its own row and add a "
+             "NULL-extended public row.",
+             "Put the outer join into the query level that calls the private aggregates.");
     if (query->distinctClause != NIL)
       Refuse(ERRCODE_INSUFFICIENT_PRIVILEGE, "DISTINCT over protected rows is not allowed",
              "It returns protected values.", kAggregateHint);
@@ -937,11 +1051,8 @@ bool JudgeLevel(Query* query, const Level* parent, Judgement* judgement) {
     auto* clause = static_cast<SortGroupClause*>(lfirst(cell));
     Node* expression = FlatCopy(query, get_sortgroupclause_tle(clause, query->targetList)->expr);
     CheckRowExpression(expression, "GROUP BY");
+    CheckGroupKey(expression, clause);
     key_items = bms_join(key_items, VarnosOf(expression));
-    if (OidIsValid(clause->eqop) && !get_func_leakproof(get_opcode(clause->eqop))) {
-      RowCheck check{"GROUP BY", false, false};
-      RefuseFunction(get_opcode(clause->eqop), &check);
-    }
   }
   // Any group exists because of protected rows and must pass partition
   // selection, except in one shape: `public LEFT JOIN (protected ...) ON ...`
@@ -965,6 +1076,7 @@ bool JudgeLevel(Query* query, const Level* parent, Judgement* judgement) {
   }
   CheckRowExpression(query->havingQual, "HAVING", true, gated);
   if (gated) AddGroupSelection(query);
+  if (!TestFaultIs(TestFault::kHashGroupOrder)) OrderByGroupKeys(query);
   return false;
 }
 
@@ -1008,6 +1120,7 @@ PlannedStmt* PlannerHook(Query* query, const char* query_string, int cursor_opti
   // The judgement depends on who runs the query: a cached plan is made again
   // when the current user changes.
   if (judgement.reads_protected) plan->dependsOnRole = true;
+  VerifyReleasedOnce(plan);
   return plan;
 }
 

@@ -137,18 +137,42 @@ bool HasProtectedLabel(Oid relation) {
   return is_protected;
 }
 
+// Whether a table that `relation` inherits from (a partitioned table it is
+// a partition of, or a parent of INHERITS, at any depth) is protected.
+bool HasProtectedAncestor(Oid relation, int depth) {
+  check_stack_depth();
+  if (depth > 64 || !has_superclass(relation)) return false;
+  Relation inherits = table_open(InheritsRelationId, AccessShareLock);
+  ScanKeyData key;
+  ScanKeyInit(&key, Anum_pg_inherits_inhrelid, BTEqualStrategyNumber, F_OIDEQ,
+              ObjectIdGetDatum(relation));
+  SysScanDesc scan = systable_beginscan(inherits, InheritsRelidSeqnoIndexId, true, nullptr, 1, &key);
+  List* parents = NIL;
+  HeapTuple tuple;
+  while ((tuple = systable_getnext(scan)) != nullptr)
+    parents = lappend_oid(parents, reinterpret_cast<Form_pg_inherits>(GETSTRUCT(tuple))->inhparent);
+  systable_endscan(scan);
+  table_close(inherits, AccessShareLock);
+  bool found = false;
+  ListCell* cell;
+  foreach (cell, parents) {
+    const Oid parent = lfirst_oid(cell);
+    if (HasProtectedLabel(parent) || HasProtectedAncestor(parent, depth + 1)) {
+      found = true;
+      break;
+    }
+  }
+  list_free(parents);
+  return found;
+}
+
 }  // namespace
 
 bool IsProtectedRelation(Oid relation, bool with_children) {
   if (HasProtectedLabel(relation)) return true;
-  // A partition of a protected table holds protected rows too.
-  if (get_rel_relispartition(relation)) {
-    List* ancestors = get_partition_ancestors(relation);
-    ListCell* cell;
-    foreach (cell, ancestors) {
-      if (HasProtectedLabel(lfirst_oid(cell))) return true;
-    }
-  }
+  // A partition or an inheritance child of a protected table holds
+  // protected rows too, whether it is read through its parent or by name.
+  if (HasProtectedAncestor(relation, 0)) return true;
   if (!with_children || !has_subclass(relation)) return false;
   List* family = find_all_inheritors(relation, AccessShareLock, nullptr);
   ListCell* cell;
@@ -308,7 +332,8 @@ void CheckUtilityForRestrictedRole(Node* statement) {
     case T_FetchStmt:
     case T_ClosePortalStmt:
     case T_DiscardStmt:
-    case T_ListenStmt:
+    // LISTEN is not allowed: NOTIFY payloads are whatever the application
+    // sends (a trigger may send row_to_json(NEW) of a protected table).
     case T_UnlistenStmt:
     case T_NotifyStmt:
     case T_ExplainStmt:
@@ -394,7 +419,10 @@ void ProcessUtilityHook(PlannedStmt* statement, const char* query_string, bool r
   // must not hand a restricted role direct access to a protected table.
   if (IsA(parse_tree, GrantStmt) || IsA(parse_tree, GrantRoleStmt) ||
       IsA(parse_tree, AlterOwnerStmt) || IsA(parse_tree, AlterTableStmt) ||
-      IsA(parse_tree, AlterDefaultPrivilegesStmt)) {
+      IsA(parse_tree, AlterDefaultPrivilegesStmt) ||
+      // A new partition or inheritance child of a protected table carries
+      // the default privileges of its creator.
+      IsA(parse_tree, CreateStmt)) {
     CommandCounterIncrement();
     CheckRestrictionInvariant(InvalidOid, InvalidOid);
   }

@@ -22,6 +22,10 @@ const struct config_enum_entry kTestFaults[] = {
     {"none", static_cast<int>(TestFault::kNone), false},
     {"halve_noise", static_cast<int>(TestFault::kHalveNoise), false},
     {"skip_clamping", static_cast<int>(TestFault::kSkipClamping), false},
+    {"indeterminate_collation", static_cast<int>(TestFault::kIndeterminateCollation), false},
+    {"case_test_constant", static_cast<int>(TestFault::kCaseTestConstant), false},
+    {"hash_group_order", static_cast<int>(TestFault::kHashGroupOrder), false},
+    {"first_key_spelling", static_cast<int>(TestFault::kFirstKeySpelling), false},
     {nullptr, 0, false},
 };
 
@@ -85,7 +89,7 @@ void DefineSettings() {
       PGC_USERSET, 0, nullptr, nullptr, nullptr);
   DefineCustomEnumVariable(
       "dp_agg.insecure_test_fault",
-      "FOR TESTS ONLY: break a mechanism on purpose (halve_noise, skip_clamping).",
+      "FOR TESTS ONLY: break a mechanism or a query rule on purpose.",
       "Used by the privacy audit suite to show that it detects broken mechanisms. Any value "
       "but none voids the privacy guarantee; only superusers can set it.",
       &test_fault, static_cast<int>(TestFault::kNone), kTestFaults, PGC_SUSET,

@@ -24,9 +24,21 @@ extern double group_selection_epsilon;
 extern double group_selection_delta;
 
 // dp_agg.insecure_test_fault: deliberately broken mechanisms, so that the
-// privacy audit suite can show that it catches them. Superuser-only.
-enum class TestFault { kNone = 0, kHalveNoise = 1, kSkipClamping = 2 };
+// privacy audit suite can show that it catches them, and query rules
+// replayed as they were before a leak was fixed, so that the
+// neighbour-differential fuzzer can show that it finds that leak again.
+// Superuser-only.
+enum class TestFault {
+  kNone = 0,
+  kHalveNoise = 1,
+  kSkipClamping = 2,
+  kIndeterminateCollation = 3,  // text comparisons without a determined collation
+  kCaseTestConstant = 4,        // a simple CASE's test value taken for a constant
+  kHashGroupOrder = 5,          // released groups in hash-table order
+  kFirstKeySpelling = 6,        // group keys of types whose equality is coarser than text
+};
 extern int test_fault;  // a TestFault
+inline bool TestFaultIs(TestFault fault) { return test_fault == static_cast<int>(fault); }
 
 void DefineSettings();
 

@@ -1,0 +1,37 @@
+// What a restricted query may evaluate on protected rows: an explicit,
+// audited list of total functions, and the types whose group keys print the
+// same for every member of a group. Default deny: what is not listed here is
+// refused by the query rules (query_rules.cpp).
+#ifndef DP_AGG_PG_ALLOW_LIST_H
+#define DP_AGG_PG_ALLOW_LIST_H
+
+#include "pg_includes.h"
+
+namespace dp_pg {
+
+// Whether built-in function `function` is total: for every input it returns
+// a value and never raises an error, provided that a collation-sensitive
+// call gets a determined, deterministic collation (CollationIsTotal). That a
+// function is LEAKPROOF in pg_proc is not enough: texteq is LEAKPROOF and
+// still raises "could not determine which collation to use" when the query
+// gives it an indeterminate collation, and an error that can happen for a
+// reason decided by the query becomes a one-bit oracle as soon as a
+// condition on protected rows guards its evaluation (CASE, FILTER, AND).
+bool IsTotalFunction(Oid function);
+
+// Whether a call with input collation `collation` over arguments of types
+// that include a collatable one (`needs_collation`) cannot fail for lack of
+// a collation: the collation is determined (not InvalidOid, which the parser
+// leaves when two different implicit collations meet) and deterministic.
+bool CollationIsTotal(bool needs_collation, Oid collation);
+
+// Whether released group keys of type `type` (a domain counts as its base
+// type) print the same text for all members of a group: equality on the
+// type is identity of the printed value. interval ('1 day' = '24:00:00'),
+// float (-0 = 0), numeric (1.0 = 1.00), bpchar (trailing blanks), timetz
+// and jsonb are not, so one row's own spelling would be released.
+bool IsExactKeyType(Oid type);
+
+}  // namespace dp_pg
+
+#endif  // DP_AGG_PG_ALLOW_LIST_H

@@ -1,0 +1,169 @@
+// Exactly one release per charge under parallel query.
+//
+// The executor hook charges each private aggregate call site once per
+// execution, when the leader starts the plan (call_sites.cpp). Parallel
+// workers run the part of the plan below a Gather (or Gather Merge) each on
+// their own. For a partial aggregation that is what we want: every worker
+// aggregates its share of the rows into a partial state, and the Finalize
+// step above the Gather combines them and draws the noise once. A complete
+// aggregation below a Gather, however, runs once per participant and each
+// participant draws fresh noise: several noisy answers of the same rows for
+// one charge (the averaging attack). PostgreSQL does plan that: a subquery
+// with a private aggregate on the inner side of a parallel hash join is
+// executed by every participant to build its own hash table.
+//
+// Two layers:
+//   * prevention: the paths that aggregate completely at a level with
+//     private aggregates are marked parallel-unsafe when they are made
+//     (create_upper_paths_hook), so the planner cannot put them below a
+//     Gather at all, whatever the settings or statistics; the partial
+//     aggregation paths (Partial Aggregate -> Gather -> Finalize) stay.
+//   * proof: the final plan is walked and any private aggregate below a
+//     multi-process Gather that is not a partial step is an ERROR, so a
+//     planner path this file did not foresee fails closed.
+#include "release_once.h"
+
+extern "C" {
+#include "nodes/nodeFuncs.h"
+#include "optimizer/planner.h"
+}
+
+#include "call_sites.h"
+
+namespace dp_pg {
+
+namespace {
+
+bool ContainsPrivateAggregate(Node* node, void* context) {
+  if (node == nullptr) return false;
+  if (IsA(node, Aggref)) {
+    const auto* aggref = reinterpret_cast<Aggref*>(node);
+    return aggref->agglevelsup == 0 && LookupPrivateAggregate(aggref->aggfnoid) != nullptr;
+  }
+  if (IsA(node, Query)) return false;  // sublinks are levels of their own
+  return expression_tree_walker(node, DP_EXPRESSION_WALKER(ContainsPrivateAggregate), context);
+}
+
+bool LevelHasPrivateAggregates(const Query* query) {
+  return query->hasAggs &&
+         (ContainsPrivateAggregate(reinterpret_cast<Node*>(query->targetList), nullptr) ||
+          ContainsPrivateAggregate(query->havingQual, nullptr));
+}
+
+create_upper_paths_hook_type previous_upper_paths_hook = nullptr;
+
+void UpperPathsHook(PlannerInfo* root, UpperRelationKind stage, RelOptInfo* input_rel,
+                    RelOptInfo* output_rel, void* extra) {
+  if (previous_upper_paths_hook != nullptr)
+    previous_upper_paths_hook(root, stage, input_rel, output_rel, extra);
+  if (stage != UPPERREL_GROUP_AGG || !LevelHasPrivateAggregates(root->parse)) return;
+  // Every complete path of the grouped relation releases answers; none may
+  // run in several processes. A path that already gathers (Finalize above
+  // Gather) is parallel-unsafe anyway. Partial paths of the grouped
+  // relation (complete aggregation per worker, from partitionwise
+  // aggregation) would be appended below a Gather: drop them.
+  output_rel->consider_parallel = false;
+  ListCell* cell;
+  foreach (cell, output_rel->pathlist) static_cast<Path*>(lfirst(cell))->parallel_safe = false;
+  output_rel->partial_pathlist = NIL;
+}
+
+struct PlanWalk {
+  PlannedStmt* statement;
+  bool below_gather;  // below a Gather that several processes execute
+};
+
+void WalkPlan(Plan* plan, PlanWalk walk);
+
+bool WalkSubPlans(Node* node, PlanWalk* walk) {
+  if (node == nullptr) return false;
+  if (IsA(node, SubPlan)) {
+    const auto* subplan = reinterpret_cast<SubPlan*>(node);
+    WalkPlan(static_cast<Plan*>(list_nth(walk->statement->subplans, subplan->plan_id - 1)),
+             *walk);
+  }
+  return expression_tree_walker(node, DP_EXPRESSION_WALKER(WalkSubPlans), walk);
+}
+
+bool FindReplicatedRelease(Node* node, void* context) {
+  if (node == nullptr) return false;
+  if (IsA(node, Aggref)) {
+    const auto* aggref = reinterpret_cast<Aggref*>(node);
+    if (LookupPrivateAggregate(aggref->aggfnoid) != nullptr &&
+        aggref->aggsplit != AGGSPLIT_INITIAL_SERIAL)
+      ereport(ERROR,
+              (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+               errmsg("dp_agg: %s would run in several parallel processes",
+                      get_func_name(aggref->aggfnoid)),
+               errdetail("Each process would draw its own noise for one charge."),
+               errhint("Run the query with max_parallel_workers_per_gather = 0 and report the "
+                       "query to dp_agg's developers.")));
+    return false;
+  }
+  return expression_tree_walker(node, DP_EXPRESSION_WALKER(FindReplicatedRelease), context);
+}
+
+void WalkPlans(List* plans, const PlanWalk& walk) {
+  ListCell* cell;
+  foreach (cell, plans) WalkPlan(static_cast<Plan*>(lfirst(cell)), walk);
+}
+
+void WalkPlan(Plan* plan, PlanWalk walk) {
+  if (plan == nullptr) return;
+  check_stack_depth();
+  if (IsA(plan, Gather)) {
+    if (!reinterpret_cast<Gather*>(plan)->single_copy) walk.below_gather = true;
+  } else if (IsA(plan, GatherMerge)) {
+    walk.below_gather = true;
+  }
+  if (walk.below_gather && IsA(plan, Agg)) {
+    FindReplicatedRelease(reinterpret_cast<Node*>(plan->targetlist), nullptr);
+    FindReplicatedRelease(reinterpret_cast<Node*>(plan->qual), nullptr);
+  }
+  // Subplans called from expressions run where the expression runs; init
+  // plans below a Gather too.
+  WalkSubPlans(reinterpret_cast<Node*>(plan->targetlist), &walk);
+  WalkSubPlans(reinterpret_cast<Node*>(plan->qual), &walk);
+  WalkSubPlans(reinterpret_cast<Node*>(plan->initPlan), &walk);
+  switch (nodeTag(plan)) {
+    case T_Append:
+      WalkPlans(reinterpret_cast<Append*>(plan)->appendplans, walk);
+      break;
+    case T_MergeAppend:
+      WalkPlans(reinterpret_cast<MergeAppend*>(plan)->mergeplans, walk);
+      break;
+    case T_BitmapAnd:
+      WalkPlans(reinterpret_cast<BitmapAnd*>(plan)->bitmapplans, walk);
+      break;
+    case T_BitmapOr:
+      WalkPlans(reinterpret_cast<BitmapOr*>(plan)->bitmapplans, walk);
+      break;
+    case T_SubqueryScan:
+      WalkPlan(reinterpret_cast<SubqueryScan*>(plan)->subplan, walk);
+      break;
+    case T_CustomScan:
+      WalkPlans(reinterpret_cast<CustomScan*>(plan)->custom_plans, walk);
+      break;
+    default:
+      break;
+  }
+  WalkPlan(plan->lefttree, walk);
+  WalkPlan(plan->righttree, walk);
+}
+
+}  // namespace
+
+void InstallReleaseOnceHook() {
+  previous_upper_paths_hook = create_upper_paths_hook;
+  create_upper_paths_hook = UpperPathsHook;
+}
+
+void VerifyReleasedOnce(PlannedStmt* plan) {
+  if (!plan->parallelModeNeeded) return;  // no Gather anywhere
+  PlanWalk walk{plan, false};
+  WalkPlan(plan->planTree, walk);
+  // Subplans reached only from nodes above every Gather run in the leader;
+  // WalkPlan visits those reached below one with below_gather set.
+}
+
+}  // namespace dp_pg
