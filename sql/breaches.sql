@@ -26,6 +26,10 @@ ANALYZE b.patients, b.big;
 CREATE ROLE regress_dp_breach_analyst;
 GRANT USAGE ON SCHEMA b TO regress_dp_breach_analyst;
 GRANT SELECT ON b.big, b.lookup TO regress_dp_breach_analyst;
+CREATE VIEW b.v AS SELECT id, ssn FROM b.patients;
+GRANT SELECT ON b.v TO regress_dp_breach_analyst;
+CREATE FUNCTION b.view_rows() RETURNS TABLE (id int, ssn text) LANGUAGE sql STABLE
+  AS 'SELECT id, ssn FROM b.v';
 SELECT true AS done FROM dp_agg.protect_table('b.patients');
 SELECT true AS done FROM dp_agg.restrict_role('regress_dp_breach_analyst');
 SELECT true AS done FROM dp_agg.set_budget('regress_dp_breach_analyst', 1000, 0.001);
@@ -92,6 +96,19 @@ SELECT code, dp_count(1, 1.0) IS NOT NULL FROM b.patients GROUP BY code;
 -- Exact types still group.
 SELECT born < date '2003-01-01' AS early, dp_count(1, 1.0) > 0 AS seen
   FROM b.patients GROUP BY 1;
+
+-- Found by review: an outer condition pushed into the private level would
+-- run there per protected row (moved from HAVING to WHERE), unjudged; a
+-- LEAKPROOF comparison with an indeterminate collation then fails only when
+-- the row exists. Nothing is pushed into a private level.
+SELECT count(*) FROM (SELECT ssn COLLATE "C" a, region COLLATE "POSIX" b, dp_count(1, 1.0) n
+  FROM b.patients WHERE ssn = 'ssn-77' GROUP BY 1, 2) q WHERE q.a = q.b;
+SELECT count(*) FROM (SELECT ssn COLLATE "C" a, region COLLATE "POSIX" b, dp_count(1, 1.0) n
+  FROM b.patients WHERE ssn = 'ssn-99999' GROUP BY 1, 2) q WHERE q.a = q.b;
+
+-- Found by review: a SQL set-returning function in FROM is inlined after the
+-- judge ran; its body could read a view over the protected table.
+SELECT * FROM b.view_rows() LIMIT 1;
 
 -- 9. LISTEN would deliver any NOTIFY payload, such as a trigger's
 -- row_to_json(NEW) of a protected row.

@@ -32,6 +32,8 @@ extern "C" {
 #include "access/table.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_class.h"
+#include "catalog/pg_language.h"
+#include "catalog/pg_proc.h"
 #include "catalog/pg_index.h"
 #include "catalog/pg_inherits.h"
 #include "catalog/pg_am.h"
@@ -897,6 +899,35 @@ bool JudgeSubLinks(Node* node, SubLinkWalk* walk) {
   return expression_tree_walker(node, DP_EXPRESSION_WALKER(JudgeSubLinks), walk);
 }
 
+void FencePushdown(Query* subquery) {
+  if (subquery->limitOffset != nullptr || subquery->limitCount != nullptr) return;
+  subquery->limitOffset = reinterpret_cast<Node*>(makeConst(
+      INT8OID, -1, InvalidOid, sizeof(int64), Int64GetDatum(0), false, FLOAT8PASSBYVAL));
+}
+
+void RefuseInlinableFunctions(const RangeTblEntry* entry) {
+  ListCell* cell;
+  foreach (cell, entry->functions) {
+    auto* function = static_cast<RangeTblFunction*>(lfirst(cell));
+    if (!IsA(function->funcexpr, FuncExpr)) continue;
+    const Oid oid = reinterpret_cast<FuncExpr*>(function->funcexpr)->funcid;
+    HeapTuple tuple = SearchSysCache1(PROCOID, ObjectIdGetDatum(oid));
+    if (!HeapTupleIsValid(tuple)) continue;
+    const auto* procedure = reinterpret_cast<Form_pg_proc>(GETSTRUCT(tuple));
+    const bool inlinable = procedure->proretset && procedure->prolang == SQLlanguageId;
+    ReleaseSysCache(tuple);
+    if (inlinable) {
+      char rule[256];
+      snprintf(rule, sizeof rule,
+               "restricted roles may not call SQL function %s in FROM", format_procedure(oid));
+      Refuse(ERRCODE_INSUFFICIENT_PRIVILEGE, rule,
+             "PostgreSQL inlines a SQL set-returning function's body into the query after "
+             "dp_agg has judged it, so its reads of protected tables would not be checked.",
+             "Write the function's query into your own query, or call it in the select list.");
+    }
+  }
+}
+
 // Judges one query level; returns whether it returns protected rows.
 bool JudgeLevel(Query* query, const Level* parent, Judgement* judgement) {
   check_stack_depth();
@@ -945,13 +976,25 @@ bool JudgeLevel(Query* query, const Level* parent, Judgement* judgement) {
         is_protected = JudgeLevel(entry->subquery, &level, judgement);
         if (!in_from) branch_protected = branch_protected || is_protected;
         // Outer conditions must not be pushed into a private aggregation
-        // level (where a leaky one could run for unreleased groups or per
-        // row): treat it like a security-barrier view.
-        if (restricted && !is_protected && judgement->reads_protected)
+        // level: there they would run for unreleased groups, or (moved from
+        // HAVING to WHERE) for every protected row, unjudged. A security
+        // barrier still lets LEAKPROOF conditions through, and LEAKPROOF is
+        // not total (texteq fails on an indeterminate collation), so the
+        // level also gets OFFSET 0, through which PostgreSQL pushes nothing
+        // (subquery_is_pushdown_safe) and which it then plans away.
+        if (restricted && !is_protected && judgement->reads_protected) {
           entry->security_barrier = true;
+          FencePushdown(entry->subquery);
+        }
         break;
       case RTE_CTE:
         is_protected = CteReturnsProtectedRows(&level, entry);
+        break;
+      case RTE_FUNCTION:
+        // The planner inlines a SQL set-returning function in FROM into the
+        // query after this judge has run, so its body (say, a view that
+        // reads a protected table as the view's owner) would go unjudged.
+        if (restricted) RefuseInlinableFunctions(entry);
         break;
       default:
         break;
