@@ -485,17 +485,63 @@ bool BernoulliExpMinusHuge(RandomSource& rng) {
   throw std::logic_error("discrete Gaussian: 2^127 consecutive Bernoulli(1/e) successes");
 }
 
+bool Less(const U256& a, const U256& b) {
+  return (a.high < b.high) | ((a.high == b.high) & (a.low < b.low));
+}
+
+// a - (mask ? b : 0), a >= b where subtracted; branch-free.
+U256 SubtractIf(const U256& a, const U256& b, bool mask) {
+  const uint128 m = uint128{0} - uint128{mask};
+  U256 r;
+  r.low = a.low - (b.low & m);
+  r.high = a.high - (b.high & m) - uint128{a.low < (b.low & m)};
+  return r;
+}
+
 // Accept |Y| = x with probability exp(-(x t den - num)^2 / (2 num den t^2)).
+//
+// Fixed work (the accepted candidate must not reveal |Y| through timing):
+// the exponent Z^2 / divisor is split as whole + remainder / divisor with
+// whole capped at 63 by six branch-free steps of long division, and passed
+// to SampleBernoulliExpMinusSmall, whose work does not depend on its
+// arguments. If the exponent is 64 or more (Z^2 >= 64 divisor, or x t den
+// overflowing), the fixed part samples exp(-63) and only when that succeeds
+// (probability exp(-63) < 2^-90) is the rest of the exponent sampled.
 bool Accept(RandomSource& rng, uint128 x, uint128 num, const SamplerSetup& setup) {
   uint128 product = 0;
-  // x t den >= 2^128 > 2^127 + num: the exponent exceeds 2^254 / 2^127.
-  if (__builtin_mul_overflow(x, setup.t_den, &product)) return BernoulliExpMinusHuge(rng);
+  const bool overflow = __builtin_mul_overflow(x, setup.t_den, &product);
   const uint128 z = product >= num ? product - num : num - product;
-  uint128 whole = 0;
+  const U256 z2 = Square(z);
+  // divisor < 2^127, so divisor 2^j fits in 256 bits for j <= 6.
+  auto shifted = [&](int j) {
+    U256 d;
+    d.high = j == 0 ? uint128{0} : setup.divisor >> (128 - j);
+    d.low = setup.divisor << j;
+    return d;
+  };
+  const bool big = overflow | !Less(z2, shifted(6));
+  U256 r = z2;
+  unsigned whole = 0;
+  for (int j = 5; j >= 0; --j) {
+    const U256 d = shifted(j);
+    const bool ge = !Less(r, d);
+    r = SubtractIf(r, d, ge);
+    whole |= static_cast<unsigned>(ge) << j;
+  }
+  // When big, the division above is meaningless: use exp(-63) and no
+  // fraction, and settle the rest below.
+  const uint128 big_mask = uint128{0} - uint128{big};
+  const unsigned fixed_whole = big ? 63U : whole;
+  const uint128 fixed_remainder = r.low & ~big_mask;
+  const bool accepted =
+      internal::SampleBernoulliExpMinusSmall(rng, fixed_whole, fixed_remainder, setup.divisor);
+  if (!(big && accepted)) return accepted;
+  // exp(-(Z^2 / divisor)) = exp(-63) exp(-(whole' - 63)) exp(-remainder' / divisor).
+  if (overflow) return BernoulliExpMinusHuge(rng);
+  uint128 full_whole = 0;
   uint128 remainder = 0;
-  if (!DivMod(Square(z), setup.divisor, &whole, &remainder)) return BernoulliExpMinusHuge(rng);
-  // exp(-(whole + remainder / divisor)) as two independent exact trials.
-  return SampleBernoulliExpMinus(rng, whole, 1) &&
+  if (!DivMod(z2, setup.divisor, &full_whole, &remainder)) return BernoulliExpMinusHuge(rng);
+  return SampleBernoulliExpMinus(rng, full_whole - 63, 1) &&
          SampleBernoulliExpMinus(rng, remainder, setup.divisor);
 }
 
