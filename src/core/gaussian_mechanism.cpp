@@ -426,8 +426,10 @@ U256 Square(uint128 z) {
   result.high = a * a + (ab >> 63);
   result.low = b * b;
   const uint128 add = ab << 65;
-  result.low += add;
-  if (result.low < add) ++result.high;
+  const uint128 low = result.low;
+  result.low = low + add;
+  // The carry as arithmetic, not a branch (z is a candidate's value).
+  result.high += ((low & add) | ((low | add) & ~result.low)) >> 127;
   return result;
 }
 
@@ -485,16 +487,35 @@ bool BernoulliExpMinusHuge(RandomSource& rng) {
   throw std::logic_error("discrete Gaussian: 2^127 consecutive Bernoulli(1/e) successes");
 }
 
-bool Less(const U256& a, const U256& b) {
-  return (a.high < b.high) | ((a.high == b.high) & (a.low < b.low));
+// Branch-free arithmetic for the acceptance test (a mispredicted jump on a
+// candidate's value would make the time depend on it): comparisons are the
+// borrows of subtractions, selections are masks.
+
+// The borrow out of a - b (1 if a < b), for any 128-bit a, b.
+uint128 Borrow(uint128 a, uint128 b, uint128 difference) {
+  return ((~a & b) | (~(a ^ b) & difference)) >> 127;
 }
 
-// a - (mask ? b : 0), a >= b where subtracted; branch-free.
-U256 SubtractIf(const U256& a, const U256& b, bool mask) {
-  const uint128 m = uint128{0} - uint128{mask};
+// 1 if a < b, for any 256-bit a, b (the borrow out of the top half).
+// 1 if x == 0.
+uint128 IsZeroBit(uint128 x) { return ((x | (uint128{0} - x)) >> 127) ^ 1; }
+
+uint128 LessBit(const U256& a, const U256& b) {
+  const uint128 low = a.low - b.low;
+  const uint128 borrow = Borrow(a.low, b.low, low);
+  const uint128 high_minus = a.high - b.high;
+  // Borrow out of a.high - b.high - borrow: of the first subtraction, or of
+  // subtracting the borrow from 0.
+  return Borrow(a.high, b.high, high_minus) | (borrow & IsZeroBit(high_minus));
+}
+
+// a - (bit ? b : 0) for bit in {0, 1}, where a >= b if bit; branch-free.
+U256 SubtractIf(const U256& a, const U256& b, uint128 bit) {
+  const uint128 m = uint128{0} - bit;
+  const uint128 bl = b.low & m;
   U256 r;
-  r.low = a.low - (b.low & m);
-  r.high = a.high - (b.high & m) - uint128{a.low < (b.low & m)};
+  r.low = a.low - bl;
+  r.high = a.high - (b.high & m) - Borrow(a.low, bl, r.low);
   return r;
 }
 
@@ -510,7 +531,10 @@ U256 SubtractIf(const U256& a, const U256& b, bool mask) {
 bool Accept(RandomSource& rng, uint128 x, uint128 num, const SamplerSetup& setup) {
   uint128 product = 0;
   const bool overflow = __builtin_mul_overflow(x, setup.t_den, &product);
-  const uint128 z = product >= num ? product - num : num - product;
+  // z = |product - num| with a mask instead of a branch.
+  const uint128 difference = product - num;
+  const uint128 negative = Borrow(product, num, difference);
+  const uint128 z = (difference ^ (uint128{0} - negative)) + negative;
   const U256 z2 = Square(z);
   // divisor < 2^127, so divisor 2^j fits in 256 bits for j <= 6.
   auto shifted = [&](int j) {
@@ -519,23 +543,23 @@ bool Accept(RandomSource& rng, uint128 x, uint128 num, const SamplerSetup& setup
     d.low = setup.divisor << j;
     return d;
   };
-  const bool big = overflow | !Less(z2, shifted(6));
+  const uint128 big = uint128{overflow} | (LessBit(z2, shifted(6)) ^ 1);
   U256 r = z2;
-  unsigned whole = 0;
+  uint128 whole = 0;
   for (int j = 5; j >= 0; --j) {
     const U256 d = shifted(j);
-    const bool ge = !Less(r, d);
+    const uint128 ge = LessBit(r, d) ^ 1;
     r = SubtractIf(r, d, ge);
-    whole |= static_cast<unsigned>(ge) << j;
+    whole |= ge << j;
   }
   // When big, the division above is meaningless: use exp(-63) and no
-  // fraction, and settle the rest below.
-  const uint128 big_mask = uint128{0} - uint128{big};
-  const unsigned fixed_whole = big ? 63U : whole;
+  // fraction (masks), and settle the rest below.
+  const uint128 big_mask = uint128{0} - big;
+  const unsigned fixed_whole = static_cast<unsigned>((whole & ~big_mask) | (63 & big_mask));
   const uint128 fixed_remainder = r.low & ~big_mask;
   const bool accepted =
       internal::SampleBernoulliExpMinusSmall(rng, fixed_whole, fixed_remainder, setup.divisor);
-  if (!(big && accepted)) return accepted;
+  if ((big & uint128{accepted}) == 0) return accepted;
   // exp(-(Z^2 / divisor)) = exp(-63) exp(-(whole' - 63)) exp(-remainder' / divisor).
   if (overflow) return BernoulliExpMinusHuge(rng);
   uint128 full_whole = 0;
@@ -616,7 +640,9 @@ int128 SampleDiscreteGaussian(RandomSource& rng, uint128 sigma2_numerator,
   for (;;) {
     // Y with P[Y = y] proportional to exp(-|y| / t).
     const int128 y = SampleDiscreteLaplace(rng, setup.t, 1);
-    const uint128 x = y < 0 ? uint128{0} - static_cast<uint128>(y) : static_cast<uint128>(y);
+    // |y| with a mask: no branch on the candidate's sign.
+    const uint128 sign = static_cast<uint128>(y) >> 127;
+    const uint128 x = (static_cast<uint128>(y) ^ (uint128{0} - sign)) + sign;
     if (Accept(rng, x, sigma2_numerator, setup)) return y;
   }
 }
