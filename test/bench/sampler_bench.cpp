@@ -7,8 +7,12 @@
 //  1. ns per draw (OpenSSL randomness, as in production) for the parameters
 //     the mechanisms really use: counts at epsilon 0.05..1, the float-sum grid
 //     (scale ~2^40 grid steps), and discrete Gaussian counts and sums;
-//  2. the timing-independence table: draws at epsilon 0.05 (count) grouped by
-//     |x| bucket, mean / median ns and mean random bytes consumed per bucket.
+//  2. the timing-independence tables: single timed draws grouped by |x|
+//     bucket (discrete Laplace count at epsilon 0.05; discrete Gaussian count),
+//     mean / trimmed mean (+-2 standard errors) / median ns and mean random
+//     bytes consumed per bucket. For the Gaussian the number of rejection
+//     rounds varies (independently of the value), so bytes vary per draw but
+//     their per-bucket mean must not trend.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -56,6 +60,71 @@ double NsPerDraw(Draw draw, int n) {
 
 double Scale(const dp::LaplacePlan& p) {
   return static_cast<double>(p.scale_numerator) / static_cast<double>(p.scale_denominator);
+}
+
+// Times m single draws and prints mean / trimmed mean / median / bytes per
+// bucket of |x|; bucket i holds lows[i] <= |x| < lows[i + 1].
+template <typename Draw>
+void TimingTable(const char* label, const char* title, int m, std::vector<long> lows,
+                 dp::RandomSource& rng, Draw draw) {
+  struct Bucket {
+    std::vector<double> ns;
+    double bytes = 0;
+  };
+  std::vector<Bucket> buckets(lows.size());
+  CountingSource counting(rng);
+  for (int i = 0; i < m / 10; ++i) sink = static_cast<std::int64_t>(draw(counting));
+  for (int i = 0; i < m; ++i) {
+    const std::uint64_t before_bytes = counting.bytes;
+    const auto start = Clock::now();
+    const dp::int128 x = draw(counting);
+    const double ns = std::chrono::duration<double, std::nano>(Clock::now() - start).count();
+    const long a = static_cast<long>(x < 0 ? -x : x);
+    std::size_t b = lows.size() - 1;
+    while (a < lows[b]) --b;
+    buckets[b].ns.push_back(ns);
+    buckets[b].bytes += static_cast<double>(counting.bytes - before_bytes);
+  }
+  std::printf("\n== %s: timing by |noise| bucket, %s, %d single timed draws (clock overhead "
+              "included)\n",
+              label, title, m);
+  // The global 99th percentile: slower draws are those that refilled the
+  // RAND_bytes buffer or were interrupted, whatever their value; the trimmed
+  // mean leaves them out (their share per bucket is printed).
+  std::vector<double> all;
+  for (const Bucket& b : buckets) all.insert(all.end(), b.ns.begin(), b.ns.end());
+  std::sort(all.begin(), all.end());
+  const double cut = all[all.size() * 99 / 100];
+  std::printf("%-16s %9s %9s %12s %10s %8s %8s %9s %11s\n", "bucket", "draws", "mean ns",
+              "trim.mean ns", "+-2se", "median", "p90", "%>p99", "bytes/draw");
+  for (std::size_t i = 0; i < buckets.size(); ++i) {
+    Bucket& b = buckets[i];
+    if (b.ns.empty()) continue;
+    char name[64];
+    if (i + 1 == buckets.size()) {
+      std::snprintf(name, sizeof name, "|x| >= %ld", lows[i]);
+    } else if (lows[i + 1] == lows[i] + 1) {
+      std::snprintf(name, sizeof name, "|x| = %ld", lows[i]);
+    } else {
+      std::snprintf(name, sizeof name, "|x| in %ld..%ld", lows[i], lows[i + 1] - 1);
+    }
+    double sum = 0, tsum = 0, tsq = 0;
+    std::size_t kept = 0;
+    for (double v : b.ns) {
+      sum += v;
+      if (v <= cut) {
+        tsum += v;
+        tsq += v * v;
+        ++kept;
+      }
+    }
+    const double tmean = tsum / kept;
+    const double se = std::sqrt((tsq / kept - tmean * tmean) / kept);
+    std::sort(b.ns.begin(), b.ns.end());
+    std::printf("%-16s %9zu %9.1f %12.2f %10.2f %8.0f %8.0f %8.2f%% %11.2f\n", name, b.ns.size(),
+                sum / b.ns.size(), tmean, 2 * se, b.ns[b.ns.size() / 2], b.ns[b.ns.size() * 9 / 10],
+                100.0 * (b.ns.size() - kept) / b.ns.size(), b.bytes / b.ns.size());
+  }
 }
 
 }  // namespace
@@ -118,63 +187,16 @@ int main(int argc, char** argv) {
 
   // Timing independence: one timed draw at a time, grouped by |x|.
   const dp::LaplacePlan plan = dp::PlanLaplace(1, 0.05);
-  const int m = 10 * n;
-  struct Bucket {
-    const char* name;
-    long lo, hi;
-    std::vector<double> ns;
-    double bytes = 0;
-  };
-  Bucket buckets[] = {{"|x| = 0", 0, 0, {}}, {"|x| in 1..10", 1, 10, {}},
-                      {"|x| in 11..50", 11, 50, {}}, {"|x| > 50", 51, 1L << 62, {}}};
-  CountingSource counting(rng);
-  for (int i = 0; i < m / 10; ++i)
-    sink = static_cast<std::int64_t>(
-        dp::SampleDiscreteLaplace(counting, plan.scale_numerator, plan.scale_denominator));
-  for (int i = 0; i < m; ++i) {
-    const std::uint64_t before_bytes = counting.bytes;
-    const auto start = Clock::now();
-    const dp::int128 x =
-        dp::SampleDiscreteLaplace(counting, plan.scale_numerator, plan.scale_denominator);
-    const double ns = std::chrono::duration<double, std::nano>(Clock::now() - start).count();
-    const long a = static_cast<long>(x < 0 ? -x : x);
-    for (Bucket& b : buckets) {
-      if (a >= b.lo && a <= b.hi) {
-        b.ns.push_back(ns);
-        b.bytes += static_cast<double>(counting.bytes - before_bytes);
-      }
-    }
-  }
-  std::printf("\n== %s: timing by |noise| bucket, discrete Laplace count eps=0.05 (scale %.4g), "
-              "%d single timed draws (clock overhead included)\n",
-              label, Scale(plan), m);
-  // The global 99th percentile: slower draws are those that refilled the
-  // RAND_bytes buffer or were interrupted, whatever their value; the trimmed
-  // mean leaves them out (their share per bucket is printed).
-  std::vector<double> all;
-  for (const Bucket& b : buckets) all.insert(all.end(), b.ns.begin(), b.ns.end());
-  std::sort(all.begin(), all.end());
-  const double cut = all[all.size() * 99 / 100];
-  std::printf("%-16s %9s %9s %12s %10s %8s %8s %9s %11s\n", "bucket", "draws", "mean ns",
-              "trim.mean ns", "+-2se", "median", "p90", "%>p99", "bytes/draw");
-  for (Bucket& b : buckets) {
-    if (b.ns.empty()) continue;
-    double sum = 0, tsum = 0, tsq = 0;
-    std::size_t kept = 0;
-    for (double v : b.ns) {
-      sum += v;
-      if (v <= cut) {
-        tsum += v;
-        tsq += v * v;
-        ++kept;
-      }
-    }
-    const double tmean = tsum / kept;
-    const double se = std::sqrt((tsq / kept - tmean * tmean) / kept);
-    std::sort(b.ns.begin(), b.ns.end());
-    std::printf("%-16s %9zu %9.1f %12.2f %10.2f %8.0f %8.0f %8.2f%% %11.2f\n", b.name, b.ns.size(),
-                sum / b.ns.size(), tmean, 2 * se, b.ns[b.ns.size() / 2], b.ns[b.ns.size() * 9 / 10],
-                100.0 * (b.ns.size() - kept) / b.ns.size(), b.bytes / b.ns.size());
-  }
+  char title[200];
+  std::snprintf(title, sizeof title, "discrete Laplace count eps=0.05 (scale %.4g)", Scale(plan));
+  TimingTable(label, title, 10 * n, {0, 1, 11, 51}, rng, [&](dp::RandomSource& r) {
+    return dp::SampleDiscreteLaplace(r, plan.scale_numerator, plan.scale_denominator);
+  });
+  const dp::GaussianPlan gplan = dp::PlanGaussianCount(1.0, 1e-6);
+  TimingTable(label, "discrete Gaussian count eps=1 delta=1e-6 (sigma 4.23)", 2 * n,
+              {0, 1, 5, 13}, rng, [&](dp::RandomSource& r) {
+                return dp::SampleDiscreteGaussian(r, gplan.sigma2_numerator,
+                                                  gplan.sigma2_denominator);
+              });
   return 0;
 }
