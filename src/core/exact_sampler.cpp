@@ -285,20 +285,34 @@ void BuildLaplaceConstants(uint128 t, uint128 s, LaplaceConstants* c) {
   c->valid = true;
 }
 
-constexpr int kCacheEntries = 8;
+// A query uses a handful of (t, s) pairs (one per aggregate and plan), each
+// for many draws: the most recent pair is checked first, then the others.
+// More than kCacheEntries pairs used in rotation would recompute constants
+// (~0.1-0.4 ms) on every draw: slow, but still exact and fixed-work.
+constexpr int kCacheEntries = 16;
 struct LaplaceCache {
   LaplaceConstants entries[kCacheEntries];
   int next = 0;
+  int last = 0;
 };
 thread_local LaplaceCache laplace_cache;
 
 const LaplaceConstants& LookupLaplace(uint128 t, uint128 s) {
-  for (const LaplaceConstants& e : laplace_cache.entries)
-    if (e.valid && e.t == t && e.s == s) return e;
-  LaplaceConstants& slot = laplace_cache.entries[laplace_cache.next];
-  laplace_cache.next = (laplace_cache.next + 1) % kCacheEntries;
-  BuildLaplaceConstants(t, s, &slot);
-  return slot;
+  LaplaceCache& cache = laplace_cache;
+  const LaplaceConstants& recent = cache.entries[cache.last];
+  if (recent.valid && recent.t == t && recent.s == s) return recent;
+  for (int i = 0; i < kCacheEntries; ++i) {
+    const LaplaceConstants& e = cache.entries[i];
+    if (e.valid && e.t == t && e.s == s) {
+      cache.last = i;
+      return e;
+    }
+  }
+  const int slot = cache.next;
+  cache.next = (cache.next + 1) % kCacheEntries;
+  BuildLaplaceConstants(t, s, &cache.entries[slot]);
+  cache.last = slot;
+  return cache.entries[slot];
 }
 
 // The slow path of SampleDiscreteLaplace, taken with probability < 2^-72:
