@@ -20,7 +20,7 @@ REGRESS = setup errors count sum avg properties parallel budget gaussian quantil
 REGRESS_OPTS = --load-extension=dp_agg
 
 PG_CXXFLAGS = -std=c++17 -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -Wno-register
-SHLIB_LINK = -lcrypto -lstdc++
+SHLIB_LINK = -lcrypto -lmpfr -lgmp -lstdc++
 # Debian's server is built with LLVM JIT; we ship no bitcode.
 override with_llvm = no
 

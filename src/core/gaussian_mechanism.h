@@ -105,9 +105,12 @@ inline constexpr double kDeltaSafetyMargin = 1.0 / (1u << 30);  // ~9.3e-10
 // consecutive Bernoulli(1/e) trials succeed (never; it would then throw
 // rather than return a wrong sample).
 // Timing: the number of rejected candidates is independent of the returned
-// value; the work spent on the accepted one is not (as for any rejection
-// sampler), which reveals at most coarse information about |Y| to an
-// observer timing a single draw.
+// value (as in any rejection sampler), and every round does the same work
+// whatever it proposes or decides: a fixed-work discrete Laplace proposal
+// and a fixed-work acceptance test (the exponent's whole part capped at 63 by
+// branch-free long division, then internal::SampleBernoulliExpMinusSmall).
+// Extra work happens only with probability < 2^-64 per draw (see
+// exact_sampler.h), e.g. when an exponent >= 64 passes its exp(-63) factor.
 int128 SampleDiscreteGaussian(RandomSource& rng, uint128 sigma2_numerator,
                               uint128 sigma2_denominator);
 

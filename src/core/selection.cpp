@@ -168,7 +168,7 @@ bool SampleSelectionAcceptance(RandomSource& rng, uint128 gap, const SelectionSc
     capped = SignificantBits(n) > cap_bits;
   }
   if (capped) return SampleBernoulliExpMinus(rng, kMaxSelectionExponent, 1);
-  // Here x < 64. exp(-x) = exp(-1)^floor(x) * exp(-frac(x)): independent
+  // Here x < 64. exp(-x) = exp(-floor(x)) * exp(-frac(x)): independent
   // trials, stopping at the first failure.
   std::uint64_t whole;
   if (t <= 0) {
@@ -176,9 +176,9 @@ bool SampleSelectionAcceptance(RandomSource& rng, uint128 gap, const SelectionSc
   } else {
     whole = Bits(n, t, kLogMaxExponent);
   }
-  for (; whole > 0; --whole) {
-    if (!SampleBernoulliExpMinus(rng, 1, 1)) return false;
-  }
+  // One fixed-work Bernoulli(exp(-whole)) (whole < 64), whatever whole is.
+  if (!internal::SampleBernoulliExpMinusSmall(rng, static_cast<unsigned>(whole), 0, 1))
+    return false;
   if (t <= 0) return true;
   return SampleExpMinusDyadicFraction(rng, n, t);
 }

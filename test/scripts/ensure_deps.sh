@@ -5,7 +5,7 @@ set -euo pipefail
 
 PKGS=(
   postgresql-15 postgresql-server-dev-15 libpq-dev libssl-dev gcc g++ make pkg-config
-  libgtest-dev googletest libbenchmark-dev libipc-run-perl
+  libgtest-dev googletest libbenchmark-dev libipc-run-perl libmpfr-dev libgmp-dev
   python3-psycopg2 python3-scipy python3-numpy python3-matplotlib
   default-jdk-headless libpostgresql-jdbc-java python3-sqlalchemy
 )

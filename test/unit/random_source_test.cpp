@@ -154,21 +154,21 @@ TEST(OpenSslRandomSourceTest, BytesAreNotConstantAndDifferBetweenCalls) {
 }
 
 TEST(OpenSslRandomSourceTest, ByteFrequenciesAreUniformAcrossBlockBoundaries) {
-  // Requests of awkward sizes, so that many of them straddle the 4096-byte
+  // Requests of awkward sizes, so that many of them straddle the 65536-byte
   // refill boundary, and some exceed a whole block.
   OpenSslRandomSource rng;
-  const std::size_t sizes[] = {1, 7, 4095, 4096, 4097, 10000, 13};
-  std::vector<unsigned char> buffer(10000);
+  const std::size_t sizes[] = {1, 7, 4095, 65535, 65536, 65537, 100000, 13};
+  std::vector<unsigned char> buffer(100000);
   std::vector<std::uint64_t> counts(256, 0);
   std::size_t total = 0;
-  for (std::size_t i = 0; total < (1U << 20); ++i) {
+  for (std::size_t i = 0; total < (1U << 22); ++i) {
     const std::size_t size = sizes[i % (sizeof sizes / sizeof sizes[0])];
     rng.Fill(buffer.data(), size);
     for (std::size_t j = 0; j < size; ++j) ++counts[buffer[j]];
     total += size;
   }
   // Chi-square with 255 df, false failure probability 1e-9 (expected count
-  // per bin ~4100, where the chi-square approximation is excellent).
+  // per bin ~16400, where the chi-square approximation is excellent).
   const FitResult fit = ChiSquareFit(counts, std::vector<long double>(256, 1.0L / 256));
   EXPECT_LT(fit.statistic, fit.critical_value);
 }

@@ -14,6 +14,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "exact_sampler.h"
 #include "laplace_mechanism.h"
 #include "parameters.h"
 #include "random_source.h"
@@ -326,25 +327,26 @@ class CountingRandomSource final : public RandomSource {
 
 // A gap of 10^30 score units at epsilon 1 (true exponent 5e29) must not
 // make the low candidate impossible. Proof by exhibiting a finite sequence of
-// random bytes that selects it: with every 64-bit draw equal to 2, each
-// Bernoulli(exp(-1)) trial of CKS20 Algorithm 1 succeeds (its Bernoulli(1)
-// and Bernoulli(1/1) steps succeed, UniformBelow(2) returns 0 = success, and
-// UniformBelow(3) returns 2 = the first failure, at the odd index 3), so the
-// capped acceptance exp(-64) succeeds. The mechanism reads a finite number N
+// random bytes that selects it: with every byte 0, the shuffle keeps the
+// order (UniformBelow(2) = 0) and every comparison V < c of the exact
+// samplers reads u = 0, which is "less" for every c >= 2^-80: each
+// Bernoulli(exp(-2^j)) digit succeeds and the CKS20 loop's first trial
+// Bernoulli(0 / 1) fails at the odd index 1, so the capped acceptance
+// exp(-64) = exp(-63) exp(-1) succeeds. The mechanism reads a finite number N
 // of bytes, so a uniform source produces exactly these bytes with probability
-// 2^(-8N) > 0: the low candidate's probability is strictly positive. (An
-// all-zero source would not do: UniformBelow(3) rejects the draw 0 forever.)
+// 2^(-8N) > 0: the low candidate's probability is strictly positive.
 TEST(PermuteAndFlipTest, HugeGapLeavesTheLowCandidatePossible) {
   const uint128 gap = static_cast<uint128>(1000000000000000ULL) * 1000000000000000ULL;
   const std::vector<int128> scores = {0, static_cast<int128>(gap)};
-  ConstantRandomSource two(2);
-  EXPECT_EQ(PermuteAndFlip(scores, 1, 1.0, false, two), 0U);
-  // Bounded work: 64 trials of 6 draws of 8 bytes, plus the shuffle.
-  EXPECT_GT(two.bytes(), 0U);
-  EXPECT_LE(two.bytes(), 8U * (6 * kMaxSelectionExponent + 4));
+  ConstantRandomSource zero(0);
+  EXPECT_EQ(PermuteAndFlip(scores, 1, 1.0, false, zero), 0U);
+  // Bounded work: two fixed-work Bernoulli(exp(-x)) samples (exp(-63), then
+  // exp(-1)) of 27 comparisons each, plus the shuffle.
+  EXPECT_GT(zero.bytes(), 0U);
+  EXPECT_LE(zero.bytes(), 2U * 27U * dp::kComparisonBytes + 64U);
   // The same for the largest possible gap.
-  ConstantRandomSource two_again(2);
-  EXPECT_EQ(PermuteAndFlip({kInt128Min, kInt128Max}, 1, 1e300, true, two_again), 0U);
+  ConstantRandomSource zero_again(0);
+  EXPECT_EQ(PermuteAndFlip({kInt128Min, kInt128Max}, 1, 1e300, true, zero_again), 0U);
   // And the exact probability is at least exp(-64) / 2, not 0.
   const auto p = PermuteAndFlipProbabilities(scores, PlanSelection(1, 1.0, false));
   EXPECT_GT(p[0], 0.0L);
@@ -366,9 +368,10 @@ TEST(PermuteAndFlipTest, HugeGapsKeepTheWorkBounded) {
   }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  // Each of the 15 capped candidates costs at most 64 exp(-1) trials, and
-  // usually ~1.6: on average a few hundred bytes per run.
-  EXPECT_LT(static_cast<double>(rng.bytes()) / runs, 2000.0);
+  // Each of the 15 capped candidates costs one fixed-work Bernoulli(exp(-63))
+  // (27 comparisons of 10 bytes), and more only with probability exp(-63):
+  // about 15 * 270 bytes per run, plus the shuffle.
+  EXPECT_LT(static_cast<double>(rng.bytes()) / runs, 15 * 27 * 10 + 200.0);
   EXPECT_LT(most, 20000U);
   EXPECT_LT(seconds, 2.0);
 }
