@@ -360,7 +360,8 @@ CREATE TABLE dp_agg.ledger_entry (
   delta numeric NOT NULL,
   query_id bigint,                   -- pg_stat_statements' query identifier, when computed
   aggregates text,                   -- the private aggregates that were paid for
-  query text                         -- the statement text (first 1000 bytes)
+  query text                         -- the statement text (at most 1000 characters and
+                                     -- 1023 bytes, cut between characters)
 );
 
 -- pg_dump keeps budgets and the ledger.

@@ -7,7 +7,17 @@
 #include "settings.h"
 
 extern "C" {
+#include "access/heapam.h"
+#include "access/htup_details.h"
+#include "access/multixact.h"
 #include "access/parallel.h"
+#include "access/tableam.h"
+#include "catalog/namespace.h"
+#include "mb/pg_wchar.h"
+#include "storage/bufmgr.h"
+#include "storage/lmgr.h"
+#include "storage/lock.h"
+#include "utils/rel.h"
 #include "executor/spi.h"
 #include "pgstat.h"
 #include "postmaster/bgworker.h"
@@ -22,6 +32,8 @@ extern "C" {
 #include "utils/timestamp.h"
 #include "utils/wait_event.h"
 }
+
+#include <algorithm>
 
 namespace dp_pg {
 
@@ -38,6 +50,10 @@ struct ChargeRequest {
   Oid database;
   int requester_procno;
   std::int32_t outcome;
+  // Set by the writer when the budget row (or table) was locked by another
+  // transaction: the request is tried again at retry_at, others go on.
+  std::int32_t attempts;
+  TimestampTz retry_at;
   std::int64_t query_id;
   char role_name[NAMEDATALEN];
   char current_user_name[NAMEDATALEN];
@@ -102,6 +118,16 @@ void LedgerShmemStartup() {
 
 void CopyText(char* destination, std::size_t size, const char* source) {
   strlcpy(destination, source != nullptr ? source : "", size);
+}
+
+// Copies as much of `source` as fits, cut at a character boundary of the
+// database encoding (never inside a multibyte character).
+void CopyClipped(char* destination, std::size_t size, const char* source) {
+  if (source == nullptr) source = "";
+  const int length = static_cast<int>(strnlen(source, size));
+  const int clipped = pg_mbcliplen(source, length, static_cast<int>(size) - 1);
+  std::memcpy(destination, source, clipped);
+  destination[clipped] = '\0';
 }
 
 void WakeProc(int procno) {
@@ -249,6 +275,15 @@ const char* kChargeSql =
 
 SPIPlanPtr charge_plan = nullptr;
 
+// `text` as a text datum, cut before its first byte that is not valid in the
+// database encoding: the requester clips at a character boundary already, and
+// this makes sure the writer can never be refused a ledger row for it.
+Datum ValidTextDatum(const char* text) {
+  const int length = static_cast<int>(std::strlen(text));
+  const int valid = pg_encoding_verifymbstr(GetDatabaseEncoding(), text, length);
+  return PointerGetDatum(cstring_to_text_with_len(text, valid));
+}
+
 void ApplyOne(ChargeRequest* request) {
   if (charge_plan == nullptr) {
     Oid types[7] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, INT8OID, TEXTOID, TEXTOID};
@@ -260,8 +295,8 @@ void ApplyOne(ChargeRequest* request) {
   Datum values[7] = {
       CStringGetTextDatum(request->role_name), CStringGetTextDatum(request->current_user_name),
       CStringGetTextDatum(request->epsilon),   CStringGetTextDatum(request->delta),
-      Int64GetDatum(request->query_id),        CStringGetTextDatum(request->aggregates),
-      CStringGetTextDatum(request->query_text)};
+      Int64GetDatum(request->query_id),        ValidTextDatum(request->aggregates),
+      ValidTextDatum(request->query_text)};
   char nulls[7] = {' ', ' ', ' ', ' ', request->query_id == 0 ? 'n' : ' ', ' ', ' '};
   if (SPI_execute_plan(charge_plan, values, nulls, false, 1) != SPI_OK_SELECT ||
       SPI_processed != 1)
@@ -284,10 +319,56 @@ void ApplyOne(ChargeRequest* request) {
   for (int i = 0; i < 4; ++i) CopyText(fields[i], kNumberText, SPI_getvalue(row, description, i + 2));
 }
 
+// Applies one request in a subtransaction of its own, so that its failure
+// (an error in the charge statement, a lock that is not available) undoes
+// only its own work. Returns false if the request must be tried again later
+// because another transaction holds a lock it needs (lock_timeout is short
+// in this worker: it never waits for a lock that a waiting backend may hold).
+bool ApplyIsolated(ChargeRequest* request) {
+  MemoryContext context = CurrentMemoryContext;
+  ResourceOwner owner = CurrentResourceOwner;
+  volatile bool applied = true;
+  BeginInternalSubTransaction(nullptr);
+  MemoryContextSwitchTo(context);
+  PG_TRY();
+  {
+    ApplyOne(request);
+    ReleaseCurrentSubTransaction();
+    MemoryContextSwitchTo(context);
+    CurrentResourceOwner = owner;
+  }
+  PG_CATCH();
+  {
+    MemoryContextSwitchTo(context);
+    ErrorData* error = CopyErrorData();
+    FlushErrorState();
+    RollbackAndReleaseCurrentSubTransaction();
+    MemoryContextSwitchTo(context);
+    CurrentResourceOwner = owner;
+    request->outcome = kFailed;
+    if (error->sqlerrcode == ERRCODE_LOCK_NOT_AVAILABLE) {
+      applied = false;
+    } else {
+      CopyText(request->message, sizeof request->message, error->message);
+      ereport(LOG, (errmsg("dp_agg ledger writer: could not record the charge of role \"%s\": %s",
+                           request->role_name, error->message)));
+    }
+    FreeErrorData(error);
+  }
+  PG_END_TRY();
+  return applied;
+}
+
 // Applies a batch of requests in one transaction: one commit (and WAL flush)
-// for all of them.
-void ApplyBatch(int* indexes, int count) {
+// for all of them, each request in its own subtransaction. Sets deferred[i]
+// for the requests to try again later (nothing of them was applied).
+void ApplyBatch(int* indexes, int count, bool* deferred) {
   MemoryContext worker_context = CurrentMemoryContext;
+  // Roles whose budget row was found locked in this batch: their other
+  // requests are deferred without waiting again.
+  const char** locked_roles = static_cast<const char**>(palloc0(sizeof(char*) * count));
+  int num_locked = 0;
+  for (int i = 0; i < count; ++i) deferred[i] = false;
   PG_TRY();
   {
     SetCurrentStatementStartTimestamp();
@@ -295,7 +376,17 @@ void ApplyBatch(int* indexes, int count) {
     SPI_connect();
     PushActiveSnapshot(GetTransactionSnapshot());
     pgstat_report_activity(STATE_RUNNING, "dp_agg: recording privacy charges");
-    for (int i = 0; i < count; ++i) ApplyOne(&ledger->requests[indexes[i]]);
+    for (int i = 0; i < count; ++i) {
+      ChargeRequest* request = &ledger->requests[indexes[i]];
+      const bool role_locked =
+          std::any_of(locked_roles, locked_roles + num_locked, [&](const char* role) {
+            return std::strcmp(role, request->role_name) == 0;
+          });
+      if (role_locked || !ApplyIsolated(request)) {
+        deferred[i] = true;
+        if (!role_locked) locked_roles[num_locked++] = request->role_name;
+      }
+    }
     PopActiveSnapshot();
     SPI_finish();
     CommitTransactionCommand();  // durable: synchronous_commit is on in this worker
@@ -303,11 +394,14 @@ void ApplyBatch(int* indexes, int count) {
   }
   PG_CATCH();
   {
+    // The transaction as a whole failed (e.g. at commit): nothing of it is
+    // durable, so no request of it was charged.
     MemoryContextSwitchTo(worker_context);
     ErrorData* error = CopyErrorData();
     FlushErrorState();
     AbortCurrentTransaction();
     for (int i = 0; i < count; ++i) {
+      if (deferred[i]) continue;
       ChargeRequest* request = &ledger->requests[indexes[i]];
       request->outcome = kFailed;
       CopyText(request->message, sizeof request->message, error->message);
@@ -319,10 +413,94 @@ void ApplyBatch(int* indexes, int count) {
   }
   PG_END_TRY();
 
+  // Deferred requests go back to the queue with a growing delay (10 ms to
+  // 250 ms); the others are answered.
+  const TimestampTz now = GetCurrentTimestamp();
   LWLockAcquire(ledger->lock, LW_EXCLUSIVE);
-  for (int i = 0; i < count; ++i) ledger->requests[indexes[i]].state = kDone;
+  for (int i = 0; i < count; ++i) {
+    ChargeRequest* request = &ledger->requests[indexes[i]];
+    if (deferred[i]) {
+      const int delay_ms = std::min(250, 10 << std::min(request->attempts, 5));
+      request->attempts++;
+      request->retry_at = TimestampTzPlusMilliseconds(now, delay_ms);
+      request->state = kPending;
+    } else {
+      request->state = kDone;
+    }
+  }
   LWLockRelease(ledger->lock);
-  for (int i = 0; i < count; ++i) WakeProc(ledger->requests[indexes[i]].requester_procno);
+  for (int i = 0; i < count; ++i) {
+    if (!deferred[i]) WakeProc(ledger->requests[indexes[i]].requester_procno);
+  }
+}
+
+// Whether this backend's own open transaction holds a lock that the ledger
+// writer would need to charge `role`: a lock on dp_agg.role_budget or
+// dp_agg.ledger_entry that conflicts with the writer's, or the role's budget
+// row changed or locked by this transaction (dp_agg.add_budget, set_budget,
+// SELECT ... FOR UPDATE). The writer would then wait for this backend, which
+// waits for the writer.
+bool OwnTransactionLocksBudget(const char* role) {
+  // Table locks first (LOCK TABLE needs no transaction id).
+  const Oid schema = get_namespace_oid("dp_agg", true);
+  if (!OidIsValid(schema)) return false;
+  const Oid budget = get_relname_relid("role_budget", schema);
+  const Oid entries = get_relname_relid("ledger_entry", schema);
+  for (const Oid relation : {budget, entries}) {
+    if (!OidIsValid(relation)) continue;
+    LOCKTAG tag;
+    SET_LOCKTAG_RELATION(tag, MyDatabaseId, relation);
+    // The writer takes RowExclusiveLock; these modes conflict with it.
+    for (LOCKMODE mode = ShareLock; mode <= AccessExclusiveLock; ++mode) {
+      if (LockHeldByMe(&tag, mode)) return true;
+    }
+  }
+  // Changing or locking a row needs a transaction id: a transaction without
+  // one (every read-only analyst query) is done here.
+  if (!OidIsValid(budget) || !TransactionIdIsValid(GetTopTransactionIdIfAny())) return false;
+  // Another session's table lock: that is not a wait on ourselves, and the
+  // writer retries without blocking anyone.
+  if (!ConditionalLockRelationOid(budget, AccessShareLock)) return false;
+  Relation relation = table_open(budget, NoLock);
+  if (relation->rd_rel->relkind != RELKIND_RELATION) {
+    table_close(relation, NoLock);
+    return false;
+  }
+  const bool pushed = !ActiveSnapshotSet();
+  if (pushed) PushActiveSnapshot(GetTransactionSnapshot());
+  TableScanDesc scan = table_beginscan(relation, GetActiveSnapshot(), 0, nullptr);
+  bool locked = false;
+  HeapTuple tuple;
+  while (!locked && (tuple = heap_getnext(scan, ForwardScanDirection)) != nullptr) {
+    bool is_null = true;
+    const Datum name = heap_getattr(tuple, 1, RelationGetDescr(relation), &is_null);
+    if (is_null || std::strcmp(NameStr(*DatumGetName(name)), role) != 0) continue;
+    const Buffer buffer = reinterpret_cast<HeapScanDesc>(scan)->rs_cbuf;
+    LockBuffer(buffer, BUFFER_LOCK_SHARE);
+    HeapTupleHeader header = tuple->t_data;
+    const TransactionId xmin = HeapTupleHeaderGetRawXmin(header);
+    const TransactionId xmax = HeapTupleHeaderGetRawXmax(header);
+    const uint16 infomask = header->t_infomask;
+    LockBuffer(buffer, BUFFER_LOCK_UNLOCK);
+    // Inserted or updated by us: the writer cannot see or change it until we commit.
+    if (TransactionIdIsCurrentTransactionId(xmin)) locked = true;
+    if (!locked && (infomask & HEAP_XMAX_INVALID) == 0 && TransactionIdIsValid(xmax)) {
+      if ((infomask & HEAP_XMAX_IS_MULTI) != 0) {
+        MultiXactMember* members = nullptr;
+        const int n = GetMultiXactIdMembers(xmax, &members, false,
+                                            HEAP_XMAX_IS_LOCKED_ONLY(infomask));
+        for (int i = 0; i < n && !locked; ++i)
+          locked = TransactionIdIsCurrentTransactionId(members[i].xid);
+        if (members != nullptr) pfree(members);
+      } else {
+        locked = TransactionIdIsCurrentTransactionId(xmax);
+      }
+    }
+  }
+  table_endscan(scan);
+  if (pushed) PopActiveSnapshot();
+  table_close(relation, NoLock);
+  return locked;
 }
 
 }  // namespace
@@ -344,6 +522,21 @@ void ChargeBudget(const QueryCharge& charge) {
   if (ledger == nullptr || MyBackendId < 1 || MyBackendId > ledger->num_requests)
     ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
                     errmsg("the dp_agg ledger is not available in this process")));
+  const char* role = GetUserNameFromId(GetSessionUserId(), false);
+  // Checked first: the writer would wait for this transaction to end, and this
+  // backend for the writer. Nothing is queued, charged or computed.
+  if (OwnTransactionLocksBudget(role))
+    ereport(ERROR,
+            (errcode(ERRCODE_LOCK_NOT_AVAILABLE),
+             errmsg("cannot charge the privacy budget of role \"%s\" in a transaction that "
+                    "changed or locked it",
+                    role),
+             errdetail("This transaction changed or locked the role's budget (for example with "
+                       "dp_agg.add_budget or dp_agg.set_budget), and the charge is recorded in "
+                       "a separate transaction that would wait for this one. Nothing was "
+                       "charged and no private value was computed."),
+             errhint("Commit the budget change first, then run the private query in a new "
+                     "transaction.")));
   ChargeRequest* slot = &ledger->requests[MyBackendId - 1];
   // A request left behind by a cancelled query of this backend (or of the
   // previous owner of this slot) is finished first; it is never withdrawn.
@@ -359,14 +552,16 @@ void ChargeBudget(const QueryCharge& charge) {
   slot->database = MyDatabaseId;
   slot->requester_procno = MyProc->pgprocno;
   slot->outcome = kFailed;
+  slot->attempts = 0;
+  slot->retry_at = 0;
   slot->query_id = static_cast<std::int64_t>(pgstat_get_my_query_id());
-  CopyText(slot->role_name, sizeof slot->role_name, GetUserNameFromId(GetSessionUserId(), false));
+  CopyText(slot->role_name, sizeof slot->role_name, role);
   CopyText(slot->current_user_name, sizeof slot->current_user_name,
            GetUserNameFromId(GetUserId(), false));
   CopyText(slot->epsilon, sizeof slot->epsilon, epsilon);
   CopyText(slot->delta, sizeof slot->delta, delta);
-  CopyText(slot->aggregates, sizeof slot->aggregates, charge.description);
-  CopyText(slot->query_text, sizeof slot->query_text, debug_query_string);
+  CopyClipped(slot->aggregates, sizeof slot->aggregates, charge.description);
+  CopyClipped(slot->query_text, sizeof slot->query_text, debug_query_string);
   slot->message[0] = '\0';
   slot->state = kPending;
   LWLockRelease(ledger->lock);
@@ -417,6 +612,11 @@ extern "C" void dp_agg_ledger_worker_main(Datum database) {
   SetConfigOption("synchronous_commit", "on", PGC_SUSET, PGC_S_OVERRIDE);
   SetConfigOption("statement_timeout", "0", PGC_SUSET, PGC_S_OVERRIDE);
   SetConfigOption("default_transaction_read_only", "off", PGC_SUSET, PGC_S_OVERRIDE);
+  // Never wait long for a lock: its holder may be a backend that waits for
+  // this worker (which the deadlock detector cannot see). A request whose
+  // lock is not available is retried later; the others go on.
+  SetConfigOption("lock_timeout", "10", PGC_SUSET, PGC_S_OVERRIDE);
+  SetConfigOption("idle_in_transaction_session_timeout", "0", PGC_SUSET, PGC_S_OVERRIDE);
 
   LWLockAcquire(ledger->lock, LW_EXCLUSIVE);
   LedgerWorkerSlot* slot = FindWorker(MyDatabaseId);
@@ -434,28 +634,38 @@ extern "C" void dp_agg_ledger_worker_main(Datum database) {
       AllocSetContextCreate(TopMemoryContext, "dp_agg ledger writer", ALLOCSET_DEFAULT_SIZES);
   int* batch = static_cast<int*>(
       MemoryContextAlloc(TopMemoryContext, sizeof(int) * ledger->num_requests));
+  bool* deferred = static_cast<bool*>(
+      MemoryContextAlloc(TopMemoryContext, sizeof(bool) * ledger->num_requests));
   for (;;) {
     ResetLatch(MyLatch);
     CHECK_FOR_INTERRUPTS();
     int count = 0;
+    const TimestampTz now = GetCurrentTimestamp();
+    TimestampTz next_retry = 0;  // earliest deferred request not yet due
     LWLockAcquire(ledger->lock, LW_EXCLUSIVE);
     for (int i = 0; i < ledger->num_requests; ++i) {
       ChargeRequest* request = &ledger->requests[i];
-      if (request->state == kPending && request->database == MyDatabaseId) {
-        request->state = kInProgress;
-        batch[count++] = i;
+      if (request->state != kPending || request->database != MyDatabaseId) continue;
+      if (request->retry_at > now) {
+        if (next_retry == 0 || request->retry_at < next_retry) next_retry = request->retry_at;
+        continue;
       }
+      request->state = kInProgress;
+      batch[count++] = i;
     }
     LWLockRelease(ledger->lock);
     if (count > 0) {
       MemoryContext previous = MemoryContextSwitchTo(loop_context);
-      ApplyBatch(batch, count);
+      ApplyBatch(batch, count, deferred);
       MemoryContextSwitchTo(previous);
       MemoryContextReset(loop_context);
       continue;  // look again before sleeping: charges may have queued meanwhile
     }
+    long timeout_ms = kIdleExitMs;
+    if (next_retry != 0)
+      timeout_ms = std::max(1L, std::min(timeout_ms, TimestampDifferenceMilliseconds(now, next_retry)));
     const int events = WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-                                 kIdleExitMs, PG_WAIT_EXTENSION);
+                                 timeout_ms, PG_WAIT_EXTENSION);
     if ((events & WL_TIMEOUT) != 0 && ExitIfIdle()) proc_exit(0);
   }
 }

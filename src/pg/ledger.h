@@ -9,7 +9,12 @@
 // and only then answers. The backend computes nothing until that answer
 // arrives; if no answer comes, the query fails (fail closed). Charges are
 // never refunded. One worker serves a database and applies waiting charges in
-// batches, one commit per batch (group commit).
+// batches, one commit per batch (group commit), each charge in a
+// subtransaction of its own so that one failing charge fails only its query.
+// The worker never waits for a lock (lock_timeout 10 ms): a charge whose
+// budget row another transaction holds is retried later while the others go
+// on; a query whose own transaction holds its budget row fails at once
+// (55P03), since the worker could only wait for it.
 #ifndef DP_AGG_PG_LEDGER_H
 #define DP_AGG_PG_LEDGER_H
 

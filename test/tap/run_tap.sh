@@ -3,8 +3,13 @@
 # as the postgres user in a temporary directory: initdb refuses to run as root.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-PGBIN=/usr/lib/postgresql/15/bin
-PGXS_DIR=/usr/lib/postgresql/15/lib/pgxs
+# The PostgreSQL installation under test: the one of $PG_CONFIG (as for
+# `make install`), else the pg_config on PATH.
+PG_CONFIG=${PG_CONFIG:-pg_config}
+PGBIN=$("$PG_CONFIG" --bindir)
+PGXS_DIR=$(dirname "$(dirname "$(dirname "$("$PG_CONFIG" --pgxs)")")")
+[[ -x "$PGBIN/initdb" && -d "$PGXS_DIR/src/test/perl" ]] ||
+  { echo "run_tap.sh: no initdb or TAP modules for $PG_CONFIG ($PGBIN, $PGXS_DIR)" >&2; exit 1; }
 work=$(mktemp -d /tmp/dp_agg_tap.XXXXXX)
 chmod 755 "$work"
 # The tests run from a copy in the work directory: the checkout itself may
