@@ -185,7 +185,7 @@ std::string ToExactDecimal(const GridValue& value) {
   return negative ? "-" + text : text;
 }
 
-int ChooseUnitExponent(double lower, double upper) {
+int ChooseUnitExponent(double lower, double upper) noexcept {
   const double largest = std::max(std::fabs(lower), std::fabs(upper));
   if (largest == 0.0) return 0;
   int exponent = 0;

@@ -54,7 +54,7 @@ bool ParseInt128(const char* text, int128* out);
 // Values of a fixed-point format are integers ("units") times 2^unit_exponent.
 // The exponent is chosen from the public bounds so that every clamped value
 // needs at most 62 bits: then 2^63 rows sum to less than 2^126 in an int128.
-int ChooseUnitExponent(double lower, double upper);
+int ChooseUnitExponent(double lower, double upper) noexcept;
 
 // 2^-unit_exponent as a double, or 0 when that power of two is outside the
 // normal double range (then ToUnits falls back to ldexp).
