@@ -27,10 +27,10 @@ struct GridValue {
 GridValue FromDouble(double value);
 
 // Nearest double (round to nearest even); +-infinity beyond the double range.
-double ToDouble(const GridValue& value);
+double ToDouble(const GridValue& value) noexcept;
 
 // The integer value rounded toward zero, saturated to the int64 range.
-std::int64_t ToInt64Saturating(const GridValue& value);
+std::int64_t ToInt64Saturating(const GridValue& value) noexcept;
 
 // The exact decimal expansion, e.g. "-12.375" for {-99, -3}. Every binary
 // fraction has a finite decimal expansion, so nothing is rounded.

@@ -26,6 +26,7 @@
 #include "../core/grid_value.h"
 #include "../core/laplace_mechanism.h"
 #include "../core/parameters.h"
+#include "../core/partition_selection.h"
 #include "../core/private_statistics.h"
 #include "aggregate_functions.h"
 #include "aggregate_state.h"
@@ -394,7 +395,13 @@ AggregateState* PrepareGroupSelectionInitialState(Aggref* aggref, EState* estate
   });
   *requested_epsilon = epsilon;
   *requested_delta = delta;
-  return NewPreparedState(ValueKind::kNone, epsilon, delta);
+  AggregateState* state = NewPreparedState(ValueKind::kNone, epsilon, delta);
+  // The threshold comes from the public parameters only: computed here as
+  // well, so that a failure is a parameter error before execution.
+  const double effective_epsilon = state->epsilon;
+  const double effective_delta = state->delta;
+  CallCore([&] { dp::PlanPartitionSelection(effective_epsilon, effective_delta); });
+  return state;
 }
 
 // Checks the call's parameters and returns its initial state (palloc'd in
