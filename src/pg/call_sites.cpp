@@ -286,7 +286,9 @@ double BoundAsDouble(Datum value, Oid type, bool is_lower) {
       return bound;
     }
     default:
-      elog(ERROR, "dp_agg: unexpected bound type %u", type);
+      ereport(ERROR, (errcode(ERRCODE_DATATYPE_MISMATCH),
+                      errmsg("dp_agg: bounds of type %s are not supported",
+                             format_type_be(type))));
   }
   return 0.0;
 }
@@ -300,7 +302,9 @@ std::int64_t BoundAsInteger(Datum value, Oid type) {
     case INT8OID:
       return DatumGetInt64(value);
     default:
-      elog(ERROR, "dp_agg: unexpected bound type %u", type);
+      ereport(ERROR, (errcode(ERRCODE_DATATYPE_MISMATCH),
+                      errmsg("dp_agg: bounds of type %s are not supported",
+                             format_type_be(type))));
   }
   return 0;
 }
