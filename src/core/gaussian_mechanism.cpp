@@ -369,9 +369,11 @@ DyadicSigma2 CalibrateDiscrete(LD sensitivity, LD epsilon, LD log_target, LD nor
       if (!(hi < kMaxSigma2)) {
         hi = kMaxSigma2;
         if (!ok(hi))
-          throw std::invalid_argument(
-              "discrete Gaussian: sigma would reach 2^31 grid steps (epsilon and delta too "
-              "small)");
+          throw InvalidParameter(
+              "epsilon and delta are too small together for the Gaussian mechanism: its noise "
+              "would exceed 2^31 grid steps",
+              "Use a larger epsilon or a larger delta (for example epsilon >= 1e-6 with delta "
+              ">= 1e-30), or the Laplace form without delta.");
         break;
       }
       if (ok(hi)) break;
@@ -748,6 +750,11 @@ GaussianMeanPlans PlanGaussianMean(std::int64_t lower_units, std::int64_t upper_
   // to (epsilon, delta).
   const double half_epsilon = HalveDown(epsilon);
   const double half_delta = HalveDown(delta);
+  if (std::isfinite(delta) && delta > 0 && !(half_delta > 0))
+    throw InvalidParameter(
+        "delta is too small for a Gaussian mean: half of it, which each of its two releases "
+        "gets, rounds to 0",
+        "Use a delta of at least 1e-323 (in practice far larger, such as 1e-9).");
   return GaussianMeanPlans{PlanGaussian(1, half_epsilon, half_delta),
                            PlanGaussian(width, half_epsilon, half_delta)};
 }

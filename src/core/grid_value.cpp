@@ -50,7 +50,7 @@ GridValue FromDouble(double value) {
   return GridValue{static_cast<int128>(std::ldexp(fraction, 53)), exponent - 53};
 }
 
-double ToDouble(const GridValue& value) {
+double ToDouble(const GridValue& value) noexcept {
   const bool negative = value.mantissa < 0;
   uint128 magnitude =
       negative ? -static_cast<uint128>(value.mantissa) : static_cast<uint128>(value.mantissa);
@@ -69,7 +69,7 @@ double ToDouble(const GridValue& value) {
   return negative ? -result : result;
 }
 
-std::int64_t ToInt64Saturating(const GridValue& value) {
+std::int64_t ToInt64Saturating(const GridValue& value) noexcept {
   constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
   constexpr std::int64_t kMin = std::numeric_limits<std::int64_t>::min();
   int128 integer = value.mantissa;
@@ -185,7 +185,7 @@ std::string ToExactDecimal(const GridValue& value) {
   return negative ? "-" + text : text;
 }
 
-int ChooseUnitExponent(double lower, double upper) {
+int ChooseUnitExponent(double lower, double upper) noexcept {
   const double largest = std::max(std::fabs(lower), std::fabs(upper));
   if (largest == 0.0) return 0;
   int exponent = 0;

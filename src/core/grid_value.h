@@ -27,10 +27,10 @@ struct GridValue {
 GridValue FromDouble(double value);
 
 // Nearest double (round to nearest even); +-infinity beyond the double range.
-double ToDouble(const GridValue& value);
+double ToDouble(const GridValue& value) noexcept;
 
 // The integer value rounded toward zero, saturated to the int64 range.
-std::int64_t ToInt64Saturating(const GridValue& value);
+std::int64_t ToInt64Saturating(const GridValue& value) noexcept;
 
 // The exact decimal expansion, e.g. "-12.375" for {-99, -3}. Every binary
 // fraction has a finite decimal expansion, so nothing is rounded.
@@ -54,7 +54,7 @@ bool ParseInt128(const char* text, int128* out);
 // Values of a fixed-point format are integers ("units") times 2^unit_exponent.
 // The exponent is chosen from the public bounds so that every clamped value
 // needs at most 62 bits: then 2^63 rows sum to less than 2^126 in an int128.
-int ChooseUnitExponent(double lower, double upper);
+int ChooseUnitExponent(double lower, double upper) noexcept;
 
 // 2^-unit_exponent as a double, or 0 when that power of two is outside the
 // normal double range (then ToUnits falls back to ldexp).

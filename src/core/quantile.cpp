@@ -88,7 +88,7 @@ QuantileGrid::QuantileGrid(double lower, double upper, std::size_t bins)
   counts_.assign(bins, 0);
 }
 
-std::size_t QuantileGrid::BinIndex(double value) const {
+std::size_t QuantileGrid::BinIndex(double value) const noexcept {
   if (width_units_ == 0) return 0;
   const double clamped = std::min(std::max(value, lower_), upper_);
   // ToUnits is monotone, so lower <= clamped <= upper gives 0 <= p <= W.

@@ -111,7 +111,7 @@ class QuantileGrid {
   // The grid. BinIndex(value) is the bin Add puts a non-NaN value in;
   // EdgeValue(j), 0 <= j <= bins, is the nearest double to edge e_j (clamped
   // to the bounds); BinPoint(i) is the value released when bin i is chosen.
-  std::size_t BinIndex(double value) const;
+  std::size_t BinIndex(double value) const noexcept;
   double EdgeValue(std::size_t j) const;
   double BinPoint(std::size_t bin) const;
 

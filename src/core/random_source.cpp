@@ -70,7 +70,7 @@ std::uint64_t SplitMix64(std::uint64_t& x) {
 std::uint64_t Rotl(std::uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
 }  // namespace
 
-SeededTestRandomSource::SeededTestRandomSource(std::uint64_t seed) {
+SeededTestRandomSource::SeededTestRandomSource(std::uint64_t seed) noexcept {
   for (auto& word : state_) word = SplitMix64(seed);
 }
 

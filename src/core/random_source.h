@@ -59,7 +59,7 @@ class OpenSslRandomSource final : public RandomSource {
 // design: for tests only.
 class SeededTestRandomSource final : public RandomSource {
  public:
-  explicit SeededTestRandomSource(std::uint64_t seed);
+  explicit SeededTestRandomSource(std::uint64_t seed) noexcept;
   void Fill(unsigned char* out, std::size_t length) override;
 
  private:

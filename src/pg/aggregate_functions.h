@@ -19,6 +19,14 @@ PGDLLEXPORT Datum dp_group_selection_transfn(PG_FUNCTION_ARGS);
 PGDLLEXPORT Datum dp_count_interval_final(PG_FUNCTION_ARGS);
 PGDLLEXPORT Datum dp_sum_interval_final(PG_FUNCTION_ARGS);
 PGDLLEXPORT Datum dp_avg_interval_final(PG_FUNCTION_ARGS);
+// The other final functions (which release each makes).
+PGDLLEXPORT Datum dp_count_final(PG_FUNCTION_ARGS);
+PGDLLEXPORT Datum dp_sum_final_int8(PG_FUNCTION_ARGS);
+PGDLLEXPORT Datum dp_sum_final_numeric(PG_FUNCTION_ARGS);
+PGDLLEXPORT Datum dp_sum_final_float4(PG_FUNCTION_ARGS);
+PGDLLEXPORT Datum dp_sum_final_float8(PG_FUNCTION_ARGS);
+PGDLLEXPORT Datum dp_avg_final_float8(PG_FUNCTION_ARGS);
+PGDLLEXPORT Datum dp_avg_final_numeric(PG_FUNCTION_ARGS);
 }
 
 #endif  // DP_AGG_PG_AGGREGATE_FUNCTIONS_H

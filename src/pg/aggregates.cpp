@@ -9,6 +9,7 @@
 #include <new>
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 
 #include "../core/confidence.h"
 #include "../core/gaussian_mechanism.h"
@@ -231,6 +232,12 @@ bool SameKey(const PlanCache& cache, const AggregateState& state, bool is_count)
          cache.lower_units == state.lower_units && cache.upper_units == state.upper_units &&
          cache.unit_exponent == state.unit_exponent;
 }
+
+// Placed in fn_extra and never destroyed; the fields read by the state
+// functions live across calls that may raise a PostgreSQL ERROR.
+static_assert(std::is_trivially_destructible_v<PlanCache>, "PlanCache must need no destructor");
+static_assert(std::is_trivially_destructible_v<dp::PartialStateFields>,
+              "PartialStateFields lives across PostgreSQL calls");
 
 // The cache of this final function call site (16-byte aligned for int128).
 PlanCache* CacheOf(FunctionCallInfo fcinfo) {

@@ -26,6 +26,8 @@
 #include "../core/grid_value.h"
 #include "../core/laplace_mechanism.h"
 #include "../core/parameters.h"
+#include "../core/partition_selection.h"
+#include "../core/private_statistics.h"
 #include "aggregate_functions.h"
 #include "aggregate_state.h"
 #include "error_boundary.h"
@@ -61,10 +63,15 @@ const PrivateAggregateKind kPrivateAggregates[] = {
     {dp_group_selection_transfn, ValueKind::kNone, InvalidOid, Family::kGroupSelection},
 };
 
+// Which release the final function makes (the Gaussian calibration differs).
+enum class FinalKind : std::uint8_t { kCount, kSum, kMean, kOther };
+
 struct AggregateCacheEntry {
   Oid aggregate;  // hash key: pg_proc OID of the aggregate
   const PrivateAggregateKind* kind;  // nullptr: not one of ours
   bool interval;  // its final function returns the value with a confidence interval
+  FinalKind final_kind;
+  int declared_arguments;  // pg_proc.pronargs of the aggregate
 };
 
 HTAB* aggregate_cache = nullptr;
@@ -87,13 +94,14 @@ PGFunction FunctionAddress(Oid function) {
 }
 
 AggregateCacheEntry ClassifyAggregate(Oid aggregate) {
-  AggregateCacheEntry entry{aggregate, nullptr, false};
+  AggregateCacheEntry entry{aggregate, nullptr, false, FinalKind::kOther, 0};
   HeapTuple tuple = SearchSysCache1(AGGFNOID, ObjectIdGetDatum(aggregate));
   if (!HeapTupleIsValid(tuple)) return entry;
   const auto* form = reinterpret_cast<Form_pg_aggregate>(GETSTRUCT(tuple));
   const Oid transition = form->aggtransfn;
   const Oid final_function = form->aggfinalfn;
   ReleaseSysCache(tuple);
+  entry.declared_arguments = get_func_nargs(aggregate);
   const PGFunction transition_address = FunctionAddress(transition);
   for (const PrivateAggregateKind& kind : kPrivateAggregates) {
     if (transition_address == kind.transition) entry.kind = &kind;
@@ -103,6 +111,15 @@ AggregateCacheEntry ClassifyAggregate(Oid aggregate) {
     entry.interval =
         final_address == dp_avg_interval_final || final_address == dp_sum_interval_final ||
         final_address == dp_count_interval_final;
+    if (final_address == dp_count_final || final_address == dp_count_interval_final)
+      entry.final_kind = FinalKind::kCount;
+    else if (final_address == dp_sum_final_int8 || final_address == dp_sum_final_numeric ||
+             final_address == dp_sum_final_float4 || final_address == dp_sum_final_float8 ||
+             final_address == dp_sum_interval_final)
+      entry.final_kind = FinalKind::kSum;
+    else if (final_address == dp_avg_final_float8 || final_address == dp_avg_final_numeric ||
+             final_address == dp_avg_interval_final)
+      entry.final_kind = FinalKind::kMean;
   }
   return entry;
 }
@@ -142,14 +159,27 @@ const PrivateAggregateKind* LookupPrivateAggregate(Oid aggregate) {
   return LookupAggregate(aggregate)->kind;
 }
 
-int PerRowArgumentCount(Oid aggregate, int argument_count) {
-  const PrivateAggregateKind* kind = LookupPrivateAggregate(aggregate);
-  if (kind == nullptr) return argument_count;
+int DeclaredArgumentCount(Aggref* aggref) {
+  const int declared = LookupAggregate(aggref->aggfnoid)->declared_arguments;
+  // aggargtypes has one entry per argument of the signature; args may have
+  // more (resjunk ORDER BY keys), which are never parameters.
+  if (declared != list_length(aggref->aggargtypes) || declared > list_length(aggref->args))
+    ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                    errmsg("%s is called with %d arguments, but its signature has %d",
+                           get_func_name(aggref->aggfnoid), list_length(aggref->aggargtypes),
+                           declared)));
+  return declared;
+}
+
+int PerRowArgumentCount(Aggref* aggref) {
+  const PrivateAggregateKind* kind = LookupPrivateAggregate(aggref->aggfnoid);
+  if (kind == nullptr) return list_length(aggref->args);
   switch (kind->family) {
     case Family::kGroupSelection:
       return 0;
     case Family::kSelection:
-      return argument_count == 6 ? 2 : 1;  // the weighted form's weight is per row
+      // the weighted form's weight is per row
+      return DeclaredArgumentCount(aggref) == 6 ? 2 : 1;
     default:
       return 1;
   }
@@ -212,6 +242,9 @@ bool IsRowInvariant(Node* expression) { return !VariesByRow(expression, nullptr)
 // Evaluates argument `position` of `aggref` once, before any row is read.
 Datum EvaluateParameter(Aggref* aggref, int position, const char* role, EState* estate,
                         bool* is_null) {
+  if (position < 0 || position >= DeclaredArgumentCount(aggref))
+    ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                    errmsg("%s has no %s argument", get_func_name(aggref->aggfnoid), role)));
   auto* entry = static_cast<TargetEntry*>(list_nth(aggref->args, position));
   Expr* expression = entry->expr;
   if (VariesByRow(reinterpret_cast<Node*>(expression), nullptr))
@@ -253,7 +286,9 @@ double BoundAsDouble(Datum value, Oid type, bool is_lower) {
       return bound;
     }
     default:
-      elog(ERROR, "dp_agg: unexpected bound type %u", type);
+      ereport(ERROR, (errcode(ERRCODE_DATATYPE_MISMATCH),
+                      errmsg("dp_agg: bounds of type %s are not supported",
+                             format_type_be(type))));
   }
   return 0.0;
 }
@@ -267,7 +302,9 @@ std::int64_t BoundAsInteger(Datum value, Oid type) {
     case INT8OID:
       return DatumGetInt64(value);
     default:
-      elog(ERROR, "dp_agg: unexpected bound type %u", type);
+      ereport(ERROR, (errcode(ERRCODE_DATATYPE_MISMATCH),
+                      errmsg("dp_agg: bounds of type %s are not supported",
+                             format_type_be(type))));
   }
   return 0;
 }
@@ -295,21 +332,34 @@ struct ParameterLayout {
 
 ParameterLayout LayoutOf(Aggref* aggref, const PrivateAggregateKind& kind, bool interval) {
   const int base = kind.value_kind != ValueKind::kNone ? 4 : 2;
-  const int extra = list_length(aggref->args) - base;
+  const int declared = DeclaredArgumentCount(aggref);
+  const int extra = declared - base;
   ParameterLayout layout;
   layout.epsilon = base - 1;
   const bool has_delta = extra == 2 || (extra == 1 && !interval);
   if (has_delta) layout.delta = base;
   if (interval) layout.confidence = base + (has_delta ? 1 : 0);
   if (extra != (has_delta ? 1 : 0) + (interval ? 1 : 0))
-    elog(ERROR, "dp_agg: %s has %d arguments, which is no known layout",
-         get_func_name(aggref->aggfnoid), list_length(aggref->args));
+    ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                    errmsg("%s has %d arguments, which is no known dp_agg layout",
+                           get_func_name(aggref->aggfnoid), declared)));
   return layout;
 }
 
 }  // namespace
 
+// Argument `position` of `aggref` must have type `type` in the aggregate's
+// signature: a Datum is read only as the type the catalog gives it.
+void RequireArgumentType(Aggref* aggref, int position, Oid type, const char* role) {
+  if (position < 0 || position >= DeclaredArgumentCount(aggref) ||
+      list_nth_oid(aggref->aggargtypes, position) != type)
+    ereport(ERROR, (errcode(ERRCODE_DATATYPE_MISMATCH),
+                    errmsg("%s of %s must be of type %s", role, get_func_name(aggref->aggfnoid),
+                           format_type_be(type))));
+}
+
 double EvaluateDoubleParameter(Aggref* aggref, int position, const char* role, EState* estate) {
+  RequireArgumentType(aggref, position, FLOAT8OID, role);
   bool is_null = false;
   const Datum value = EvaluateParameter(aggref, position, role, estate, &is_null);
   RequireNotNull(is_null, role, aggref);
@@ -349,7 +399,13 @@ AggregateState* PrepareGroupSelectionInitialState(Aggref* aggref, EState* estate
   });
   *requested_epsilon = epsilon;
   *requested_delta = delta;
-  return NewPreparedState(ValueKind::kNone, epsilon, delta);
+  AggregateState* state = NewPreparedState(ValueKind::kNone, epsilon, delta);
+  // The threshold comes from the public parameters only: computed here as
+  // well, so that a failure is a parameter error before execution.
+  const double effective_epsilon = state->epsilon;
+  const double effective_delta = state->delta;
+  CallCore([&] { dp::PlanPartitionSelection(effective_epsilon, effective_delta); });
+  return state;
 }
 
 // Checks the call's parameters and returns its initial state (palloc'd in
@@ -383,6 +439,7 @@ AggregateState* PrepareInitialState(Aggref* aggref, const PrivateAggregateKind& 
 
   AggregateState* state = NewPreparedState(kind.value_kind, epsilon, delta);
   state->confidence = confidence;
+  const FinalKind final_kind = LookupAggregate(aggref->aggfnoid)->final_kind;
   // Test fault (superuser-only): no clamping.
   if (test_fault == static_cast<int>(TestFault::kSkipClamping)) state->skip_clamping = 1;
   if (!has_bounds) return state;
@@ -390,6 +447,7 @@ AggregateState* PrepareInitialState(Aggref* aggref, const PrivateAggregateKind& 
   bool is_null = false;
   Datum bounds[2];
   for (int i = 0; i < 2; ++i) {
+    RequireArgumentType(aggref, 1 + i, kind.bound_type, kParameterNames[1 + i]);
     bounds[i] = EvaluateParameter(aggref, 1 + i, kParameterNames[1 + i], estate, &is_null);
     RequireNotNull(is_null, kParameterNames[1 + i], aggref);
   }
@@ -407,7 +465,8 @@ AggregateState* PrepareInitialState(Aggref* aggref, const PrivateAggregateKind& 
     double upper = BoundAsDouble(bounds[1], kind.bound_type, false);
     // Equal numeric bounds between two doubles cross when rounded inward:
     // use the nearest double for both (the answer is then that constant).
-    if (lower > upper && DatumGetInt32(DirectFunctionCall2(numeric_cmp, bounds[0], bounds[1])) == 0)
+    if (lower > upper && kind.bound_type == NUMERICOID &&
+        DatumGetInt32(DirectFunctionCall2(numeric_cmp, bounds[0], bounds[1])) == 0)
       lower = upper = DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow, bounds[0]));
     CallCore([&] { dp::ValidateBounds(lower, upper); });
     state->unit_exponent = dp::ChooseUnitExponent(lower, upper);
@@ -419,6 +478,49 @@ AggregateState* PrepareInitialState(Aggref* aggref, const PrivateAggregateKind& 
     state->lower = lower;
     state->upper = upper;
   }
+  // The final function calibrates its noise from these public values only;
+  // calibrating here as well makes every failure (e.g. a discrete Gaussian
+  // too wide for the sampler) a parameter error before anything is charged
+  // or computed, whatever the rows.
+  const AggregateState prepared = *state;
+  CallCore([&] {
+    const bool count = final_kind == FinalKind::kCount || final_kind == FinalKind::kOther;
+    const bool sum = has_bounds && (final_kind == FinalKind::kSum || final_kind == FinalKind::kOther);
+    const bool mean =
+        has_bounds && (final_kind == FinalKind::kMean || final_kind == FinalKind::kOther);
+    const double level = prepared.confidence;
+    if (prepared.delta > 0) {
+      if (count) {
+        const dp::GaussianPlan plan = dp::PlanGaussianCount(prepared.epsilon, prepared.delta);
+        if (level > 0) dp::GaussianNoiseInterval(plan, 0, level);
+      }
+      if (sum) {
+        const dp::GaussianPlan plan = dp::PlanGaussianSum(
+            prepared.lower_units, prepared.upper_units, prepared.epsilon, prepared.delta);
+        if (level > 0) dp::GaussianNoiseInterval(plan, prepared.unit_exponent, level);
+      }
+      if (mean) {
+        const dp::GaussianMeanPlans plans = dp::PlanGaussianMean(
+            prepared.lower_units, prepared.upper_units, prepared.epsilon, prepared.delta);
+        if (level > 0) dp::GaussianMeanNoiseIntervals(plans, prepared.unit_exponent, level);
+      }
+    } else {
+      if (count) {
+        const dp::LaplacePlan plan = dp::PlanCount(prepared.epsilon);
+        if (level > 0) dp::LaplaceNoiseInterval(plan, 0, level);
+      }
+      if (sum) {
+        const dp::LaplacePlan plan =
+            dp::PlanSum(prepared.lower_units, prepared.upper_units, prepared.epsilon);
+        if (level > 0) dp::LaplaceNoiseInterval(plan, prepared.unit_exponent, level);
+      }
+      if (mean) {
+        const dp::MeanPlans plans =
+            dp::PlanMean(prepared.lower_units, prepared.upper_units, prepared.epsilon);
+        if (level > 0) dp::LaplaceMeanNoiseIntervals(plans, prepared.unit_exponent, level);
+      }
+    }
+  });
   return state;
 }
 
@@ -444,8 +546,7 @@ AggregateState* PrepareInitialState(Aggref* aggref, const PrivateAggregateKind& 
 // ---------------------------------------------------------------------------
 
 struct QueryCost {
-  bool charge;  // false in parallel workers: the leader pays for the query
-  int sites;
+  int sites;  // call sites charged by this process
   Datum epsilon;  // numeric
   Datum delta;    // numeric
   StringInfoData description;
@@ -464,6 +565,8 @@ struct QueryCost {
 // What the walk over an aggregate's input has seen.
 struct InputScan {
   List* tables = NIL;          // OIDs of the tables read
+  List* roots = NIL;           // for each, the range-table index of the table the query names
+                               // (a scanned partition's partitioned ancestor)
   bool has_join = false;
   Bitmapset* join_params = nullptr;  // PARAM_EXEC ids a nested loop passes to its inner side
 };
@@ -515,6 +618,28 @@ bool KeysCoverOutput(List* target_list, int key_count, const AttrNumber* keys) {
   return true;
 }
 
+// The range-table index of the relation that the query named for the scan
+// of `index`: a partition (or inheritance child) scanned for a partitioned
+// table maps to that table, through the planner's AppendRelInfos. UNION ALL
+// branches are not followed (their parent is a subquery, not a relation).
+Index RootRangeTableIndex(Index index, EState* estate) {
+  List* append_relations = estate->es_plannedstmt->appendRelations;
+  for (int depth = 0; depth <= list_length(append_relations); ++depth) {
+    bool moved = false;
+    ListCell* cell;
+    foreach (cell, append_relations) {
+      const auto* info = static_cast<AppendRelInfo*>(lfirst(cell));
+      if (info->child_relid != index) continue;
+      if (exec_rt_fetch(info->parent_relid, estate)->rtekind != RTE_RELATION) break;
+      index = info->parent_relid;
+      moved = true;
+      break;
+    }
+    if (!moved) break;
+  }
+  return index;
+}
+
 // Walks the input plan of a private aggregate; `scan` collects the tables
 // read so far and whether there are joins.
 void CheckInput(Plan* plan, Aggref* aggref, EState* estate, InputScan* scan) {
@@ -538,6 +663,7 @@ void CheckInput(Plan* plan, Aggref* aggref, EState* estate, InputScan* scan) {
       if (list_member_oid(*tables, table))
         RefuseInput(aggref, "Its input reads the same table more than once.");
       *tables = lappend_oid(*tables, table);
+      scan->roots = lappend_int(scan->roots, RootRangeTableIndex(relation_index, estate));
       if (IsA(plan, IndexScan))
         CheckExpressions(aggref,
                          reinterpret_cast<Node*>(reinterpret_cast<IndexScan*>(plan)->indexqualorig),
@@ -658,10 +784,21 @@ void CheckInput(Plan* plan, Aggref* aggref, EState* estate, InputScan* scan) {
   }
 }
 
-void RequireOneProtectedTable(Aggref* aggref, List* tables) {
-  int protected_tables = 0;
-  ListCell* cell;
-  foreach (cell, tables) protected_tables += IsProtectedRelation(lfirst_oid(cell), false) ? 1 : 0;
+// Counts the protected tables that the query names (a partitioned table is
+// one, however many of its partitions are scanned).
+void RequireOneProtectedTable(Aggref* aggref, const InputScan& scan, EState* estate) {
+  List* protected_roots = NIL;
+  ListCell* table_cell;
+  ListCell* root_cell;
+  forboth (table_cell, scan.tables, root_cell, scan.roots) {
+    const int root = lfirst_int(root_cell);
+    if (list_member_int(protected_roots, root)) continue;
+    if (IsProtectedRelation(lfirst_oid(table_cell), false) ||
+        IsProtectedRelation(exec_rt_fetch(root, estate)->relid, false))
+      protected_roots = lappend_int(protected_roots, root);
+  }
+  const int protected_tables = list_length(protected_roots);
+  list_free(protected_roots);
   if (protected_tables != 1)
     RefuseInput(aggref, "Its input contains a join, which can repeat a row of either side; "
                         "joins are accepted only between one protected table and public tables "
@@ -718,6 +855,17 @@ void PrepareAggregates(AggState* node, EState* estate, bool reexecuted, QueryCos
     const PrivateAggregateKind* kind = entry->kind;
     if (kind == nullptr) continue;
     const bool interval = entry->interval;
+    // Decided before any argument is read: the parameters are found by their
+    // position in the signature, and ORDER BY / DISTINCT would add arguments
+    // (sort keys) or drop rows.
+    if (aggref->aggorder != NIL || aggref->aggdistinct != NIL)
+      ereport(ERROR,
+              (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+               errmsg("DISTINCT or ORDER BY inside %s is not supported",
+                      get_func_name(aggref->aggfnoid)),
+               errdetail("A private aggregate's guarantee is stated for every row counted once, "
+                         "and its order does not change the answer."),
+               errhint("Remove DISTINCT and ORDER BY from the aggregate's arguments.")));
     // The combining step of a parallel or partial plan has no parameter
     // arguments: its inputs are partial states that already carry them, and
     // the call site is accounted for at its partial step.
@@ -732,15 +880,22 @@ void PrepareAggregates(AggState* node, EState* estate, bool reexecuted, QueryCos
                errhint("Use GROUP BY to get one private answer per group.")));
     // The aggregated value (and dp_select's weight) and FILTER are evaluated
     // per row like the input.
-    CheckExpressions(aggref, reinterpret_cast<Node*>(linitial(aggref->args)));
-    if (kind->family == Family::kSelection && list_length(aggref->args) == 6)
-      CheckExpressions(aggref, reinterpret_cast<Node*>(lsecond(aggref->args)));
+    const int per_row = PerRowArgumentCount(aggref);
+    for (int position = 0; position < per_row; ++position)
+      CheckExpressions(aggref, reinterpret_cast<Node*>(list_nth(aggref->args, position)));
     CheckExpressions(aggref, reinterpret_cast<Node*>(aggref->aggfilter));
-    if (cost->charge && !input_checked) {
+    // Who pays: every process pays for the call sites it runs, except a
+    // parallel worker running a partial step (below Gather), which the
+    // leader paid for when it prepared the same plan. A complete aggregation
+    // in a parallel worker (e.g. inside a PARALLEL SAFE function) is paid by
+    // that worker.
+    const bool charge = !(IsParallelWorker() && DO_AGGSPLIT_SKIPFINAL(aggref->aggsplit));
+    if (charge && !input_checked) {
       InputScan scan;
       CheckInput(plan->plan.lefttree, aggref, estate, &scan);
-      if (scan.has_join) RequireOneProtectedTable(aggref, scan.tables);
+      if (scan.has_join) RequireOneProtectedTable(aggref, scan, estate);
       list_free(scan.tables);
+      list_free(scan.roots);
       bms_free(scan.join_params);
       input_checked = true;
     }
@@ -766,7 +921,7 @@ void PrepareAggregates(AggState* node, EState* estate, bool reexecuted, QueryCos
     MemoryContextSwitchTo(previous);
     transition->initValue = initial;
     transition->initValueIsNull = false;
-    if (cost->charge) {
+    if (charge) {
       // Every output aggregate that uses this transition is its own release.
       int outputs = 0;
       for (int j = 0; j < node->numaggs; ++j) outputs += node->peragg[j].transno == i ? 1 : 0;
@@ -864,6 +1019,7 @@ void PreparePlanState(PlanState* node, EState* estate, bool reexecuted, QueryCos
 ExecutorStart_hook_type previous_executor_start = nullptr;
 
 void ExecutorStartHook(QueryDesc* query, int flags) {
+  DecideNoiseSource();
   CheckExecutionForRestrictedRole(query, flags);
   if (previous_executor_start != nullptr) {
     previous_executor_start(query, flags);
@@ -873,13 +1029,12 @@ void ExecutorStartHook(QueryDesc* query, int flags) {
   // Plain EXPLAIN runs nothing, so there is nothing to check, prepare or pay.
   if ((flags & EXEC_FLAG_EXPLAIN_ONLY) != 0) return;
   QueryCost cost;
-  cost.charge = !IsParallelWorker();
   cost.sites = 0;
   cost.epsilon = DirectFunctionCall1(int4_numeric, Int32GetDatum(0));
   cost.delta = cost.epsilon;
   initStringInfo(&cost.description);
   PreparePlanState(query->planstate, query->estate, false, &cost);
-  if (cost.charge && cost.sites > 0) {
+  if (cost.sites > 0) {
     QueryCharge charge;
     charge.epsilon = cost.epsilon;
     charge.delta = cost.delta;

@@ -11,11 +11,15 @@ struct PrivateAggregateKind;
 // The private aggregate behind pg_proc OID `aggregate`, or nullptr.
 const PrivateAggregateKind* LookupPrivateAggregate(Oid aggregate);
 
-// How many leading arguments of a call of aggregate `aggregate` with
-// `argument_count` arguments are evaluated per row (the value, and the
-// weight of weighted dp_select); the others are parameters, evaluated once
-// before any row is read.
-int PerRowArgumentCount(Oid aggregate, int argument_count);
+// How many leading arguments of the call `aggref` are evaluated per row (the
+// value, and the weight of weighted dp_select); the others are parameters,
+// evaluated once before any row is read. Counted from the aggregate's
+// signature, never from aggref->args (which also holds ORDER BY keys).
+int PerRowArgumentCount(Aggref* aggref);
+
+// The number of arguments in the signature of the private aggregate called
+// by `aggref` (pg_proc.pronargs; ERROR if the call does not match it).
+int DeclaredArgumentCount(Aggref* aggref);
 
 void InstallExecutorHook();
 

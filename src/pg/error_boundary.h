@@ -12,6 +12,10 @@
 //    the longjmp happens.
 //  * The PostgreSQL layer itself uses only trivially destructible values
 //    around calls that may ereport (Datums, PODs, palloc'd memory).
+//  * Nothing inside a CallCore body calls PostgreSQL (no catalog lookups,
+//    palloc, ereport or GUC checks such as superuser()); core functions
+//    called outside CallCore are noexcept (UnitScale, ToUnits,
+//    ChooseUnitExponent, QuantileGrid::BinIndex, ToDouble, ...).
 //
 // The idea follows pg_duckdb's cpp_wrapper.hpp; the code is our own.
 #ifndef DP_AGG_PG_ERROR_BOUNDARY_H
@@ -36,8 +40,11 @@ struct CoreFailure {
 void CopyFailure(CoreFailure* failure, CoreFailureKind kind, const char* message,
                  const char* hint) noexcept;
 
-// Raises the PostgreSQL ERROR for `failure` (SQLSTATE 22023 for bad
-// parameters, XX000 otherwise). Never returns.
+// Raises the PostgreSQL ERROR for `failure`: SQLSTATE 22023 for
+// dp::InvalidParameter (a parameter the query chose), 58000 for a failing
+// random source, 53200 for std::bad_alloc, and XX000 for anything else,
+// which must never be reachable from SQL (parameters are validated, and the
+// noise calibrated, when the executor hook prepares a call). Never returns.
 [[noreturn]] void ReportCoreFailure(const CoreFailure& failure);
 
 template <typename Body>

@@ -39,7 +39,10 @@ namespace dp_pg {
 
 namespace {
 
-constexpr int kNumberText = 128;
+// Room for any charge as plain decimal text: the smallest delta's exact
+// value (a double with a 24-bit mantissa, down to 2^-1074) has at most 1074
+// digits after the point, and the sums of a query's charges no more.
+constexpr int kNumberText = 1152;
 constexpr int kMaxLedgerWorkers = 16;  // databases with DP activity at once
 
 enum RequestState : std::uint32_t { kFree = 0, kPending = 1, kInProgress = 2, kDone = 3 };

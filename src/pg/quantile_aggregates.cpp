@@ -89,7 +89,7 @@ const dp::QuantileGrid* GridOf(FunctionCallInfo fcinfo, const QuantileState* sta
 
 Datum PrepareQuantileInitialState(Aggref* aggref, EState* estate, double* requested_epsilon) {
   // dp_percentile(value, fraction, lower, upper, epsilon), dp_median(value, lower, upper, epsilon)
-  const bool median = list_length(aggref->args) == 4;
+  const bool median = DeclaredArgumentCount(aggref) == 4;
   const int first_bound = median ? 1 : 2;
   const double fraction =
       median ? dp::kMedianFraction : EvaluateDoubleParameter(aggref, 1, "fraction", estate);

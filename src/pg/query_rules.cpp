@@ -721,7 +721,7 @@ bool CheckAggregates(Node* node, AggregateCheck* check) {
       // arguments are parameters that the executor hook evaluates once,
       // before any row is read (call_sites.cpp), so they cannot fail for
       // some rows only.
-      const int per_row = PerRowArgumentCount(aggref->aggfnoid, list_length(aggref->args));
+      const int per_row = PerRowArgumentCount(aggref);
       int position = 0;
       ListCell* cell;
       foreach (cell, aggref->args) {

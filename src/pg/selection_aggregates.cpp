@@ -98,6 +98,7 @@ void AddToScore(Score* score, dp::int128 amount) {
 // The candidates, deconstructed, with a hash table from value to position.
 struct CandidateIndex {
   int count;
+  int indexed;  // values[0 .. indexed) are in the index
   Datum* values;
   FmgrInfo equality;
   FmgrInfo hash;
@@ -119,7 +120,7 @@ bool Equal(const CandidateIndex& index, Datum a, Datum b) {
 // Position of `value` among the candidates, or -1.
 int Find(const CandidateIndex& index, Datum value) {
   if (!index.hashable) {
-    for (int i = 0; i < index.count; ++i)
+    for (int i = 0; i < index.indexed; ++i)
       if (Equal(index, index.values[i], value)) return i;
     return -1;
   }
@@ -143,10 +144,14 @@ CandidateIndex* BuildIndex(ArrayType* candidates, Oid collation, MemoryContext c
   const Oid element_type = ARR_ELEMTYPE(copy);
   TypeCacheEntry* type = lookup_type_cache(
       element_type, TYPECACHE_EQ_OPR_FINFO | TYPECACHE_HASH_PROC_FINFO);
+  // eq_opr is the equality of the type's default btree opclass, else of its
+  // default hash opclass; the hash function is used only when it exists.
   if (!OidIsValid(type->eq_opr_finfo.fn_oid))
     ereport(ERROR, (errcode(ERRCODE_UNDEFINED_FUNCTION),
                     errmsg("dp_select needs an equality operator for type %s",
-                           format_type_be(element_type))));
+                           format_type_be(element_type)),
+                    errhint("The candidates' type needs a default btree or hash operator class; "
+                            "cast the value and the candidates to such a type, e.g. text.")));
   int16 length;
   bool by_value;
   char alignment;
@@ -178,6 +183,7 @@ CandidateIndex* BuildIndex(ArrayType* candidates, Oid collation, MemoryContext c
       while (index->table[slot] >= 0) slot = (slot + 1) & (index->table_size - 1);
       index->table[slot] = i;
     }
+    index->indexed = i + 1;
   }
   MemoryContextSwitchTo(previous);
   return index;
@@ -195,8 +201,11 @@ SelectionState* ReadSelectionState(FunctionCallInfo fcinfo, int argument) {
 
 Datum PrepareSelectionInitialState(Aggref* aggref, EState* estate, double* requested_epsilon) {
   // dp_select(value, candidates, epsilon) or (value, weight, lower, upper, candidates, epsilon)
-  const bool weighted = list_length(aggref->args) == 6;
+  const bool weighted = DeclaredArgumentCount(aggref) == 6;
   const int candidates_position = weighted ? 4 : 1;
+  if (!OidIsValid(get_element_type(list_nth_oid(aggref->aggargtypes, candidates_position))))
+    ereport(ERROR, (errcode(ERRCODE_DATATYPE_MISMATCH),
+                    errmsg("candidates of dp_select must be an array")));
   const double epsilon =
       EvaluateDoubleParameter(aggref, candidates_position + 1, "epsilon", estate);
   const double maximum = max_epsilon;
@@ -357,11 +366,22 @@ Datum dp_selection_state_in(PG_FUNCTION_ARGS) {
   char* type_name = pnstrdup(type_start + 6, candidates_start - (type_start + 6));
   const Oid element_type =
       DatumGetObjectId(DirectFunctionCall1(regtypein, CStringGetDatum(type_name)));
+  const Oid array_type = OidIsValid(element_type) ? get_array_type(element_type) : InvalidOid;
+  if (!OidIsValid(array_type))
+    ereport(ERROR, (errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
+                    errmsg("invalid input syntax for type dp_agg.selection_state"),
+                    errdetail("\"%s\" is not a type with an array type.", type_name)));
   Oid input_function, parameter;
-  getTypeInputInfo(get_array_type(element_type), &input_function, &parameter);
+  getTypeInputInfo(array_type, &input_function, &parameter);
   ArrayType* candidates = DatumGetArrayTypeP(OidInputFunctionCall(
       input_function, const_cast<char*>(candidates_start + 12), parameter, -1));
   const int count = ArrayGetNItems(ARR_NDIM(candidates), ARR_DIMS(candidates));
+  if (ARR_NDIM(candidates) > 1 || count > dp_pg::kMaxCandidates || ARR_HASNULL(candidates))
+    ereport(ERROR, (errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
+                    errmsg("invalid input syntax for type dp_agg.selection_state"),
+                    errdetail("The candidates must be a one-dimensional array of at most %d "
+                              "non-NULL values.",
+                              dp_pg::kMaxCandidates)));
   const Size candidates_offset = MAXALIGN(sizeof(SelectionState) + sizeof(dp_pg::Score) * count);
   const Size total = candidates_offset + VARSIZE(candidates);
   auto* state = static_cast<SelectionState*>(palloc0(total));

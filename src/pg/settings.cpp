@@ -13,6 +13,7 @@ double max_delta = 1e-5;
 char* admin_role = nullptr;
 double group_selection_epsilon = 1.0;
 double group_selection_delta = 1e-6;
+bool session_may_use_test_seed = false;
 
 namespace {
 
@@ -58,7 +59,7 @@ void DefineSettings() {
       "FOR TESTS ONLY: draw noise from a predictable generator seeded with this value.",
       "0 (the default) draws noise from OpenSSL's CSPRNG. Any other value makes every noisy "
       "answer predictable and therefore not private; only superusers can set it.",
-      &insecure_test_seed, 0, 0, INT_MAX, PGC_SUSET, GUC_NOT_IN_SAMPLE, nullptr,
+      &insecure_test_seed, 0, 0, INT_MAX, PGC_SUSET, GUC_NOT_IN_SAMPLE | GUC_SUPERUSER_ONLY, nullptr,
       AssignTestSeed, nullptr);
   DefineCustomRealVariable(
       "dp_agg.max_delta",
@@ -93,7 +94,7 @@ void DefineSettings() {
       "Used by the privacy audit suite to show that it detects broken mechanisms. Any value "
       "but none voids the privacy guarantee; only superusers can set it.",
       &test_fault, static_cast<int>(TestFault::kNone), kTestFaults, PGC_SUSET,
-      GUC_NOT_IN_SAMPLE, nullptr, nullptr, nullptr);
+      GUC_NOT_IN_SAMPLE | GUC_SUPERUSER_ONLY, nullptr, nullptr, nullptr);
 #if PG_VERSION_NUM >= 150000
   MarkGUCPrefixReserved("dp_agg");
 #else
@@ -101,11 +102,20 @@ void DefineSettings() {
 #endif
 }
 
-dp::RandomSource& NoiseSource() {
+void DecideNoiseSource() {
+  // The SESSION user: a SECURITY DEFINER function owned by a superuser runs
+  // with a superuser as current user, but the analyst who calls it must not
+  // get predictable noise.
+  session_may_use_test_seed = superuser_arg(GetSessionUserId());
+}
+
+dp::RandomSource& NoiseSource() noexcept {
   // Even if a superuser set the seed in postgresql.conf or for a database,
   // only superuser sessions get the predictable generator: everyone else's
-  // noise always comes from OpenSSL.
-  if (test_source != nullptr && superuser()) return *test_source;
+  // noise always comes from OpenSSL. A plain flag, decided by
+  // DecideNoiseSource before any C++ object is alive: this runs inside
+  // CallCore, where nothing may raise a PostgreSQL error.
+  if (test_source != nullptr && session_may_use_test_seed) return *test_source;
   if (secure_source == nullptr) secure_source = new (secure_storage) dp::OpenSslRandomSource();
   return *secure_source;
 }

@@ -42,9 +42,15 @@ inline bool TestFaultIs(TestFault fault) { return test_fault == static_cast<int>
 
 void DefineSettings();
 
-// The randomness for noise: OpenSSL's CSPRNG, unless a superuser has set
-// dp_agg.insecure_test_seed for a deterministic test run.
-dp::RandomSource& NoiseSource();
+// Decides, from the session user, whether NoiseSource may return the seeded
+// test generator. Called by the executor hook at every ExecutorStart, where
+// no C++ object is alive (it reads the catalog, which may raise an ERROR).
+void DecideNoiseSource();
+
+// The randomness for noise: OpenSSL's CSPRNG, unless dp_agg.insecure_test_seed
+// is set and the session user (decided by DecideNoiseSource) is a superuser.
+// Never calls PostgreSQL, so it may be used inside CallCore.
+dp::RandomSource& NoiseSource() noexcept;
 
 }  // namespace dp_pg
 
