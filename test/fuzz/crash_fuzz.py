@@ -209,6 +209,7 @@ class Gen:
         return call
 
     def statement(self):
+        self.last = None
         r = self.r.random()
         if r < 0.05:
             st = self.ch(STATE_TYPES)
@@ -220,7 +221,9 @@ class Gen:
                             f"SELECT dp_agg.combine({lit}::dp_agg.aggregate_state, {lit}::dp_agg.aggregate_state)"])
         table = self.ch(["fz.pub", "fz.prot", "fz.prot", "fz.empty"])
         a = "t"
-        aggs = ", ".join(self.agg(a) for _ in range(self.r.randint(1, 3)))
+        agg_list = [self.agg(a) for _ in range(self.r.randint(1, 3))]
+        self.last = (table, agg_list)
+        aggs = ", ".join(agg_list)
         where = self.ch(["", "", f" WHERE {a}.id > 10", f" WHERE {a}.id < 0", f" WHERE {a}.txt = 'r1'"])
         grp = self.ch(["", "", "", f" GROUP BY {a}.bo", f" GROUP BY {a}.txt", f" GROUP BY {a}.i2"])
         src = f"{table} {a}"
@@ -333,11 +336,55 @@ class Sessions:
         self.c = {}
 
 
+def crashes_alone(sql):
+    """True if sql, run alone as superuser, loses the connection (and waits for the restart)."""
+    try:
+        c = connect()
+    except psycopg2.OperationalError:
+        start_time()
+        c = connect()
+    try:
+        with c.cursor() as cur:
+            cur.execute("SET statement_timeout = '15s'")
+            cur.execute(sql)
+        return False
+    except psycopg2.Error as e:
+        if e.pgcode is None and isinstance(e, (psycopg2.OperationalError, psycopg2.InterfaceError)):
+            start_time()
+            return True
+        return False
+    finally:
+        try:
+            c.close()
+        except Exception:
+            pass
+
+
+def reduce_crash(last):
+    """The smallest single-aggregate query of the crashing statement that still crashes."""
+    if not last:
+        return None
+    table, aggs = last
+    for g in sorted(aggs, key=len):
+        for q in (f"SELECT {g} FROM {table} t", f"SELECT {g} FROM fz.pub t"):
+            if crashes_alone(q):
+                return q
+    return None
+
+
+def agg_shape(q):
+    """A dedup key for a reduced crash: aggregate name, ORDER BY/DISTINCT/FILTER inside."""
+    name = q.split("(", 2)[1] if q.startswith("SELECT (") else q.split("(", 1)[0]
+    name = name.replace("SELECT ", "").strip("( ")
+    tags = [t for t in ("ORDER BY", "DISTINCT", "FILTER") if t in q]
+    return name + (" with " + "/".join(tags) if tags else "")
+
+
 def expected_state(state):
     return state[:2] in EXPECTED or state in EXPECTED
 
 
-def fuzz(n, seed, out, deadline):
+def fuzz(n, seed, out, deadline, reduce=True):
     rng = random.Random(seed)
     gen = Gen(rng)
     sess = Sessions(rng)
@@ -370,12 +417,16 @@ def fuzz(n, seed, out, deadline):
             states["client-side error"] = states.get("client-side error", 0) + 1
             continue
         if state is None:
-            key = ("crash", "connection lost")
             sess.reset()
-            t_now = start_time()
-            if t_now != t_start:
-                msg = "server restarted (pg_postmaster_start_time changed)"
-                t_start = t_now
+            start_time()
+            reduced = reduce_crash(gen.last) if reduce else None
+            t_start = start_time()
+            msg = "server process crashed (connection lost, server restarted)"
+            if reduced:
+                key = ("crash", agg_shape(reduced))
+                msg += "; reduced: " + reduced
+            else:
+                key = ("crash", "not reduced")
         elif state in INTERNAL:
             key = (f"internal {state}", msg)
         elif not expected_state(state):

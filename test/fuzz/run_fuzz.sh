@@ -10,7 +10,8 @@
 # eval "$(bash test/scripts/cluster.sh env)"); otherwise starts a throwaway cluster
 # with test/scripts/cluster.sh and stops it at the end. Creates and drops its own
 # databases (dp_fuzz_nb_without, dp_fuzz_nb_with, dp_fuzz_crash) and roles
-# (dp_fuzz_*). Findings: /tmp/dp_agg_neighbour_findings.txt, /tmp/dp_agg_crash_findings.txt.
+# (dp_fuzz_*). Findings: /tmp/dp_agg_neighbour_findings.txt (and
+# /tmp/dp_agg_neighbour_selfcheck_findings.txt), /tmp/dp_agg_crash_findings.txt.
 # Ends with "fuzz: N passed, M failed" (N = checks passed); exit status 1 on any failure.
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -55,7 +56,8 @@ if [[ -n "$long" ]]; then
   run "crash fuzzer, $long statements" "$PYTHON" "$HERE/crash_fuzz.py" --long "$long" "${seed[@]}"
 else
   run "neighbour-differential fuzzer (quick, fixed seed)" "$PYTHON" "$HERE/neighbour_fuzz.py" --quick
-  run "neighbour-differential fuzzer self-check (test faults)" "$PYTHON" "$HERE/neighbour_fuzz.py" --self-check
+  run "neighbour-differential fuzzer self-check (test faults)" "$PYTHON" "$HERE/neighbour_fuzz.py" --self-check \
+    --findings /tmp/dp_agg_neighbour_selfcheck_findings.txt
   run "crash fuzzer (quick, fixed seed)" "$PYTHON" "$HERE/crash_fuzz.py" --quick
 fi
 rm -f "$log"
