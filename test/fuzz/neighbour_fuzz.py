@@ -332,9 +332,11 @@ class Gen:
         if r < 0.3:
             arg = self.ch([f"{a}.id", "1", f"{a}.name", f"{a}.opt", f"{a}.stay", f"{a}.score"])
             filt = f" FILTER (WHERE {self.pred(a, 1)})" if self.r.random() < 0.15 else ""
+            # ORDER BY inside the call (an aggregate's sort keys must not act as arguments)
+            inner = f" ORDER BY {a}.{self.ch(['age', 'score', 'id', 'small'])}" if self.r.random() < 0.08 else ""
             if self.r.random() < 0.2:
-                return f"dp_count({arg}, {e}, {self.delta()}){filt}"
-            return f"dp_count({arg}, {e}){filt}"
+                return f"dp_count({arg}, {e}, {self.delta()}{inner}){filt}"
+            return f"dp_count({arg}, {e}{inner}){filt}"
         if r < 0.6:
             col, t = self.ch(list(NUM_COLS.items()))
             lo, hi = self.ch([("0", "100"), ("0", "200000"), ("-5", "5"),
