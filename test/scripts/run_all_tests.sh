@@ -92,6 +92,13 @@ audit_passed=$(sed -n 's/^audit: \([0-9]*\) passed, [0-9]* failed$/\1/p' "$log_d
 audit_failed=$(sed -n 's/^audit: [0-9]* passed, \([0-9]*\) failed$/\1/p' "$log_dir/audit.log" | tail -1)
 note_suite audit "$status" "${audit_passed:-0}" "${audit_failed:-0}"
 
+echo "== fuzzers (neighbour-differential with self-check, crash; bounded, fixed seeds)"
+bash test/fuzz/run_fuzz.sh 2>&1 | tee "$log_dir/fuzz.log"
+status=${PIPESTATUS[0]}
+fuzz_passed=$(sed -n 's/^fuzz: \([0-9]*\) passed, [0-9]* failed$/\1/p' "$log_dir/fuzz.log" | tail -1)
+fuzz_failed=$(sed -n 's/^fuzz: [0-9]* passed, \([0-9]*\) failed$/\1/p' "$log_dir/fuzz.log" | tail -1)
+note_suite fuzz "$status" "${fuzz_passed:-0}" "${fuzz_failed:-0}"
+
 echo "== TAP tests (crash, restart, races, standby, cancellation, restricted roles without the library)"
 bash test/tap/run_tap.sh 2>&1 | tee "$log_dir/tap.log"
 status=${PIPESTATUS[0]}

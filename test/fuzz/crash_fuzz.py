@@ -1,0 +1,520 @@
+#!/usr/bin/env python3
+"""Crash fuzzer for dp_agg: random private-aggregate calls with random argument
+types and extreme or NULL parameters, in assorted SQL shapes, as a superuser,
+an unrestricted role and a restricted role, with and without parallel plans.
+
+Fails on
+  - a backend crash: the connection is lost, or pg_postmaster_start_time()
+    changed (the server restarted after some backend died),
+  - SQLSTATE XX000, XX001, XX002 (internal error, data corrupted, index corrupted),
+  - any SQLSTATE outside the expected classes (EXPECTED below).
+
+  crash_fuzz.py --quick        fixed seed, bounded (make test, about a minute)
+  crash_fuzz.py --long N [--seed S]
+Needs PG* variables for a superuser connection. Findings (deduplicated by
+class and message, with the first query of each) go to --findings
+(default /tmp/dp_agg_crash_findings.txt). Ends with "crash: N passed, M failed".
+"""
+import argparse
+import os
+import random
+import sys
+import time
+
+import psycopg2
+
+DB = "dp_fuzz_crash"
+RESTRICTED = "dp_fuzz_crash_analyst"
+UNRESTRICTED = "dp_fuzz_crash_user"
+
+# Expected SQLSTATE classes (and single codes): what a fuzzed query may raise.
+EXPECTED = {
+    "22": "data exception (bad parameters, casts, overflow)",
+    "42": "syntax error or access rule violation (dp_agg refusals are 42501)",
+    "0A": "feature not supported (dp_agg refusals of unsupported shapes)",
+    "53": "insufficient resources (out of memory for huge arrays)",
+    "54": "program limit exceeded (huge arrays, stack depth)",
+    "57014": "query canceled (statement_timeout)",
+    "DP": "dp_agg's budget errors (DP001 exhausted, DP002 no budget)",
+    "21": "cardinality violation (a scalar subquery returning several rows)",
+    "P0": "PL/pgSQL RAISE in DO blocks",
+    "2F": "SQL routine exception",
+    "38": "external routine exception",
+    "39": "external routine invocation exception",
+}
+INTERNAL = {"XX000", "XX001", "XX002"}
+
+SETUP = r"""
+CREATE EXTENSION IF NOT EXISTS dp_agg;
+CREATE SCHEMA fz;
+GRANT USAGE ON SCHEMA fz TO PUBLIC;
+CREATE TABLE fz.pub (id int PRIMARY KEY, i2 int2, i4 int, i8 bigint, f4 real, f8 float8,
+  num numeric, txt text, b bit(4), vb varbit, m money, iv interval, arr int[], farr float8[],
+  d date, ts timestamptz, bo bool);
+INSERT INTO fz.pub
+SELECT g, (g % 100 - 50)::int2, g - 500, g::bigint * 1000003, g / 7.0, g / 3.0,
+  (g * 1.5)::numeric, 'r' || (g % 13), (g % 16)::bit(4), (g % 16)::bit(4)::varbit,
+  (g % 50)::money, g * interval '1 minute', ARRAY[g, g + 1], ARRAY[g / 2.0],
+  date '2020-01-01' + g % 400, timestamptz '2020-01-01' + g * interval '1 hour', g % 2 = 0
+FROM generate_series(1, 3000) g;
+-- special values
+INSERT INTO fz.pub VALUES
+  (-1, 32767, 2147483647, 9223372036854775807, 'Infinity', 'NaN', 'NaN', '', B'1111', B'', '-92233720368547758.08',
+   '178000000 years', '{}', '{NaN,Infinity}', 'infinity', '-infinity', NULL),
+  (-2, -32768, -2147483648, -9223372036854775808, '-Infinity', '-0', '1e1000', NULL, NULL, NULL, NULL,
+   '-178000000 years', NULL, NULL, '-infinity', 'infinity', true),
+  (-3, NULL, NULL, NULL, NULL, '1e-320', '-1e-1000', repeat('x', 10000), B'0000', B'1', 0, '0', ARRAY[NULL]::int[],
+   ARRAY[-0.0], NULL, NULL, false);
+CREATE TABLE fz.prot (LIKE fz.pub INCLUDING ALL);
+INSERT INTO fz.prot SELECT * FROM fz.pub;
+CREATE TABLE fz.empty (LIKE fz.pub);
+CREATE TABLE fz.lookup (id int PRIMARY KEY, name text);
+INSERT INTO fz.lookup SELECT g, 'n' || g FROM generate_series(1, 100) g;
+ANALYZE fz.pub, fz.prot, fz.lookup;
+CREATE FUNCTION fz.run(q text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE r text; BEGIN EXECUTE q INTO r; RETURN r; END $$;
+CREATE FUNCTION fz.run_sql(x float8) RETURNS float8 LANGUAGE sql AS $$ SELECT x * 2 $$;
+GRANT SELECT ON fz.pub, fz.empty, fz.lookup TO PUBLIC;
+GRANT SELECT ON fz.prot TO {unrestricted};
+SELECT dp_agg.protect_table('fz.prot');
+SELECT dp_agg.restrict_role('{restricted}');
+SELECT dp_agg.set_budget('{restricted}', 1e15, 0.9);
+SELECT dp_agg.set_budget('{unrestricted}', 1e15, 0.9);
+SELECT dp_agg.set_budget(current_user::regrole, 1e15, 0.9);
+"""
+
+COLS = {  # column -> type
+    "i2": "int2", "i4": "int4", "i8": "int8", "f4": "float4", "f8": "float8", "num": "numeric",
+    "txt": "text", "b": "bit", "vb": "varbit", "m": "money", "iv": "interval", "arr": "int[]",
+    "farr": "float8[]", "d": "date", "ts": "timestamptz", "bo": "bool", "id": "int4",
+}
+NUMERIC_COLS = ["i2", "i4", "i8", "f4", "f8", "num", "id"]
+EXTREME = ["0", "-0", "'-0'::float8", "'NaN'", "'NaN'::float8", "'Infinity'", "'-Infinity'",
+           "1e-300", "1e300", "-1", "1", "0.5", "1e-15", "8.881784197001252e-16",
+           "4.9e-324", "1.7976931348623157e308", "NULL", "NULL::float8", "2147483648",
+           "9223372036854775807", "-9223372036854775808", "1e1000", "0.1", "10", "10.000001",
+           "'1e-100'", "2.2250738585072014e-308", "3"]
+EPS = ["1.0", "0.1", "0.5", "1e-6", "9.99", "10", "1e-15", "8.881784197001252e-16", "1e-300",
+       "0", "-0", "-1", "'NaN'", "'Infinity'", "NULL", "1e300", "4.9e-324", "$EPS"]
+DELTA = ["1e-6", "1e-9", "1e-100", "1e-300", "4.9e-324", "0", "1", "0.5", "-1e-9", "'NaN'",
+         "NULL", "1e-5", "0.999999", "2.2250738585072014e-308"]
+STATE_LITERALS = ["'x'", "''", "'uninitialized'", "'0'", "'1 2 3'", "'(1,2)'", "repeat('9', 5000)",
+                  "'count 1 1 1'", "'\\x00'", "'-'", "'nan nan nan'",
+                  # the selection state's text form: s1 ... type=<type> candidates=<array>
+                  "'x type=int4[] candidates={}'", "'x type=void candidates={}'",
+                  "'x type=nosuchtype candidates={}'", "'s1 weighted=0 type=int4 candidates={1,2}'",
+                  "'s1 weighted=0 epsilon=0x1p+0 lower=0x0p+0 upper=0x0p+0 unit_exponent=0 scores=1,2 type=int4 candidates={1,2}'",
+                  "'s1 weighted=1 epsilon=nan lower=inf upper=-inf unit_exponent=99999 scores=-1 type=text candidates={a}'",
+                  "'x type=record candidates=(1)'", "'x type=int4 candidates={{1},{2}}'",
+                  "' type= candidates='"]
+STATE_TYPES = ["dp_agg.selection_state", "dp_agg.aggregate_state", "dp_agg.quantile_state"]
+
+
+class Gen:
+    def __init__(self, rng):
+        self.r = rng
+
+    def ch(self, s):
+        return self.r.choice(s)
+
+    def num(self):
+        if self.r.random() < 0.5:
+            return self.ch(["0", "1", "10", "100", "-5", "1000.5"])
+        return self.ch(EXTREME)
+
+    def eps(self):
+        if self.r.random() < 0.5:
+            return self.ch(["1.0", "0.5", "0.1"])
+        e = self.ch(EPS)
+        return e.replace("$EPS", self.ch(["(SELECT 0.5)", "fz.run_sql(0.25)", "1.0::float4",
+                                           "1::int2", "1::numeric", "'1'::text::float8"]))
+
+    def delta(self):
+        if self.r.random() < 0.5:
+            return "1e-6"
+        return self.ch(DELTA)
+
+    def value(self, a):
+        r = self.r.random()
+        if r < 0.6:
+            c = self.ch(list(COLS) + NUMERIC_COLS * 2)
+            return f"{a}.{c}"
+        if r < 0.8:
+            return self.ch(["1", "NULL", "1.5::float4", "'NaN'::numeric", "'x'::text",
+                            "B'101'", "'1'::money", "'1 day'::interval", "ARRAY[1,2]",
+                            "repeat('a', 100000)", "ARRAY(SELECT generate_series(1, 10000))",
+                            "'Infinity'::float8", "-0.0::float8", "32767::int2", "1e300::float8"])
+        c = self.ch(NUMERIC_COLS)
+        t = self.ch(["int2", "int4", "int8", "float4", "float8", "numeric", "text"])
+        return f"{a}.{c}::{t}"
+
+    def bound(self, typ):
+        v = self.num()
+        if typ and self.r.random() < 0.5:
+            return f"{v}::{typ}"
+        return v
+
+    def inner_opts(self, a):
+        parts = []
+        if self.r.random() < 0.15:
+            parts.append(" ORDER BY " + self.ch([f"{a}.id", "1e-6::float8", f"{a}.txt DESC", f"{a}.f8 NULLS FIRST"]))
+        return "".join(parts)
+
+    def agg(self, a):
+        r = self.r.random()
+        typ = self.ch([None, None, None, "int2", "int4", "int8", "float4", "float8", "numeric", "numeric",
+                       "float8", "int8"] + (["money", "text", "interval", "bit"] if self.r.random() < 0.3 else []))
+        v = self.value(a)
+        distinct = "DISTINCT " if self.r.random() < 0.07 else ""
+        d = f", {self.delta()}" if self.r.random() < 0.3 else ""
+        if r < 0.25:
+            call = f"dp_count({distinct}{v}, {self.eps()}{d}{self.inner_opts(a)})"
+        elif r < 0.55:
+            f = self.ch(["dp_sum", "dp_avg"])
+            arg = f"{a}.{self.ch(NUMERIC_COLS)}" + (f"::{typ}" if typ else "")
+            if self.r.random() < 0.2:
+                arg = v
+            call = f"{f}({distinct}{arg}, {self.bound(typ)}, {self.bound(typ)}, {self.eps()}{d}{self.inner_opts(a)})"
+        elif r < 0.65:
+            f = self.ch(["dp_sum_interval", "dp_avg_interval"])
+            arg = f"{a}.{self.ch(NUMERIC_COLS)}::float8"
+            conf = self.ch(["0.95", "0", "1", "'NaN'", "NULL", "-1", "0.5", "1e-300", "0.9999999999999999"])
+            call = f"({f}({arg}, {self.num()}, {self.num()}, {self.eps()}{d}, {conf}{self.inner_opts(a)})).*"
+            if self.r.random() < 0.5:
+                call = call[:-2] + ".value"
+        elif r < 0.7:
+            conf = self.ch(["0.95", "0", "1", "'NaN'", "NULL", "2"])
+            call = f"(dp_count_interval({v}, {self.eps()}{d}, {conf})).high"
+        elif r < 0.82:
+            if self.r.random() < 0.5:
+                call = f"dp_median({a}.{self.ch(NUMERIC_COLS)}::float8, {self.num()}, {self.num()}, {self.eps()}{self.inner_opts(a)})"
+            else:
+                call = (f"dp_percentile({a}.{self.ch(NUMERIC_COLS)}::float8, {self.ch(['0', '1', '0.5', '-0.1', '1.1', 'NULL', chr(39) + 'NaN' + chr(39)])}, "
+                        f"{self.num()}, {self.num()}, {self.eps()}{d})")
+        else:
+            col = self.ch(["txt", "i4", "i2", "f8", "num", "bo", "d", "b", "arr"])
+            cands = {"txt": "ARRAY['r1','r2','']", "i4": "ARRAY[1,2,NULL]", "i2": "ARRAY[1,2]::int2[]",
+                     "f8": "ARRAY['NaN'::float8, -0.0, 0]", "num": "ARRAY[1.5, 'NaN']::numeric[]",
+                     "bo": "ARRAY[true]", "d": "ARRAY['infinity'::date]", "b": "ARRAY[B'1111']",
+                     "arr": "ARRAY[ARRAY[1,2]]"}[col]
+            cands = self.ch([cands, "ARRAY[]::text[]", "NULL::text[]",
+                             "(SELECT array_agg(g::text) FROM generate_series(1, 20000) g)",
+                             "ARRAY[[1,2],[3,4]]", "'{}'::int[]"])
+            if self.r.random() < 0.35:
+                call = f"dp_select({a}.{col}, {a}.{self.ch(NUMERIC_COLS)}::float8, {self.num()}, {self.num()}, {cands}, {self.eps()})"
+            else:
+                call = f"dp_select({distinct}{a}.{col}, {cands}, {self.eps()}{self.inner_opts(a)})"
+        if self.r.random() < 0.15 and not call.startswith("("):
+            call += f" FILTER (WHERE {a}.id % 2 = 0)"
+        return call
+
+    def statement(self):
+        self.last = None
+        r = self.r.random()
+        if r < 0.05:
+            st = self.ch(STATE_TYPES)
+            lit = self.ch(STATE_LITERALS)
+            return self.ch([f"SELECT {lit}::{st}", f"SELECT {lit}::{st}::text",
+                            f"SELECT dp_agg.select_final({lit}::dp_agg.selection_state, 1, ARRAY[1], 1.0)",
+                            f"SELECT dp_agg.count_final({lit}::dp_agg.aggregate_state)",
+                            f"SELECT dp_agg.quantile_final({lit}::dp_agg.quantile_state)",
+                            f"SELECT dp_agg.combine({lit}::dp_agg.aggregate_state, {lit}::dp_agg.aggregate_state)"])
+        table = self.ch(["fz.pub", "fz.prot", "fz.prot", "fz.empty"])
+        a = "t"
+        agg_list = [self.agg(a) for _ in range(self.ch([1, 1, 1, 2, 3]))]
+        self.last = (table, agg_list)
+        aggs = ", ".join(agg_list)
+        where = self.ch(["", "", f" WHERE {a}.id > 10", f" WHERE {a}.id < 0", f" WHERE {a}.txt = 'r1'"])
+        grp = self.ch(["", "", "", f" GROUP BY {a}.bo", f" GROUP BY {a}.txt", f" GROUP BY {a}.i2"])
+        src = f"{table} {a}"
+        if self.r.random() < 0.15:
+            src = f"{table} {a} JOIN fz.lookup l ON l.id = {a}.id"
+        if self.r.random() < 0.1:
+            src = f"(SELECT * FROM {table}) {a}"
+        q = f"SELECT {aggs} FROM {src}{where}{grp}"
+        w = self.r.random()
+        if w < 0.1:
+            q = f"WITH c AS ({q}) SELECT * FROM c"
+        elif w < 0.18:
+            q = f"SELECT * FROM ({q}) s LIMIT 5"
+        elif w < 0.24:
+            q = f"SELECT (SELECT 1 FROM ({q}) s LIMIT 1)"
+        elif w < 0.3:
+            body = q.replace("'", "''")
+            q = ("DO $do$ DECLARE r record; BEGIN FOR r IN EXECUTE '" + body +
+                 "' LOOP END LOOP; END $do$")
+        elif w < 0.34:
+            body = q.replace("'", "''")
+            q = f"SELECT fz.run('{body}')"
+        elif w < 0.38:
+            q = f"DEALLOCATE ALL; PREPARE p AS {q}; EXECUTE p; DEALLOCATE p"
+        return q
+
+
+def connect(user=None, db=DB):
+    kw = {"dbname": db}
+    if user:
+        kw["user"] = user
+    c = psycopg2.connect(**kw)
+    c.autocommit = True
+    return c
+
+
+def log(*a):
+    print(*a, flush=True)
+
+
+def setup():
+    admin = connect(db=os.environ.get("PGDATABASE", "postgres"))
+    with admin.cursor() as cur:
+        cur.execute(f"DROP DATABASE IF EXISTS {DB} WITH (FORCE)")
+        cur.execute("SET client_min_messages = warning")
+        for r in (RESTRICTED, UNRESTRICTED):
+            cur.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (r,))
+            if cur.fetchone():
+                cur.execute(f"DROP ROLE {r}")
+            cur.execute(f"CREATE ROLE {r} LOGIN")
+        cur.execute(f"CREATE DATABASE {DB} TEMPLATE template0 ENCODING 'UTF8'")
+    admin.close()
+    c = connect()
+    with c.cursor() as cur:
+        cur.execute(SETUP.replace("{restricted}", RESTRICTED).replace("{unrestricted}", UNRESTRICTED))
+    c.close()
+
+
+def teardown():
+    admin = connect(db=os.environ.get("PGDATABASE", "postgres"))
+    with admin.cursor() as cur:
+        cur.execute(f"DROP DATABASE IF EXISTS {DB} WITH (FORCE)")
+        cur.execute("SET client_min_messages = warning")
+        for r in (RESTRICTED, UNRESTRICTED):
+            cur.execute(f"DROP ROLE IF EXISTS {r}")
+    admin.close()
+
+
+def start_time():
+    for _ in range(120):
+        try:
+            c = connect(db=os.environ.get("PGDATABASE", "postgres"))
+            with c.cursor() as cur:
+                cur.execute("SELECT pg_postmaster_start_time()::text")
+                t = cur.fetchone()[0]
+            c.close()
+            return t
+        except psycopg2.OperationalError:
+            time.sleep(0.5)
+    raise RuntimeError("server does not come back")
+
+
+class Sessions:
+    ROLES = [None, UNRESTRICTED, RESTRICTED]
+
+    def __init__(self, rng):
+        self.r = rng
+        self.c = {}
+
+    def get(self, role):
+        c = self.c.get(role)
+        if c is None or c.closed:
+            c = connect(role)
+            with c.cursor() as cur:
+                cur.execute("SET statement_timeout = '15s'")
+                if role != RESTRICTED and self.r.random() < 0.5:
+                    # parallel plans (restricted roles may not change planner settings)
+                    cur.execute("SET force_parallel_mode = on; SET parallel_setup_cost = 0; "
+                                "SET parallel_tuple_cost = 0; SET min_parallel_table_scan_size = 0; "
+                                "SET max_parallel_workers_per_gather = 2")
+            self.c[role] = c
+        return c
+
+    def reset(self):
+        for c in self.c.values():
+            try:
+                c.close()
+            except Exception:
+                pass
+        self.c = {}
+
+
+def crashes_alone(sql):
+    """True if sql, run alone as superuser, loses the connection (and waits for the restart)."""
+    try:
+        c = connect()
+    except psycopg2.OperationalError:
+        start_time()
+        c = connect()
+    try:
+        with c.cursor() as cur:
+            cur.execute("SET statement_timeout = '15s'")
+            cur.execute(sql)
+        return False
+    except psycopg2.Error as e:
+        if e.pgcode is None and isinstance(e, (psycopg2.OperationalError, psycopg2.InterfaceError)):
+            start_time()
+            return True
+        return False
+    finally:
+        try:
+            c.close()
+        except Exception:
+            pass
+
+
+def reduce_crash(last):
+    """The smallest single-aggregate query of the crashing statement that still crashes."""
+    if not last:
+        return None
+    table, aggs = last
+    for g in sorted(aggs, key=len):
+        for q in (f"SELECT {g} FROM {table} t", f"SELECT {g} FROM fz.pub t"):
+            if crashes_alone(q):
+                return q
+    return None
+
+
+def agg_shape(q):
+    """A dedup key for a reduced crash: aggregate name, ORDER BY/DISTINCT/FILTER inside."""
+    name = q.split("(", 2)[1] if q.startswith("SELECT (") else q.split("(", 1)[0]
+    name = name.replace("SELECT ", "").strip("( ")
+    tags = [t for t in ("ORDER BY", "DISTINCT", "FILTER") if t in q]
+    return name + (" with " + "/".join(tags) if tags else "")
+
+
+def expected_state(state):
+    return state[:2] in EXPECTED or state in EXPECTED
+
+
+def fuzz(n, seed, out, deadline, reduce=True):
+    rng = random.Random(seed)
+    gen = Gen(rng)
+    sess = Sessions(rng)
+    findings = {}   # (class, message) -> first query
+    states = {}
+    t_start = start_time()
+    ran = 0
+    reductions = 0
+    for i in range(n):
+        if time.time() > deadline:
+            break
+        role = rng.choice(Sessions.ROLES)
+        if i % 200 == 199:
+            sess.reset()   # new sessions, new parallel settings
+        sql = gen.statement()
+        who = role or "superuser"
+        ran += 1
+        try:
+            c = sess.get(role)
+            with c.cursor() as cur:
+                cur.execute(sql)
+                if cur.description:
+                    cur.fetchall()
+            states["ok"] = states.get("ok", 0) + 1
+            continue
+        except psycopg2.Error as e:
+            state = e.pgcode
+            msg = (e.diag.message_primary if e.diag and e.diag.message_primary else str(e)).strip()
+            lost = isinstance(e, (psycopg2.OperationalError, psycopg2.InterfaceError)) and state is None
+        if state is None and not lost:
+            states["client-side error"] = states.get("client-side error", 0) + 1
+            continue
+        if state is None:
+            sess.reset()
+            start_time()
+            # reducing costs a server restart per try: only the first few crashes
+            reduced = reduce_crash(gen.last) if reduce and reductions < 12 else None
+            reductions += 1
+            t_start = start_time()
+            msg = "server process crashed (connection lost, server restarted)"
+            if reduced:
+                key = ("crash", agg_shape(reduced))
+                msg += "; reduced: " + reduced
+            else:
+                key = ("crash", "not reduced")
+        elif state in INTERNAL:
+            key = (f"internal {state}", msg)
+        elif not expected_state(state):
+            key = (f"unexpected {state}", msg)
+        else:
+            states[state] = states.get(state, 0) + 1
+            continue
+        states[key[0]] = states.get(key[0], 0) + 1
+        states[key] = states.get(key, 0) + 1
+        ex = findings.setdefault(key, [])
+        if len(ex) < 3:
+            ex.append((who, sql, msg))
+            out.write(f"class={key[0]}: {msg}\n  as {who}: {sql}\n\n")
+            out.flush()
+    # a crash that the connection did not notice (a parallel worker's, say)
+    if start_time() != t_start:
+        findings[("crash", "server restarted")] = [("?", "(between checks)", "pg_postmaster_start_time changed")]
+    sess.reset()
+    return ran, findings, states
+
+
+def sqlsmith_pass(seconds):
+    import shutil
+    import subprocess
+    exe = shutil.which("sqlsmith")
+    if not exe:
+        log("skip - sqlsmith: binary not installed (apt package sqlsmith)")
+        return None
+    t0 = start_time()
+    conn = f"host={os.environ.get('PGHOST', '')} port={os.environ.get('PGPORT', '5432')} dbname={DB} user={os.environ.get('PGUSER', 'postgres')}"
+    try:
+        subprocess.run([exe, f"--target={conn}", "--max-queries=100000", "--seed=42"],
+                       timeout=seconds, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        pass
+    return start_time() == t0
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--long", type=int, metavar="N")
+    ap.add_argument("--seed", type=int)
+    ap.add_argument("--max-seconds", type=float)
+    ap.add_argument("--sqlsmith-seconds", type=float, default=60)
+    ap.add_argument("--findings", default="/tmp/dp_agg_crash_findings.txt")
+    ap.add_argument("--keep", action="store_true")
+    args = ap.parse_args()
+    n = args.long or 4000
+    seed = args.seed if args.seed is not None else (1124 if not args.long else int(time.time()))
+    budget = args.max_seconds or (90 if not args.long else 1e9)
+    passed = failed = 0
+    t0 = time.time()
+    setup()
+    try:
+        with open(args.findings, "w") as out:
+            ran, findings, states = fuzz(n, seed, out, time.time() + budget)
+        summary = ", ".join(f"{k} {v}" for k, v in sorted(states.items(), key=lambda kv: -kv[1])[:14]
+                            if isinstance(k, str))
+        if findings:
+            failed += 1
+            log(f"not ok - crash fuzz seed {seed}: {len(findings)} distinct findings in {ran} statements "
+                f"({time.time() - t0:.0f} s); see {args.findings}")
+            for (cls, msg), ex in findings.items():
+                log(f"  {cls}: {ex[0][2]} ({states.get((cls, msg), 0)} times)")
+                for who, sql, m in ex:
+                    log(f"    as {who}: {sql[:300]}")
+        else:
+            passed += 1
+            log(f"ok - crash fuzz seed {seed}: {ran} statements, no crash or internal error "
+                f"({time.time() - t0:.0f} s)")
+        log(f"  outcomes: {summary}")
+        s = sqlsmith_pass(args.sqlsmith_seconds)
+        if s is True:
+            passed += 1
+            log("ok - sqlsmith: no server restart")
+        elif s is False:
+            failed += 1
+            log("not ok - sqlsmith: the server restarted (see the server log)")
+    finally:
+        if not args.keep:
+            teardown()
+    log(f"crash: {passed} passed, {failed} failed ({time.time() - t0:.0f} s)")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,722 @@
+#!/usr/bin/env python3
+"""Neighbour-differential fuzzer for dp_agg's restricted analysts.
+
+Two databases of one cluster differ in exactly one protected row (the
+"neighbour"). Random restricted-analyst queries run on both; everything the
+analyst observes that is not calibrated noise (error or not, SQLSTATE,
+message, row count, column names and types, the text and order of released
+group keys) must be the same. Any difference is a finding: the neighbour's
+presence is visible without noise.
+
+Data design: the 12,800 common rows form 64 cohorts of 200 rows (k = id % 64),
+and every column but id is a function of the cohort. So every predicate the
+generator can write selects whole cohorts, and every group of common rows has
+>= 200 rows (released by partition selection except with probability below
+exp(-150)). The neighbour's values are all rare (its own groups are released
+with probability <= dp_agg.group_selection_delta, set to 1e-12 here), except
+where it is crafted to share a group with a different spelling (interval
+'24:00:00' vs '1 day', float -0 vs 0, numeric 1.00 vs 1.0, a nondeterministic
+ICU collation 'ALICE' vs 'alice'). It is the first row of the heap. Both
+tables are analyzed with the neighbour in them (identical statistics, so the
+same plans and hash-table sizes); then, in the database without it, it is
+deleted: its heap slot holds a dead tuple and both tables have the same pages.
+
+  neighbour_fuzz.py --quick            fixed seed, bounded (make test)
+  neighbour_fuzz.py --long N [--seed S]
+  neighbour_fuzz.py --self-check       each insecure_test_fault must be found,
+                                       and none without a fault
+Needs PG* variables for a superuser connection. Prints "neighbour: N passed,
+M failed" at the end; findings go to --findings (default
+/tmp/dp_agg_neighbour_findings.txt).
+"""
+import argparse
+import os
+import random
+import re
+import sys
+import time
+
+import psycopg2
+import psycopg2.extensions
+
+DB_BASE = "dp_fuzz_nb_without"
+DB_NBR = "dp_fuzz_nb_with"
+ANALYST = "dp_fuzz_analyst"
+READER = "dp_fuzz_reader"
+FAULTS = ["indeterminate_collation", "case_test_constant", "hash_group_order",
+          "first_key_spelling"]
+# which finding class each fault must produce
+FAULT_CLASS = {"indeterminate_collation": "error:collation", "case_test_constant": "error:cast",
+               "hash_group_order": "order", "first_key_spelling": "keys"}
+
+N_COHORTS = 64
+PER_COHORT = 200
+
+FIXTURE = r"""
+CREATE EXTENSION IF NOT EXISTS dp_agg;
+CREATE SCHEMA hr;
+GRANT USAGE ON SCHEMA hr TO PUBLIC;
+CREATE TABLE hr.clinics (id int PRIMARY KEY, name text NOT NULL, city text NOT NULL);
+INSERT INTO hr.clinics SELECT g, 'clinic_' || g, (ARRAY['oslo','bergen','tromso'])[g % 3 + 1]
+  FROM generate_series(0, 9) g;
+CREATE TABLE hr.region_info (region text PRIMARY KEY, zone int NOT NULL);
+INSERT INTO hr.region_info VALUES ('west', 1), ('south', 2), ('east', 1), ('north', 2), ('village_1', 3);
+CREATE TABLE hr.notes (region text, note text);   -- public, not unique
+INSERT INTO hr.notes VALUES ('west', 'a'), ('west', 'b'), ('east', 'c');
+CREATE TABLE hr.patients (
+  id int NOT NULL, name text NOT NULL, ssn text NOT NULL, region text NOT NULL,
+  district text NOT NULL, age int NOT NULL, income numeric NOT NULL, phone bigint NOT NULL,
+  visit date NOT NULL, visit_ts timestamp NOT NULL, stay interval NOT NULL,
+  score float8 NOT NULL, amount numeric NOT NULL, code char(4) NOT NULL,
+  clinic int NOT NULL, flag bool NOT NULL, nick text COLLATE {nick_coll} NOT NULL,
+  small int2 NOT NULL, opt int, tags text[] NOT NULL
+) WITH (autovacuum_enabled = false);
+INSERT INTO hr.patients VALUES
+  (0, 'mallory', '123-45-6789', 'village_1', 'd_village', 99, 123456.78, 5000000000,
+   '1999-12-31', '1999-12-31 23:59:59', '24:00:00', '-0', 1.00, 'ab', 3, true, 'ALICE',
+   32000, NULL, ARRAY['rare']);
+INSERT INTO hr.patients
+SELECT g, (ARRAY['alice','bob','carol','dave'])[k % 4 + 1],
+       '000-00-00' || lpad((k % 8)::text, 2, '0'),
+       (ARRAY['west','south','east','north'])[k % 4 + 1],
+       'd_' || k, 20 + 10 * (k % 5), 1000 * (k % 4) + 0.50, 5550000 + k % 8,
+       date '2024-01-01' + k % 6, timestamp '2024-01-01 08:00' + (k % 3) * interval '1 hour',
+       CASE WHEN k % 2 = 0 THEN interval '1 day' ELSE interval '2 days' END,
+       CASE WHEN k % 2 = 0 THEN 0.0::float8 ELSE 1.5 END,
+       CASE WHEN k % 2 = 0 THEN 1.0 ELSE 2.50 END,
+       CASE WHEN k % 2 = 0 THEN 'ab' ELSE 'cd' END,
+       k % 10, k % 3 = 0, CASE WHEN k % 2 = 0 THEN 'alice' ELSE 'bob' END,
+       k % 7, CASE WHEN k % 5 = 0 THEN NULL ELSE k % 5 END,
+       ARRAY[(ARRAY['x','y'])[k % 2 + 1]]
+FROM (SELECT g, g % {n_cohorts} AS k FROM generate_series(1, {n_rows}) g) s;
+"""
+
+TEARDOWN_ROLES = f"""
+DROP ROLE IF EXISTS {ANALYST};
+DROP ROLE IF EXISTS {READER};
+"""
+
+
+def log(*a):
+    print(*a, flush=True)
+
+
+def connect(db, user=None):
+    kw = {"dbname": db}
+    if user:
+        kw["user"] = user
+    c = psycopg2.connect(**kw)
+    c.autocommit = True
+    return c
+
+
+def su_exec(db, sql, quiet=False):
+    c = connect(db)
+    try:
+        with c.cursor() as cur:
+            cur.execute(sql)
+    finally:
+        c.close()
+
+
+# ---------------------------------------------------------------------------
+# fixture
+# ---------------------------------------------------------------------------
+def icu_available():
+    c = connect(os.environ.get("PGDATABASE", "postgres"))
+    try:
+        with c.cursor() as cur:
+            cur.execute("SELECT count(*) FROM pg_collation WHERE collprovider = 'i'")
+            return cur.fetchone()[0] > 0
+    finally:
+        c.close()
+
+
+def setup(keep=False):
+    admin = connect(os.environ.get("PGDATABASE", "postgres"))
+    with admin.cursor() as cur:
+        for db in (DB_BASE, DB_NBR):
+            cur.execute(f"DROP DATABASE IF EXISTS {db} WITH (FORCE)")
+        cur.execute("SET client_min_messages = warning")
+        for r in (ANALYST, READER):
+            cur.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (r,))
+            if cur.fetchone():
+                cur.execute(f"DROP ROLE {r}")
+        cur.execute(f"CREATE ROLE {ANALYST} LOGIN")
+        cur.execute(f"CREATE ROLE {READER} LOGIN")
+        for db in (DB_BASE, DB_NBR):
+            cur.execute(f"CREATE DATABASE {db} TEMPLATE template0 ENCODING 'UTF8'")
+    admin.close()
+    icu = icu_available()
+    nick_coll = "hr.ci" if icu else '"C"'
+    for db in (DB_BASE, DB_NBR):
+        c = connect(db)
+        with c.cursor() as cur:
+            cur.execute("CREATE SCHEMA IF NOT EXISTS hr")
+            if icu:
+                cur.execute("CREATE COLLATION hr.ci (provider = icu, locale = 'und-u-ks-level2', "
+                            "deterministic = false)")
+            cur.execute(FIXTURE.format(nick_coll=nick_coll, n_cohorts=N_COHORTS,
+                                       n_rows=N_COHORTS * PER_COHORT).replace(
+                                           "CREATE SCHEMA hr;", ""))
+            # Statistics from the same rows in both (ANALYZE reads all of a table this
+            # small), so that plans and hash-table sizes are the same on both sides;
+            # autovacuum is off for the table, they stay so.
+            cur.execute("ANALYZE hr.patients, hr.clinics, hr.region_info, hr.notes")
+            if db == DB_BASE:
+                # same heap layout: the neighbour's slot holds a dead tuple
+                cur.execute("DELETE FROM hr.patients WHERE id = 0")
+            cur.execute(f"GRANT SELECT ON hr.clinics, hr.region_info, hr.notes TO {ANALYST}, {READER}")
+            cur.execute(f"GRANT SELECT ON hr.patients TO {READER}")
+            cur.execute("SELECT dp_agg.protect_table('hr.patients')")
+            cur.execute(f"SELECT dp_agg.restrict_role('{ANALYST}')")
+            cur.execute(f"SELECT dp_agg.set_budget('{ANALYST}', 1e12, 0.5)")
+            cur.execute(f"SELECT dp_agg.set_budget('{READER}', 1e12, 0.5)")
+            cur.execute("SELECT pg_relation_size('hr.patients')")
+            size = cur.fetchone()[0]
+        c.close()
+        log(f"  {db}: hr.patients {size} bytes")
+    return icu
+
+
+def teardown():
+    admin = connect(os.environ.get("PGDATABASE", "postgres"))
+    with admin.cursor() as cur:
+        for db in (DB_BASE, DB_NBR):
+            cur.execute(f"DROP DATABASE IF EXISTS {db} WITH (FORCE)")
+        cur.execute("SET client_min_messages = warning")
+        cur.execute(TEARDOWN_ROLES)
+    admin.close()
+
+
+def set_fault(fault):
+    """ALTER DATABASE ... SET dp_agg.insecure_test_fault on both; None = RESET.
+    Returns an error message if the value is not available."""
+    for db in (DB_BASE, DB_NBR):
+        try:
+            if fault is None:
+                su_exec(db, f"ALTER DATABASE {db} RESET dp_agg.insecure_test_fault")
+            else:
+                su_exec(db, f"ALTER DATABASE {db} SET dp_agg.insecure_test_fault = '{fault}'")
+        except psycopg2.Error as e:
+            return (e.pgerror or str(e)).strip().splitlines()[0]
+    return None
+
+
+# ---------------------------------------------------------------------------
+# the generator
+# ---------------------------------------------------------------------------
+NBR = {  # the neighbour's values, as SQL literals
+    "name": "'mallory'", "ssn": "'123-45-6789'", "region": "'village_1'",
+    "district": "'d_village'", "age": "99", "income": "123456.78", "phone": "5000000000",
+    "visit": "'1999-12-31'::date", "visit_ts": "'1999-12-31 23:59:59'::timestamp",
+    "stay": "'24:00:00'::interval", "score": "'-0'::float8", "amount": "1.00",
+    "code": "'ab'", "clinic": "3", "flag": "true", "nick": "'ALICE'", "small": "32000",
+}
+COMMON = {
+    "name": ["'alice'", "'bob'", "'carol'", "'dave'", "'zed'"],
+    "ssn": ["'000-00-0001'", "'000-00-0005'", "'999-99-9999'"],
+    "region": ["'west'", "'south'", "'east'", "'north'", "'nowhere'"],
+    "district": ["'d_1'", "'d_17'", "'d_63'", "'d_64'"],
+    "age": ["20", "30", "40", "60", "70"],
+    "income": ["0.50", "1000.5", "3000.50", "77"],
+    "phone": ["5550000", "5550007", "0", "4294967295"],
+    "visit": ["'2024-01-01'::date", "'2024-01-03'::date", "'2030-01-01'::date"],
+    "visit_ts": ["'2024-01-01 08:00'::timestamp", "'2024-01-01 10:00'::timestamp"],
+    "stay": ["'1 day'::interval", "'2 days'::interval", "'3 days'::interval"],
+    "score": ["0.0::float8", "1.5::float8", "2::float8"],
+    "amount": ["1.0", "2.5", "3"],
+    "code": ["'ab'", "'cd'", "'ef'"],
+    "clinic": ["0", "5", "9", "11"],
+    "flag": ["true", "false"],
+    "nick": ["'alice'", "'bob'", "'Bob'"],
+    "small": ["0::int2", "6::int2", "1::int2"],
+}
+COLTYPE = {"name": "text", "ssn": "text", "region": "text", "district": "text", "age": "int",
+           "income": "numeric", "phone": "bigint", "visit": "date", "visit_ts": "timestamp",
+           "stay": "interval", "score": "float8", "amount": "numeric", "code": "bpchar",
+           "clinic": "int", "flag": "bool", "nick": "text", "small": "int2"}
+TEXT_COLS = ["name", "ssn", "region", "district", "code", "nick"]
+KEY_COLS = ["region", "district", "age", "visit", "visit_ts", "stay", "score", "amount",
+            "code", "clinic", "flag", "nick", "name", "small", "income"]
+# comparisons of these are LEAKPROOF (numeric's are not)
+PRED_COLS = ["name", "ssn", "region", "district", "age", "phone", "visit", "visit_ts", "stay",
+             "score", "code", "clinic", "flag", "nick", "small"]
+NUM_COLS = {"age": "int", "income": "numeric", "score": "float8", "small": "int2",
+            "clinic": "int", "phone": "bigint"}
+# extra casts to put on constants of simple CASE / comparisons (some fail for some rows)
+FAILING_CASTS = {"phone": ["0::oid", "0::int4", "1::int2", "'0'::oid"],
+                 "small": ["0::oid", "0::\"char\""], "age": ["0::oid", "0::int2"],
+                 "income": ["0::int2", "0::int8"], "ssn": ["0::int", "'x'::name"],
+                 "name": ["'alice'::name", "'a'::\"char\"", "'alice'::varchar(2)"]}
+
+
+class Gen:
+    """Random restricted-analyst queries. focus biases the mix (self-check)."""
+
+    def __init__(self, rng, focus=None, icu=True):
+        self.r = rng
+        self.focus = focus
+        self.icu = icu
+
+    def ch(self, seq):
+        return self.r.choice(seq)
+
+    def const(self, col):
+        if self.r.random() < 0.35:
+            return NBR[col]
+        return self.ch(COMMON[col])
+
+    def eps(self):
+        x = self.r.random()
+        if x < 0.92:
+            return self.ch(["1.0", "0.5", "0.1", "2", "1e-3", "1e-15", "9.99"])
+        return self.ch(["0", "-1", "11", "'NaN'", "NULL", "'Infinity'", "1e300"])
+
+    def delta(self):
+        x = self.r.random()
+        if x < 0.85:
+            return self.ch(["1e-7", "1e-9", "1e-6"])
+        return self.ch(["0", "1", "-1e-7", "'NaN'", "NULL", "1e-100", "0.5"])
+
+    # predicates over the row alias a (columns of hr.patients, maybe renamed)
+    def pred(self, a, depth=0):
+        r = self.r.random()
+        if depth < 2 and r < 0.2:
+            op = self.ch([" AND ", " OR "])
+            return "(" + self.pred(a, depth + 1) + op + self.pred(a, depth + 1) + ")"
+        if depth < 2 and r < 0.27:
+            return "NOT (" + self.pred(a, depth + 1) + ")"
+        if depth < 2 and r < 0.42:  # searched CASE gating a probe
+            col = self.ch(PRED_COLS)
+            return (f"CASE WHEN {a}.{col} = {self.const(col)} THEN {self.pred(a, depth + 1)} "
+                    f"ELSE {self.ch(['false', 'true', self.pred(a, depth + 1)])} END")
+        if r < 0.48:  # simple CASE, possibly with a constant of another type
+            col = self.ch(list(FAILING_CASTS))
+            c = self.ch(FAILING_CASTS[col] + [self.const(col)])
+            return f"CASE {a}.{col} WHEN {c} THEN {self.ch(['true', 'false'])} ELSE {self.ch(['true', 'false'])} END"
+        if r < 0.62:
+            col = self.ch(PRED_COLS)
+            vals = ", ".join(self.const(col) for _ in range(self.r.randint(1, 4)))
+            return f"{a}.{col} {self.ch(['IN', 'NOT IN'])} ({vals})"
+        if r < 0.68:
+            return f"COALESCE({a}.opt, {self.ch(['0', '1', '-1'])}) {self.ch(['=', '<>', '<', '>='])} {self.ch(['0', '1', '3'])}"
+        if r < 0.72:
+            col = self.ch(TEXT_COLS[:4])
+            return f"NULLIF({a}.{col}, {self.const(col)}) IS {self.ch(['NULL', 'NOT NULL'])}"
+        if r < 0.75:  # casts that can fail, on a column
+            col, t = self.ch([("phone", "oid"), ("phone", "int4"), ("small", "int2"),
+                              ("ssn", "int"), ("age", "int2"), ("phone", "int2"),
+                              ("income", "int"), ("name", "varchar(3)")])
+            return f"{a}.{col}::{t} IS NOT NULL"
+        if r < 0.77:
+            return f"{a}.tags {self.ch(['@>', '&&', '='])} ARRAY[{self.ch(['' + chr(39) + 'rare' + chr(39), chr(39) + 'x' + chr(39)])}]"
+        col = self.ch(PRED_COLS) if self.r.random() < 0.9 else self.ch(list(NBR))
+        op = self.ch(["=", "<>", "<", "<=", ">", ">="]) if col not in ("flag",) else self.ch(["=", "<>"])
+        c = self.const(col)
+        if col in TEXT_COLS and self.r.random() < 0.2:
+            c += self.ch([' COLLATE "C"', ' COLLATE "POSIX"'])
+        return f"{a}.{col} {op} {c}"
+
+    def collation_pred(self, a):
+        """Two implicit collations meeting, gated on a neighbour probe."""
+        col = self.ch(list(NBR))
+        cmp = self.ch(["s.ca = s.cb", "s.ca < s.cb", "s.ca IN (s.cb, 'x')", "s.ca = s.cb OR false",
+                       "s.cb >= s.ca"])
+        return (f"CASE WHEN s.{col} = {self.const(col)} THEN {cmp} ELSE "
+                f"{self.ch(['false', 'true'])} END")
+
+    def agg(self, a):
+        r = self.r.random()
+        e = self.eps()
+        if r < 0.3:
+            arg = self.ch([f"{a}.id", "1", f"{a}.name", f"{a}.opt", f"{a}.stay", f"{a}.score"])
+            filt = f" FILTER (WHERE {self.pred(a, 1)})" if self.r.random() < 0.15 else ""
+            # ORDER BY inside the call (an aggregate's sort keys must not act as arguments)
+            inner = f" ORDER BY {a}.{self.ch(['age', 'score', 'id', 'small'])}" if self.r.random() < 0.08 else ""
+            if self.r.random() < 0.2:
+                return f"dp_count({arg}, {e}, {self.delta()}{inner}){filt}"
+            return f"dp_count({arg}, {e}{inner}){filt}"
+        if r < 0.6:
+            col, t = self.ch(list(NUM_COLS.items()))
+            lo, hi = self.ch([("0", "100"), ("0", "200000"), ("-5", "5"),
+                              ("0", "1e300"), ("'NaN'", "1"), ("NULL", "1")])
+            f = self.ch(["dp_sum", "dp_avg"])
+            if t == "int2" and f in ("dp_sum", "dp_avg") and self.r.random() < 0.5:
+                lo, hi = lo + "::int2" if lo.lstrip('-').isdigit() else lo, hi + "::int2" if hi.isdigit() else hi
+            if self.r.random() < 0.2:
+                return f"{f}({a}.{col}, {lo}, {hi}, {e}, {self.delta()})"
+            arg = f"CASE WHEN {self.pred(a, 1)} THEN {a}.{col} ELSE 0 END" if self.r.random() < 0.15 else f"{a}.{col}"
+            return f"{f}({arg}, {lo}, {hi}, {e})"
+        if r < 0.7:
+            f = self.ch(["dp_count_interval({a}.id, {e}, 0.95)", "dp_sum_interval({a}.age, 0, 100, {e}, 0.9)",
+                         "dp_avg_interval({a}.score, 0, 2, {e}, 0.95)",
+                         "dp_count_interval(1, {e}, 1e-7, 0.9)"])
+            return "(" + f.format(a=a, e=e) + ").value"
+        if r < 0.8:
+            return self.ch([f"dp_median({a}.age, 0, 100, {e})",
+                            f"dp_percentile({a}.score, 0.9, -1, 2, {e})",
+                            f"dp_median({a}.income, 0, 1e6, {e})"])
+        col = self.ch(["region", "name", "age", "code"])
+        cands = {"region": "ARRAY['west','east','village_1']", "name": "ARRAY['alice','mallory']",
+                 "age": "ARRAY[20,99]", "code": "ARRAY['ab','zz']::bpchar[]"}[col]
+        if self.r.random() < 0.3:
+            return f"dp_select({a}.{col}, {a}.age::float8, 0, 100, {cands}, {e})"
+        return f"dp_select({a}.{col}, {cands}, {e})"
+
+    def source(self):
+        """FROM clause; returns (from_sql, alias, extra_key_exprs, collation_ok)."""
+        r = self.r.random()
+        want_coll = self.focus == "indeterminate_collation" or (self.focus is None and r < 0.15)
+        if want_coll:
+            c1, c2 = self.ch([('"C"', '"POSIX"'), ('"POSIX"', '"C"'), ('"C"', '"default"')])
+            col = self.ch(["name", "ssn", "region"])
+            cols = ", ".join(NBR) + ", id, opt, tags"
+            inner = f"SELECT {cols}, {col} COLLATE {c1} AS ca, {self.ch(TEXT_COLS[:3])} COLLATE {c2} AS cb FROM hr.patients"
+            if self.r.random() < 0.3:
+                inner = f"SELECT * FROM ({inner}) s0"
+            if self.r.random() < 0.4:
+                return (f"(WITH w AS ({inner}) SELECT * FROM w) s", "s", True)
+            return (f"({inner}) s", "s", True)
+        if r < 0.35:
+            return ("hr.patients p JOIN hr.clinics c ON c.id = p.clinic", "p", False)
+        if r < 0.42:
+            return ("hr.patients p JOIN hr.region_info ri ON ri.region = p.region", "p", False)
+        if r < 0.45:
+            return ("hr.patients p JOIN hr.notes nt ON nt.region = p.region", "p", False)
+        if r < 0.6:
+            return ("(SELECT * FROM hr.patients WHERE " + self.pred("hr.patients") + ") p", "p", False)
+        return ("hr.patients p", "p", False)
+
+    def query(self):
+        """Returns (sql, key_aliases)."""
+        f = self.focus
+        src, a, coll = self.source()
+        nkeys = 0
+        if f in ("hash_group_order", "first_key_spelling"):
+            nkeys = self.r.randint(1, 2)
+        elif self.r.random() < 0.55:
+            nkeys = self.r.randint(1, 2)
+        keys = []
+        if f == "first_key_spelling":
+            keys.append(self.ch(["stay", "score", "amount"] + (["nick"] if self.icu else [])))
+        elif f == "hash_group_order":
+            keys.append(self.ch(["region", "district", "visit", "age"]))
+        while len(keys) < nkeys:
+            k = self.ch(KEY_COLS)
+            if k not in keys:
+                keys.append(k)
+        key_exprs = []
+        for k in keys:
+            e = f"{a}.{k}"
+            if k in TEXT_COLS and self.r.random() < 0.1 and k != "nick":
+                e += self.ch([' COLLATE "C"', ' COLLATE "POSIX"'])
+            key_exprs.append(e)
+        if "JOIN hr.clinics" in src and self.r.random() < 0.3 and len(key_exprs) < 3:
+            key_exprs.append("c.city")
+        aliases = [f"k{i}" for i in range(len(key_exprs))]
+        naggs = self.r.randint(1, 2)
+        aggs = [self.agg(a) for _ in range(naggs)]
+        sel = ", ".join([f"{e} AS {al}" for e, al in zip(key_exprs, aliases)] +
+                        [f"{g} AS n{i}" for i, g in enumerate(aggs)])
+        conds = []
+        if coll and (f == "indeterminate_collation" or self.r.random() < 0.7):
+            conds.append(self.collation_pred(a))
+        if f == "case_test_constant":
+            col = self.ch(list(FAILING_CASTS))
+            c = self.ch(FAILING_CASTS[col])
+            conds.append(f"CASE {a}.{col} WHEN {c} THEN {self.ch(['true', 'false'])} ELSE true END")
+        elif f == "hash_group_order":
+            k = keys[0]
+            vals = self.r.sample(COMMON[k], min(len(COMMON[k]), self.r.randint(2, 4))) + [NBR[k]]
+            self.r.shuffle(vals)
+            conds.append(f"{a}.{k} IN ({', '.join(vals)})")
+        elif f is None and self.r.random() < 0.7:
+            conds.append(self.pred(a))
+        q = f"SELECT {sel} FROM {src}"
+        if conds:
+            q += " WHERE " + " AND ".join(conds)
+        if key_exprs:
+            q += " GROUP BY " + ", ".join(key_exprs)
+        ordered = False
+        if aliases and f != "hash_group_order" and self.r.random() < 0.4:
+            q += " ORDER BY " + ", ".join(aliases)
+            ordered = True
+        w = self.r.random()
+        if w < 0.2:
+            q = f"SELECT * FROM ({q}) s9 LIMIT 2000"
+        elif w < 0.3:
+            q = f"WITH q AS ({q}) SELECT * FROM q" + (" ORDER BY " + ", ".join(aliases) if aliases and self.r.random() < 0.5 else "")
+        elif w < 0.35 and aliases:
+            q = f"SELECT {', '.join(aliases)}, n0 IS NOT NULL AS released FROM ({q}) s8"
+        return q, set(aliases)
+
+
+# ---------------------------------------------------------------------------
+# running and comparing
+# ---------------------------------------------------------------------------
+_casters_registered = False
+
+
+def raw_text_results(conn):
+    """Every value comes back as its text output (interval '1 day' vs '24:00:00')."""
+    global _casters_registered
+    if _casters_registered:
+        return
+    with conn.cursor() as cur:
+        cur.execute("SELECT array_agg(oid::int) FROM pg_type")
+        oids = tuple(cur.fetchone()[0])
+    t = psycopg2.extensions.new_type(oids, "RAWTEXT", lambda s, cur: s)
+    psycopg2.extensions.register_type(t)
+    ta = psycopg2.extensions.new_array_type(oids, "RAWTEXTARR", t)  # noqa: F841 (not needed)
+    _casters_registered = True
+
+
+NUM_RE = re.compile(r"-?\d+(\.\d+)?(e[-+]?\d+)?")
+
+
+class Runner:
+    def __init__(self):
+        self.conns = {}
+        self.crashes = []
+
+    def conn(self, db):
+        c = self.conns.get(db)
+        if c is None or c.closed:
+            c = connect(db, ANALYST)
+            raw_text_results(c)
+            with c.cursor() as cur:
+                cur.execute("SET statement_timeout = '20s'")
+                cur.execute("SET dp_agg.group_selection_delta = 1e-12")
+            self.conns[db] = c
+        return c
+
+    def reset(self):
+        for c in self.conns.values():
+            try:
+                c.close()
+            except Exception:
+                pass
+        self.conns = {}
+
+    def run(self, db, sql, keys):
+        try:
+            c = self.conn(db)
+        except psycopg2.OperationalError as e:
+            return {"ok": False, "state": None, "crash": True, "msg": str(e).strip(), "detail": ""}
+        try:
+            with c.cursor() as cur:
+                cur.execute(sql)
+                cols = [(d.name, d.type_code) for d in cur.description]
+                rows = cur.fetchall()
+            keyidx = [i for i, (n, _) in enumerate(cols) if n in keys]
+            return {"ok": True, "cols": cols,
+                    "keys": [tuple(r[i] for i in keyidx) for r in rows], "n": len(rows)}
+        except psycopg2.Error as e:
+            if c.closed or e.pgcode is None:
+                self.conns.pop(db, None)
+                return {"ok": False, "state": None, "crash": True, "msg": str(e).strip(), "detail": ""}
+            msg = e.diag.message_primary or str(e)
+            return {"ok": False, "state": e.pgcode, "msg": msg,
+                    "detail": e.diag.message_detail or ""}
+
+
+def wait_for_server(timeout=60):
+    t = time.time() + timeout
+    while time.time() < t:
+        try:
+            connect(os.environ.get("PGDATABASE", "postgres")).close()
+            return True
+        except psycopg2.OperationalError:
+            time.sleep(0.5)
+    return False
+
+
+def normalise_detail(d):
+    # the remaining budget is printed in some DETAILs; same spending on both sides anyway
+    return d
+
+
+def error_class(a, b):
+    msgs = " ".join(o["msg"] for o in (a, b) if not o["ok"])
+    if "collation" in msgs:
+        return "error:collation"
+    if re.search(r"out of range|invalid input syntax|value too long", msgs):
+        return "error:cast"
+    return "error:other"
+
+
+def compare(a, b):
+    """None if the outcomes agree, else (class, description). Classes: error:collation,
+    error:cast, error:other, columns, rows, order, keys."""
+    if a["ok"] != b["ok"]:
+        return (error_class(a, b), "one side raised an error, the other did not")
+    if not a["ok"]:
+        if a["state"] != b["state"]:
+            return (error_class(a, b), "different SQLSTATEs")
+        if a["msg"] != b["msg"]:
+            return (error_class(a, b), "different error messages")
+        if normalise_detail(a["detail"]) != normalise_detail(b["detail"]):
+            return (error_class(a, b), "different DETAIL")
+        return None
+    if a["cols"] != b["cols"]:
+        return ("columns", "different columns or types")
+    if a["n"] != b["n"]:
+        return ("rows", "different numbers of rows")
+    if a["keys"] != b["keys"]:
+        if sorted(a["keys"]) == sorted(b["keys"]):
+            return ("order", "same group keys in a different order")
+        return ("keys", "different group key text")
+    return None
+
+
+def show(o):
+    if o["ok"]:
+        ks = o["keys"] if len(o["keys"]) <= 12 else o["keys"][:12] + ["..."]
+        return f"{o['n']} rows, keys {ks}"
+    return f"ERROR {o['state']}: {o['msg']}" + (f" DETAIL: {o['detail']}" if o["detail"] else "")
+
+
+def fuzz(runner, gen, n, findings_out, label, deadline=None, stop_on=None):
+    """Runs n generated queries on both databases. Returns (ran, findings list)."""
+    found = []
+    ran = 0
+    errs = 0
+    crashes = runner.crashes
+    for i in range(n):
+        if deadline and time.time() > deadline:
+            break
+        sql, keys = gen.query()
+        # alternate which database goes first
+        order = (DB_BASE, DB_NBR) if i % 2 == 0 else (DB_NBR, DB_BASE)
+        res = {db: runner.run(db, sql, keys) for db in order}
+        ran += 1
+        if any(o.get("crash") for o in res.values()):
+            # a backend crash (the crash fuzzer's business) kills both sessions
+            crashes.append(sql)
+            if findings_out:
+                findings_out.write(f"[{label}] server crash (not compared)\n  query: {sql}\n\n")
+            runner.reset()
+            wait_for_server()
+            continue
+        if not res[DB_BASE]["ok"]:
+            errs += 1
+        d = compare(res[DB_BASE], res[DB_NBR])
+        if d:
+            cls, desc = d
+            # An unlucky draw of partition selection cannot explain an error.
+            text = (f"[{label}] class={cls}: {desc}\n  query: {sql}\n"
+                    f"  without neighbour: {show(res[DB_BASE])}\n"
+                    f"  with neighbour:    {show(res[DB_NBR])}\n")
+            found.append((cls, text, sql))
+            if findings_out:
+                findings_out.write(text + "\n")
+                findings_out.flush()
+            if stop_on and cls == stop_on:
+                break
+    return ran, errs, found
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true", help="bounded CI pass with a fixed seed")
+    ap.add_argument("--long", type=int, metavar="N", help="N statements")
+    ap.add_argument("--seed", type=int, default=None)
+    ap.add_argument("--self-check", action="store_true")
+    ap.add_argument("--findings", default="/tmp/dp_agg_neighbour_findings.txt")
+    ap.add_argument("--keep", action="store_true", help="keep the databases and roles")
+    ap.add_argument("--max-seconds", type=float, default=None)
+    ap.add_argument("--assume-leaky", action="store_true",
+                    help="self-check without setting the faults: for code that still has the "
+                         "four leaks, to show that the targeted passes find them")
+    args = ap.parse_args()
+    if not (args.quick or args.long or args.self_check):
+        args.quick = True
+    passed = failed = 0
+    t0 = time.time()
+    log("neighbour: setting up two databases that differ in one protected row")
+    try:
+        icu = setup()
+    except psycopg2.Error as e:
+        log(f"neighbour: setup failed: {e}")
+        log("neighbour: 0 passed, 1 failed")
+        return 2
+    runner = Runner()
+    out = open(args.findings, "w")
+    try:
+        if args.quick or args.long:
+            n = args.long or 8000
+            seed = args.seed if args.seed is not None else (20261124 if args.quick else int(time.time()))
+            budget = args.max_seconds or (180 if args.quick else None)
+            set_fault(None)
+            runner.reset()
+            gen = Gen(random.Random(seed), None, icu)
+            t1 = time.time()
+            ran, errs, found = fuzz(runner, gen, n, out, f"seed {seed}",
+                                    deadline=(time.time() + budget) if budget else None)
+            dt = time.time() - t1
+            if runner.crashes:
+                log(f"note: {len(runner.crashes)} queries crashed the server (not compared; the crash "
+                    f"fuzzer reports them), first: {runner.crashes[0]}")
+            classes = sorted({c for c, _, _ in found})
+            if found:
+                failed += 1
+                log(f"not ok - fuzz seed {seed}: {len(found)} findings in {ran} queries "
+                    f"({errs} refused/errors, {dt:.0f} s), classes {classes}; see {args.findings}")
+                for c in classes:
+                    first = next(t for cl, t, _ in found if cl == c)
+                    log("  first of class " + c + ":\n" + "\n".join("    " + l for l in first.splitlines()))
+            else:
+                passed += 1
+                log(f"ok - fuzz seed {seed}: no differences in {ran} queries ({errs} refused/errors, {dt:.0f} s)")
+        if args.self_check:
+            seed = args.seed if args.seed is not None else 4242
+            for fault in FAULTS:
+                err = None if args.assume_leaky else set_fault(fault)
+                if err:
+                    log(f"skipped: fault {fault} not available ({err})")
+                    continue
+                runner.reset()
+                gen = Gen(random.Random(seed), fault, icu)
+                ran, errs, found = fuzz(runner, gen, 300, None, f"fault {fault}",
+                                        deadline=time.time() + 60, stop_on=FAULT_CLASS[fault])
+                hit = [t for c, t, _ in found if c == FAULT_CLASS[fault]]
+                if hit:
+                    passed += 1
+                    log(f"ok - self-check {fault}: found ({FAULT_CLASS[fault]}) after {ran} queries")
+                else:
+                    failed += 1
+                    log(f"not ok - self-check {fault}: no {FAULT_CLASS[fault]} finding in {ran} queries")
+            set_fault(None)
+            runner.reset()
+            # with no fault: the targeted passes must find nothing
+            total = 0
+            nofault = []
+            for fault in FAULTS:
+                gen = Gen(random.Random(seed + 1), fault, icu)
+                ran, errs, found = fuzz(runner, gen, 60, out, "no fault, focus " + fault,
+                                        deadline=time.time() + 30)
+                total += ran
+                nofault += found
+            if nofault:
+                failed += 1
+                log(f"not ok - self-check without fault: {len(nofault)} findings in {total} queries, "
+                    f"classes {sorted({c for c, _, _ in nofault})}; see {args.findings}")
+            else:
+                passed += 1
+                log(f"ok - self-check without fault: no findings in {total} targeted queries")
+    finally:
+        out.close()
+        runner.reset()
+        try:
+            set_fault(None)
+        except Exception:
+            pass
+        if not args.keep:
+            teardown()
+    log(f"neighbour: {passed} passed, {failed} failed ({time.time() - t0:.0f} s)")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
