@@ -63,7 +63,9 @@ apt_q() {
 }
 
 ensure_deb_src() {
-  if apt-cache showsrc postgresql-15 2>/dev/null | grep -q '^Version:'; then return 0; fi
+  local listed
+  listed=$(apt-cache showsrc postgresql-15 2>/dev/null || true)
+  if grep -q '^Version:' <<<"$listed"; then return 0; fi
   [[ $(id -u) -eq 0 ]] || die "no deb-src for postgresql-15 and not root: set DP_AGG_PG_SRC"
   say "adding /etc/apt/sources.list.d/dp_agg-src.sources (deb-src bookworm, bookworm-security)" >&2
   cat >/etc/apt/sources.list.d/dp_agg-src.sources <<'EOF'
