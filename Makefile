@@ -3,6 +3,8 @@
 # On a fresh Debian bookworm machine, as root:
 #   make demo   install what is missing, build, start a throwaway cluster, show it at work
 #   make test   the same set-up, then every test suite
+#   make upstream-regress   PostgreSQL's own regression suite with dp_agg preloaded (minutes;
+#                           not part of make test)
 #
 # The PGXS part below needs pg_config from postgresql-server-dev-15; the
 # top-level targets install it first, so this Makefile works without it.
@@ -34,7 +36,7 @@ all:
 	@exit 1
 endif
 
-.PHONY: deps build unit test demo stop bench
+.PHONY: deps build unit test demo stop bench upstream-regress
 
 deps:
 	bash test/scripts/ensure_deps.sh
@@ -61,3 +63,7 @@ bench: build
 	bash test/bench/bench_aggregates.sh && bash test/bench/bench_ledger.sh && \
 	  bash test/bench/bench_restriction.sh; \
 	  status=$$?; bash test/scripts/cluster.sh stop; exit $$status
+
+# PostgreSQL's own regression suite, without and with dp_agg preloaded (takes minutes).
+upstream-regress: build
+	bash test/scripts/pg_upstream_regress.sh
