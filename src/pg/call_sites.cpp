@@ -546,6 +546,7 @@ AggregateState* PrepareInitialState(Aggref* aggref, const PrivateAggregateKind& 
 // ---------------------------------------------------------------------------
 
 struct QueryCost {
+  bool leader_paid;  // this is a parallel worker's share of its leader's plan
   int sites;  // call sites charged by this process
   Datum epsilon;  // numeric
   Datum delta;    // numeric
@@ -885,11 +886,12 @@ void PrepareAggregates(AggState* node, EState* estate, bool reexecuted, QueryCos
       CheckExpressions(aggref, reinterpret_cast<Node*>(list_nth(aggref->args, position)));
     CheckExpressions(aggref, reinterpret_cast<Node*>(aggref->aggfilter));
     // Who pays: every process pays for the call sites it runs, except a
-    // parallel worker running a partial step (below Gather), which the
-    // leader paid for when it prepared the same plan. A complete aggregation
-    // in a parallel worker (e.g. inside a PARALLEL SAFE function) is paid by
-    // that worker.
-    const bool charge = !(IsParallelWorker() && DO_AGGSPLIT_SKIPFINAL(aggref->aggsplit));
+    // parallel worker running its share of the leader's plan (a partial step
+    // below Gather, or the whole subtree of a single-copy Gather), which the
+    // leader paid for when it prepared the same nodes. A query that a worker
+    // plans and runs itself (inside a PARALLEL SAFE function) is paid by that
+    // worker, once per execution like any other.
+    const bool charge = !cost->leader_paid;
     if (charge && !input_checked) {
       InputScan scan;
       CheckInput(plan->plan.lefttree, aggref, estate, &scan);
@@ -1029,6 +1031,11 @@ void ExecutorStartHook(QueryDesc* query, int flags) {
   // Plain EXPLAIN runs nothing, so there is nothing to check, prepare or pay.
   if ((flags & EXEC_FLAG_EXPLAIN_ONLY) != 0) return;
   QueryCost cost;
+  // A parallel worker runs exactly one share of its leader's plan, and it is
+  // the first executor it starts; every later one is a query of its own.
+  static bool worker_share_started = false;
+  cost.leader_paid = IsParallelWorker() && !worker_share_started;
+  if (IsParallelWorker()) worker_share_started = true;
   cost.sites = 0;
   cost.epsilon = DirectFunctionCall1(int4_numeric, Int32GetDatum(0));
   cost.delta = cost.epsilon;
