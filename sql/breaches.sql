@@ -20,12 +20,14 @@ INSERT INTO b.patients
 UPDATE b.patients SET region = 'village_1' WHERE id = 77;
 CREATE TABLE b.lookup (k int PRIMARY KEY);
 INSERT INTO b.lookup SELECT g FROM generate_series(1, 100) g;
+CREATE TABLE b.wide (k int PRIMARY KEY);
+INSERT INTO b.wide SELECT g FROM generate_series(1, 100000) g;
 CREATE TABLE b.big (z bigint);
 INSERT INTO b.big SELECT 0 FROM generate_series(1, 20000);
-ANALYZE b.patients, b.big;
+ANALYZE b.patients, b.big, b.wide;
 CREATE ROLE regress_dp_breach_analyst;
 GRANT USAGE ON SCHEMA b TO regress_dp_breach_analyst;
-GRANT SELECT ON b.big, b.lookup TO regress_dp_breach_analyst;
+GRANT SELECT ON b.big, b.lookup, b.wide TO regress_dp_breach_analyst;
 CREATE VIEW b.v AS SELECT id, ssn FROM b.patients;
 GRANT SELECT ON b.v TO regress_dp_breach_analyst;
 CREATE FUNCTION b.view_rows() RETURNS TABLE (id int, ssn text) LANGUAGE sql STABLE
@@ -109,6 +111,24 @@ SELECT count(*) FROM (SELECT ssn COLLATE "C" a, region COLLATE "POSIX" b, dp_cou
 -- Found by review: a SQL set-returning function in FROM is inlined after the
 -- judge ran; its body could read a view over the protected table.
 SELECT * FROM b.view_rows() LIMIT 1;
+
+-- Found by review: whether a private level lands on the inner side of a
+-- merge or nested-loop join (and is then refused as re-executed) depended on
+-- the planner's estimates, so the refusal revealed statistics of the
+-- protected table. Every private level below the top of a restricted query
+-- is now a materialised WITH query, which runs once wherever the planner
+-- puts it. (Unrestricted roles keep the plan, and the refusal, shown first.)
+RESET SESSION AUTHORIZATION;
+SELECT count(*) AS matches FROM b.wide w
+  JOIN (SELECT age, dp_count(1, 1.0) n FROM b.patients WHERE id <= 30 GROUP BY age) q
+    ON q.age = w.k WHERE w.k <= 1000;
+SET SESSION AUTHORIZATION regress_dp_breach_analyst;
+SELECT count(*) AS matches FROM b.wide w
+  JOIN (SELECT age, dp_count(1, 1.0) n FROM b.patients WHERE id <= 30 GROUP BY age) q
+    ON q.age = w.k WHERE w.k <= 1000;
+SELECT count(*) AS matches FROM b.wide w
+ WHERE w.k <= 1000 AND w.k IN (SELECT age FROM (SELECT age, dp_count(1, 1.0) FROM b.patients
+                                                WHERE id <= 30 GROUP BY age) q);
 
 -- 9. LISTEN would deliver any NOTIFY payload, such as a trigger's
 -- row_to_json(NEW) of a protected row.

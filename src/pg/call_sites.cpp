@@ -966,13 +966,26 @@ void PrepareSubPlans(List* subplans, EState* estate, bool reexecuted, QueryCost*
   }
 }
 
+// Init plans (and materialised WITH queries, which are init plans too) are
+// evaluated again on a rescan of their node only when a parameter they
+// depend on changed (ExecReScan, ExecReScanCteScan): one without external
+// parameters runs at most once per execution, wherever its node is.
+void PrepareInitPlans(List* init_plans, EState* estate, bool reexecuted, QueryCost* cost) {
+  ListCell* cell;
+  foreach (cell, init_plans) {
+    auto* subplan = static_cast<SubPlanState*>(lfirst(cell));
+    const bool once = bms_is_empty(subplan->planstate->plan->extParam);
+    PreparePlanState(subplan->planstate, estate, reexecuted && !once, cost);
+  }
+}
+
 // Visits every plan node once. `reexecuted`: this node may run more than once
 // per execution of the statement (see rule (1) above).
 void PreparePlanState(PlanState* node, EState* estate, bool reexecuted, QueryCost* cost) {
   if (node == nullptr) return;
   check_stack_depth();
   // Init plans run once for their node; other subplans may run once per row.
-  PrepareSubPlans(node->initPlan, estate, reexecuted, cost);
+  PrepareInitPlans(node->initPlan, estate, reexecuted, cost);
   PrepareSubPlans(node->subPlan, estate, true, cost);
   if (IsA(node, AggState)) {
     PrepareAggregates(reinterpret_cast<AggState*>(node), estate, reexecuted, cost);

@@ -47,6 +47,7 @@ extern "C" {
 #include "optimizer/planner.h"
 #include "parser/parse_func.h"
 #include "parser/parsetree.h"
+#include "rewrite/rewriteManip.h"
 #include "utils/regproc.h"
 #include "utils/rel.h"
 #include "utils/typcache.h"
@@ -878,6 +879,70 @@ bool CteReturnsProtectedRows(const Level* level, const RangeTblEntry* entry) {
   return false;
 }
 
+// Returns `WITH dp_agg_once AS MATERIALIZED (level) SELECT * FROM
+// dp_agg_once`, for a private level below the top of the statement.
+//   * Run once: the planner may put a subquery on the inner side of a nested
+//     loop, or keep a sublink as a per-row subplan, and each rescan of a
+//     plain or sorted aggregation draws fresh noise. The executor refuses
+//     such plans (call_sites.cpp), but whether it must depends on the
+//     planner's estimates, so the refusal itself would reveal statistics of
+//     the protected table. A materialised WITH query without outer
+//     references runs at most once per execution wherever the planner puts
+//     its scan (an init plan without external parameters).
+//   * Nothing pushed in: PostgreSQL pushes no outer condition into a
+//     materialised WITH query. A security barrier alone lets LEAKPROOF
+//     conditions through, and those could run per protected row (moved from
+//     HAVING to WHERE) unjudged; LEAKPROOF is not total.
+Query* MaterializedOnce(Query* level) {
+  // One level deeper now: references to outer queries (and their WITH
+  // queries) reach one more level up.
+  IncrementVarSublevelsUp(reinterpret_cast<Node*>(level), 1, 1);
+  auto* cte = makeNode(CommonTableExpr);
+  cte->ctename = pstrdup("dp_agg_once");
+  cte->ctematerialized = CTEMaterializeAlways;
+  cte->ctequery = reinterpret_cast<Node*>(level);
+  cte->location = -1;
+  cte->cterefcount = 1;
+  auto* entry = makeNode(RangeTblEntry);
+  entry->rtekind = RTE_CTE;
+  entry->ctename = cte->ctename;
+  entry->ctelevelsup = 0;
+  entry->inFromCl = true;
+  auto* wrapper = makeNode(Query);
+  wrapper->commandType = CMD_SELECT;
+  wrapper->querySource = QSRC_ORIGINAL;
+  wrapper->canSetTag = true;
+  List* names = NIL;
+  ListCell* cell;
+  foreach (cell, level->targetList) {
+    const auto* column = static_cast<TargetEntry*>(lfirst(cell));
+    if (column->resjunk) continue;
+    Node* expression = reinterpret_cast<Node*>(column->expr);
+    char* name = pstrdup(column->resname != nullptr ? column->resname : "?column?");
+    names = lappend(names, makeString(name));
+    cte->ctecolnames = lappend(cte->ctecolnames, makeString(name));
+    cte->ctecoltypes = lappend_oid(cte->ctecoltypes, exprType(expression));
+    cte->ctecoltypmods = lappend_int(cte->ctecoltypmods, exprTypmod(expression));
+    cte->ctecolcollations = lappend_oid(cte->ctecolcollations, exprCollation(expression));
+    wrapper->targetList = lappend(
+        wrapper->targetList,
+        makeTargetEntry(reinterpret_cast<Expr*>(makeVar(
+                            1, static_cast<AttrNumber>(list_length(names)), exprType(expression),
+                            exprTypmod(expression), exprCollation(expression), 0)),
+                        static_cast<AttrNumber>(list_length(names)), name, false));
+  }
+  entry->coltypes = cte->ctecoltypes;
+  entry->coltypmods = cte->ctecoltypmods;
+  entry->colcollations = cte->ctecolcollations;
+  entry->eref = makeAlias(cte->ctename, names);
+  wrapper->cteList = list_make1(cte);
+  wrapper->rtable = list_make1(entry);
+  auto* reference = makeNode(RangeTblRef);
+  reference->rtindex = 1;
+  wrapper->jointree = makeFromExpr(list_make1(reference), nullptr);
+  return wrapper;
+}
+
 struct SubLinkWalk {
   const Level* level;
   Judgement* judgement;
@@ -889,20 +954,18 @@ bool JudgeSubLinks(Node* node, SubLinkWalk* walk) {
   if (node == nullptr) return false;
   if (IsA(node, SubLink)) {
     auto* sublink = reinterpret_cast<SubLink*>(node);
-    if (JudgeLevel(reinterpret_cast<Query*>(sublink->subselect), walk->level, walk->judgement) &&
-        walk->judgement->restricted)
+    const bool protected_rows =
+        JudgeLevel(reinterpret_cast<Query*>(sublink->subselect), walk->level, walk->judgement);
+    if (protected_rows && walk->judgement->restricted)
       Refuse(ERRCODE_INSUFFICIENT_PRIVILEGE, "a subquery in an expression reads protected rows",
              "Its rows would decide the outer query's answer without noise.", kAggregateHint);
+    if (walk->judgement->restricted && walk->judgement->reads_protected)
+      sublink->subselect =
+          reinterpret_cast<Node*>(MaterializedOnce(reinterpret_cast<Query*>(sublink->subselect)));
     return JudgeSubLinks(sublink->testexpr, walk);
   }
   if (IsA(node, Query)) return false;
   return expression_tree_walker(node, DP_EXPRESSION_WALKER(JudgeSubLinks), walk);
-}
-
-void FencePushdown(Query* subquery) {
-  if (subquery->limitOffset != nullptr || subquery->limitCount != nullptr) return;
-  subquery->limitOffset = reinterpret_cast<Node*>(makeConst(
-      INT8OID, -1, InvalidOid, sizeof(int64), Int64GetDatum(0), false, FLOAT8PASSBYVAL));
 }
 
 void RefuseInlinableFunctions(const RangeTblEntry* entry) {
@@ -984,7 +1047,7 @@ bool JudgeLevel(Query* query, const Level* parent, Judgement* judgement) {
         // (subquery_is_pushdown_safe) and which it then plans away.
         if (restricted && !is_protected && judgement->reads_protected) {
           entry->security_barrier = true;
-          FencePushdown(entry->subquery);
+          if (in_from && !entry->lateral) entry->subquery = MaterializedOnce(entry->subquery);
         }
         break;
       case RTE_CTE:
