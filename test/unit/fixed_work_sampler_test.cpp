@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "counting_source.h"
 #include "exact_sampler.h"
 #include "gaussian_mechanism.h"
 #include "laplace_mechanism.h"
@@ -43,20 +44,6 @@ using dp_test::FitResult;
 using dp_test::kFalseFailureProbability;
 
 constexpr uint128 Pow2(int k) { return uint128{1} << k; }
-
-class CountingSource final : public RandomSource {
- public:
-  explicit CountingSource(RandomSource& inner) : inner_(inner) {}
-  void Fill(unsigned char* out, std::size_t length) override {
-    bytes_ += length;
-    inner_.Fill(out, length);
-  }
-  std::uint64_t bytes() const { return bytes_; }
-
- private:
-  RandomSource& inner_;
-  std::uint64_t bytes_ = 0;
-};
 
 // Serves `script` first, then the inner source.
 class ScriptedSource final : public RandomSource {
@@ -272,7 +259,7 @@ TEST(FixedWorkSamplerTest, BernoulliExpMinusFrequenciesAcrossTheWholePart) {
 
 TEST(FixedWorkSamplerTest, DiscreteLaplaceDrawsTheSameBytesWhateverItReturns) {
   SeededTestRandomSource inner(506);
-  CountingSource rng(inner);
+  dp_test::CountingSource rng(inner);
   for (const Params& p : MechanismParameters()) {
     const std::uint64_t expected = dp::internal::DiscreteLaplaceBytes(p.t, p.s);
     const long double scale = dp_test::ToLongDouble(p.t) / dp_test::ToLongDouble(p.s);
@@ -300,7 +287,7 @@ TEST(FixedWorkSamplerTest, DiscreteLaplaceDrawsTheSameBytesWhateverItReturns) {
 
 TEST(FixedWorkSamplerTest, BernoulliExpMinusDrawsTheSameBytesForEveryArgumentAndOutcome) {
   SeededTestRandomSource inner(507);
-  CountingSource rng(inner);
+  dp_test::CountingSource rng(inner);
   const std::uint64_t expected = kComparisonBytes * (6 + dp::kBernoulliExpLoopTrials);
   std::uint64_t trues = 0;
   for (std::uint64_t whole = 0; whole <= 70; ++whole) {
@@ -323,7 +310,7 @@ TEST(FixedWorkSamplerTest, DiscreteGaussianRoundsAllCostTheSame) {
   // in rejection sampling the number of rounds is independent of the value
   // accepted.
   SeededTestRandomSource inner(508);
-  CountingSource rng(inner);
+  dp_test::CountingSource rng(inner);
   const dp::GaussianPlan plans[] = {dp::PlanGaussianCount(1.0, 1e-6),
                                     dp::PlanGaussian(uint128{1000} << 52, 1.0, 1e-6)};
   for (const dp::GaussianPlan& plan : plans) {

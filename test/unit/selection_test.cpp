@@ -14,6 +14,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "counting_source.h"
 #include "exact_sampler.h"
 #include "laplace_mechanism.h"
 #include "parameters.h"
@@ -311,20 +312,6 @@ class ConstantRandomSource final : public RandomSource {
   std::uint64_t bytes_ = 0;
 };
 
-class CountingRandomSource final : public RandomSource {
- public:
-  explicit CountingRandomSource(RandomSource& inner) : inner_(inner) {}
-  void Fill(unsigned char* out, std::size_t length) override {
-    bytes_ += length;
-    inner_.Fill(out, length);
-  }
-  std::uint64_t bytes() const { return bytes_; }
-
- private:
-  RandomSource& inner_;
-  std::uint64_t bytes_ = 0;
-};
-
 // A gap of 10^30 score units at epsilon 1 (true exponent 5e29) must not
 // make the low candidate impossible. Proof by exhibiting a finite sequence of
 // random bytes that selects it: with every byte 0, the shuffle keeps the
@@ -355,7 +342,7 @@ TEST(PermuteAndFlipTest, HugeGapLeavesTheLowCandidatePossible) {
 
 TEST(PermuteAndFlipTest, HugeGapsKeepTheWorkBounded) {
   SeededTestRandomSource seeded(204);
-  CountingRandomSource rng(seeded);
+  dp_test::CountingSource rng(seeded);
   std::vector<int128> scores;
   for (int i = 0; i < 16; ++i) scores.push_back(i == 5 ? kInt128Max : kInt128Min + i);
   const auto start = std::chrono::steady_clock::now();
