@@ -108,6 +108,13 @@ SELECT count(*) FROM (SELECT ssn COLLATE "C" a, region COLLATE "POSIX" b, dp_cou
 SELECT count(*) FROM (SELECT ssn COLLATE "C" a, region COLLATE "POSIX" b, dp_count(1, 1.0) n
   FROM b.patients WHERE ssn = 'ssn-99999' GROUP BY 1, 2) q WHERE q.a = q.b;
 
+-- The same through LATERAL (second review): a LATERAL private level without
+-- references to the items before it is wrapped like any other, one with
+-- them is refused before planning.
+SELECT count(*) FROM LATERAL (SELECT ssn COLLATE "C" a, region COLLATE "POSIX" b,
+  dp_count(1, 1.0) n FROM b.patients WHERE ssn = 'ssn-77' GROUP BY 1, 2) q WHERE q.a = q.b;
+SELECT count(*) FROM b.lookup l, LATERAL (SELECT dp_count(1, 1.0) + l.k n FROM b.patients) s;
+
 -- Found by review: a SQL set-returning function in FROM is inlined after the
 -- judge ran; its body could read a view over the protected table.
 SELECT * FROM b.view_rows() LIMIT 1;

@@ -1034,6 +1034,13 @@ void PreparePlanState(PlanState* node, EState* estate, bool reexecuted, QueryCos
 ExecutorStart_hook_type previous_executor_start = nullptr;
 
 void ExecutorStartHook(QueryDesc* query, int flags) {
+  // A parallel worker runs exactly one share of its leader's plan, and it is
+  // the first executor it starts. Decided here, on entry: starting that share
+  // can itself run queries (a STABLE function evaluated for partition
+  // pruning), which are the worker's own and must pay.
+  static bool worker_share_started = false;
+  const bool leader_paid = IsParallelWorker() && !worker_share_started;
+  if (IsParallelWorker()) worker_share_started = true;
   DecideNoiseSource();
   CheckExecutionForRestrictedRole(query, flags);
   if (previous_executor_start != nullptr) {
@@ -1044,11 +1051,7 @@ void ExecutorStartHook(QueryDesc* query, int flags) {
   // Plain EXPLAIN runs nothing, so there is nothing to check, prepare or pay.
   if ((flags & EXEC_FLAG_EXPLAIN_ONLY) != 0) return;
   QueryCost cost;
-  // A parallel worker runs exactly one share of its leader's plan, and it is
-  // the first executor it starts; every later one is a query of its own.
-  static bool worker_share_started = false;
-  cost.leader_paid = IsParallelWorker() && !worker_share_started;
-  if (IsParallelWorker()) worker_share_started = true;
+  cost.leader_paid = leader_paid;
   cost.sites = 0;
   cost.epsilon = DirectFunctionCall1(int4_numeric, Int32GetDatum(0));
   cost.delta = cost.epsilon;

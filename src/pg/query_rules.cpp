@@ -1047,7 +1047,17 @@ bool JudgeLevel(Query* query, const Level* parent, Judgement* judgement) {
         // (subquery_is_pushdown_safe) and which it then plans away.
         if (restricted && !is_protected && judgement->reads_protected) {
           entry->security_barrier = true;
-          if (in_from && !entry->lateral) entry->subquery = MaterializedOnce(entry->subquery);
+          if (in_from) {
+            // A LATERAL level that refers to the items before it would run
+            // once per row of them; one that does not is a plain level.
+            if (entry->lateral && contain_vars_of_level(reinterpret_cast<Node*>(entry->subquery), 1))
+              Refuse(ERRCODE_INSUFFICIENT_PRIVILEGE,
+                     "a LATERAL subquery over protected rows refers to the items before it",
+                     "It would run, and release its answers, once per row of those items.",
+                     "Aggregate without the reference, then join the answers.");
+            entry->subquery = MaterializedOnce(entry->subquery);
+            entry->lateral = false;
+          }
         }
         break;
       case RTE_CTE:
