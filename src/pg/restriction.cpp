@@ -141,7 +141,7 @@ bool HasProtectedLabel(Oid relation) {
 // a partition of, or a parent of INHERITS, at any depth) is protected.
 bool HasProtectedAncestor(Oid relation, int depth) {
   check_stack_depth();
-  if (depth > 64 || !has_superclass(relation)) return false;
+  if (depth > 64) return false;
   Relation inherits = table_open(InheritsRelationId, AccessShareLock);
   ScanKeyData key;
   ScanKeyInit(&key, Anum_pg_inherits_inhrelid, BTEqualStrategyNumber, F_OIDEQ,
