@@ -7,7 +7,18 @@ Fails on
   - a backend crash: the connection is lost, or pg_postmaster_start_time()
     changed (the server restarted after some backend died),
   - SQLSTATE XX000, XX001, XX002 (internal error, data corrupted, index corrupted),
-  - any SQLSTATE outside the expected classes (EXPECTED below).
+  - any SQLSTATE outside the expected classes (EXPECTED below),
+  - an uncharged release: a statement that succeeded and whose outermost result
+    carries a private aggregate's answer, but that left fewer new 'charge' rows
+    for the session user in dp_agg.ledger_entry than it made releases (the
+    generator records, per statement shape, when the result certainly carries
+    such an answer: Gen.expect). Includes private queries inside PARALLEL SAFE
+    functions run by parallel workers (sessions of the superuser and the
+    unrestricted role use force_parallel_mode = on and zero parallel costs half
+    the time).
+Before fuzzing, a self-check proves the charge check fires: one private query is
+charged, and the same query judged against a faked "before == after" ledger
+mark must be reported as uncharged.
 
   crash_fuzz.py --quick        fixed seed, bounded (make test, about a minute)
   crash_fuzz.py --long N [--seed S]
@@ -74,6 +85,18 @@ ANALYZE fz.pub, fz.prot, fz.lookup;
 CREATE FUNCTION fz.run(q text) RETURNS text LANGUAGE plpgsql AS $$
 DECLARE r text; BEGIN EXECUTE q INTO r; RETURN r; END $$;
 CREATE FUNCTION fz.run_sql(x float8) RETURNS float8 LANGUAGE sql AS $$ SELECT x * 2 $$;
+-- private queries inside PARALLEL SAFE functions (run by parallel workers under
+-- force_parallel_mode): every call must be charged
+CREATE FUNCTION fz.prun(q text) RETURNS text LANGUAGE plpgsql PARALLEL SAFE AS $$
+DECLARE r text; BEGIN EXECUTE q INTO r; RETURN r; END $$;
+CREATE FUNCTION fz.p_count(e float8) RETURNS bigint LANGUAGE sql PARALLEL SAFE AS
+  $$ SELECT dp_count(t.id, e) FROM fz.pub t $$;
+CREATE FUNCTION fz.p_sum_prot(e float8) RETURNS float8 LANGUAGE sql PARALLEL SAFE AS
+  $$ SELECT dp_sum(t.f8, 0, 100, e) FROM fz.prot t $$;
+CREATE FUNCTION fz.p_median(e float8) RETURNS float8 LANGUAGE sql PARALLEL SAFE AS
+  $$ SELECT dp_median(t.f8, 0, 1000, e) FROM fz.pub t WHERE t.id > 0 $$;
+CREATE FUNCTION fz.p_select(e float8) RETURNS text LANGUAGE sql PARALLEL SAFE AS
+  $$ SELECT dp_select(t.txt, ARRAY['r1','r2'], e) FROM fz.prot t $$;
 GRANT SELECT ON fz.pub, fz.empty, fz.lookup TO PUBLIC;
 GRANT SELECT ON fz.prot TO {unrestricted};
 SELECT dp_agg.protect_table('fz.prot');
@@ -208,10 +231,46 @@ class Gen:
             call += f" FILTER (WHERE {a}.id % 2 = 0)"
         return call
 
+    # Gen.expect, set by statement(): how many releases the outermost result
+    # certainly carries, as a function of the fetched rows (None: no check).
+    #   "rows"     every row carries private answers (one release if any row)
+    #   "one"      one release, whatever the result (scalar aggregate run for sure)
+    #   "nonnull"  one release if the first value is not NULL
+    #   "per_row"  one release (one execution of a private query) per row
+    #   "per_row_nonnull"  one per row whose first value is not NULL
+    @staticmethod
+    def releases(expect, rows):
+        if expect is None:
+            return 0
+        if expect == "one":
+            return 1
+        if rows is None:
+            return 0
+        if expect == "rows":
+            return 1 if rows else 0
+        if expect == "nonnull":
+            return 1 if rows and rows[0] and rows[0][0] is not None else 0
+        if expect == "per_row":
+            return len(rows)
+        if expect == "per_row_nonnull":
+            return sum(1 for row in rows if row and row[0] is not None)
+        raise ValueError(expect)
+
     def statement(self):
         self.last = None
+        self.expect = None
         r = self.r.random()
-        if r < 0.05:
+        if r < 0.04:
+            # PARALLEL SAFE SQL functions holding a private query, once or per row
+            f = self.ch(["fz.p_count", "fz.p_sum_prot", "fz.p_median", "fz.p_select"])
+            e = self.ch(["1.0", "0.5", "0.1"])
+            if self.r.random() < 0.5:
+                self.expect = "one"
+                return f"SELECT {f}({e})"
+            self.expect = "per_row"
+            k = self.ch([1, 2, 3])
+            return f"SELECT {f}({e}) FROM fz.lookup WHERE id <= {k}"
+        if r < 0.09:
             st = self.ch(STATE_TYPES)
             lit = self.ch(STATE_LITERALS)
             return self.ch([f"SELECT {lit}::{st}", f"SELECT {lit}::{st}::text",
@@ -232,6 +291,9 @@ class Gen:
         if self.r.random() < 0.1:
             src = f"(SELECT * FROM {table}) {a}"
         q = f"SELECT {aggs} FROM {src}{where}{grp}"
+        # every row of a private aggregation carries its answers; without GROUP BY
+        # there is always exactly one row
+        self.expect = "rows"
         w = self.r.random()
         if w < 0.1:
             q = f"WITH c AS ({q}) SELECT * FROM c"
@@ -239,15 +301,27 @@ class Gen:
             q = f"SELECT * FROM ({q}) s LIMIT 5"
         elif w < 0.24:
             q = f"SELECT (SELECT 1 FROM ({q}) s LIMIT 1)"
+            self.expect = None   # the result carries no private answer
         elif w < 0.3:
             body = q.replace("'", "''")
             q = ("DO $do$ DECLARE r record; BEGIN FOR r IN EXECUTE '" + body +
                  "' LOOP END LOOP; END $do$")
+            self.expect = None   # nothing returned
         elif w < 0.34:
             body = q.replace("'", "''")
             q = f"SELECT fz.run('{body}')"
-        elif w < 0.38:
+            self.expect = "one" if not grp else "nonnull"
+        elif w < 0.42:
+            # PARALLEL SAFE PL/pgSQL running the private query, once per outer row;
+            # under force_parallel_mode the calls run in a parallel worker
+            body = q.replace("'", "''")
+            k = self.ch([1, 1, 2, 3])
+            q = f"SELECT fz.prun('{body}') FROM fz.lookup WHERE id <= {k}"
+            self.expect = "per_row" if not grp else "per_row_nonnull"
+        elif w < 0.46:
             q = f"DEALLOCATE ALL; PREPARE p AS {q}; EXECUTE p; DEALLOCATE p"
+            # the EXECUTE's rows went to the client but psycopg2 keeps the last result
+            self.expect = "one" if not grp else None
         return q
 
 
@@ -312,6 +386,7 @@ class Sessions:
     def __init__(self, rng):
         self.r = rng
         self.c = {}
+        self.parallel = set()
 
     def get(self, role):
         c = self.c.get(role)
@@ -324,16 +399,108 @@ class Sessions:
                     cur.execute("SET force_parallel_mode = on; SET parallel_setup_cost = 0; "
                                 "SET parallel_tuple_cost = 0; SET min_parallel_table_scan_size = 0; "
                                 "SET max_parallel_workers_per_gather = 2")
+                    if self.r.random() < 0.5:
+                        # the workers, not the leader, run the plan (and any PARALLEL
+                        # SAFE function's private query)
+                        cur.execute("SET parallel_leader_participation = off")
+                    self.parallel.add(c)
             self.c[role] = c
         return c
 
     def reset(self):
+        self.parallel = set()
         for c in self.c.values():
             try:
                 c.close()
             except Exception:
                 pass
         self.c = {}
+
+
+class Ledger:
+    """Charges seen in dp_agg.ledger_entry, read through a superuser connection."""
+
+    def __init__(self):
+        self.c = None
+        self.superuser = None
+
+    def cur(self):
+        if self.c is None or self.c.closed:
+            self.c = connect()
+            with self.c.cursor() as cur:
+                cur.execute("SELECT session_user::text")
+                self.superuser = cur.fetchone()[0]
+        return self.c.cursor()
+
+    def mark(self):
+        """The newest ledger id: charges made after it have larger ids."""
+        with self.cur() as cur:
+            cur.execute("SELECT coalesce(max(id), 0) FROM dp_agg.ledger_entry")
+            return cur.fetchone()[0]
+
+    def charges_since(self, mark, role):
+        """Charges to role's budget (the session user pays) recorded after mark."""
+        with self.cur() as cur:
+            cur.execute("SELECT count(*) FROM dp_agg.ledger_entry WHERE id > %s AND kind = 'charge' "
+                        "AND role_name = %s", (mark, role or self.superuser))
+            return cur.fetchone()[0]
+
+    def check(self, mark, role, expect, rows):
+        """None if the statement's releases were paid for, else a finding message."""
+        need = Gen.releases(expect, rows)
+        if need == 0:
+            return None
+        got = self.charges_since(mark, role)
+        if got >= need:
+            return None
+        return f"uncharged release: {need} release(s) in the result, {got} new charge(s) in the ledger"
+
+    def close(self):
+        if self.c is not None:
+            try:
+                self.c.close()
+            except Exception:
+                pass
+            self.c = None
+
+
+def self_check():
+    """Proves the uncharged-release check fires. Returns a list of (ok, label)."""
+    res = []
+    led = Ledger()
+    q = "SELECT dp_count(t.id, 0.5) FROM fz.pub t"
+    c = connect(UNRESTRICTED)
+    try:
+        with c.cursor() as cur:
+            before = led.mark()
+            cur.execute(q)
+            rows = cur.fetchall()
+        got = led.check(before, UNRESTRICTED, "rows", rows)
+        res.append((got is None, f"charge check: a charged query passes ({q} as {UNRESTRICTED})"))
+        # fake "before == after": the same statement judged against the mark taken after it
+        fake = led.check(led.mark(), UNRESTRICTED, "rows", rows)
+        res.append((fake is not None and fake.startswith("uncharged"),
+                    "charge check fires on a faked before == after ledger mark"))
+        # a parallel worker running a PARALLEL SAFE function's private query is charged
+        with c.cursor() as cur:
+            cur.execute("SET force_parallel_mode = on; SET parallel_setup_cost = 0; "
+                        "SET parallel_tuple_cost = 0; SET min_parallel_table_scan_size = 0; "
+                        "SET max_parallel_workers_per_gather = 2; SET parallel_leader_participation = off")
+            cur.execute("EXPLAIN (ANALYZE, VERBOSE, COSTS OFF) SELECT fz.p_count(0.5) FROM fz.lookup WHERE id <= 2")
+            plan = "\n".join(r[0] for r in cur.fetchall())
+        res.append(("Worker 0:" in plan and "rows=2" in plan.split("Worker 0:")[1].split("\n")[0],
+                    "a parallel worker runs the PARALLEL SAFE function's private query"))
+        with c.cursor() as cur:
+            before = led.mark()
+            cur.execute("SELECT fz.p_count(0.5) FROM fz.lookup WHERE id <= 2")
+            rows = cur.fetchall()
+        got = led.check(before, UNRESTRICTED, "per_row", rows)
+        res.append((got is None, "charge check: PARALLEL SAFE function under force_parallel_mode, "
+                    "2 calls, 2 charges" + (f" ({got})" if got else "")))
+    finally:
+        c.close()
+        led.close()
+    return res
 
 
 def crashes_alone(sql):
@@ -380,6 +547,19 @@ def agg_shape(q):
     return name + (" with " + "/".join(tags) if tags else "")
 
 
+def gen_shape(sql):
+    """A dedup key for an uncharged release: wrapper and aggregate names."""
+    import re
+    wrap = "plain"
+    for w, tag in (("fz.prun(", "PARALLEL SAFE plpgsql"), ("fz.run(", "plpgsql"), ("PREPARE", "prepared"),
+                   ("WITH c", "CTE"), (") s LIMIT", "subquery LIMIT"), ("SELECT fz.p_", "PARALLEL SAFE sql")):
+        if w in sql:
+            wrap = tag
+            break
+    names = sorted(set(re.findall(r"\b(dp_[a-z_]+|fz\.p_[a-z_]+)\(", sql)))
+    return wrap + ": " + ",".join(names)
+
+
 def expected_state(state):
     return state[:2] in EXPECTED or state in EXPECTED
 
@@ -393,6 +573,8 @@ def fuzz(n, seed, out, deadline, reduce=True):
     t_start = start_time()
     ran = 0
     reductions = 0
+    ledger = Ledger()
+    checked = 0
     for i in range(n):
         if time.time() > deadline:
             break
@@ -400,15 +582,34 @@ def fuzz(n, seed, out, deadline, reduce=True):
         if i % 200 == 199:
             sess.reset()   # new sessions, new parallel settings
         sql = gen.statement()
+        expect = gen.expect
         who = role or "superuser"
         ran += 1
         try:
             c = sess.get(role)
+            if c in sess.parallel:
+                who += " (parallel settings)"
+            mark = ledger.mark() if expect else None
             with c.cursor() as cur:
                 cur.execute(sql)
-                if cur.description:
-                    cur.fetchall()
+                rows = cur.fetchall() if cur.description else None
             states["ok"] = states.get("ok", 0) + 1
+            if expect:
+                msg = ledger.check(mark, role, expect, rows)
+                if Gen.releases(expect, rows):
+                    checked += 1
+                    k = "checked " + gen_shape(sql).split(":")[0]
+                    states[k] = states.get(k, 0) + 1
+                if msg is None:
+                    continue
+                key = ("uncharged", gen_shape(sql))
+                states[key[0]] = states.get(key[0], 0) + 1
+                states[key] = states.get(key, 0) + 1
+                ex = findings.setdefault(key, [])
+                if len(ex) < 3:
+                    ex.append((who, sql, msg))
+                    out.write(f"class=uncharged: {msg}\n  as {who}: {sql}\n\n")
+                    out.flush()
             continue
         except psycopg2.Error as e:
             state = e.pgcode
@@ -419,6 +620,7 @@ def fuzz(n, seed, out, deadline, reduce=True):
             continue
         if state is None:
             sess.reset()
+            ledger.close()
             start_time()
             # reducing costs a server restart per try: only the first few crashes
             reduced = reduce_crash(gen.last) if reduce and reductions < 12 else None
@@ -448,6 +650,8 @@ def fuzz(n, seed, out, deadline, reduce=True):
     if start_time() != t_start:
         findings[("crash", "server restarted")] = [("?", "(between checks)", "pg_postmaster_start_time changed")]
     sess.reset()
+    ledger.close()
+    states["charge-checked releases"] = checked
     return ran, findings, states
 
 
@@ -485,10 +689,19 @@ def main():
     t0 = time.time()
     setup()
     try:
+        for ok, label in self_check():
+            if ok:
+                passed += 1
+                log(f"ok - {label}")
+            else:
+                failed += 1
+                log(f"not ok - {label}")
         with open(args.findings, "w") as out:
             ran, findings, states = fuzz(n, seed, out, time.time() + budget)
         summary = ", ".join(f"{k} {v}" for k, v in sorted(states.items(), key=lambda kv: -kv[1])[:14]
-                            if isinstance(k, str))
+                            if isinstance(k, str) and not k.startswith("checked "))
+        checked = ", ".join(f"{k[8:]} {v}" for k, v in sorted(states.items(), key=lambda kv: -kv[1])
+                            if isinstance(k, str) and k.startswith("checked "))
         if findings:
             failed += 1
             log(f"not ok - crash fuzz seed {seed}: {len(findings)} distinct findings in {ran} statements "
@@ -499,9 +712,10 @@ def main():
                     log(f"    as {who}: {sql[:300]}")
         else:
             passed += 1
-            log(f"ok - crash fuzz seed {seed}: {ran} statements, no crash or internal error "
+            log(f"ok - crash fuzz seed {seed}: {ran} statements, no crash, internal error or uncharged release "
                 f"({time.time() - t0:.0f} s)")
         log(f"  outcomes: {summary}")
+        log(f"  charge-checked releases by shape: {checked or 'none'}")
         s = sqlsmith_pass(args.sqlsmith_seconds)
         if s is True:
             passed += 1

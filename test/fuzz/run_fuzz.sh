@@ -12,6 +12,9 @@
 # databases (dp_fuzz_nb_without, dp_fuzz_nb_with, dp_fuzz_crash) and roles
 # (dp_fuzz_*). Findings: /tmp/dp_agg_neighbour_findings.txt (and
 # /tmp/dp_agg_neighbour_selfcheck_findings.txt), /tmp/dp_agg_crash_findings.txt.
+# The crash fuzzer also fails on an uncharged release (a result carrying a private
+# aggregate's answer with no new charge in dp_agg.ledger_entry), and first proves
+# that check fires (its self-check lines count as checks here).
 # Ends with "fuzz: N passed, M failed" (N = checks passed); exit status 1 on any failure.
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
