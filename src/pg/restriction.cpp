@@ -137,42 +137,48 @@ bool HasProtectedLabel(Oid relation) {
   return is_protected;
 }
 
-// Whether a table that `relation` inherits from (a partitioned table it is
-// a partition of, or a parent of INHERITS, at any depth) is protected.
-bool HasProtectedAncestor(Oid relation, int depth) {
-  check_stack_depth();
-  if (depth > 64) return false;
-  Relation inherits = table_open(InheritsRelationId, AccessShareLock);
-  ScanKeyData key;
-  ScanKeyInit(&key, Anum_pg_inherits_inhrelid, BTEqualStrategyNumber, F_OIDEQ,
-              ObjectIdGetDatum(relation));
-  SysScanDesc scan = systable_beginscan(inherits, InheritsRelidSeqnoIndexId, true, nullptr, 1, &key);
-  List* parents = NIL;
-  HeapTuple tuple;
-  while ((tuple = systable_getnext(scan)) != nullptr)
-    parents = lappend_oid(parents, reinterpret_cast<Form_pg_inherits>(GETSTRUCT(tuple))->inhparent);
-  systable_endscan(scan);
-  table_close(inherits, AccessShareLock);
-  bool found = false;
-  ListCell* cell;
-  foreach (cell, parents) {
-    const Oid parent = lfirst_oid(cell);
-    if (HasProtectedLabel(parent) || HasProtectedAncestor(parent, depth + 1)) {
-      found = true;
-      break;
+// Labels every INHERITS child (at any depth) of the protected tables, and of
+// `extra_table` (being protected now, its label not yet written), as
+// protected: a child's rows are protected rows, whether read through the
+// parent or by name. Partitions are recognised through their ancestors
+// instead (IsProtectedRelation), which a syscache field makes cheap; for a
+// plain inheritance child only a pg_inherits scan would tell, on every
+// statement, so the label is written once, when the child is made.
+void PropagateProtection(Oid extra_table) {
+  List* tables = LabelledObjects(RelationRelationId, kProtected);
+  if (OidIsValid(extra_table)) tables = list_append_unique_oid(tables, extra_table);
+  ListCell* table_cell;
+  foreach (table_cell, tables) {
+    const Oid table = lfirst_oid(table_cell);
+    if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(table))) continue;
+    ListCell* child_cell;
+    foreach (child_cell, find_all_inheritors(table, NoLock, nullptr)) {
+      const Oid child = lfirst_oid(child_cell);
+      if (child == table || get_rel_relispartition(child) || HasProtectedLabel(child)) continue;
+      ObjectAddress address;
+      address.classId = RelationRelationId;
+      address.objectId = child;
+      address.objectSubId = 0;
+      SetSecurityLabel(&address, kProvider, kProtected);
+      CacheInvalidateRelcacheByRelid(child);
     }
   }
-  list_free(parents);
-  return found;
+  list_free(tables);
 }
 
 }  // namespace
 
 bool IsProtectedRelation(Oid relation, bool with_children) {
   if (HasProtectedLabel(relation)) return true;
-  // A partition or an inheritance child of a protected table holds
-  // protected rows too, whether it is read through its parent or by name.
-  if (HasProtectedAncestor(relation, 0)) return true;
+  // A partition of a protected table holds protected rows too (INHERITS
+  // children carry the label themselves: PropagateProtection).
+  if (get_rel_relispartition(relation)) {
+    List* ancestors = get_partition_ancestors(relation);
+    ListCell* cell;
+    foreach (cell, ancestors) {
+      if (HasProtectedLabel(lfirst_oid(cell))) return true;
+    }
+  }
   if (!with_children || !has_subclass(relation)) return false;
   List* family = find_all_inheritors(relation, AccessShareLock, nullptr);
   ListCell* cell;
@@ -273,7 +279,10 @@ void CheckLabel(const ObjectAddress* object, const char* label) {
       ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
                       errmsg("invalid dp_agg label for a table: \"%s\"", label),
                       errhint("The only label of a table is 'protected' (or NULL to remove it).")));
-    if (label != nullptr) CheckRestrictionInvariant(object->objectId, InvalidOid);
+    if (label != nullptr) {
+      CheckRestrictionInvariant(object->objectId, InvalidOid);
+      PropagateProtection(object->objectId);
+    }
   } else if (object->classId == AuthIdRelationId) {
     if (label != nullptr && strcmp(label, kRestricted) != 0)
       ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -424,6 +433,11 @@ void ProcessUtilityHook(PlannedStmt* statement, const char* query_string, bool r
       // the default privileges of its creator.
       IsA(parse_tree, CreateStmt)) {
     CommandCounterIncrement();
+    // CREATE TABLE ... INHERITS and ALTER TABLE ... INHERIT make children.
+    if (IsA(parse_tree, CreateStmt) || IsA(parse_tree, AlterTableStmt)) {
+      PropagateProtection(InvalidOid);
+      CommandCounterIncrement();
+    }
     CheckRestrictionInvariant(InvalidOid, InvalidOid);
   }
 }
