@@ -431,10 +431,12 @@ void ProcessUtilityHook(PlannedStmt* statement, const char* query_string, bool r
       IsA(parse_tree, AlterDefaultPrivilegesStmt) ||
       // A new partition or inheritance child of a protected table carries
       // the default privileges of its creator.
-      IsA(parse_tree, CreateStmt)) {
+      IsA(parse_tree, CreateStmt) || IsA(parse_tree, CreateForeignTableStmt)) {
     CommandCounterIncrement();
-    // CREATE TABLE ... INHERITS and ALTER TABLE ... INHERIT make children.
-    if (IsA(parse_tree, CreateStmt) || IsA(parse_tree, AlterTableStmt)) {
+    // CREATE [FOREIGN] TABLE ... INHERITS and ALTER TABLE ... INHERIT make
+    // children.
+    if (IsA(parse_tree, CreateStmt) || IsA(parse_tree, CreateForeignTableStmt) ||
+        IsA(parse_tree, AlterTableStmt)) {
       PropagateProtection(InvalidOid);
       CommandCounterIncrement();
     }
