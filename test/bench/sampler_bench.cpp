@@ -20,6 +20,7 @@
 #include <cstring>
 #include <vector>
 
+#include "../unit/counting_source.h"
 #include "exact_sampler.h"
 #include "gaussian_mechanism.h"
 #include "laplace_mechanism.h"
@@ -29,19 +30,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Counts the bytes that pass through it.
-class CountingSource final : public dp::RandomSource {
- public:
-  explicit CountingSource(dp::RandomSource& inner) : inner_(inner) {}
-  void Fill(unsigned char* out, std::size_t length) override {
-    bytes += length;
-    inner_.Fill(out, length);
-  }
-  std::uint64_t bytes = 0;
-
- private:
-  dp::RandomSource& inner_;
-};
+using dp_test::CountingSource;
 
 volatile std::int64_t sink;
 
@@ -75,7 +64,7 @@ void TimingTable(const char* label, const char* title, int m, std::vector<long> 
   CountingSource counting(rng);
   for (int i = 0; i < m / 10; ++i) sink = static_cast<std::int64_t>(draw(counting));
   for (int i = 0; i < m; ++i) {
-    const std::uint64_t before_bytes = counting.bytes;
+    const std::uint64_t before_bytes = counting.bytes();
     const auto start = Clock::now();
     const dp::int128 x = draw(counting);
     const double ns = std::chrono::duration<double, std::nano>(Clock::now() - start).count();
@@ -83,7 +72,7 @@ void TimingTable(const char* label, const char* title, int m, std::vector<long> 
     std::size_t b = lows.size() - 1;
     while (a < lows[b]) --b;
     buckets[b].ns.push_back(ns);
-    buckets[b].bytes += static_cast<double>(counting.bytes - before_bytes);
+    buckets[b].bytes += static_cast<double>(counting.bytes() - before_bytes);
   }
   std::printf("\n== %s: timing by |noise| bucket, %s, %d single timed draws (clock overhead "
               "included)\n",
@@ -158,7 +147,7 @@ int main(int argc, char** argv) {
     for (int i = 0; i < 10000; ++i)
       sink = static_cast<std::int64_t>(
           dp::SampleDiscreteLaplace(counting, plan.scale_numerator, plan.scale_denominator));
-    std::printf("%-44s %14.4g %10.1f %12.1f\n", c.name, Scale(plan), ns, counting.bytes / 1e4);
+    std::printf("%-44s %14.4g %10.1f %12.1f\n", c.name, Scale(plan), ns, counting.bytes() / 1e4);
   }
   struct GCase {
     const char* name;
@@ -182,7 +171,7 @@ int main(int argc, char** argv) {
     for (int i = 0; i < 10000; ++i)
       sink = static_cast<std::int64_t>(dp::SampleDiscreteGaussian(
           counting, c.plan.sigma2_numerator, c.plan.sigma2_denominator));
-    std::printf("%-44s %14.4g %10.1f %12.1f\n", c.name, sigma, ns, counting.bytes / 1e4);
+    std::printf("%-44s %14.4g %10.1f %12.1f\n", c.name, sigma, ns, counting.bytes() / 1e4);
   }
 
   // Timing independence: one timed draw at a time, grouped by |x|.
