@@ -137,6 +137,23 @@ bool HasProtectedLabel(Oid relation) {
   return is_protected;
 }
 
+// The protected tables, and `extra_table` (being protected now, its label
+// not yet written), with every partition and inheritance child of theirs at
+// any depth: all tables that hold protected rows.
+List* ProtectedFamily(Oid extra_table) {
+  List* tables = LabelledObjects(RelationRelationId, kProtected);
+  if (OidIsValid(extra_table)) tables = list_append_unique_oid(tables, extra_table);
+  List* family = NIL;
+  ListCell* cell;
+  foreach (cell, tables) {
+    const Oid table = lfirst_oid(cell);
+    if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(table))) continue;
+    family = list_concat_unique_oid(family, find_all_inheritors(table, NoLock, nullptr));
+  }
+  list_free(tables);
+  return family;
+}
+
 // Labels every INHERITS child (at any depth) of the protected tables, and of
 // `extra_table` (being protected now, its label not yet written), as
 // protected: a child's rows are protected rows, whether read through the
@@ -145,25 +162,20 @@ bool HasProtectedLabel(Oid relation) {
 // plain inheritance child only a pg_inherits scan would tell, on every
 // statement, so the label is written once, when the child is made.
 void PropagateProtection(Oid extra_table) {
-  List* tables = LabelledObjects(RelationRelationId, kProtected);
-  if (OidIsValid(extra_table)) tables = list_append_unique_oid(tables, extra_table);
-  ListCell* table_cell;
-  foreach (table_cell, tables) {
-    const Oid table = lfirst_oid(table_cell);
-    if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(table))) continue;
-    ListCell* child_cell;
-    foreach (child_cell, find_all_inheritors(table, NoLock, nullptr)) {
-      const Oid child = lfirst_oid(child_cell);
-      if (child == table || get_rel_relispartition(child) || HasProtectedLabel(child)) continue;
-      ObjectAddress address;
-      address.classId = RelationRelationId;
-      address.objectId = child;
-      address.objectSubId = 0;
-      SetSecurityLabel(&address, kProvider, kProtected);
-      CacheInvalidateRelcacheByRelid(child);
-    }
+  List* family = ProtectedFamily(extra_table);
+  ListCell* cell;
+  foreach (cell, family) {
+    const Oid child = lfirst_oid(cell);
+    if (child == extra_table || get_rel_relispartition(child) || HasProtectedLabel(child))
+      continue;
+    ObjectAddress address;
+    address.classId = RelationRelationId;
+    address.objectId = child;
+    address.objectSubId = 0;
+    SetSecurityLabel(&address, kProvider, kProtected);
+    CacheInvalidateRelcacheByRelid(child);
   }
-  list_free(tables);
+  list_free(family);
 }
 
 }  // namespace
@@ -225,18 +237,11 @@ void CheckNoDirectAccess(Oid table, Oid role) {
 // `extra_table` / `extra_role`: an object being labelled now, whose label is
 // not yet in the catalog.
 void CheckRestrictionInvariant(Oid extra_table, Oid extra_role) {
-  List* tables = LabelledObjects(RelationRelationId, kProtected);
   List* roles = LabelledObjects(AuthIdRelationId, kRestricted);
-  if (OidIsValid(extra_table)) tables = list_append_unique_oid(tables, extra_table);
   if (OidIsValid(extra_role)) roles = list_append_unique_oid(roles, extra_role);
   // Partitions and inheritance children hold protected rows too.
-  List* family = NIL;
+  List* family = ProtectedFamily(extra_table);
   ListCell* table_cell;
-  foreach (table_cell, tables) {
-    const Oid table = lfirst_oid(table_cell);
-    if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(table))) continue;
-    family = list_concat_unique_oid(family, find_all_inheritors(table, NoLock, nullptr));
-  }
   foreach (table_cell, family) {
     const Oid table = lfirst_oid(table_cell);
     if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(table))) continue;
@@ -248,7 +253,6 @@ void CheckRestrictionInvariant(Oid extra_table, Oid extra_role) {
       CheckNoDirectAccess(table, role);
     }
   }
-  list_free(tables);
   list_free(roles);
   list_free(family);
 }
