@@ -1042,9 +1042,10 @@ bool JudgeLevel(Query* query, const Level* parent, Judgement* judgement) {
         // level: there they would run for unreleased groups, or (moved from
         // HAVING to WHERE) for every protected row, unjudged. A security
         // barrier still lets LEAKPROOF conditions through, and LEAKPROOF is
-        // not total (texteq fails on an indeterminate collation), so the
-        // level also gets OFFSET 0, through which PostgreSQL pushes nothing
-        // (subquery_is_pushdown_safe) and which it then plans away.
+        // not total (texteq fails on an indeterminate collation), so a level
+        // in FROM also becomes a materialised WITH query (MaterializedOnce),
+        // into which PostgreSQL pushes nothing. Branches of a set operation
+        // are fenced by the wrapping of the set operation's own level.
         if (restricted && !is_protected && judgement->reads_protected) {
           entry->security_barrier = true;
           if (in_from) {
