@@ -34,6 +34,9 @@ import time
 
 import psycopg2
 
+import fuzz_common
+from fuzz_common import log
+
 DB = "dp_fuzz_crash"
 RESTRICTED = "dp_fuzz_crash_analyst"
 UNRESTRICTED = "dp_fuzz_crash_user"
@@ -326,30 +329,11 @@ class Gen:
 
 
 def connect(user=None, db=DB):
-    kw = {"dbname": db}
-    if user:
-        kw["user"] = user
-    c = psycopg2.connect(**kw)
-    c.autocommit = True
-    return c
-
-
-def log(*a):
-    print(*a, flush=True)
+    return fuzz_common.connect(db, user)
 
 
 def setup():
-    admin = connect(db=os.environ.get("PGDATABASE", "postgres"))
-    with admin.cursor() as cur:
-        cur.execute(f"DROP DATABASE IF EXISTS {DB} WITH (FORCE)")
-        cur.execute("SET client_min_messages = warning")
-        for r in (RESTRICTED, UNRESTRICTED):
-            cur.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (r,))
-            if cur.fetchone():
-                cur.execute(f"DROP ROLE {r}")
-            cur.execute(f"CREATE ROLE {r} LOGIN")
-        cur.execute(f"CREATE DATABASE {DB} TEMPLATE template0 ENCODING 'UTF8'")
-    admin.close()
+    fuzz_common.recreate([DB], [RESTRICTED, UNRESTRICTED])
     c = connect()
     with c.cursor() as cur:
         cur.execute(SETUP.replace("{restricted}", RESTRICTED).replace("{unrestricted}", UNRESTRICTED))
@@ -357,13 +341,7 @@ def setup():
 
 
 def teardown():
-    admin = connect(db=os.environ.get("PGDATABASE", "postgres"))
-    with admin.cursor() as cur:
-        cur.execute(f"DROP DATABASE IF EXISTS {DB} WITH (FORCE)")
-        cur.execute("SET client_min_messages = warning")
-        for r in (RESTRICTED, UNRESTRICTED):
-            cur.execute(f"DROP ROLE IF EXISTS {r}")
-    admin.close()
+    fuzz_common.drop([DB], [RESTRICTED, UNRESTRICTED])
 
 
 def start_time():
@@ -409,11 +387,7 @@ class Sessions:
 
     def reset(self):
         self.parallel = set()
-        for c in self.c.values():
-            try:
-                c.close()
-            except Exception:
-                pass
+        fuzz_common.close_all(self.c)
         self.c = {}
 
 

@@ -39,6 +39,9 @@ import time
 import psycopg2
 import psycopg2.extensions
 
+import fuzz_common
+from fuzz_common import log
+
 DB_BASE = "dp_fuzz_nb_without"
 DB_NBR = "dp_fuzz_nb_with"
 ANALYST = "dp_fuzz_analyst"
@@ -91,23 +94,7 @@ SELECT g, (ARRAY['alice','bob','carol','dave'])[k % 4 + 1],
 FROM (SELECT g, g % {n_cohorts} AS k FROM generate_series(1, {n_rows}) g) s;
 """
 
-TEARDOWN_ROLES = f"""
-DROP ROLE IF EXISTS {ANALYST};
-DROP ROLE IF EXISTS {READER};
-"""
-
-
-def log(*a):
-    print(*a, flush=True)
-
-
-def connect(db, user=None):
-    kw = {"dbname": db}
-    if user:
-        kw["user"] = user
-    c = psycopg2.connect(**kw)
-    c.autocommit = True
-    return c
+connect = fuzz_common.connect
 
 
 def su_exec(db, sql, quiet=False):
@@ -133,20 +120,7 @@ def icu_available():
 
 
 def setup(keep=False):
-    admin = connect(os.environ.get("PGDATABASE", "postgres"))
-    with admin.cursor() as cur:
-        for db in (DB_BASE, DB_NBR):
-            cur.execute(f"DROP DATABASE IF EXISTS {db} WITH (FORCE)")
-        cur.execute("SET client_min_messages = warning")
-        for r in (ANALYST, READER):
-            cur.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (r,))
-            if cur.fetchone():
-                cur.execute(f"DROP ROLE {r}")
-        cur.execute(f"CREATE ROLE {ANALYST} LOGIN")
-        cur.execute(f"CREATE ROLE {READER} LOGIN")
-        for db in (DB_BASE, DB_NBR):
-            cur.execute(f"CREATE DATABASE {db} TEMPLATE template0 ENCODING 'UTF8'")
-    admin.close()
+    fuzz_common.recreate([DB_BASE, DB_NBR], [ANALYST, READER])
     icu = icu_available()
     nick_coll = "hr.ci" if icu else '"C"'
     for db in (DB_BASE, DB_NBR):
@@ -180,13 +154,7 @@ def setup(keep=False):
 
 
 def teardown():
-    admin = connect(os.environ.get("PGDATABASE", "postgres"))
-    with admin.cursor() as cur:
-        for db in (DB_BASE, DB_NBR):
-            cur.execute(f"DROP DATABASE IF EXISTS {db} WITH (FORCE)")
-        cur.execute("SET client_min_messages = warning")
-        cur.execute(TEARDOWN_ROLES)
-    admin.close()
+    fuzz_common.drop([DB_BASE, DB_NBR], [ANALYST, READER])
 
 
 def set_fault(fault):
@@ -492,11 +460,7 @@ class Runner:
         return c
 
     def reset(self):
-        for c in self.conns.values():
-            try:
-                c.close()
-            except Exception:
-                pass
+        fuzz_common.close_all(self.conns)
         self.conns = {}
 
     def run(self, db, sql, keys):
