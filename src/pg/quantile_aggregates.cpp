@@ -11,8 +11,8 @@
 #include "../core/quantile.h"
 #include "../core/state_text.h"
 #include "aggregate_state.h"
-#include "call_sites.h"
 #include "error_boundary.h"
+#include "initial_state.h"
 #include "quantile_aggregates.h"
 #include "settings.h"
 
@@ -87,31 +87,14 @@ const dp::QuantileGrid* GridOf(FunctionCallInfo fcinfo, const QuantileState* sta
 
 }  // namespace
 
-Datum PrepareQuantileInitialState(Aggref* aggref, EState* estate, double* requested_epsilon) {
-  // dp_percentile(value, fraction, lower, upper, epsilon), dp_median(value, lower, upper, epsilon)
-  const bool median = DeclaredArgumentCount(aggref) == 4;
-  const int first_bound = median ? 1 : 2;
-  const double fraction =
-      median ? dp::kMedianFraction : EvaluateDoubleParameter(aggref, 1, "fraction", estate);
-  const double lower = EvaluateDoubleParameter(aggref, first_bound, "lower bound", estate);
-  const double upper = EvaluateDoubleParameter(aggref, first_bound + 1, "upper bound", estate);
-  const double epsilon = EvaluateDoubleParameter(aggref, first_bound + 2, "epsilon", estate);
-  const double maximum = max_epsilon;
-  CallCore([&] {
-    dp::ValidateEpsilon(epsilon, maximum);
-    dp::ValidateBounds(lower, upper);
-    if (!(fraction >= 0.0 && fraction <= 1.0))
-      throw dp::InvalidParameter("fraction must lie in [0, 1]",
-                                 "The fraction is the quantile to estimate: 0.5 for the median, "
-                                 "0.9 for the 90th percentile.");
-  });
+Datum PrepareQuantileInitialState(const dp::PublicParameters& parameters,
+                                  const dp::PrivacyParameters& effective) {
   QuantileState* state = NewQuantileState(static_cast<int>(dp::kDefaultQuantileBins));
   state->initialized = 1;
-  state->epsilon = test_fault == static_cast<int>(TestFault::kHalveNoise) ? 2 * epsilon : epsilon;
-  state->fraction = fraction;
-  state->lower = lower;
-  state->upper = upper;
-  *requested_epsilon = epsilon;
+  state->epsilon = StateEpsilon(effective);
+  state->fraction = parameters.fraction;
+  state->lower = parameters.lower;
+  state->upper = parameters.upper;
   return PointerGetDatum(state);
 }
 

@@ -34,8 +34,9 @@
 #include "../core/selection.h"
 #include "../core/state_text.h"
 #include "aggregate_state.h"
-#include "call_sites.h"
+#include "call_parameters.h"
 #include "error_boundary.h"
+#include "initial_state.h"
 #include "selection_aggregates.h"
 #include "settings.h"
 
@@ -199,31 +200,12 @@ SelectionState* ReadSelectionState(FunctionCallInfo fcinfo, int argument) {
 
 }  // namespace
 
-Datum PrepareSelectionInitialState(Aggref* aggref, EState* estate, double* requested_epsilon) {
-  // dp_select(value, candidates, epsilon) or (value, weight, lower, upper, candidates, epsilon)
-  const bool weighted = DeclaredArgumentCount(aggref) == 6;
-  const int candidates_position = weighted ? 4 : 1;
-  if (!OidIsValid(get_element_type(list_nth_oid(aggref->aggargtypes, candidates_position))))
-    ereport(ERROR, (errcode(ERRCODE_DATATYPE_MISMATCH),
-                    errmsg("candidates of dp_select must be an array")));
-  const double epsilon =
-      EvaluateDoubleParameter(aggref, candidates_position + 1, "epsilon", estate);
-  const double maximum = max_epsilon;
-  CallCore([&] { dp::ValidateEpsilon(epsilon, maximum); });
-  double lower = 0, upper = 0;
-  if (weighted) {
-    lower = EvaluateDoubleParameter(aggref, 2, "lower bound", estate);
-    upper = EvaluateDoubleParameter(aggref, 3, "upper bound", estate);
-    CallCore([&] { dp::ValidateBounds(lower, upper); });
-  }
-  bool is_null = false;
-  const Datum candidates_datum =
-      EvaluateParameter(aggref, candidates_position, "candidates", estate, &is_null);
-  if (is_null)
-    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                    errmsg("candidates of dp_select must not be NULL"),
-                    errhint("Pass an array of the values the answer may take, e.g. "
-                            "ARRAY['a', 'b', 'c'].")));
+Datum PrepareSelectionInitialState(Aggref* aggref, const CallParameters& call,
+                                   const dp::PrivacyParameters& effective) {
+  const bool weighted = call.values.has_bounds;
+  const double lower = call.values.lower;
+  const double upper = call.values.upper;
+  const Datum candidates_datum = call.candidates;
   ArrayType* candidates = DatumGetArrayTypeP(candidates_datum);
   const int count = ArrayGetNItems(ARR_NDIM(candidates), ARR_DIMS(candidates));
   if (count < 1 || ARR_NDIM(candidates) != 1 || count > kMaxCandidates)
@@ -246,7 +228,7 @@ Datum PrepareSelectionInitialState(Aggref* aggref, EState* estate, double* reque
   state->weighted = weighted ? 1 : 0;
   state->num_candidates = count;
   state->candidates_offset = static_cast<std::int32_t>(candidates_offset);
-  state->epsilon = test_fault == static_cast<int>(TestFault::kHalveNoise) ? 2 * epsilon : epsilon;
+  state->epsilon = StateEpsilon(effective);
   std::memcpy(CandidatesOf(state), candidates, VARSIZE(candidates));
   if (weighted) {
     state->lower = lower;
@@ -256,7 +238,6 @@ Datum PrepareSelectionInitialState(Aggref* aggref, EState* estate, double* reque
     state->lower_units = dp::ToUnits(lower, state->unit_exponent, state->unit_scale);
     state->upper_units = dp::ToUnits(upper, state->unit_exponent, state->unit_scale);
   }
-  *requested_epsilon = epsilon;
   return PointerGetDatum(state);
 }
 
