@@ -124,9 +124,9 @@ class MechanismBuilder {
     return *this;
   }
 
-  // Throws InvalidParameter for a parameter the query chose badly, and
-  // std::invalid_argument when the calibration is impossible (a discrete
-  // Gaussian too wide for the sampler).
+  // Throws InvalidParameter for a parameter the query chose badly, also
+  // when epsilon and delta together need a discrete Gaussian too wide for
+  // the sampler.
   NoiseMechanism Build() const;
 
  private:

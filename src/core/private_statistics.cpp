@@ -11,7 +11,7 @@ uint128 Magnitude(std::int64_t value) {
 }
 }  // namespace
 
-uint128 SumSensitivity(std::int64_t lower_units, std::int64_t upper_units) {
+uint128 SumSensitivity(std::int64_t lower_units, std::int64_t upper_units) noexcept {
   return std::max(Magnitude(lower_units), Magnitude(upper_units));
 }
 
@@ -29,7 +29,7 @@ MeanPlans PlanMean(std::int64_t lower_units, std::int64_t upper_units, double ep
 }
 
 int128 CentredSumHalfUnits(std::int64_t count, int128 sum_units, std::int64_t lower_units,
-                           std::int64_t upper_units) {
+                           std::int64_t upper_units) noexcept {
   return 2 * sum_units - int128{count} * (int128{lower_units} + int128{upper_units});
 }
 

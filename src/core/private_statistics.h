@@ -17,7 +17,7 @@ LaplacePlan PlanCount(double epsilon);
 // Sum of values clamped to [lower, upper] (in units): one row adds or removes
 // one clamped value, so the sensitivity is max(|lower|, |upper|), not
 // upper - lower (the number of rows is itself private).
-uint128 SumSensitivity(std::int64_t lower_units, std::int64_t upper_units);
+uint128 SumSensitivity(std::int64_t lower_units, std::int64_t upper_units) noexcept;
 LaplacePlan PlanSum(std::int64_t lower_units, std::int64_t upper_units, double epsilon);
 
 // Bounded mean (Google's BoundedMean; "Differential privacy: from theory to
@@ -49,7 +49,7 @@ struct MeanRelease {
 // The centred sum in half-units, 2 sum - count (lower + upper): exact, since
 // |sum_units| < 2^126 and |lower + upper| <= 2^64 (counts below 2^62).
 int128 CentredSumHalfUnits(std::int64_t count, int128 sum_units, std::int64_t lower_units,
-                           std::int64_t upper_units);
+                           std::int64_t upper_units) noexcept;
 
 // The mean from the released count and centred sum, using only released
 // values and the public bounds (shared by the Laplace and Gaussian means).

@@ -14,6 +14,7 @@
 #include "../core/confidence.h"
 #include "../core/gaussian_mechanism.h"
 #include "../core/grid_value.h"
+#include "../core/noise_mechanism.h"
 #include "../core/partition_selection.h"
 #include "../core/private_statistics.h"
 #include "../core/state_text.h"
@@ -218,8 +219,7 @@ struct PlanCache {
   double epsilon = 0, delta = 0, confidence = 0;
   std::int64_t lower_units = 0, upper_units = 0;
   int unit_exponent = 0;
-  dp::LaplacePlan laplace;
-  dp::GaussianPlan gaussian;
+  dp::NoiseMechanism mechanism;  // count or sum
   double margin = 0;  // count/sum interval half-width at `confidence`
   dp::MeanPlans laplace_mean;
   dp::GaussianMeanPlans gaussian_mean;
@@ -276,31 +276,24 @@ Release ReleaseOf(FunctionCallInfo fcinfo, const AggregateState& state, bool is_
     if (!SameKey(*cache, state, is_count)) {
       cache->valid = false;
       cache->margin = 0;
-      if (state.delta > 0) {
-        cache->gaussian =
-            is_count ? dp::PlanGaussianCount(state.epsilon, state.delta)
-                     : dp::PlanGaussianSum(state.lower_units, state.upper_units, state.epsilon,
-                                           state.delta);
-        if (state.confidence > 0)
-          cache->margin = dp::GaussianNoiseInterval(cache->gaussian, unit_exponent,
-                                                    state.confidence)
-                              .half_width_value;
-      } else {
-        cache->laplace = is_count ? dp::PlanCount(state.epsilon)
-                                  : dp::PlanSum(state.lower_units, state.upper_units,
-                                                state.epsilon);
-        if (state.confidence > 0)
-          cache->margin =
-              dp::LaplaceNoiseInterval(cache->laplace, unit_exponent, state.confidence)
-                  .half_width_value;
-      }
+      // The state holds effective parameters (initial_state.h), validated
+      // when the call was prepared; building again rounds nothing.
+      cache->mechanism =
+          dp::MechanismBuilder()
+              .SetEpsilon(state.epsilon)
+              .SetDelta(state.delta)
+              .SetSensitivityUnits(is_count ? dp::uint128{1}
+                                            : dp::SumSensitivity(state.lower_units,
+                                                                 state.upper_units))
+              .Build();
+      if (state.confidence > 0)
+        cache->margin =
+            cache->mechanism.Interval(unit_exponent, state.confidence).half_width_value;
       FillKey(cache, state, is_count);
     }
     Release release;
     const dp::int128 value = is_count ? dp::int128{state.count} : GetSum(&state);
-    release.value = state.delta > 0
-                        ? dp::ReleaseGaussian(value, unit_exponent, cache->gaussian, NoiseSource())
-                        : dp::ReleaseLaplace(value, unit_exponent, cache->laplace, NoiseSource());
+    release.value = cache->mechanism.AddNoise(value, unit_exponent, NoiseSource());
     release.margin = cache->margin;
     return release;
   });
