@@ -22,8 +22,13 @@
 #include "aggregate_state.h"
 #include "error_boundary.h"
 #include "settings.h"
+#include "state_header.h"
 
 namespace dp_pg {
+
+static_assert(offsetof(AggregateState, format_version) == offsetof(StateHeader, format_version) &&
+                  offsetof(AggregateState, initialized) == offsetof(StateHeader, initialized),
+              "AggregateState starts with StateHeader");
 
 void RequireAggregateContext(FunctionCallInfo fcinfo, const char* function) {
   if (AggCheckCallContext(fcinfo, nullptr) != AGG_CONTEXT_AGGREGATE)
@@ -192,14 +197,11 @@ void CopyParameters(AggregateState* to, const AggregateState* from) {
 // A read-only state argument (final functions; the second combine input,
 // which may come from a tuple). Copies it out so alignment never matters.
 void ReadState(FunctionCallInfo fcinfo, int argument, AggregateState* out) {
-  if (PG_ARGISNULL(argument))
-    ereport(ERROR, (errcode(ERRCODE_INTERNAL_ERROR), errmsg("dp_agg state is NULL")));
-  struct varlena* raw = PG_DETOAST_DATUM(PG_GETARG_DATUM(argument));
-  if (VARSIZE_ANY(raw) != sizeof(AggregateState))
-    ereport(ERROR, (errcode(ERRCODE_DATA_CORRUPTED), errmsg("invalid dp_agg state size")));
+  const void* raw = ReadStateCopy(fcinfo, argument, sizeof(AggregateState), kStateFormatVersion,
+                                  "dp_agg state");
+  if (VARSIZE(raw) != sizeof(AggregateState))
+    ereport(ERROR, (errcode(ERRCODE_DATA_CORRUPTED), errmsg("invalid dp_agg state")));
   std::memcpy(out, raw, sizeof(AggregateState));
-  if (out->format_version != kStateFormatVersion)
-    ereport(ERROR, (errcode(ERRCODE_DATA_CORRUPTED), errmsg("unknown dp_agg state version")));
 }
 
 // The state of a final function, which must have its parameters.
@@ -400,13 +402,18 @@ Datum dp_combine(PG_FUNCTION_ARGS) {
   auto* into = reinterpret_cast<AggregateState*>(PG_GETARG_POINTER(0));
   AggregateState partial;
   dp_pg::ReadState(fcinfo, 1, &partial);
-  if (partial.initialized != 0) {
-    if (into->initialized == 0) {
+  // The state is fixed-size and updated in place, so adopting the partial's
+  // parameters is a copy into `into` (whose count and sum are then zero).
+  switch (dp_pg::DecideCombineStep(*reinterpret_cast<const dp_pg::StateHeader*>(into),
+                                   *reinterpret_cast<const dp_pg::StateHeader*>(&partial))) {
+    case dp_pg::CombineStep::kKeepInto:
+      break;
+    case dp_pg::CombineStep::kAdoptPartial:
       dp_pg::CopyParameters(into, &partial);
-    } else if (!dp_pg::SameParameters(into, &partial)) {
-      ereport(ERROR, (errcode(ERRCODE_INTERNAL_ERROR),
-                      errmsg("dp_agg partial states with different parameters")));
-    }
+      break;
+    case dp_pg::CombineStep::kMerge:
+      dp_pg::RequireSameParameters(dp_pg::SameParameters(into, &partial), "dp_agg");
+      break;
   }
   into->count += partial.count;
   dp_pg::SetSum(into, dp_pg::GetSum(into) + dp_pg::GetSum(&partial));

@@ -39,6 +39,7 @@
 #include "initial_state.h"
 #include "selection_aggregates.h"
 #include "settings.h"
+#include "state_header.h"
 
 extern "C" {
 #include "utils/array.h"
@@ -72,6 +73,10 @@ struct SelectionState {
   // followed by num_candidates scores, each an int128 as {uint64 low, int64 high},
   // then the candidate array at candidates_offset
 };
+
+static_assert(offsetof(SelectionState, format_version) == offsetof(StateHeader, format_version) &&
+                  offsetof(SelectionState, initialized) == offsetof(StateHeader, initialized),
+              "SelectionState starts with StateHeader");
 
 struct Score {
   std::uint64_t low;
@@ -191,11 +196,9 @@ CandidateIndex* BuildIndex(ArrayType* candidates, Oid collation, MemoryContext c
 }
 
 SelectionState* ReadSelectionState(FunctionCallInfo fcinfo, int argument) {
-  struct varlena* raw = PG_DETOAST_DATUM_COPY(PG_GETARG_DATUM(argument));
-  auto* state = reinterpret_cast<SelectionState*>(raw);
-  if (VARSIZE(raw) < sizeof(SelectionState) || state->format_version != kSelectionFormatVersion)
-    ereport(ERROR, (errcode(ERRCODE_DATA_CORRUPTED), errmsg("invalid dp_agg selection state")));
-  return state;
+  return static_cast<SelectionState*>(ReadStateCopy(fcinfo, argument, sizeof(SelectionState),
+                                                    kSelectionFormatVersion,
+                                                    "dp_agg selection state"));
 }
 
 }  // namespace
@@ -275,18 +278,23 @@ Datum dp_select_combine(PG_FUNCTION_ARGS) {
   dp_pg::RequireAggregateContext(fcinfo, "dp_select_combine");
   auto* into = reinterpret_cast<SelectionState*>(PG_GETARG_POINTER(0));
   SelectionState* partial = dp_pg::ReadSelectionState(fcinfo, 1);
-  if (partial->initialized == 0) PG_RETURN_POINTER(into);
-  if (into->initialized == 0) {
-    // The combining step's own initial state ('uninitialized'): the partial
-    // state, already a private copy (ReadSelectionState), becomes the transition
-    // value; nodeAgg moves a new transition value into the aggregate context.
-    PG_RETURN_POINTER(partial);
+  switch (dp_pg::DecideCombineStep(*reinterpret_cast<const dp_pg::StateHeader*>(into),
+                                   *reinterpret_cast<const dp_pg::StateHeader*>(partial))) {
+    case dp_pg::CombineStep::kKeepInto:
+      PG_RETURN_POINTER(into);
+    case dp_pg::CombineStep::kAdoptPartial:
+      // The partial state, already a private copy (ReadSelectionState),
+      // becomes the transition value; nodeAgg moves a new transition value
+      // into the aggregate context.
+      PG_RETURN_POINTER(partial);
+    case dp_pg::CombineStep::kMerge:
+      break;
   }
-  if (into->num_candidates != partial->num_candidates || into->weighted != partial->weighted ||
-      into->epsilon != partial->epsilon || into->lower_units != partial->lower_units ||
-      into->upper_units != partial->upper_units)
-    ereport(ERROR, (errcode(ERRCODE_INTERNAL_ERROR),
-                    errmsg("dp_agg selection states with different parameters")));
+  dp_pg::RequireSameParameters(
+      into->num_candidates == partial->num_candidates && into->weighted == partial->weighted &&
+          into->epsilon == partial->epsilon && into->lower_units == partial->lower_units &&
+          into->upper_units == partial->upper_units,
+      "dp_agg selection");
   for (int i = 0; i < into->num_candidates; ++i)
     dp_pg::AddToScore(&dp_pg::ScoresOf(into)[i], dp_pg::ScoreValue(dp_pg::ScoresOf(partial)[i]));
   PG_RETURN_POINTER(into);
