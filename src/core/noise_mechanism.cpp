@@ -25,25 +25,62 @@ PrivacyParameters ValidatePublicParameters(const PublicParameters& parameters,
   return effective;
 }
 
-NoiseMechanism MechanismBuilder::Build() const {
+PrivacyParameters MechanismBuilder::Validate() const {
   PublicParameters parameters;
   parameters.epsilon = epsilon_;
   parameters.has_delta = delta_ != 0;
   parameters.delta = delta_;
-  const PrivacyParameters effective = ValidatePublicParameters(parameters, limits_);
+  return ValidatePublicParameters(parameters, limits_);
+}
+
+NoiseMechanism MechanismBuilder::Calibrate(uint128 sensitivity, double epsilon, double delta) {
   NoiseMechanism mechanism;
-  mechanism.epsilon_ = effective.epsilon;
-  mechanism.delta_ = effective.delta;
-  // Calibrated to the effective values; the planners round the same way, and
-  // rounding is idempotent, so this is the noise the request pays for.
-  if (effective.delta > 0) {
+  mechanism.epsilon_ = epsilon;
+  mechanism.delta_ = delta;
+  if (delta > 0) {
     mechanism.kind_ = NoiseKind::kGaussian;
-    mechanism.gaussian_ = PlanGaussian(sensitivity_, effective.epsilon, effective.delta);
+    mechanism.gaussian_ = PlanGaussian(sensitivity, epsilon, delta);
   } else {
     mechanism.kind_ = NoiseKind::kLaplace;
-    mechanism.laplace_ = PlanLaplace(sensitivity_, effective.epsilon);
+    mechanism.laplace_ = PlanLaplace(sensitivity, epsilon);
   }
   return mechanism;
+}
+
+NoiseMechanism MechanismBuilder::Build() const {
+  const PrivacyParameters effective = Validate();
+  // Calibrated to the effective values; the planners round the same way, and
+  // rounding is idempotent, so this is the noise the request pays for.
+  return Calibrate(sensitivity_, effective.epsilon, effective.delta);
+}
+
+MeanMechanisms MechanismBuilder::BuildMean(std::int64_t lower_units,
+                                           std::int64_t upper_units) const {
+  const PrivacyParameters effective = Validate();
+  const MeanPartBudget part = SplitMeanBudget(effective.epsilon, effective.delta);
+  // Centred half-unit values 2v - (lower + upper) lie in [-(upper - lower), upper - lower].
+  const uint128 width = static_cast<uint128>(int128{upper_units} - int128{lower_units});
+  return MeanMechanisms{Calibrate(1, part.epsilon, part.delta),
+                        Calibrate(width, part.epsilon, part.delta)};
+}
+
+MeanRelease MeanMechanisms::AddNoise(std::int64_t count_value, int128 sum_units,
+                                     std::int64_t lower_units, std::int64_t upper_units,
+                                     int unit_exponent, RandomSource& rng) const {
+  const int128 centred = CentredSumHalfUnits(count_value, sum_units, lower_units, upper_units);
+  // The count first, then the centred sum: the order ReleaseMeanParts draws in.
+  const GridValue noisy_count = count.AddNoise(count_value, 0, rng);
+  const GridValue noisy_centred_sum = centred_sum.AddNoise(centred, unit_exponent - 1, rng);
+  return MeanFromReleases(noisy_count, noisy_centred_sum, lower_units, upper_units, unit_exponent);
+}
+
+MeanNoiseIntervals MeanMechanisms::Intervals(int unit_exponent, double confidence) const {
+  if (count.kind() == NoiseKind::kGaussian)
+    return GaussianMeanNoiseIntervals(
+        GaussianMeanPlans{count.gaussian_plan(), centred_sum.gaussian_plan()}, unit_exponent,
+        confidence);
+  return LaplaceMeanNoiseIntervals(MeanPlans{count.laplace_plan(), centred_sum.laplace_plan()},
+                                   unit_exponent, confidence);
 }
 
 GridValue NoiseMechanism::AddNoise(int128 value, int unit_exponent, RandomSource& rng) const {

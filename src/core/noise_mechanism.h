@@ -101,6 +101,24 @@ class NoiseMechanism {
 static_assert(std::is_trivially_destructible_v<NoiseMechanism>,
               "NoiseMechanism lives in fn_extra across PostgreSQL calls that may raise");
 
+// The bounded mean (private_statistics.h): a noisy count and a noisy sum of
+// values re-centred on the midpoint, in half-units, each a NoiseMechanism of
+// the same kind calibrated to the part of the budget SplitMeanBudget gives it.
+// Built only by MechanismBuilder::BuildMean.
+struct MeanMechanisms {
+  NoiseMechanism count;        // sensitivity 1
+  NoiseMechanism centred_sum;  // sensitivity upper - lower half-units
+
+  // sum_units: the exact sum of the `count` clamped values, in units.
+  MeanRelease AddNoise(std::int64_t count_value, int128 sum_units, std::int64_t lower_units,
+                       std::int64_t upper_units, int unit_exponent, RandomSource& rng) const;
+  // The two noise intervals behind the mean's interval, the confidence split
+  // evenly between them (confidence.h); confidence must already be valid.
+  MeanNoiseIntervals Intervals(int unit_exponent, double confidence) const;
+};
+static_assert(std::is_trivially_destructible_v<MeanMechanisms>,
+              "MeanMechanisms lives in fn_extra across PostgreSQL calls that may raise");
+
 // Collects epsilon, delta (0 or unset: Laplace; > 0: discrete Gaussian),
 // the caps and the sensitivity; Build() validates them once and calibrates.
 class MechanismBuilder {
@@ -128,8 +146,17 @@ class MechanismBuilder {
   // when epsilon and delta together need a discrete Gaussian too wide for
   // the sampler.
   NoiseMechanism Build() const;
+  // The mean's two mechanisms for bounds [lower_units, upper_units]: epsilon
+  // and delta are validated once, as for Build(), then split by
+  // SplitMeanBudget (the sensitivity set above is not used).
+  MeanMechanisms BuildMean(std::int64_t lower_units, std::int64_t upper_units) const;
 
  private:
+  PrivacyParameters Validate() const;
+  // Calibrates without validating: the whole budget after Validate(), or a
+  // mean's part, which may lie below the smallest epsilon a query may ask for.
+  static NoiseMechanism Calibrate(uint128 sensitivity, double epsilon, double delta);
+
   double epsilon_ = 0;
   double delta_ = 0;
   PrivacyLimits limits_;

@@ -31,6 +31,18 @@ LaplacePlan PlanSum(std::int64_t lower_units, std::int64_t upper_units, double e
 // The re-centred values are kept in half-units, 2 v - (lower + upper), so
 // that the midpoint is exact even for integer bounds such as [0, 1]: their
 // sensitivity is then exactly upper - lower half-units, i.e. (upper - lower) / 2.
+//
+// SplitMeanBudget is the one place where the mean's budget is divided between
+// its two releases (PlanMean, PlanGaussianMean and MechanismBuilder::BuildMean
+// all take their halves from it): each part gets half of epsilon and half of
+// delta, rounded down, so that the two compose to at most (epsilon, delta).
+// Throws InvalidParameter if delta > 0 but half of it rounds to 0.
+struct MeanPartBudget {
+  double epsilon = 0;
+  double delta = 0;  // 0: Laplace
+};
+MeanPartBudget SplitMeanBudget(double epsilon, double delta);
+
 struct MeanPlans {
   LaplacePlan count;
   LaplacePlan centred_sum;  // in half-units

@@ -223,8 +223,7 @@ struct PlanCache {
   int unit_exponent = 0;
   dp::NoiseMechanism mechanism;  // count or sum
   double margin = 0;  // count/sum interval half-width at `confidence`
-  dp::MeanPlans laplace_mean;
-  dp::GaussianMeanPlans gaussian_mean;
+  dp::MeanMechanisms mean;
   dp::MeanNoiseIntervals mean_noise;
 };
 
@@ -316,28 +315,19 @@ MeanResult ReleaseMeanOf(FunctionCallInfo fcinfo, const AggregateState& state) {
   return CallCore([&] {
     if (!SameKey(*cache, state, false)) {
       cache->valid = false;
-      if (state.delta > 0) {
-        cache->gaussian_mean = dp::PlanGaussianMean(state.lower_units, state.upper_units,
-                                                    state.epsilon, state.delta);
-        if (state.confidence > 0)
-          cache->mean_noise = dp::GaussianMeanNoiseIntervals(
-              cache->gaussian_mean, state.unit_exponent, state.confidence);
-      } else {
-        cache->laplace_mean = dp::PlanMean(state.lower_units, state.upper_units, state.epsilon);
-        if (state.confidence > 0)
-          cache->mean_noise = dp::LaplaceMeanNoiseIntervals(
-              cache->laplace_mean, state.unit_exponent, state.confidence);
-      }
+      // Effective parameters, validated when the call was prepared; the
+      // split between the mean's two releases happens in BuildMean.
+      cache->mean = dp::MechanismBuilder()
+                        .SetEpsilon(state.epsilon)
+                        .SetDelta(state.delta)
+                        .BuildMean(state.lower_units, state.upper_units);
+      if (state.confidence > 0)
+        cache->mean_noise = cache->mean.Intervals(state.unit_exponent, state.confidence);
       FillKey(cache, state, false);
     }
     const dp::MeanRelease release =
-        state.delta > 0
-            ? dp::ReleaseGaussianMeanParts(state.count, GetSum(&state), state.lower_units,
-                                           state.upper_units, state.unit_exponent,
-                                           cache->gaussian_mean, NoiseSource())
-            : dp::ReleaseMeanParts(state.count, GetSum(&state), state.lower_units,
-                                   state.upper_units, state.unit_exponent, cache->laplace_mean,
-                                   NoiseSource());
+        cache->mean.AddNoise(state.count, GetSum(&state), state.lower_units, state.upper_units,
+                             state.unit_exponent, NoiseSource());
     MeanResult result;
     result.mean = release.mean;
     if (state.confidence > 0)

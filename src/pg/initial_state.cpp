@@ -96,15 +96,11 @@ AggregateState* PrepareStatisticState(const PrivateAggregateKind& kind, FinalKin
       if (level > 0) mechanism.Interval(prepared.unit_exponent, level);
     }
     // The mean composes two mechanisms with epsilon (and delta) split
-    // between them (private_statistics.h).
-    if (mean && prepared.delta > 0) {
-      const dp::GaussianMeanPlans plans = dp::PlanGaussianMean(
-          prepared.lower_units, prepared.upper_units, prepared.epsilon, prepared.delta);
-      if (level > 0) dp::GaussianMeanNoiseIntervals(plans, prepared.unit_exponent, level);
-    } else if (mean) {
-      const dp::MeanPlans plans =
-          dp::PlanMean(prepared.lower_units, prepared.upper_units, prepared.epsilon);
-      if (level > 0) dp::LaplaceMeanNoiseIntervals(plans, prepared.unit_exponent, level);
+    // between them (SplitMeanBudget, private_statistics.h).
+    if (mean) {
+      const dp::MeanMechanisms mechanisms =
+          builder.BuildMean(prepared.lower_units, prepared.upper_units);
+      if (level > 0) mechanisms.Intervals(prepared.unit_exponent, level);
     }
   });
   return state;

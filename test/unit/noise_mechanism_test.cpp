@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 
+#include "gaussian_mechanism.h"
 #include "noise_mechanism.h"
 #include "parameters.h"
 #include "private_statistics.h"
@@ -170,6 +171,57 @@ TEST(MechanismBuilderTest, EffectiveParametersAreAFixedPoint) {
   EXPECT_EQ(first.epsilon(), again.epsilon());
   EXPECT_LE(first.epsilon(), requested);
   EXPECT_EQ(2 * first.epsilon(), dp::EffectivePrivacyParameter(2 * first.epsilon()));
+}
+
+// The mean's two mechanisms are the plans PlanMean / PlanGaussianMean make,
+// and draw in the same order: the same seed gives the same mean and parts.
+TEST(MechanismBuilderTest, MeanMatchesTheDedicatedPlanners) {
+  const double epsilon = dp::EffectivePrivacyParameter(0.9);
+  const dp::MeanMechanisms laplace =
+      MechanismBuilder().SetEpsilon(epsilon).BuildMean(-7, 300);
+  const dp::MeanPlans plans = dp::PlanMean(-7, 300, epsilon);
+  EXPECT_EQ(laplace.count.kind(), NoiseKind::kLaplace);
+  EXPECT_EQ(laplace.count.epsilon(), epsilon / 2);
+  EXPECT_TRUE(laplace.centred_sum.laplace_plan().scale_numerator ==
+              plans.centred_sum.scale_numerator);
+  EXPECT_TRUE(laplace.centred_sum.laplace_plan().scale_denominator ==
+              plans.centred_sum.scale_denominator);
+  EXPECT_EQ(laplace.centred_sum.laplace_plan().grid_shift, plans.centred_sum.grid_shift);
+  dp::SeededTestRandomSource a(7), b(7);
+  const dp::MeanRelease from_builder = laplace.AddNoise(40, 2000, -7, 300, -2, a);
+  const dp::MeanRelease from_planner = dp::ReleaseMeanParts(40, 2000, -7, 300, -2, plans, b);
+  EXPECT_EQ(from_builder.mean, from_planner.mean);
+  EXPECT_EQ(dp::ToDouble(from_builder.noisy_count), dp::ToDouble(from_planner.noisy_count));
+  EXPECT_EQ(laplace.Intervals(-2, 0.9).centred_sum.half_width_value,
+            dp::LaplaceMeanNoiseIntervals(plans, -2, 0.9).centred_sum.half_width_value);
+
+  const double delta = dp::EffectivePrivacyParameter(1e-8);
+  const dp::MeanMechanisms gaussian =
+      MechanismBuilder().SetEpsilon(epsilon).SetDelta(delta).BuildMean(-7, 300);
+  const dp::GaussianMeanPlans gaussian_plans = dp::PlanGaussianMean(-7, 300, epsilon, delta);
+  EXPECT_EQ(gaussian.centred_sum.kind(), NoiseKind::kGaussian);
+  EXPECT_TRUE(gaussian.centred_sum.gaussian_plan().sigma2_numerator ==
+              gaussian_plans.centred_sum.sigma2_numerator);
+  EXPECT_TRUE(gaussian.count.gaussian_plan().sigma2_denominator ==
+              gaussian_plans.count.sigma2_denominator);
+  dp::SeededTestRandomSource c(9), d(9);
+  EXPECT_EQ(gaussian.AddNoise(40, 2000, -7, 300, -2, c).mean,
+            dp::ReleaseGaussianMeanParts(40, 2000, -7, 300, -2, gaussian_plans, d).mean);
+}
+
+// The whole budget is validated once (the halves may lie below the smallest
+// epsilon a query may ask for), and a delta whose half rounds to 0 is refused.
+TEST(MechanismBuilderTest, MeanValidatesTheWholeBudgetOnce) {
+  EXPECT_NO_THROW(MechanismBuilder().SetEpsilon(dp::kMinEpsilon).BuildMean(0, 1));
+  EXPECT_THROW(MechanismBuilder().SetEpsilon(std::ldexp(1.0, -51)).BuildMean(0, 1),
+               InvalidParameter);
+  const double smallest = std::numeric_limits<double>::denorm_min();
+  EXPECT_THROW(MechanismBuilder().SetEpsilon(1).SetDelta(smallest).BuildMean(0, 1),
+               InvalidParameter);
+  EXPECT_THROW(dp::SplitMeanBudget(1, smallest), InvalidParameter);
+  const dp::MeanPartBudget part = dp::SplitMeanBudget(1, 3 * smallest);
+  EXPECT_EQ(part.delta, smallest);  // rounded down, never up
+  EXPECT_EQ(part.epsilon, 0.5);
 }
 
 }  // namespace
