@@ -36,7 +36,7 @@ all:
 	@exit 1
 endif
 
-.PHONY: deps build unit test demo stop bench upstream-regress
+.PHONY: deps build unit test demo stop bench upstream-regress lint
 
 deps:
 	bash test/scripts/ensure_deps.sh
@@ -51,6 +51,11 @@ unit: deps
 
 test: deps
 	bash test/scripts/run_all_tests.sh
+
+# Static check of the C++/PostgreSQL error boundary (also run by make test).
+lint:
+	/usr/bin/python3 test/scripts/check_boundary.py --self-test
+	/usr/bin/python3 test/scripts/check_boundary.py
 
 demo: build
 	bash test/scripts/demo.sh
