@@ -90,12 +90,17 @@ SQL
 ) || ! out=$(su_psql "$DB" 2>&1 <<SQL
 CREATE EXTENSION dp_agg;
 CREATE SCHEMA $SCHEMA;
-CREATE TABLE $SCHEMA.patients (id int PRIMARY KEY, region text NOT NULL, age int NOT NULL);
+CREATE TABLE $SCHEMA.patients (id int PRIMARY KEY, region text NOT NULL, age int NOT NULL,
+  income numeric(10,2), admitted date NOT NULL, last_visit timestamptz NOT NULL);
+-- Dates count back from now, so that the shapes of shapes.sql ("the last year") find rows.
 INSERT INTO $SCHEMA.patients
-  SELECT g, (ARRAY['north', 'south', 'east'])[1 + g % 3], 18 + (g * 37) % 70
+  SELECT g, (ARRAY['north', 'south', 'east'])[1 + g % 3], 18 + (g * 37) % 70,
+         CASE WHEN g % 50 = 0 THEN NULL ELSE 20000 + (g * 7919) % 80000 + 0.5 END,
+         current_date - (g * 13) % 1500,
+         now() - ((g * 29) % 730) * interval '1 day' - (g % 24) * interval '1 hour'
   FROM generate_series(1, $ROWS) g;
 GRANT USAGE ON SCHEMA $SCHEMA TO $ROLE;
-SELECT dp_agg.set_budget('$ROLE', 100, 0.01);
+SELECT dp_agg.set_budget('$ROLE', 1000, 0.01);
 SQL
 ); then
   report 1 "fixture: database $DB, table $SCHEMA.patients, role $ROLE, budget" "$out"
