@@ -16,7 +16,7 @@ import sys
 from decimal import Decimal, InvalidOperation
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SHAPES_FILE = os.path.join(HERE, "shapes.sql")
+SHAPES_FILE = os.environ.get("DP_CLIENTS_SHAPES") or os.path.join(HERE, "shapes.sql")
 
 
 class Shape:
