@@ -131,6 +131,7 @@ def run_shape(conn, pyodbc, shape):
 
 
 def main():
+    global failures
     try:
         import pyodbc
     except ImportError as exc:
@@ -151,7 +152,6 @@ def main():
             if shape.only in (None, "odbc"):
                 passed, why = run_shape(conn, pyodbc, shape)
                 if not shapes.check_line(passed, "odbc", shape, why):
-                    global failures
                     failures += 1
         conn.close()
     return 1 if failures else 0

@@ -162,13 +162,13 @@ def advice_outside_hint(diag):
 
 def shape_checks():
     """Every SQL shape of shapes.sql, and where each refusal puts its advice."""
+    global failures
     try:
         conn = psycopg2.connect(dbname=DB, user=ROLE, application_name="dp_agg_clients_psycopg2")
     except psycopg2.Error as exc:
         check(False, f"connect as {ROLE} for the shapes", describe(exc))
         return
     conn.autocommit = True
-    global failures
     for shape in shapes.parse(schema=SCHEMA):
         if shape.only:
             continue
