@@ -87,7 +87,7 @@ else
   note_suite protocol 1 0 1
 fi
 
-echo "== real clients as a restricted analyst (psql, JDBC, psycopg2/SQLAlchemy)"
+echo "== real clients as a restricted analyst (psql, JDBC, psycopg2/SQLAlchemy, psqlODBC; BI query shapes)"
 bash test/clients/run_clients.sh 2>&1 | tee "$log_dir/clients.log"
 status=${PIPESTATUS[0]}
 note_suite clients "$status" "$(grep -c '^ok ' "$log_dir/clients.log")" \
