@@ -1,13 +1,17 @@
 # dp_agg: differentially private aggregates for PostgreSQL.
 #
 # On a fresh Debian bookworm machine, as root:
+#   make deps   install the Debian packages needed to build and test (apt-get)
 #   make demo   install what is missing, build, start a throwaway cluster, show it at work
 #   make test   the same set-up, then every test suite
+#   make lint   check formatting (clang-format) and run a static check (cppcheck)
 #   make upstream-regress   PostgreSQL's own regression suite with dp_agg preloaded (minutes;
 #                           not part of make test)
+# Only deps, demo and test install OS packages: the PGXS targets (make, make install,
+# make installcheck) and the others never do (they say what is missing instead).
 #
-# The PGXS part below needs pg_config from postgresql-server-dev-15; the
-# top-level targets install it first, so this Makefile works without it.
+# The PGXS part below needs pg_config from postgresql-server-dev-15 (make deps
+# installs it); without it this Makefile says so instead of failing obscurely.
 
 EXTENSION = dp_agg
 MODULE_big = dp_agg
@@ -36,23 +40,25 @@ all:
 	@exit 1
 endif
 
-.PHONY: deps build unit test demo stop bench upstream-regress
+.PHONY: deps build unit test demo stop bench upstream-regress lint
 
 deps:
 	bash test/scripts/ensure_deps.sh
 
-# Build and install the extension (a sub-make, so PGXS is read after deps).
-build: deps
+# Build and install the extension (a sub-make, so PGXS is read after deps
+# when `make demo` installed them first).
+build:
 	$(MAKE) --no-print-directory all
 	$(MAKE) --no-print-directory install
 
-unit: deps
+unit:
 	$(MAKE) --no-print-directory -C test/unit run
 
 test: deps
 	bash test/scripts/run_all_tests.sh
 
-demo: build
+demo: deps
+	$(MAKE) --no-print-directory build
 	bash test/scripts/demo.sh
 
 stop:

@@ -7,7 +7,8 @@
 #   cluster.sh status                  say whether it runs (exit 0 running, 3 not)
 #   cluster.sh env                     print the env lines: eval "$(test/scripts/cluster.sh env)"
 #
-# Env: DP_AGG_TEST_PORT (default 54329), PG_BINDIR (default /usr/lib/postgresql/15/bin),
+# Env: DP_AGG_TEST_PORT (default 54329), PG_BINDIR (default: `$PG_CONFIG --bindir`, PG_CONFIG
+#      defaulting to the pg_config on PATH, as for `make install`),
 #      DP_AGG_TEST_EXTRA_CONF (extra postgresql.conf lines, appended verbatim).
 # State is recorded in <repo root>/.cluster_env. As root, the server runs as OS user postgres.
 # shellcheck disable=SC1090  # sourcing the recorded .cluster_env
@@ -15,7 +16,7 @@ set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 ENV_FILE="$ROOT/.cluster_env"
-PG_BINDIR=${PG_BINDIR:-/usr/lib/postgresql/15/bin}
+PG_BINDIR=${PG_BINDIR:-$("${PG_CONFIG:-pg_config}" --bindir 2>/dev/null || true)}
 PORT=${DP_AGG_TEST_PORT:-54329}
 PG_OS_USER=postgres
 
@@ -67,7 +68,8 @@ cmd_start() {
       *) die "unknown start option: $1" ;;
     esac
   done
-  [[ -x "$PG_BINDIR/initdb" ]] || die "no initdb in $PG_BINDIR (run test/scripts/ensure_deps.sh)"
+  [[ -x "$PG_BINDIR/initdb" ]] ||
+    die "no initdb in '$PG_BINDIR' (set PG_BINDIR or PG_CONFIG, or run make deps)"
   if [[ $(id -u) -eq 0 ]]; then
     id "$PG_OS_USER" >/dev/null 2>&1 || die "OS user $PG_OS_USER does not exist"
   fi

@@ -69,7 +69,7 @@ note_suite regress "$status" $((regress_total - regress_failed)) "$regress_faile
 echo "== extended-protocol client (libpq bind parameters)"
 protocol_bin="$log_dir/extended_protocol"
 if gcc -O2 -Wall -Wextra -Werror -o "$protocol_bin" test/protocol/extended_protocol.c \
-     -I"$(pg_config --includedir)" -lpq >"$log_dir/protocol_build.log" 2>&1; then
+     -I"$("${PG_CONFIG:-pg_config}" --includedir)" -lpq >"$log_dir/protocol_build.log" 2>&1; then
   "$protocol_bin" 2>&1 | tee "$log_dir/protocol.log"
   status=${PIPESTATUS[0]}
   note_suite protocol "$status" "$(grep -c '^ok ' "$log_dir/protocol.log")" \
