@@ -66,6 +66,12 @@ if [[ $status -ne 0 && -f regression.diffs ]]; then
 fi
 note_suite regress "$status" $((regress_total - regress_failed)) "$regress_failed"
 
+echo "== settings reference (docs/settings.md against pg_settings)"
+/usr/bin/python3 test/scripts/check_settings_doc.py 2>&1 | tee "$log_dir/settings_doc.log"
+status=${PIPESTATUS[0]}
+note_suite settings_doc "$status" "$(grep -c '^ok ' "$log_dir/settings_doc.log")" \
+  "$(grep -c '^not ok ' "$log_dir/settings_doc.log")"
+
 echo "== extended-protocol client (libpq bind parameters)"
 protocol_bin="$log_dir/extended_protocol"
 if gcc -O2 -Wall -Wextra -Werror -o "$protocol_bin" test/protocol/extended_protocol.c \
