@@ -4,7 +4,8 @@
 #   make deps   install the Debian packages needed to build and test (apt-get)
 #   make demo   install what is missing, build, start a throwaway cluster, show it at work
 #   make test   the same set-up, then every test suite
-#   make lint   check formatting (clang-format) and run a static check (cppcheck)
+#   make lint   check formatting (clang-format) and static checks (cppcheck, -Werror)
+#   make format reformat the C/C++ sources with .clang-format
 #   make upstream-regress   PostgreSQL's own regression suite with dp_agg preloaded (minutes;
 #                           not part of make test)
 # Only deps, demo and test install OS packages: the PGXS targets (make, make install,
@@ -40,7 +41,7 @@ all:
 	@exit 1
 endif
 
-.PHONY: deps build unit test demo stop bench upstream-regress lint
+.PHONY: deps build unit test demo stop bench upstream-regress lint format
 
 deps:
 	bash test/scripts/ensure_deps.sh
@@ -73,3 +74,13 @@ bench: build
 # PostgreSQL's own regression suite, without and with dp_agg preloaded (takes minutes).
 upstream-regress: build
 	bash test/scripts/pg_upstream_regress.sh
+
+# Formatting and static checks (test/lint/lint.sh); installs nothing.
+lint:
+	LINT_CXX='$(CXX)' LINT_CXXFLAGS='$(CPPFLAGS) $(CXXFLAGS) $(PG_CXXFLAGS)' bash test/lint/lint.sh
+
+# Reformat every C/C++ source with .clang-format (then lint checks them all).
+format:
+	git ls-files '*.c' '*.cpp' '*.h' | xargs clang-format -i
+	printf '%s\n' '# Files not yet formatted with .clang-format (make lint skips them).' \
+	  >test/lint/format_pending.txt
