@@ -8,7 +8,7 @@ PKGS=(
   libgtest-dev googletest libbenchmark-dev libipc-run-perl libmpfr-dev libgmp-dev
   python3-psycopg2 python3-scipy python3-numpy python3-matplotlib
   default-jdk-headless libpostgresql-jdbc-java python3-sqlalchemy
-  clang-format cppcheck
+  clang-format cppcheck dpkg-dev
 )
 
 # Prints the packages (from the arguments) that are not fully installed.

@@ -100,7 +100,9 @@ unpack() {  # $1 = upstream version
 fetch_sources() {
   local tree deb_ver up_ver
   if tree=$(unpack "$UPSTREAM_VER"); then echo "$tree"; return 0; fi
-  command -v dpkg-source >/dev/null 2>&1 || apt_q -qq install -y --no-install-recommends dpkg-dev >/dev/null
+  # Installs no package itself (only make deps/demo/test do): dpkg-dev comes with make deps.
+  command -v dpkg-source >/dev/null 2>&1 ||
+    die "dpkg-source not found: run make deps (or apt-get install dpkg-dev), or set DP_AGG_PG_SRC"
   ensure_deb_src
   mkdir -p "$CACHE"
   if [[ -n "$DEBIAN_VER" ]] && (cd "$CACHE" && apt_q -qq source --download-only \
