@@ -22,7 +22,8 @@ if [[ -f "$ROOT/.cluster_env" ]]; then
   . "$ROOT/.cluster_env"
 fi
 DB=dp_agg_bench_ledger
-PGBENCH=/usr/lib/postgresql/15/bin/pgbench
+# The pgbench of the server under test (PG_BINDIR, else $PG_CONFIG --bindir, as for make install).
+PGBENCH=${PG_BINDIR:-$("${PG_CONFIG:-pg_config}" --bindir)}/pgbench
 psql -X -q -d postgres -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS $DB" \
   -c "CREATE DATABASE $DB"
 psql -X -q -d "$DB" <<'SQL'

@@ -20,7 +20,8 @@ while [[ $# -gt 0 ]]; do
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
 done
-PGBENCH=/usr/lib/postgresql/15/bin/pgbench
+# The pgbench of the server under test (PG_BINDIR, else $PG_CONFIG --bindir, as for make install).
+PGBENCH=${PG_BINDIR:-$("${PG_CONFIG:-pg_config}" --bindir)}/pgbench
 work=$(mktemp -d /tmp/dp_agg_bench_restriction.XXXXXX)
 chmod 755 "$work"
 mkdir -p "$work/baseline/test"

@@ -15,7 +15,8 @@
 #        their own temp dir, port and state file, so that tests never stop or remove a
 #        running demo (and make stop never the test cluster).
 #      DP_AGG_TEST_PORT (test cluster, default 54329), DP_AGG_DEMO_PORT (demo, default 54330),
-#      PG_BINDIR (default /usr/lib/postgresql/15/bin),
+#      PG_BINDIR (default: `$PG_CONFIG --bindir`, PG_CONFIG defaulting to the pg_config on
+#      PATH, as for `make install`),
 #      DP_AGG_TEST_EXTRA_CONF (extra postgresql.conf lines, appended verbatim).
 # State is recorded in <repo root>/.cluster_env (test) or .cluster_env.demo (demo). As
 # root, the server runs as OS user postgres.
@@ -23,7 +24,7 @@
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-PG_BINDIR=${PG_BINDIR:-/usr/lib/postgresql/15/bin}
+PG_BINDIR=${PG_BINDIR:-$("${PG_CONFIG:-pg_config}" --bindir 2>/dev/null || true)}
 case "${DP_AGG_CLUSTER_NAME:-test}" in
   test) ENV_FILE="$ROOT/.cluster_env"; DIR_PREFIX=dp_agg_pg; PORT=${DP_AGG_TEST_PORT:-54329} ;;
   demo) ENV_FILE="$ROOT/.cluster_env.demo"; DIR_PREFIX=dp_agg_demo; PORT=${DP_AGG_DEMO_PORT:-54330} ;;
@@ -80,7 +81,8 @@ cmd_start() {
       *) die "unknown start option: $1" ;;
     esac
   done
-  [[ -x "$PG_BINDIR/initdb" ]] || die "no initdb in $PG_BINDIR (run test/scripts/ensure_deps.sh)"
+  [[ -x "$PG_BINDIR/initdb" ]] ||
+    die "no initdb in '$PG_BINDIR' (set PG_BINDIR or PG_CONFIG, or run make deps)"
   if [[ $(id -u) -eq 0 ]]; then
     id "$PG_OS_USER" >/dev/null 2>&1 || die "OS user $PG_OS_USER does not exist"
   fi

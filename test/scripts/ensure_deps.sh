@@ -18,6 +18,7 @@ TEST_PKGS=(
   python3-psycopg2 python3-scipy python3-numpy python3-matplotlib python3-sqlalchemy
   default-jdk-headless libpostgresql-jdbc-java
   unixodbc odbc-postgresql python3-pyodbc
+  clang-format cppcheck dpkg-dev
 )
 
 case "${1:-test}" in

@@ -20,15 +20,16 @@
 # runs of the same sources, so that stays meaningful); DP_AGG_UPSTREAM_EXACT=1 refuses instead.
 # DP_AGG_PG_SRC=/path/to/postgresql-15.x uses an unpacked source tree and skips apt.
 #
-# Env: PG_BINDIR, PG_CONFIG (default: the one in PG_BINDIR), DP_AGG_TEST_PORT (default 54329),
+# Env: PG_CONFIG (default: the pg_config on PATH), PG_BINDIR (default: `$PG_CONFIG --bindir`),
+#      DP_AGG_TEST_PORT (default 54329),
 #      DP_AGG_UPSTREAM_KEEP=1 keeps the work dir (/tmp/dp_agg_upstream.*) for inspection.
 # dp_agg must already be installed into that server (make build / make install).
 # As root, pg_regress and its temp instances run as OS user postgres.
 # shellcheck disable=SC2317  # cleanup runs from the EXIT trap
 set -euo pipefail
 
-PG_BINDIR=${PG_BINDIR:-/usr/lib/postgresql/15/bin}
-PG_CONFIG=${PG_CONFIG:-$PG_BINDIR/pg_config}
+PG_CONFIG=${PG_CONFIG:-pg_config}
+PG_BINDIR=${PG_BINDIR:-$("$PG_CONFIG" --bindir 2>/dev/null || true)}
 PORT=${DP_AGG_TEST_PORT:-54329}
 CACHE=${DP_AGG_PG_SRC_CACHE:-/var/cache/dp_agg/postgresql-15-src}
 PG_OS_USER=postgres
@@ -41,7 +42,7 @@ as_pg() {
   if [[ $(id -u) -eq 0 ]]; then runuser -u "$PG_OS_USER" -- "$@"; else "$@"; fi
 }
 
-[[ -x "$PG_CONFIG" ]] || die "no pg_config at $PG_CONFIG"
+command -v "$PG_CONFIG" >/dev/null || die "no pg_config at $PG_CONFIG (set PG_CONFIG, or run make deps)"
 [[ -x "$PG_BINDIR/postgres" ]] || die "no postgres in $PG_BINDIR"
 PKGLIBDIR=$("$PG_CONFIG" --pkglibdir)
 PG_REGRESS="$PKGLIBDIR/pgxs/src/test/regress/pg_regress"
@@ -99,7 +100,9 @@ unpack() {  # $1 = upstream version
 fetch_sources() {
   local tree deb_ver up_ver
   if tree=$(unpack "$UPSTREAM_VER"); then echo "$tree"; return 0; fi
-  command -v dpkg-source >/dev/null 2>&1 || apt_q -qq install -y --no-install-recommends dpkg-dev >/dev/null
+  # Installs no package itself (only make deps/demo/test do): dpkg-dev comes with make deps.
+  command -v dpkg-source >/dev/null 2>&1 ||
+    die "dpkg-source not found: run make deps (or apt-get install dpkg-dev), or set DP_AGG_PG_SRC"
   ensure_deb_src
   mkdir -p "$CACHE"
   if [[ -n "$DEBIAN_VER" ]] && (cd "$CACHE" && apt_q -qq source --download-only \

@@ -74,10 +74,16 @@ if [[ $status -ne 0 && -f regression.diffs ]]; then
 fi
 note_suite regress "$status" $((regress_total - regress_failed)) "$regress_failed"
 
+echo "== settings reference (docs/settings.md against pg_settings)"
+/usr/bin/python3 test/scripts/check_settings_doc.py 2>&1 | tee "$log_dir/settings_doc.log"
+status=${PIPESTATUS[0]}
+note_suite settings_doc "$status" "$(grep -c '^ok ' "$log_dir/settings_doc.log")" \
+  "$(grep -c '^not ok ' "$log_dir/settings_doc.log")"
+
 echo "== extended-protocol client (libpq bind parameters)"
 protocol_bin="$log_dir/extended_protocol"
 if gcc -O2 -Wall -Wextra -Werror -o "$protocol_bin" test/protocol/extended_protocol.c \
-     -I"$(pg_config --includedir)" -lpq >"$log_dir/protocol_build.log" 2>&1; then
+     -I"$("${PG_CONFIG:-pg_config}" --includedir)" -lpq >"$log_dir/protocol_build.log" 2>&1; then
   "$protocol_bin" 2>&1 | tee "$log_dir/protocol.log"
   status=${PIPESTATUS[0]}
   note_suite protocol "$status" "$(grep -c '^ok ' "$log_dir/protocol.log")" \

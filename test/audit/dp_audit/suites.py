@@ -1,0 +1,592 @@
+"""What to audit: the mechanisms as SQL calls, the neighbouring datasets, the
+privacy-loss, exact-noise and group-selection audits, the self-checks under
+the test faults, and the run plans (CI, --long, --self-check).
+"""
+
+import dataclasses
+import math
+from dataclasses import dataclass
+from typing import Optional, Sequence, Tuple
+
+import numpy as np
+
+from .constants import QUANTILE_BINS
+from .laws import (discrete_gaussian_pmf, epsilon_rounded_down, gaussian_sigma2_for,
+                   partition_selection_release_probability, partition_selection_threshold,
+                   permute_and_flip_law, quantile_bin_of, quantile_bin_points, quantile_utilities,
+                   sum_release_grid)
+from .statistics import NoiseBins
+
+
+@dataclass(frozen=True)
+class Mechanism:
+    """An aggregate call over column x (and, for the weighted dp_select, a
+    weight column w) of a given SQL type."""
+    label: str  # e.g. "dp_sum int4 [0,10]"
+    function: str  # dp_count, dp_sum, dp_avg, dp_select, dp_median, dp_percentile
+    column_type: str  # SQL type of x
+    lower: Optional[float] = None  # bounds (of the weight, for dp_select)
+    upper: Optional[float] = None
+    output: str = "integer"  # integer, float8, float4, numeric (fetched as text)
+    delta: Optional[float] = None  # the (epsilon, delta) Gaussian form
+    fraction: Optional[float] = None  # dp_percentile
+    candidates: Tuple = ()  # dp_select
+    weighted: bool = False  # dp_select(x, w, lower, upper, ...): rows are (x, w)
+
+    @property
+    def value_kind(self) -> str:
+        return "integer" if self.column_type in ("smallint", "integer", "bigint") else "float"
+
+    @property
+    def kind(self) -> str:
+        """laplace, gaussian, selection or quantile."""
+        if self.function == "dp_select":
+            return "selection"
+        if self.function in ("dp_median", "dp_percentile"):
+            return "quantile"
+        return "laplace" if self.delta is None else "gaussian"
+
+    @property
+    def columns(self) -> Tuple[Tuple[str, str], ...]:
+        return (("x", self.column_type),) + ((("w", "double precision"),) if self.weighted else ())
+
+    @property
+    def faults(self) -> Tuple[str, ...]:
+        """The test faults that act on this mechanism: skip_clamping is wired
+        into the count/sum/mean states only (call_sites.cpp); dp_select and
+        the quantiles clamp in their own transition functions."""
+        return (HALVE, SKIP) if self.kind in ("laplace", "gaussian") else (HALVE,)
+
+    def call(self, epsilon: float) -> str:
+        eps = f"{epsilon!r}::float8"
+        if self.delta is not None:
+            eps += f", {self.delta!r}::float8"
+        float_bound = lambda v: f"'{float(v)!r}'::float8"
+        if self.function == "dp_select":
+            candidates = ("ARRAY[" + ", ".join(repr(c) for c in self.candidates)
+                          + f"]::{self.column_type}[]")
+            if self.weighted:
+                return (f"dp_select(x, w, {float_bound(self.lower)}, {float_bound(self.upper)}, "
+                        f"{candidates}, {eps})")
+            return f"dp_select(x, {candidates}, {eps})"
+        if self.function == "dp_median":
+            return f"dp_median(x, {float_bound(self.lower)}, {float_bound(self.upper)}, {eps})"
+        if self.function == "dp_percentile":
+            return (f"dp_percentile(x, {self.fraction!r}::float8, {float_bound(self.lower)}, "
+                    f"{float_bound(self.upper)}, {eps})")
+        if self.function == "dp_count":
+            return f"dp_count(x, {eps})"
+        bound = lambda v: (f"{int(v)}::{self.column_type}" if self.value_kind == "integer"
+                           else f"'{v!r}'::{self.column_type}")
+        return f"{self.function}(x, {bound(self.lower)}, {bound(self.upper)}, {eps})"
+
+    def release_grid(self, epsilon: float) -> Optional[Tuple[int, int]]:
+        """(grid exponent, sensitivity in steps) of Laplace dp_sum answers, else None."""
+        if self.function != "dp_sum" or self.delta is not None:
+            return None
+        return sum_release_grid(self.value_kind, self.lower, self.upper, epsilon)
+
+    def exact_float_grid(self, epsilon: float) -> Optional[int]:
+        """Grid exponent when answers are doubles exactly on the grid."""
+        grid = self.release_grid(epsilon)
+        return grid[0] if grid is not None and self.output == "float8" else None
+
+    # --- dp_select and quantiles: the exact law of the answer -----------------
+    def answer_set(self) -> np.ndarray:
+        """Every answer the mechanism can give, in increasing order."""
+        if self.kind == "selection":
+            return np.sort(np.asarray(self.candidates, dtype=float))
+        return quantile_bin_points(self.lower, self.upper)
+
+    def exact_law(self, rows: Tuple, epsilon: float) -> np.ndarray:
+        """P[answer = answer_set()[i]] on the dataset `rows`, by the documented
+        construction (README; selection.h, quantile.h), with epsilon rounded
+        down to 24 bits as the server does (the further rounding of the rate
+        to 64 bits changes it by < 2^-63, invisible here)."""
+        eps = float(epsilon_rounded_down(epsilon))
+        if self.kind == "quantile":
+            counts = np.zeros(QUANTILE_BINS)
+            for r in rows:
+                counts[quantile_bin_of(r, self.lower, self.upper)] += 1
+            fraction = 0.5 if self.function == "dp_median" else self.fraction
+            # Utility sensitivity 1 row, not monotonic: exp(-epsilon gap / 2).
+            return permute_and_flip_law(quantile_utilities(counts, fraction), eps / 2.0)
+        order = np.argsort(np.asarray(self.candidates, dtype=float))
+        candidates = [self.candidates[i] for i in order]
+        if not self.weighted:
+            # Counts: sensitivity 1, all scores move the same way: exp(-epsilon gap).
+            scores = [sum(1 for r in rows if r == c) for c in candidates]
+            return permute_and_flip_law(scores, eps)
+        # Sums of weights clamped to [L, U]: sensitivity max(|L|, |U|). One row
+        # moves only its own candidate's score, so the monotonic rate
+        # epsilon / Delta holds whatever the sign of the weights.
+        sensitivity = max(abs(self.lower), abs(self.upper))
+        scores = [sum(min(max(w, self.lower), self.upper) for x, w in rows if x == c)
+                  for c in candidates]
+        return permute_and_flip_law(scores, eps / sensitivity)
+
+
+@dataclass(frozen=True)
+class NeighbourPair:
+    """D and D' = D plus one row (add/remove-one-row neighbours)."""
+    rows_d: Tuple
+    added_row: object
+
+    @property
+    def rows_d_prime(self) -> Tuple:
+        return self.rows_d + (self.added_row,)
+
+    @property
+    def label(self) -> str:
+        def show(rows):
+            runs = []  # consecutive equal rows, shown as "row xN" when N > 2
+            for row in rows:
+                if runs and runs[-1][0] == row:
+                    runs[-1][1] += 1
+                else:
+                    runs.append([row, 1])
+            parts = []
+            for row, n in runs:
+                parts += [f"{row!r} x{n}"] if n > 2 else [repr(row)] * n
+            return "{" + ", ".join(parts) + "}"
+        return f"{show(self.rows_d)} vs +{self.added_row!r}"
+
+
+@dataclass(frozen=True)
+class PrivacyLossAudit:
+    key: str
+    mechanism: Mechanism
+    pair: NeighbourPair
+    claimed_epsilon: float
+    purpose: str
+    # Faults under which this audit must FAIL (the self-check). skip_clamping
+    # still keeps float values within +-2^(e+62), e the units exponent of
+    # the bounds (see AddDouble), which is at most twice the largest bound and
+    # only ~1.07-1.33x for the bounds 7.5, 1e-300, 1e300: there the fault barely
+    # changes the answer, and those audits are not expected to catch it.
+    detects: Tuple[str, ...] = ()
+    # dp_select and quantiles: faults that the chi-square of the answers
+    # against the exact law must catch, also where the privacy-loss audit
+    # cannot (besides those in `detects`).
+    law_detects: Tuple[str, ...] = ()
+
+    @property
+    def claimed_delta(self) -> Optional[float]:
+        return self.mechanism.delta
+
+    def exceeds_claim(self, certified: float) -> bool:
+        """The test: a certified lower bound above the claim (epsilon for
+        epsilon-DP mechanisms, delta at the claimed epsilon for Gaussian ones)."""
+        if self.claimed_delta is not None:
+            return certified > self.claimed_delta
+        return certified > self.claimed_epsilon
+
+
+COUNT = Mechanism("dp_count", "dp_count", "integer")
+SUM_INT = Mechanism("dp_sum int4 [0,10]", "dp_sum", "integer", 0, 10)
+SUM_INT_NEG = Mechanism("dp_sum int4 [-10,2]", "dp_sum", "integer", -10, 2)
+SUM_INT2 = Mechanism("dp_sum int2 [-100,100]", "dp_sum", "smallint", -100, 100)
+SUM_INT8_WIDE = Mechanism("dp_sum int8 [0,2^62]", "dp_sum", "bigint", 0, 2 ** 62, "numeric")
+SUM_FLOAT8 = Mechanism("dp_sum float8 [0,1]", "dp_sum", "double precision", 0.0, 1.0, "float8")
+SUM_FLOAT8_ODD = Mechanism("dp_sum float8 [-7.5,3]", "dp_sum", "double precision", -7.5, 3.0, "float8")
+SUM_FLOAT8_TINY = Mechanism("dp_sum float8 [0,1e-300]", "dp_sum", "double precision", 0.0, 1e-300, "float8")
+SUM_FLOAT8_HUGE = Mechanism("dp_sum float8 [0,1e300]", "dp_sum", "double precision", 0.0, 1e300, "float8")
+SUM_FLOAT4 = Mechanism("dp_sum float4 [0,1]", "dp_sum", "real", 0.0, 1.0, "float4")
+SUM_NUMERIC = Mechanism("dp_sum numeric [0,1]", "dp_sum", "numeric", 0.0, 1.0, "numeric")
+SUM_FLOAT8_NARROW = Mechanism("dp_sum float8 [0.99,1]", "dp_sum", "double precision", 0.99, 1.0,
+                              "float8")
+AVG_FLOAT8 = Mechanism("dp_avg float8 [0,1]", "dp_avg", "double precision", 0.0, 1.0, "float8")
+AVG_FLOAT8_NARROW = Mechanism("dp_avg float8 [0.99,1]", "dp_avg", "double precision", 0.99, 1.0,
+                              "float8")
+AVG_INT = Mechanism("dp_avg int4 [0,10]", "dp_avg", "integer", 0, 10, "numeric")
+
+HALVE, SKIP = "halve_noise", "skip_clamping"
+
+PRIVACY_LOSS_AUDITS = [
+    PrivacyLossAudit("count_empty", COUNT, NeighbourPair((), 1), 1.0,
+                     "empty vs one row: the count's worst case", (HALVE,)),
+    PrivacyLossAudit("count_small_eps", COUNT, NeighbourPair((1,) * 5, 1), 0.5,
+                     "another epsilon, non-empty table", (HALVE,)),
+    PrivacyLossAudit("sum_int_clamp", SUM_INT, NeighbourPair((), 10000), 1.0,
+                     "one row at 1000x the upper bound: clamping", (HALVE, SKIP)),
+    PrivacyLossAudit("sum_int_negative", SUM_INT_NEG, NeighbourPair((), -10000), 1.0,
+                     "sensitivity is max(|L|,|U|) = 10, not U-L or |U|", (HALVE, SKIP)),
+    PrivacyLossAudit("sum_int2_clamp", SUM_INT2, NeighbourPair((), -32768), 1.0,
+                     "smallint path, value at the type's limit", (HALVE, SKIP)),
+    PrivacyLossAudit("sum_int8_wide", SUM_INT8_WIDE, NeighbourPair((), 2 ** 62), 1.0,
+                     "integer sum on a grid of 2^22 (numeric answer)", (HALVE,)),
+    PrivacyLossAudit("sum_float8_clamp", SUM_FLOAT8, NeighbourPair((), 1000.0), 1.0,
+                     "float sum, one row at 1000x the upper bound", (HALVE, SKIP)),
+    PrivacyLossAudit("sum_float8_low_bits", SUM_FLOAT8, NeighbourPair((), 0.1), 1.0,
+                     "a row with many low-order bits: float grid leaks"),
+    PrivacyLossAudit("sum_float8_narrow", SUM_FLOAT8_NARROW, NeighbourPair((), 1.0), 1.0,
+                     "narrow bounds far from 0: sensitivity is max(|L|,|U|), not U-L",
+                     (HALVE,)),
+    PrivacyLossAudit("sum_float8_odd_bounds", SUM_FLOAT8_ODD, NeighbourPair((), -1e6), 0.5,
+                     "non-power-of-two negative-dominated bounds", (HALVE,)),
+    PrivacyLossAudit("sum_float8_tiny", SUM_FLOAT8_TINY, NeighbourPair((), 1.0), 1.0,
+                     "bounds near the subnormal range", (HALVE,)),
+    PrivacyLossAudit("sum_float8_huge", SUM_FLOAT8_HUGE, NeighbourPair((), 1e308), 1.0,
+                     "bounds near the top of the double range", (HALVE,)),
+    PrivacyLossAudit("sum_float4_clamp", SUM_FLOAT4, NeighbourPair((), 1000.0), 1.0,
+                     "real path (answer rounded to float4)", (HALVE, SKIP)),
+    PrivacyLossAudit("sum_numeric_clamp", SUM_NUMERIC, NeighbourPair((), 1000.0), 1.0,
+                     "numeric path (exact decimal answer)", (HALVE, SKIP)),
+    PrivacyLossAudit("avg_empty", AVG_FLOAT8, NeighbourPair((), 1.0), 1.0,
+                     "mean of 0 vs 1 rows"),
+    PrivacyLossAudit("avg_one_two", AVG_FLOAT8, NeighbourPair((0.0,), 1.0), 1.0,
+                     "mean of 1 vs 2 rows", (HALVE,)),
+    PrivacyLossAudit("avg_clamp", AVG_FLOAT8, NeighbourPair((0.0,) * 10, 1000.0), 1.0,
+                     "mean, one row at 1000x the upper bound", (SKIP,)),
+    PrivacyLossAudit("avg_narrow", AVG_FLOAT8_NARROW, NeighbourPair((), 1.0), 1.0,
+                     "narrow bounds far from 0: the sum must be centred on the midpoint"),
+    PrivacyLossAudit("avg_narrow_clamp", AVG_FLOAT8_NARROW,
+                     NeighbourPair((0.99,) * 10, 1000.0), 1.0,
+                     "narrow bounds, one row at 1000x the upper bound", (SKIP,)),
+    PrivacyLossAudit("avg_int_empty", AVG_INT, NeighbourPair((), 10), 1.0,
+                     "integer mean (numeric answer), 0 vs 1 rows"),
+    PrivacyLossAudit("avg_int_clamp", AVG_INT, NeighbourPair((0,) * 10, 10000), 1.0,
+                     "integer mean, one row at 1000x the upper bound", (SKIP,)),
+]
+
+# dp_select. Under add/remove-one-row neighbours a row adds to the score of
+# at most one candidate (the one it equals), so only one score ever moves.
+# Permute-and-flip is report-noisy-max with exponential noise (selection.h);
+# with one score moving by Delta the loss is at most rate x Delta. Counts and
+# one-sign weights use rate epsilon / Delta: the loss can reach epsilon, and
+# does for the event {answer = X} when X's score moves (a near-tie, or a rare
+# candidate, whose probability is proportional to its acceptance probability).
+# Mixed-sign weights use rate epsilon / (2 Delta), whose loss then stays at
+# epsilon / 2: halve_noise there gives exactly epsilon, which no audit can
+# tell from a correct mechanism (INFO in the self-check).
+SELECT_PAIR = Mechanism("dp_select int4 {1,2}", "dp_select", "integer", output="integer",
+                        candidates=(1, 2))
+SELECT_THREE = Mechanism("dp_select int4 {1,2,3}", "dp_select", "integer", output="integer",
+                         candidates=(1, 2, 3))
+SELECT_WEIGHTED = Mechanism("dp_select weighted [0,10]", "dp_select", "integer", 0.0, 10.0,
+                            candidates=(1, 2), weighted=True)
+SELECT_WEIGHTED_NEG = Mechanism("dp_select weighted [-10,0]", "dp_select", "integer", -10.0, 0.0,
+                                candidates=(1, 2), weighted=True)
+SELECT_WEIGHTED_MIXED = Mechanism("dp_select weighted [-10,2]", "dp_select", "integer", -10.0,
+                                  2.0, candidates=(1, 2), weighted=True)
+# Quantiles over [0, 1024]: bin i is [i, i + 1), its answer i + 0.5. The
+# utility -max(0, C_i - f n, f n - C_{i+1}) changes by at most max(f, 1 - f)
+# rows between neighbours (the documented sensitivity is 1), and permute-and-
+# flip runs at exp(-epsilon gap / 2): the loss is at most max(f, 1 - f) x
+# epsilon, e.g. epsilon / 2 for the median. The 0.75-quantile audit is the one
+# on which halve_noise shows (loss up to 1.5 x the claim).
+MEDIAN = Mechanism("dp_median [0,1024]", "dp_median", "double precision", 0.0, 1024.0, "float8")
+PERCENTILE_75 = Mechanism("dp_percentile 0.75 [0,1024]", "dp_percentile", "double precision",
+                          0.0, 1024.0, "float8", fraction=0.75)
+# (epsilon, delta) = (1, 0.01): delta is large enough to measure (the audit
+# raises dp_agg.max_delta to 0.01 for its own transactions), and halve_noise,
+# which calibrates sigma for epsilon 2, gives delta(1) = 0.105 for a count.
+GAUSS_DELTA = 0.01
+GAUSS_COUNT = Mechanism("dp_count gauss", "dp_count", "integer", delta=GAUSS_DELTA)
+GAUSS_SUM_INT = Mechanism("dp_sum gauss int4 [0,10]", "dp_sum", "integer", 0, 10,
+                          delta=GAUSS_DELTA)
+GAUSS_SUM_FLOAT8 = Mechanism("dp_sum gauss float8 [0,1]", "dp_sum", "double precision", 0.0, 1.0,
+                             "float8", delta=GAUSS_DELTA)
+GAUSS_AVG_FLOAT8 = Mechanism("dp_avg gauss float8 [0,1]", "dp_avg", "double precision", 0.0, 1.0,
+                             "float8", delta=GAUSS_DELTA)
+GAUSS_AVG_NARROW = Mechanism("dp_avg gauss float8 [0.99,1]", "dp_avg", "double precision", 0.99,
+                             1.0, "float8", delta=GAUSS_DELTA)
+
+PRIVACY_LOSS_AUDITS += [
+    PrivacyLossAudit("select_tie", SELECT_PAIR, NeighbourPair((1,) * 5 + (2,) * 5, 2), 1.0,
+                     "near-tie: counts (5,5) vs (5,6); {answer = 1} has loss exactly epsilon",
+                     (HALVE,)),
+    # Under halve_noise the loss doubles, but on P[answer = 1] ~ 0.002-0.006,
+    # which takes ~100,000 certification draws per table (only --long has
+    # them): INFO for the privacy-loss audit, required for the chi-square.
+    PrivacyLossAudit("select_rare", SELECT_THREE, NeighbourPair((2,) * 3 + (3,), 1), 1.0,
+                     "large gap: candidate 1 absent vs once, 3 below the leader",
+                     law_detects=(HALVE,)),
+    PrivacyLossAudit("select_weighted_clamp", SELECT_WEIGHTED,
+                     NeighbourPair(((1, 10.0),) * 5 + ((2, 10.0),) * 5, (2, 1000.0)), 1.0,
+                     "weights [0,10], tie vs one row at 100x the upper bound (clamped)",
+                     (HALVE,)),
+    PrivacyLossAudit("select_weighted_negative", SELECT_WEIGHTED_NEG,
+                     NeighbourPair((), (1, -1000.0)), 1.0,
+                     "weights [-10,0] (monotonic: all scores fall), one row at the lower bound",
+                     (HALVE,)),
+    PrivacyLossAudit("select_weighted_mixed", SELECT_WEIGHTED_MIXED,
+                     NeighbourPair(((2, 2.0),) * 2, (1, -1000.0)), 1.0,
+                     "weights [-10,2]: rate epsilon / Delta (one score moves), "
+                     "Delta = max(|L|,|U|) = 10",
+                     (HALVE,)),
+    # The empty table's answer is uniform at any epsilon, and one row adds a
+    # bump of 1.28 / 1024 (1.6 / 1024 under halve_noise): nothing to catch.
+    PrivacyLossAudit("median_empty", MEDIAN, NeighbourPair((), 1e9), 1.0,
+                     "empty vs one row far above the bounds (clamped)"),
+    PrivacyLossAudit("median_concentrated", MEDIAN, NeighbourPair((512.5,) * 3, 1000.5), 1.0,
+                     "data in one bin vs one more row elsewhere", law_detects=(HALVE,)),
+    PrivacyLossAudit("percentile_extreme", PERCENTILE_75,
+                     NeighbourPair((0.5, 512.5, 512.5), 1e9), 2.0,
+                     "small dataset plus one row far above the bounds (clamped)", (HALVE,)),
+    PrivacyLossAudit("gauss_count_empty", GAUSS_COUNT, NeighbourPair((), 1), 1.0,
+                     "Gaussian count, empty vs one row", (HALVE,)),
+    PrivacyLossAudit("gauss_sum_int_clamp", GAUSS_SUM_INT, NeighbourPair((), 10000), 1.0,
+                     "Gaussian integer sum, one row at 1000x the upper bound", (HALVE, SKIP)),
+    PrivacyLossAudit("gauss_sum_float8_clamp", GAUSS_SUM_FLOAT8, NeighbourPair((), 1000.0), 1.0,
+                     "Gaussian float sum, one row at 1000x the upper bound", (HALVE, SKIP)),
+    PrivacyLossAudit("gauss_avg_one_two", GAUSS_AVG_FLOAT8, NeighbourPair((0.0,), 1.0), 1.0,
+                     "Gaussian mean of 1 vs 2 rows"),
+    PrivacyLossAudit("gauss_avg_narrow_clamp", GAUSS_AVG_NARROW,
+                     NeighbourPair((0.99,) * 10, 1000.0), 1.0,
+                     "Gaussian mean, narrow bounds, one row at 1000x the upper bound", (SKIP,)),
+]
+
+# Exact-distribution audits: a fixed table whose true answer is known.
+@dataclass(frozen=True)
+class ExactNoiseAudit:
+    key: str
+    mechanism: Mechanism
+    rows: Tuple
+    epsilon: float
+
+    @property
+    def gaussian(self) -> bool:
+        return self.mechanism.delta is not None
+
+    @property
+    def law(self) -> str:
+        return "discrete Gaussian" if self.gaussian else "discrete Laplace"
+
+    @property
+    def true_answer(self) -> float:
+        if self.mechanism.function == "dp_count":
+            return float(len(self.rows))
+        return float(sum(min(max(r, self.mechanism.lower), self.mechanism.upper)
+                         for r in self.rows))
+
+    def noise_in_steps(self, answers: np.ndarray) -> np.ndarray:
+        grid = self.mechanism.release_grid(self.epsilon)
+        exponent = 0 if grid is None else grid[0]
+        return np.ldexp(answers - self.true_answer, -exponent)
+
+    @property
+    def scale_in_steps(self) -> float:
+        """Noise scale ceil(D/R) / epsilon' in grid steps (D = 1 for a count)."""
+        grid = self.mechanism.release_grid(self.epsilon)
+        steps = 1 if grid is None else grid[1]
+        return float(steps / epsilon_rounded_down(self.epsilon))
+
+    @property
+    def gaussian_sensitivity(self) -> int:
+        """D in grid steps of a Gaussian count or integer sum: 1 or
+        max(|L|, |U|). The grid is one unit: sigma is far below 2^30 units
+        (gaussian_mechanism.h kGaussianGridBitsBelowSigma)."""
+        m = self.mechanism
+        assert m.function == "dp_count" or m.value_kind == "integer"
+        return 1 if m.function == "dp_count" else int(max(abs(m.lower), abs(m.upper)))
+
+    @property
+    def sigma2_in_steps(self) -> float:
+        return gaussian_sigma2_for(self.epsilon, self.mechanism.delta, self.gaussian_sensitivity)
+
+    def bins(self, samples: int) -> "NoiseBins":
+        if not self.gaussian:
+            return NoiseBins.for_scale(self.scale_in_steps, samples)
+        return NoiseBins.for_pmf(*discrete_gaussian_pmf(self.sigma2_in_steps), samples)
+
+    def describe_law(self) -> str:
+        if self.gaussian:
+            return f"discrete Gaussian, sigma {math.sqrt(self.sigma2_in_steps):.6g} steps"
+        return f"discrete Laplace, scale {self.scale_in_steps:.6g} steps"
+
+
+SUM_INT_SMALL = Mechanism("dp_sum int4 [-3,5]", "dp_sum", "integer", -3, 5)
+EXACT_NOISE_AUDITS = [
+    ExactNoiseAudit("count_noise", COUNT, (1,) * 10, 1.0),
+    ExactNoiseAudit("sum_int_noise", SUM_INT_SMALL, (-10, 2, 4, 100), 1.0),
+    ExactNoiseAudit("sum_float8_noise", SUM_FLOAT8, (0.25, 0.5, 7.0), 1.0),
+    ExactNoiseAudit("gauss_count_noise", GAUSS_COUNT, (1,) * 10, 1.0),
+    ExactNoiseAudit("gauss_sum_int_noise",
+                    dataclasses.replace(SUM_INT_SMALL, label="dp_sum gauss int4 [-3,5]",
+                                        delta=GAUSS_DELTA), (-10, 2, 4, 100), 1.0),
+]
+
+# The Gaussian calibration, checked through dp_count_margin(epsilon, delta,
+# confidence): the smallest k with P[|X| <= k] >= confidence. For each k the
+# suite asks at its own P[|X| <= k] -+ 1e-7 and must get k and k + 1: the
+# server's sigma agrees with the independent calibration to ~1e-6.
+GAUSS_CALIBRATIONS = ((1.0, 0.01), (1.0, 1e-5), (0.5, 1e-5), (0.25, 1e-6))
+
+
+# DP partition selection, dp_agg.group_selection(epsilon, delta) in HAVING:
+# every group of a GROUP BY is an independent release (released or not),
+# and the statement is charged epsilon and delta once. Under add/remove-one-
+# row neighbours only the changed row's group can differ: a group of c >= 2
+# rows against c - 1 rows (the noisy count is epsilon-DP), or a group of one
+# row against no group at all (released with probability <= delta). The
+# audit draws groups of every size c = 1 .. T + 3 at once from one table.
+@dataclass(frozen=True)
+class GroupSelectionAudit:
+    key: str
+    epsilon: float
+    delta: float
+    purpose: str
+
+    @property
+    def label(self) -> str:
+        return f"group_selection d={self.delta:g}"
+
+    @property
+    def threshold(self) -> int:
+        return partition_selection_threshold(self.epsilon, self.delta)
+
+    @property
+    def counts(self) -> Tuple[int, ...]:
+        """Group sizes of the exact-law check: 1 .. T + 3."""
+        return tuple(range(1, self.threshold + 4))
+
+    @property
+    def pair_counts(self) -> Tuple[int, ...]:
+        """c of the neighbouring pairs (c - 1 rows vs c rows): c = 2 (the
+        smallest pair of existing groups) and c = T. {released} attains the
+        loss epsilon exactly for c <= T, {not released} for c >= T."""
+        return tuple(sorted({2, self.threshold}))
+
+    def release_probability(self, count: int, threshold: Optional[int] = None) -> float:
+        return partition_selection_release_probability(
+            count, self.threshold if threshold is None else threshold, self.epsilon)
+
+    @property
+    def statistical_tests(self) -> int:
+        """Exact law (one test: a union of binomial tests), two directions per
+        pair, and the delta bound of the one-row group."""
+        return 1 + 2 * len(self.pair_counts) + 1
+
+
+GROUP_SELECTION_AUDITS = [
+    GroupSelectionAudit("groups_eps1", 1.0, 0.1,
+                        "T = 3; a one-row group is released with 0.0989, just below delta"),
+    GroupSelectionAudit("groups_eps0.3", 0.3, 0.1,
+                        "epsilon off the 24-bit grid, T = 7; one-row group 0.0950"),
+]
+GROUP_SELECTION_MAX_COUNT = max(max(a.counts) for a in GROUP_SELECTION_AUDITS)
+
+# Broken partition selection for the self-check: (audit key, fault, epsilon
+# factor, delta released with or None), audited against the claim.
+# halve_noise doubles the effective epsilon in group_selection's state
+# (call_sites.cpp PrepareGroupSelectionInitialState): noise and threshold
+# planned for 2 epsilon (T stays 3 at epsilon 1, 7 -> 5 at epsilon 0.3, with
+# a one-row group then released less often: only the loss shows it).
+# epsilon x1.25 is a smaller gap; a larger delta gives a threshold one too
+# low (T = 6 instead of 7 at epsilon 0.3: a one-row group is released with
+# 0.128 instead of 0.095; T = 2 instead of 3 at epsilon 1: 0.269).
+CI_GROUP_SELECTION_SELF_CHECKS = (("groups_eps1", HALVE, 1.0, None),
+                                  ("groups_eps0.3", "none", 1.0, 0.15))
+ALL_GROUP_SELECTION_SELF_CHECKS = CI_GROUP_SELECTION_SELF_CHECKS + (
+    ("groups_eps0.3", HALVE, 1.0, None), ("groups_eps1", "none", 1.25, None),
+    ("groups_eps1", "none", 1.0, 0.3))
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    mode: str
+    samples_per_dataset: int  # privacy-loss audits, per table (half selects, half certifies)
+    exact_samples: int  # exact-noise audits
+    # (audit key, fault, epsilon factor): released with epsilon x factor under
+    # the fault, audited against the claimed epsilon; must FAIL.
+    self_checks: Tuple[Tuple[str, str, float], ...]
+    exact_self_checks: Tuple[Tuple[str, str], ...]  # (exact audit key, fault): chi-square must fail
+    # Also run the audits under faults they are not expected to catch (INFO lines).
+    informational_faults: bool = False
+    # Repeat the CI self-checks at the CI size this many times, to measure
+    # their margin (how far above the claim a broken mechanism lands).
+    ci_self_check_replicates: int = 0
+    # Quantile releases cost ~50-100 us each (1024 acceptance tests), about
+    # ten times a count's: their audits draw this many per table instead.
+    quantile_samples: int = 40_000
+    # dp_agg.group_selection: releases per group size (main audits), the
+    # self-check breaks (GROUP_SELECTION_SELF_CHECKS entries) and their size.
+    group_selection_samples: int = 20_000
+    group_selection_self_checks: Tuple[Tuple[str, str, float, Optional[float]], ...] = ()
+    group_selection_self_check_samples: int = 20_000
+
+    def samples_for(self, audit: "PrivacyLossAudit") -> int:
+        if audit.mechanism.kind == "quantile":
+            return min(self.quantile_samples, self.samples_per_dataset)
+        return self.samples_per_dataset
+
+
+CI_SAMPLES = 100_000
+CI_QUANTILE_SAMPLES = 40_000
+# Per group size; a release of group_selection costs ~6 us (the noise). The
+# self-checks draw twice as many: halve_noise and the threshold one too low
+# then fail by about 8 standard deviations of the certified bound (REPORT.md).
+CI_GROUP_SELECTION_SAMPLES = 20_000
+CI_GROUP_SELECTION_SELF_CHECK_SAMPLES = 40_000
+# Released with epsilon 1.25 x the claim: the noise scale divided by 1.25, a
+# gap four times smaller than halve_noise's (REPORT.md: samples it needs).
+CI_SELF_CHECKS = (("count_empty", HALVE, 1.0), ("count_empty", "none", 1.25),
+                  ("sum_int_clamp", SKIP, 1.0), ("sum_float8_clamp", SKIP, 1.0),
+                  ("sum_float8_clamp", "none", 1.25), ("avg_narrow_clamp", SKIP, 1.0),
+                  ("select_tie", HALVE, 1.0), ("select_tie", "none", 1.25),
+                  ("percentile_extreme", HALVE, 1.0), ("gauss_count_empty", HALVE, 1.0),
+                  ("gauss_sum_int_clamp", SKIP, 1.0))
+CI_EXACT_SELF_CHECKS = (("count_noise", HALVE), ("gauss_count_noise", HALVE))
+ALL_EXACT_SELF_CHECKS = tuple((a.key, HALVE) for a in EXACT_NOISE_AUDITS)
+# Releases at epsilon x factor that a selection audit must catch: those whose
+# loss reaches the claim (one-sign scores, certifiable event probabilities).
+SELECTION_FACTOR_AUDITS = ("select_tie", "select_weighted_clamp", "select_weighted_negative")
+# Gaussian mechanisms released with sigma calibrated for 1.5 x the claimed
+# epsilon: delta(1) = 0.044 instead of 0.01 for a count, which takes about
+# 100,000 certification draws per table to show (REPORT.md).
+GAUSS_FACTOR_AUDITS = ("gauss_count_empty",)
+
+
+def ci_plan() -> RunPlan:
+    return RunPlan("ci", CI_SAMPLES, CI_SAMPLES, CI_SELF_CHECKS, CI_EXACT_SELF_CHECKS,
+                   quantile_samples=CI_QUANTILE_SAMPLES,
+                   group_selection_samples=CI_GROUP_SELECTION_SAMPLES,
+                   group_selection_self_checks=CI_GROUP_SELECTION_SELF_CHECKS,
+                   group_selection_self_check_samples=CI_GROUP_SELECTION_SELF_CHECK_SAMPLES)
+
+
+def fault_self_checks(epsilon_factors: Sequence[float] = (),
+                      gaussian_factors: Sequence[float] = ()) -> Tuple:
+    """Every audit under every fault it must catch; every Laplace count and
+    sum audit that halve_noise must fail, and the selection audits whose loss
+    reaches epsilon, released at epsilon x factor against a claim of 1 (the
+    case the sample sizes in REPORT.md are computed for); the Gaussian ones
+    at the gaussian_factors."""
+    checks = [(a.key, fault, 1.0) for a in PRIVACY_LOSS_AUDITS for fault in a.detects]
+    checks += [(a.key, "none", factor) for factor in epsilon_factors
+               for a in PRIVACY_LOSS_AUDITS if HALVE in a.detects and a.claimed_epsilon == 1.0
+               and ((a.mechanism.kind == "laplace" and a.mechanism.function != "dp_avg")
+                    or a.key in SELECTION_FACTOR_AUDITS)]
+    checks += [(key, "none", factor) for factor in gaussian_factors for key in GAUSS_FACTOR_AUDITS]
+    return tuple(checks)
+
+
+def long_plan() -> RunPlan:
+    return RunPlan("long", 500_000, 500_000, fault_self_checks((1.25, 1.1), (1.5,)),
+                   ALL_EXACT_SELF_CHECKS, informational_faults=True,
+                   ci_self_check_replicates=10, quantile_samples=150_000,
+                   group_selection_samples=100_000,
+                   group_selection_self_checks=ALL_GROUP_SELECTION_SELF_CHECKS,
+                   group_selection_self_check_samples=100_000)
+
+
+def self_check_plan(samples: int) -> RunPlan:
+    return RunPlan("self-check", samples, samples, fault_self_checks((1.25,)),
+                   ALL_EXACT_SELF_CHECKS, informational_faults=True,
+                   quantile_samples=min(samples, CI_QUANTILE_SAMPLES),
+                   group_selection_self_checks=ALL_GROUP_SELECTION_SELF_CHECKS,
+                   group_selection_self_check_samples=100_000)
+
+
+LOW_BITS_AUDIT = "sum_float8_low_bits"
+# Audits whose answers go into privacy_loss.png.
+PLOTTED_AUDITS = ("count_empty", "sum_int_clamp", "sum_float8_clamp", "avg_empty",
+                  "avg_one_two", "avg_narrow_clamp", "select_tie", "percentile_extreme",
+                  "gauss_count_empty")
+PLOTTED_SELF_CHECKS = (("count_empty", HALVE, 1.0), ("count_empty", "none", 1.25),
+                       ("sum_int_clamp", SKIP, 1.0), ("sum_float8_clamp", HALVE, 1.0),
+                       ("sum_float8_clamp", "none", 1.25), ("avg_narrow_clamp", SKIP, 1.0),
+                       ("select_tie", HALVE, 1.0), ("select_tie", "none", 1.25),
+                       ("percentile_extreme", HALVE, 1.0), ("gauss_count_empty", HALVE, 1.0),
+                       ("gauss_count_empty", "none", 1.5))
