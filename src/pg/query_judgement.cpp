@@ -134,7 +134,10 @@ bool JudgeProtectedTable(Query* query, Index index, RangeTblEntry* entry, bool i
 // an indeterminate collation), so a level in FROM also becomes a
 // materialised WITH query (MaterializedOnce), into which PostgreSQL pushes
 // nothing. Branches of a set operation are fenced by the wrapping of the set
-// operation's own level.
+// operation's own level. The fence goes on every public-answer level judged
+// once the statement has met a protected table (judgement->reads_protected,
+// in the order of judgement), so a level that comes earlier and reads none
+// is left as it is: it has nothing to protect.
 bool JudgeSubquery(RangeTblEntry* entry, bool in_from, const Level* level, Judgement* judgement) {
   const bool is_protected = JudgeLevel(entry->subquery, level, judgement);
   if (judgement->restricted && !is_protected && judgement->reads_protected) {
