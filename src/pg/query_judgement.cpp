@@ -383,7 +383,7 @@ bool JudgeLevel(Query* query, const Level* parent, Judgement* judgement) {
   const bool restricted = judgement->restricted;
   if (restricted) CheckCatalogAccess(query);
   const Sources sources = JudgeSources(query, &level, judgement);
-  if (restricted && judgement->reads_protected)
+  if (restricted && judgement->reads_protected && query->cteList != NIL)
     Require(judgement, LevelRewrite(RewriteKind::kMaterializeWithQueries, query));
   JudgeSubLinksOf(query, &level, judgement);
 
@@ -422,7 +422,7 @@ bool JudgeLevel(Query* query, const Level* parent, Judgement* judgement) {
 // tables of this validated query. A view's owner already checks access,
 // unless the view belongs to a restricted role (a view of the analyst's
 // own, judged here as part of this query).
-void GrantOwnerAccess(Judgement* judgement) {
+void RequireOwnerAccess(Judgement* judgement) {
   ListCell* cell;
   foreach (cell, judgement->protected_entries) {
     auto* entry = static_cast<RangeTblEntry*>(lfirst(cell));
@@ -445,7 +445,7 @@ Verdict JudgeQuery(Query* query) {
   if (judgement.restricted) RefusePartitionwiseAggregation();
   const bool returns_protected_rows = JudgeLevel(query, nullptr, &judgement);
   if (judgement.restricted && returns_protected_rows) RefuseProtectedRows();
-  if (judgement.restricted) GrantOwnerAccess(&judgement);
+  if (judgement.restricted) RequireOwnerAccess(&judgement);
 #ifdef USE_ASSERT_CHECKING
   Assert(equal(before, query));  // the judge is a pure function of the query
 #endif
