@@ -169,6 +169,13 @@ SELECT dp_count(t.id, 1.0) FROM s.t t JOIN s.u u ON u.id = t.id;
 SELECT g, dp_count(id, 1.0) FROM s.t, generate_series(1, 3) g GROUP BY g;
 SELECT dp_count(t.id, 1.0) FROM s.t t JOIN (VALUES (0), (1)) x(a) ON x.a = t.region_id;
 SELECT dp_count(x.v, 1.0) FROM s.t t, LATERAL (SELECT t.v) x;
+-- A LATERAL level without references next to protected rows. Once the statement has
+-- met a protected table, such a level becomes a materialised WITH query, no longer
+-- LATERAL; an earlier level that reads nothing protected stays as it was.
+SELECT dp_count(t.id, 1.0) FROM s.t t, LATERAL (SELECT dp_count(1, 1.0) n FROM s.t) x;
+SELECT dp_count(t.id, 1.0) FROM LATERAL (SELECT dp_count(1, 1.0) n FROM s.t) x, s.t t;
+SELECT dp_count(t.id, 1.0) FROM s.t t, LATERAL (SELECT 1 n) x;
+SELECT dp_count(t.id, 1.0) FROM LATERAL (SELECT 1 n) x, s.t t;
 SELECT dp_count(t.id, 1.0) FROM s.t t JOIN s.regions r ON r.kind = t.region_id;
 SELECT dp_count(t.id, 1.0) FROM s.t t CROSS JOIN s.regions r;
 SELECT dp_count(t.id, 1.0) FROM s.t t FULL JOIN s.regions r ON r.k = t.region_id;

@@ -1,7 +1,7 @@
 // What a restricted query may evaluate on protected rows: an explicit,
 // audited list of total functions, and the types whose group keys print the
 // same for every member of a group. Default deny: what is not listed here is
-// refused by the query rules (query_rules.cpp).
+// refused by the query rules (row_expressions.h, group_keys.h).
 #ifndef DP_AGG_PG_ALLOW_LIST_H
 #define DP_AGG_PG_ALLOW_LIST_H
 

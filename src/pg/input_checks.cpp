@@ -214,7 +214,7 @@ void CheckInput(Plan* plan, Aggref* aggref, EState* estate, InputScan* scan) {
     }
     case T_MergeJoin:
     case T_HashJoin:
-      // Joins are judged on the query tree (query_rules.cpp): one protected
+      // Joins are judged on the query tree (join_analysis.cpp): one protected
       // table, public tables pinned by a unique key. Here it is checked that
       // the plan reads exactly one protected table, which is when that
       // judgement was made.

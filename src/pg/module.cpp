@@ -2,7 +2,7 @@
 #include "call_sites.h"
 #include "ledger.h"
 #include "pg_includes.h"
-#include "query_rules.h"
+#include "planner_hook.h"
 #include "release_once.h"
 #include "restriction.h"
 #include "settings.h"

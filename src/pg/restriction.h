@@ -5,7 +5,7 @@
 //   SECURITY LABEL FOR dp_agg ON ROLE r IS 'restricted'
 //
 // A restricted role holds no SELECT on protected tables; a query that passes
-// the rules of query_rules.cpp is given access as the table owner, the way a
+// the rules of query_judgement.h is given access as the table owner, the way a
 // view gives it. Without the preloaded library nothing grants that access,
 // so the restricted role reads nothing (fail closed).
 #ifndef DP_AGG_PG_RESTRICTION_H

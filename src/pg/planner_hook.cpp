@@ -1,0 +1,39 @@
+#include "planner_hook.h"
+
+extern "C" {
+#include "optimizer/planner.h"
+}
+
+#include "query_judgement.h"
+#include "query_rewrites.h"
+#include "release_once.h"
+
+namespace dp_pg {
+
+namespace {
+
+planner_hook_type previous_planner = nullptr;
+
+PlannedStmt* PlannerHook(Query* query, const char* query_string, int cursor_options,
+                         ParamListInfo bound_parameters) {
+  const Verdict verdict = JudgeQuery(query);  // raises ERROR if the query is refused
+  ApplyRewrites(verdict.rewrites);
+  PlannedStmt* plan =
+      previous_planner != nullptr
+          ? previous_planner(query, query_string, cursor_options, bound_parameters)
+          : standard_planner(query, query_string, cursor_options, bound_parameters);
+  // The judgement depends on who runs the query: a cached plan is made again
+  // when the current user changes.
+  if (verdict.reads_protected) plan->dependsOnRole = true;
+  VerifyReleasedOnce(plan);
+  return plan;
+}
+
+}  // namespace
+
+void InstallPlannerHook() {
+  previous_planner = planner_hook;
+  planner_hook = PlannerHook;
+}
+
+}  // namespace dp_pg

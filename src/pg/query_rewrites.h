@@ -1,0 +1,61 @@
+// The changes a judged query needs before it is planned, and the one step
+// that makes them. The judge (query_judgement.h) decides and lists them
+// without touching the query; ApplyRewrites is the only place where the
+// query rules modify a query.
+//
+// To add a rewrite: add a kind below, let the judge append it where its
+// rule is decided (the position in the list is the order of application),
+// and apply it in ApplyRewrite (query_rewrites.cpp).
+#ifndef DP_AGG_PG_QUERY_REWRITES_H
+#define DP_AGG_PG_QUERY_REWRITES_H
+
+#include "pg_includes.h"
+
+namespace dp_pg {
+
+enum class RewriteKind {
+  // entry (a subquery): security_barrier, so that the planner pushes no
+  // outer condition that is not LEAKPROOF into it.
+  kSecurityBarrier,
+  // entry (a subquery in FROM): replaced by MaterializedOnce(subquery) and
+  // no longer LATERAL.
+  kMaterializeFromItem,
+  // sublink: its query replaced by MaterializedOnce(query).
+  kMaterializeSubLink,
+  // level: every WITH query of the level becomes MATERIALIZED.
+  kMaterializeWithQueries,
+  // level: dp_agg.group_selection(epsilon, delta) ANDed in front of HAVING.
+  kAddGroupSelection,
+  // level: its group keys appended to its ORDER BY (group_keys.h).
+  kOrderByGroupKeys,
+  // entry (a protected table): read with the privileges of `owner`.
+  kOwnerAccess,
+};
+
+// One change, with the node it applies to (the other pointers are nullptr).
+struct Rewrite {
+  RewriteKind kind;
+  Query* level;
+  RangeTblEntry* entry;
+  SubLink* sublink;
+  Oid owner;
+};
+
+// A palloc'd Rewrite of `kind` on `level`, `entry` or `sublink`.
+Rewrite* LevelRewrite(RewriteKind kind, Query* level);
+Rewrite* EntryRewrite(RewriteKind kind, RangeTblEntry* entry);
+Rewrite* SubLinkRewrite(SubLink* sublink);
+Rewrite* OwnerAccessRewrite(RangeTblEntry* entry, Oid owner);
+
+// Applies `rewrites` (Rewrite*) in list order. The judge lists them as it
+// finishes each level: the rewrites of a level's WITH queries, FROM items
+// and sublinks (inner levels) come before the rewrites of the level itself,
+// and owner access comes last. Each rewrite changes only its own node, and
+// MaterializedOnce keeps every outer reference pointing at the same level
+// whether the levels around or inside it are wrapped before or after, so
+// the order matters only in that it is fixed.
+void ApplyRewrites(const List* rewrites);
+
+}  // namespace dp_pg
+
+#endif  // DP_AGG_PG_QUERY_REWRITES_H

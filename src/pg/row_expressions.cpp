@@ -1,0 +1,216 @@
+#include "row_expressions.h"
+
+extern "C" {
+#include "utils/regproc.h"
+}
+
+#include "allow_list.h"
+#include "refusal.h"
+#include "settings.h"
+
+namespace dp_pg {
+
+namespace {
+
+struct RowCheck {
+  const char* place;  // "WHERE", "GROUP BY", ... for messages
+  bool having;        // HAVING: aggregates are leaves
+  bool gated;         // groups may be suppressed after HAVING runs
+};
+
+bool ContainsVarOutsideAggregates(Node* node, void* context) {
+  if (node == nullptr) return false;
+  if (IsA(node, Var)) return true;
+  if (IsA(node, Aggref)) return false;
+  return expression_tree_walker(node, DP_EXPRESSION_WALKER(ContainsVarOutsideAggregates),
+                                context);
+}
+
+[[noreturn]] void RefuseCollation(Oid function, const RowCheck* check) {
+  char detail[512];
+  snprintf(detail, sizeof detail,
+           "It compares text in %s without a determined, deterministic collation (two "
+           "different implicit collations meet, or the collation is nondeterministic), so it "
+           "could fail, or compare loosely, for the rows that reach it.",
+           check->place);
+  char rule[256];
+  snprintf(rule, sizeof rule, "%s over protected rows needs one deterministic collation",
+           format_procedure(function));
+  Refuse(ERRCODE_INDETERMINATE_COLLATION, rule, detail,
+         "Add an explicit COLLATE \"C\" (or another deterministic collation) to one side of "
+         "the comparison.");
+}
+
+bool ContainsVarOrParam(Node* node, void* context) {
+  if (node == nullptr) return false;
+  if (IsA(node, Var) || IsA(node, Param)) return true;
+  return expression_tree_walker(node, DP_EXPRESSION_WALKER(ContainsVarOrParam), context);
+}
+
+// Whether a call over `arguments` compares or hashes text, so that it needs
+// a collation.
+bool NeedsCollation(List* arguments) {
+  ListCell* cell;
+  foreach (cell, arguments) {
+    if (type_is_collatable(exprType(static_cast<Node*>(lfirst(cell))))) return true;
+  }
+  return false;
+}
+
+// A call that remains in the expression after constant folding runs at
+// execution, for the rows that reach it: its function must be total, and a
+// collation-sensitive call needs a determined, deterministic collation.
+void CheckCall(Oid function, List* arguments, Oid input_collation, Node* call,
+               const RowCheck* check) {
+  // In HAVING of a level whose groups are all released, a function of
+  // aggregate answers runs once per released group: post-processing.
+  if (check->having && !check->gated && contain_agg_clause(call) &&
+      !ContainsVarOutsideAggregates(call, nullptr))
+    return;
+  // Test fault: the old rule that took a simple CASE's test value for a
+  // constant folded at planning.
+  if (TestFaultIs(TestFault::kCaseTestConstant) && !ContainsVarOrParam(call, nullptr)) return;
+  if (!IsTotalFunction(function)) RefuseNonTotalFunction(function, check->place);
+  if (!TestFaultIs(TestFault::kIndeterminateCollation) &&
+      !CollationIsTotal(NeedsCollation(arguments), input_collation))
+    RefuseCollation(function, check);
+}
+
+[[noreturn]] void RefuseExpression(Node* node, const RowCheck* check) {
+  char detail[512];
+  snprintf(detail, sizeof detail,
+           "It would run for protected rows in %s. %s", check->place,
+           IsA(node, CoerceViaIO) || IsA(node, ArrayCoerceExpr) || IsA(node, CoerceToDomain)
+               ? "A cast through text, an array cast or a domain check can fail on some "
+                 "values, which would reveal them."
+               : "dp_agg accepts only expressions that it knows cannot fail (comparisons, "
+                 "AND/OR/NOT, CASE, COALESCE, IS NULL, widening casts) and refuses any other "
+                 "kind.");
+  Refuse(ERRCODE_INSUFFICIENT_PRIVILEGE, "expression not allowed on protected rows", detail,
+         kTotalHint);
+}
+
+// Walks an expression after constant folding. Every node left is evaluated
+// at execution, possibly only for the rows that reach it (CASE, FILTER,
+// AND), so every node must be unable to fail: default deny. It walks a
+// private copy, so filling in the operators' function OIDs (set_opfuncid)
+// changes nothing of the query.
+bool CheckRowWalker(Node* node, RowCheck* check) {
+  if (node == nullptr) return false;
+  check_stack_depth();
+  switch (nodeTag(node)) {
+    case T_Var:
+      if (reinterpret_cast<Var*>(node)->varlevelsup > 0)
+        Refuse(ERRCODE_INSUFFICIENT_PRIVILEGE, "a query over protected rows refers to an outer query",
+               "A correlated subquery or LATERAL reference would run once per outer row.",
+               kAggregateHint);
+      return false;
+    case T_Const:
+    case T_CaseTestExpr:  // the value of a simple CASE: a leaf; its comparisons are calls
+    case T_SQLValueFunction:
+      return false;
+    case T_Param:
+      if (reinterpret_cast<Param*>(node)->paramkind != PARAM_EXTERN)
+        Refuse(ERRCODE_INSUFFICIENT_PRIVILEGE,
+               "a query over protected rows uses a value computed by another query",
+               "Subquery results may depend on other rows.", kAggregateHint);
+      return false;
+    case T_Aggref:
+      if (!check->having)
+        Refuse(ERRCODE_INSUFFICIENT_PRIVILEGE, "aggregate in a row expression",
+               "An aggregate cannot appear here.", kAggregateHint);
+      return false;  // its arguments are checked with the aggregate itself
+    case T_FuncExpr: {
+      auto* call = reinterpret_cast<FuncExpr*>(node);
+      if (call->funcretset)
+        Refuse(ERRCODE_INSUFFICIENT_PRIVILEGE, "set-returning function over protected rows",
+               "It would repeat protected rows.", kAggregateHint);
+      CheckCall(call->funcid, call->args, call->inputcollid, node, check);
+      break;
+    }
+    case T_OpExpr:
+    case T_DistinctExpr:
+    case T_NullIfExpr: {
+      auto* operation = reinterpret_cast<OpExpr*>(node);
+      set_opfuncid(operation);
+      if (operation->opretset)
+        Refuse(ERRCODE_INSUFFICIENT_PRIVILEGE, "set-returning operator over protected rows",
+               "It would repeat protected rows.", kAggregateHint);
+      CheckCall(operation->opfuncid, operation->args, operation->inputcollid, node, check);
+      break;
+    }
+    case T_ScalarArrayOpExpr: {
+      auto* operation = reinterpret_cast<ScalarArrayOpExpr*>(node);
+      set_sa_opfuncid(operation);
+      // The array side is folded to a constant or is a parameter; the
+      // operator runs per element with the same collation.
+      CheckCall(operation->opfuncid, list_make1(linitial(operation->args)),
+                operation->inputcollid, node, check);
+      break;
+    }
+    case T_RowCompareExpr: {
+      auto* comparison = reinterpret_cast<RowCompareExpr*>(node);
+      ListCell* op_cell;
+      ListCell* collation_cell;
+      ListCell* left_cell;
+      forthree (op_cell, comparison->opnos, collation_cell, comparison->inputcollids, left_cell,
+                comparison->largs)
+        CheckCall(get_opcode(lfirst_oid(op_cell)), list_make1(lfirst(left_cell)),
+                  lfirst_oid(collation_cell), node, check);
+      break;
+    }
+    case T_BoolExpr:
+    case T_NullTest:
+    case T_BooleanTest:
+    case T_RelabelType:
+    case T_CollateExpr:
+    case T_CaseExpr:
+    case T_CaseWhen:
+    case T_CoalesceExpr:
+    case T_List:
+    case T_TargetEntry:
+      break;
+    default:
+      // Casts through text, domain checks, arrays built from rows (which
+      // can exceed the size limit), GREATEST/LEAST, subscripts and anything
+      // else not analysed here. Constants were folded before this walk.
+      RefuseExpression(node, check);
+  }
+  return expression_tree_walker(node, DP_EXPRESSION_WALKER(CheckRowWalker), check);
+}
+
+// Judges `expression` as PostgreSQL will run it: constant sub-expressions
+// folded first, exactly as the planner folds them (an error such as 1/0 is
+// then raised while planning, whatever the data). Query parameters are not
+// folded: a generic plan evaluates them per row. Folds a copy: the query is
+// not modified.
+void CheckFolded(Node* expression, RowCheck check) {
+  if (expression == nullptr) return;
+  Node* folded = eval_const_expressions(nullptr, static_cast<Node*>(copyObjectImpl(expression)));
+  CheckRowWalker(folded, &check);
+}
+
+}  // namespace
+
+[[noreturn]] void RefuseNonTotalFunction(Oid function, const char* place) {
+  char detail[512];
+  snprintf(detail, sizeof detail,
+           "It would run for protected rows in %s, and it is not on dp_agg's list of total "
+           "functions (functions that return a value for every input and never raise an "
+           "error): an error that happens only for some rows reveals them.",
+           place);
+  char rule[256];
+  snprintf(rule, sizeof rule, "function %s may not be applied to protected rows",
+           format_procedure(function));
+  Refuse(ERRCODE_INSUFFICIENT_PRIVILEGE, rule, detail, kTotalHint);
+}
+
+void CheckRowExpression(Node* expression, const char* place) {
+  CheckFolded(expression, RowCheck{place, false, false});
+}
+
+void CheckHavingExpression(Node* having, bool groups_gated) {
+  CheckFolded(having, RowCheck{"HAVING", true, groups_gated});
+}
+
+}  // namespace dp_pg
