@@ -106,6 +106,12 @@ schema_dump() {  # database, output file
 }
 
 # ---- 1. the previous release, in use
+# Its install script must be the one released (frozen; tag v$PREVIOUS).
+if git -C "$ROOT" rev-parse -q --verify "refs/tags/v$PREVIOUS" >/dev/null 2>&1; then
+  check "sql/dp_agg--$PREVIOUS.sql is the script released as tag v$PREVIOUS" \
+    bash -c "git -C '$ROOT' show 'v$PREVIOUS:sql/dp_agg--$PREVIOUS.sql' |
+             cmp - '$ROOT/sql/dp_agg--$PREVIOUS.sql'"
+fi
 sql postgres -c "CREATE DATABASE $OLD_DB" || exit 1
 check "CREATE EXTENSION dp_agg VERSION '$PREVIOUS'" \
   sql "$OLD_DB" -c "CREATE EXTENSION dp_agg VERSION '$PREVIOUS'"
