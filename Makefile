@@ -2,6 +2,7 @@
 #
 # On a fresh Debian bookworm machine, as root:
 #   make demo   install what is missing, build, start a throwaway cluster, show it at work
+#               (DEMO_TCP=1: also on 127.0.0.1 for BI tools; make stop removes it)
 #   make test   the same set-up, then every test suite
 #   make upstream-regress   PostgreSQL's own regression suite with dp_agg preloaded (minutes;
 #                           not part of make test)
@@ -49,13 +50,18 @@ dp_agg--$(EXTVERSION).sql: $(SQL_SOURCES) dp_agg.control
 	  for f in $(SQL_SOURCES); do echo; echo "-- ---- $$f"; cat "$$f"; done; } > $@.tmp
 	mv $@.tmp $@
 
-.PHONY: deps build unit test demo stop bench upstream-regress
+.PHONY: deps deps-build build unit test demo stop bench upstream-regress lint
 
+# Everything make test needs (JDK, ODBC, Python modules, GoogleTest, ...).
 deps:
-	bash test/scripts/ensure_deps.sh
+	bash test/scripts/ensure_deps.sh test
+
+# Only what building the extension and running the demo need.
+deps-build:
+	bash test/scripts/ensure_deps.sh build
 
 # Build and install the extension (a sub-make, so PGXS is read after deps).
-build: deps
+build: deps-build
 	$(MAKE) --no-print-directory all
 	$(MAKE) --no-print-directory install
 
@@ -65,13 +71,20 @@ unit: deps
 test: deps
 	bash test/scripts/run_all_tests.sh
 
+# Static check of the C++/PostgreSQL error boundary (also run by make test).
+lint:
+	/usr/bin/python3 test/scripts/check_boundary.py --self-test
+	/usr/bin/python3 test/scripts/check_boundary.py
+
+# DEMO_TCP=1: the demo cluster also listens on 127.0.0.1 (scram-sha-256) for BI tools.
 demo: build
-	bash test/scripts/demo.sh
+	DEMO_TCP=$(DEMO_TCP) bash test/scripts/demo.sh
 
+# Stops and removes the demo cluster (make test never touches it).
 stop:
-	bash test/scripts/cluster.sh stop
+	DP_AGG_CLUSTER_NAME=demo bash test/scripts/cluster.sh stop
 
-bench: build
+bench: deps build
 	bash test/scripts/cluster.sh start
 	bash test/bench/bench_aggregates.sh && bash test/bench/bench_ledger.sh && \
 	  bash test/bench/bench_restriction.sh; \

@@ -571,13 +571,6 @@ bool Accept(RandomSource& rng, uint128 x, uint128 num, const SamplerSetup& setup
          SampleBernoulliExpMinus(rng, remainder, setup.divisor);
 }
 
-// x / 2 rounded down: exact for normal doubles; a subnormal x with an odd
-// last bit would otherwise round half to even, possibly up.
-double HalveDown(double x) {
-  const double half = x / 2;
-  return half * 2 > x ? std::nextafter(half, 0.0) : half;
-}
-
 }  // namespace
 
 // ---------------------------------------------------------------------------
@@ -746,17 +739,9 @@ GaussianMeanPlans PlanGaussianMean(std::int64_t lower_units, std::int64_t upper_
                                    double epsilon, double delta) {
   // Centred half-unit values 2v - (lower + upper) lie in [-(upper - lower), upper - lower].
   const uint128 width = static_cast<uint128>(int128{upper_units} - int128{lower_units});
-  // Each half at most half of the total, so that the two releases compose
-  // to (epsilon, delta).
-  const double half_epsilon = HalveDown(epsilon);
-  const double half_delta = HalveDown(delta);
-  if (std::isfinite(delta) && delta > 0 && !(half_delta > 0))
-    throw InvalidParameter(
-        "delta is too small for a Gaussian mean: half of it, which each of its two releases "
-        "gets, rounds to 0",
-        "Use a delta of at least 1e-323 (in practice far larger, such as 1e-9).");
-  return GaussianMeanPlans{PlanGaussian(1, half_epsilon, half_delta),
-                           PlanGaussian(width, half_epsilon, half_delta)};
+  const MeanPartBudget part = SplitMeanBudget(epsilon, delta);
+  return GaussianMeanPlans{PlanGaussian(1, part.epsilon, part.delta),
+                           PlanGaussian(width, part.epsilon, part.delta)};
 }
 
 MeanRelease ReleaseGaussianMeanParts(std::int64_t count, int128 sum_units,

@@ -64,4 +64,11 @@ void ValidateBounds(std::int64_t lower, std::int64_t upper) {
         "The arguments are (value, lower, upper, epsilon); pass the smaller bound first.");
 }
 
+void ValidateFraction(double fraction) {
+  if (!(fraction >= 0.0 && fraction <= 1.0))
+    throw InvalidParameter("fraction must lie in [0, 1]",
+                           "The fraction is the quantile to estimate: 0.5 for the median, "
+                           "0.9 for the 90th percentile.");
+}
+
 }  // namespace dp

@@ -39,6 +39,9 @@ void ValidateDeltaAtMost(double delta, double max_delta);
 void ValidateBounds(double lower, double upper);
 void ValidateBounds(std::int64_t lower, std::int64_t upper);
 
+// A quantile's fraction must lie in [0, 1] (NaN refused).
+void ValidateFraction(double fraction);
+
 }  // namespace dp
 
 #endif  // DP_AGG_CORE_PARAMETERS_H

@@ -1,6 +1,9 @@
 #include "private_statistics.h"
 
 #include <algorithm>
+#include <cmath>
+
+#include "parameters.h"
 
 namespace dp {
 
@@ -11,7 +14,7 @@ uint128 Magnitude(std::int64_t value) {
 }
 }  // namespace
 
-uint128 SumSensitivity(std::int64_t lower_units, std::int64_t upper_units) {
+uint128 SumSensitivity(std::int64_t lower_units, std::int64_t upper_units) noexcept {
   return std::max(Magnitude(lower_units), Magnitude(upper_units));
 }
 
@@ -21,15 +24,36 @@ LaplacePlan PlanSum(std::int64_t lower_units, std::int64_t upper_units, double e
   return PlanLaplace(SumSensitivity(lower_units, upper_units), epsilon);
 }
 
+namespace {
+// x / 2 rounded down: exact for normal doubles; a subnormal x with an odd
+// last bit would otherwise round half to even, possibly up.
+double HalveDown(double x) {
+  const double half = x / 2;
+  return half * 2 > x ? std::nextafter(half, 0.0) : half;
+}
+}  // namespace
+
+MeanPartBudget SplitMeanBudget(double epsilon, double delta) {
+  MeanPartBudget part;
+  part.epsilon = HalveDown(epsilon);
+  part.delta = HalveDown(delta);
+  if (std::isfinite(delta) && delta > 0 && !(part.delta > 0))
+    throw InvalidParameter(
+        "delta is too small for a Gaussian mean: half of it, which each of its two releases "
+        "gets, rounds to 0",
+        "Use a delta of at least 1e-323 (in practice far larger, such as 1e-9).");
+  return part;
+}
+
 MeanPlans PlanMean(std::int64_t lower_units, std::int64_t upper_units, double epsilon) {
   // Centred half-unit values 2v - (lower + upper) lie in [-(upper - lower), upper - lower].
   const uint128 width = static_cast<uint128>(int128{upper_units} - int128{lower_units});
-  const double half = epsilon / 2.0;  // exact: halving a double
+  const double half = SplitMeanBudget(epsilon, 0).epsilon;
   return MeanPlans{PlanLaplace(1, half), PlanLaplace(width, half)};
 }
 
 int128 CentredSumHalfUnits(std::int64_t count, int128 sum_units, std::int64_t lower_units,
-                           std::int64_t upper_units) {
+                           std::int64_t upper_units) noexcept {
   return 2 * sum_units - int128{count} * (int128{lower_units} + int128{upper_units});
 }
 

@@ -17,7 +17,7 @@ LaplacePlan PlanCount(double epsilon);
 // Sum of values clamped to [lower, upper] (in units): one row adds or removes
 // one clamped value, so the sensitivity is max(|lower|, |upper|), not
 // upper - lower (the number of rows is itself private).
-uint128 SumSensitivity(std::int64_t lower_units, std::int64_t upper_units);
+uint128 SumSensitivity(std::int64_t lower_units, std::int64_t upper_units) noexcept;
 LaplacePlan PlanSum(std::int64_t lower_units, std::int64_t upper_units, double epsilon);
 
 // Bounded mean (Google's BoundedMean; "Differential privacy: from theory to
@@ -31,6 +31,18 @@ LaplacePlan PlanSum(std::int64_t lower_units, std::int64_t upper_units, double e
 // The re-centred values are kept in half-units, 2 v - (lower + upper), so
 // that the midpoint is exact even for integer bounds such as [0, 1]: their
 // sensitivity is then exactly upper - lower half-units, i.e. (upper - lower) / 2.
+//
+// SplitMeanBudget is the one place where the mean's budget is divided between
+// its two releases (PlanMean, PlanGaussianMean and MechanismBuilder::BuildMean
+// all take their halves from it): each part gets half of epsilon and half of
+// delta, rounded down, so that the two compose to at most (epsilon, delta).
+// Throws InvalidParameter if delta > 0 but half of it rounds to 0.
+struct MeanPartBudget {
+  double epsilon = 0;
+  double delta = 0;  // 0: Laplace
+};
+MeanPartBudget SplitMeanBudget(double epsilon, double delta);
+
 struct MeanPlans {
   LaplacePlan count;
   LaplacePlan centred_sum;  // in half-units
@@ -49,7 +61,7 @@ struct MeanRelease {
 // The centred sum in half-units, 2 sum - count (lower + upper): exact, since
 // |sum_units| < 2^126 and |lower + upper| <= 2^64 (counts below 2^62).
 int128 CentredSumHalfUnits(std::int64_t count, int128 sum_units, std::int64_t lower_units,
-                           std::int64_t upper_units);
+                           std::int64_t upper_units) noexcept;
 
 // The mean from the released count and centred sum, using only released
 // values and the public bounds (shared by the Laplace and Gaussian means).

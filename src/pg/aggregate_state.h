@@ -32,6 +32,7 @@ enum class ValueKind : std::uint8_t {
 
 inline constexpr std::uint8_t kStateFormatVersion = 1;
 
+// Starts with the fields of StateHeader (state_header.h).
 struct AggregateState {
   std::int32_t varlena_header;  // set with SET_VARSIZE; never touch directly
   std::uint8_t format_version;

@@ -14,6 +14,7 @@
 #include "../core/confidence.h"
 #include "../core/gaussian_mechanism.h"
 #include "../core/grid_value.h"
+#include "../core/noise_mechanism.h"
 #include "../core/partition_selection.h"
 #include "../core/private_statistics.h"
 #include "../core/state_text.h"
@@ -21,8 +22,13 @@
 #include "aggregate_state.h"
 #include "error_boundary.h"
 #include "settings.h"
+#include "state_header.h"
 
 namespace dp_pg {
+
+static_assert(offsetof(AggregateState, format_version) == offsetof(StateHeader, format_version) &&
+                  offsetof(AggregateState, initialized) == offsetof(StateHeader, initialized),
+              "AggregateState starts with StateHeader");
 
 void RequireAggregateContext(FunctionCallInfo fcinfo, const char* function) {
   if (AggCheckCallContext(fcinfo, nullptr) != AGG_CONTEXT_AGGREGATE)
@@ -191,14 +197,11 @@ void CopyParameters(AggregateState* to, const AggregateState* from) {
 // A read-only state argument (final functions; the second combine input,
 // which may come from a tuple). Copies it out so alignment never matters.
 void ReadState(FunctionCallInfo fcinfo, int argument, AggregateState* out) {
-  if (PG_ARGISNULL(argument))
-    ereport(ERROR, (errcode(ERRCODE_INTERNAL_ERROR), errmsg("dp_agg state is NULL")));
-  struct varlena* raw = PG_DETOAST_DATUM(PG_GETARG_DATUM(argument));
-  if (VARSIZE_ANY(raw) != sizeof(AggregateState))
-    ereport(ERROR, (errcode(ERRCODE_DATA_CORRUPTED), errmsg("invalid dp_agg state size")));
+  const void* raw = ReadStateCopy(fcinfo, argument, sizeof(AggregateState), kStateFormatVersion,
+                                  "dp_agg state");
+  if (VARSIZE(raw) != sizeof(AggregateState))
+    ereport(ERROR, (errcode(ERRCODE_DATA_CORRUPTED), errmsg("invalid dp_agg state")));
   std::memcpy(out, raw, sizeof(AggregateState));
-  if (out->format_version != kStateFormatVersion)
-    ereport(ERROR, (errcode(ERRCODE_DATA_CORRUPTED), errmsg("unknown dp_agg state version")));
 }
 
 // The state of a final function, which must have its parameters.
@@ -218,11 +221,9 @@ struct PlanCache {
   double epsilon = 0, delta = 0, confidence = 0;
   std::int64_t lower_units = 0, upper_units = 0;
   int unit_exponent = 0;
-  dp::LaplacePlan laplace;
-  dp::GaussianPlan gaussian;
+  dp::NoiseMechanism mechanism;  // count or sum
   double margin = 0;  // count/sum interval half-width at `confidence`
-  dp::MeanPlans laplace_mean;
-  dp::GaussianMeanPlans gaussian_mean;
+  dp::MeanMechanisms mean;
   dp::MeanNoiseIntervals mean_noise;
 };
 
@@ -276,31 +277,24 @@ Release ReleaseOf(FunctionCallInfo fcinfo, const AggregateState& state, bool is_
     if (!SameKey(*cache, state, is_count)) {
       cache->valid = false;
       cache->margin = 0;
-      if (state.delta > 0) {
-        cache->gaussian =
-            is_count ? dp::PlanGaussianCount(state.epsilon, state.delta)
-                     : dp::PlanGaussianSum(state.lower_units, state.upper_units, state.epsilon,
-                                           state.delta);
-        if (state.confidence > 0)
-          cache->margin = dp::GaussianNoiseInterval(cache->gaussian, unit_exponent,
-                                                    state.confidence)
-                              .half_width_value;
-      } else {
-        cache->laplace = is_count ? dp::PlanCount(state.epsilon)
-                                  : dp::PlanSum(state.lower_units, state.upper_units,
-                                                state.epsilon);
-        if (state.confidence > 0)
-          cache->margin =
-              dp::LaplaceNoiseInterval(cache->laplace, unit_exponent, state.confidence)
-                  .half_width_value;
-      }
+      // The state holds effective parameters (initial_state.h), validated
+      // when the call was prepared; building again rounds nothing.
+      cache->mechanism =
+          dp::MechanismBuilder()
+              .SetEpsilon(state.epsilon)
+              .SetDelta(state.delta)
+              .SetSensitivityUnits(is_count ? dp::uint128{1}
+                                            : dp::SumSensitivity(state.lower_units,
+                                                                 state.upper_units))
+              .Build();
+      if (state.confidence > 0)
+        cache->margin =
+            cache->mechanism.Interval(unit_exponent, state.confidence).half_width_value;
       FillKey(cache, state, is_count);
     }
     Release release;
     const dp::int128 value = is_count ? dp::int128{state.count} : GetSum(&state);
-    release.value = state.delta > 0
-                        ? dp::ReleaseGaussian(value, unit_exponent, cache->gaussian, NoiseSource())
-                        : dp::ReleaseLaplace(value, unit_exponent, cache->laplace, NoiseSource());
+    release.value = cache->mechanism.AddNoise(value, unit_exponent, NoiseSource());
     release.margin = cache->margin;
     return release;
   });
@@ -321,28 +315,19 @@ MeanResult ReleaseMeanOf(FunctionCallInfo fcinfo, const AggregateState& state) {
   return CallCore([&] {
     if (!SameKey(*cache, state, false)) {
       cache->valid = false;
-      if (state.delta > 0) {
-        cache->gaussian_mean = dp::PlanGaussianMean(state.lower_units, state.upper_units,
-                                                    state.epsilon, state.delta);
-        if (state.confidence > 0)
-          cache->mean_noise = dp::GaussianMeanNoiseIntervals(
-              cache->gaussian_mean, state.unit_exponent, state.confidence);
-      } else {
-        cache->laplace_mean = dp::PlanMean(state.lower_units, state.upper_units, state.epsilon);
-        if (state.confidence > 0)
-          cache->mean_noise = dp::LaplaceMeanNoiseIntervals(
-              cache->laplace_mean, state.unit_exponent, state.confidence);
-      }
+      // Effective parameters, validated when the call was prepared; the
+      // split between the mean's two releases happens in BuildMean.
+      cache->mean = dp::MechanismBuilder()
+                        .SetEpsilon(state.epsilon)
+                        .SetDelta(state.delta)
+                        .BuildMean(state.lower_units, state.upper_units);
+      if (state.confidence > 0)
+        cache->mean_noise = cache->mean.Intervals(state.unit_exponent, state.confidence);
       FillKey(cache, state, false);
     }
     const dp::MeanRelease release =
-        state.delta > 0
-            ? dp::ReleaseGaussianMeanParts(state.count, GetSum(&state), state.lower_units,
-                                           state.upper_units, state.unit_exponent,
-                                           cache->gaussian_mean, NoiseSource())
-            : dp::ReleaseMeanParts(state.count, GetSum(&state), state.lower_units,
-                                   state.upper_units, state.unit_exponent, cache->laplace_mean,
-                                   NoiseSource());
+        cache->mean.AddNoise(state.count, GetSum(&state), state.lower_units, state.upper_units,
+                             state.unit_exponent, NoiseSource());
     MeanResult result;
     result.mean = release.mean;
     if (state.confidence > 0)
@@ -407,13 +392,18 @@ Datum dp_combine(PG_FUNCTION_ARGS) {
   auto* into = reinterpret_cast<AggregateState*>(PG_GETARG_POINTER(0));
   AggregateState partial;
   dp_pg::ReadState(fcinfo, 1, &partial);
-  if (partial.initialized != 0) {
-    if (into->initialized == 0) {
+  // The state is fixed-size and updated in place, so adopting the partial's
+  // parameters is a copy into `into` (whose count and sum are then zero).
+  switch (dp_pg::DecideCombineStep(*reinterpret_cast<const dp_pg::StateHeader*>(into),
+                                   *reinterpret_cast<const dp_pg::StateHeader*>(&partial))) {
+    case dp_pg::CombineStep::kKeepInto:
+      break;
+    case dp_pg::CombineStep::kAdoptPartial:
       dp_pg::CopyParameters(into, &partial);
-    } else if (!dp_pg::SameParameters(into, &partial)) {
-      ereport(ERROR, (errcode(ERRCODE_INTERNAL_ERROR),
-                      errmsg("dp_agg partial states with different parameters")));
-    }
+      break;
+    case dp_pg::CombineStep::kMerge:
+      dp_pg::RequireSameParameters(dp_pg::SameParameters(into, &partial), "dp_agg");
+      break;
   }
   into->count += partial.count;
   dp_pg::SetSum(into, dp_pg::GetSum(into) + dp_pg::GetSum(&partial));

@@ -86,7 +86,7 @@ struct SortedOids {
 
 }  // namespace
 
-bool IsTotalFunction(Oid function) {
+bool IsTotalFunction(Oid function) noexcept {
   static const SortedOids sorted;
   return std::binary_search(sorted.oids.begin(), sorted.oids.end(), function);
 }

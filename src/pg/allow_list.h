@@ -17,7 +17,7 @@ namespace dp_pg {
 // gives it an indeterminate collation, and an error that can happen for a
 // reason decided by the query becomes a one-bit oracle as soon as a
 // condition on protected rows guards its evaluation (CASE, FILTER, AND).
-bool IsTotalFunction(Oid function);
+bool IsTotalFunction(Oid function) noexcept;
 
 // Whether a call with input collation `collation` over arguments of types
 // that include a collatable one (`needs_collation`) cannot fail for lack of

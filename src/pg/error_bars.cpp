@@ -10,6 +10,7 @@
 #include "../core/confidence.h"
 #include "../core/gaussian_mechanism.h"
 #include "../core/grid_value.h"
+#include "../core/noise_mechanism.h"
 #include "../core/parameters.h"
 #include "../core/private_statistics.h"
 #include "error_boundary.h"
@@ -20,40 +21,48 @@ namespace dp_pg {
 namespace {
 
 struct MarginParameters {
-  double epsilon;
-  double delta;  // 0: the Laplace (epsilon-only) aggregate
-  double confidence;
+  dp::PublicParameters values;
+  dp::PrivacyParameters effective;  // the values the aggregates use
 };
 
-MarginParameters ReadMarginParameters(FunctionCallInfo fcinfo, int first) {
+// epsilon, delta (0: the Laplace aggregate) and confidence from arguments
+// first .. first + 2, validated by the aggregates' own path (the cap on
+// delta is not applied: a margin releases nothing), with dp_sum_margin's
+// bounds when `bounds` is given.
+MarginParameters ReadMarginParameters(FunctionCallInfo fcinfo, int first,
+                                      const double* bounds = nullptr) {
   for (int i = first; i < first + 3; ++i) {
     if (PG_ARGISNULL(i))
       ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
                       errmsg("epsilon, delta and confidence must not be NULL")));
   }
-  MarginParameters parameters{PG_GETARG_FLOAT8(first), PG_GETARG_FLOAT8(first + 1),
-                              PG_GETARG_FLOAT8(first + 2)};
-  const double maximum = max_epsilon;
-  CallCore([&] {
-    dp::ValidateEpsilon(parameters.epsilon, maximum);
-    if (parameters.delta != 0) dp::ValidateDelta(parameters.delta);
-    dp::ValidateConfidence(parameters.confidence);
-    // The same values the aggregates use (see PrepareInitialState).
-    parameters.epsilon = dp::EffectivePrivacyParameter(parameters.epsilon);
-    if (parameters.delta != 0) parameters.delta = dp::EffectivePrivacyParameter(parameters.delta);
-  });
+  MarginParameters parameters;
+  parameters.values.epsilon = PG_GETARG_FLOAT8(first);
+  parameters.values.delta = PG_GETARG_FLOAT8(first + 1);
+  parameters.values.has_delta = parameters.values.delta != 0;
+  parameters.values.has_confidence = true;
+  parameters.values.confidence = PG_GETARG_FLOAT8(first + 2);
+  if (bounds != nullptr) {
+    parameters.values.has_bounds = true;
+    parameters.values.lower = bounds[0];
+    parameters.values.upper = bounds[1];
+  }
+  dp::PrivacyLimits limits;
+  limits.max_epsilon = max_epsilon;
+  parameters.effective =
+      CallCore([&] { return dp::ValidatePublicParameters(parameters.values, limits); });
   return parameters;
 }
 
 // Half-width for a statistic of sensitivity `sensitivity_units` in units of
 // 2^unit_exponent, released as dp_count / dp_sum would.
 double Margin(dp::uint128 sensitivity_units, int unit_exponent, const MarginParameters& p) {
-  if (p.delta > 0)
-    return dp::GaussianNoiseInterval(dp::PlanGaussian(sensitivity_units, p.epsilon, p.delta),
-                                     unit_exponent, p.confidence)
-        .half_width_value;
-  return dp::LaplaceNoiseInterval(dp::PlanLaplace(sensitivity_units, p.epsilon), unit_exponent,
-                                  p.confidence)
+  return dp::MechanismBuilder()
+      .SetEpsilon(p.effective.epsilon)
+      .SetDelta(p.effective.delta)
+      .SetSensitivityUnits(sensitivity_units)
+      .Build()
+      .Interval(unit_exponent, p.values.confidence)
       .half_width_value;
 }
 
@@ -78,8 +87,8 @@ Datum dp_sum_margin(PG_FUNCTION_ARGS) {
                     errmsg("lower and upper bounds must not be NULL")));
   const double lower = PG_GETARG_FLOAT8(0);
   const double upper = PG_GETARG_FLOAT8(1);
-  dp_pg::CallCore([&] { dp::ValidateBounds(lower, upper); });
-  const dp_pg::MarginParameters parameters = dp_pg::ReadMarginParameters(fcinfo, 2);
+  const double bounds[2] = {lower, upper};
+  const dp_pg::MarginParameters parameters = dp_pg::ReadMarginParameters(fcinfo, 2, bounds);
   PG_RETURN_FLOAT8(dp_pg::CallCore([&] {
     const int unit_exponent = dp::ChooseUnitExponent(lower, upper);
     const dp::uint128 float_sensitivity =

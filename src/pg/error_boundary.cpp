@@ -6,6 +6,12 @@
 
 namespace dp_pg {
 
+// The codes promised in error_boundary.h.
+static_assert(ERRCODE_INVALID_PARAMETER_VALUE == MAKE_SQLSTATE('2', '2', '0', '2', '3'));
+static_assert(ERRCODE_SYSTEM_ERROR == MAKE_SQLSTATE('5', '8', '0', '0', '0'));
+static_assert(ERRCODE_OUT_OF_MEMORY == MAKE_SQLSTATE('5', '3', '2', '0', '0'));
+static_assert(ERRCODE_INTERNAL_ERROR == MAKE_SQLSTATE('X', 'X', '0', '0', '0'));
+
 namespace {
 void CopyText(char* destination, std::size_t size, const char* source) noexcept {
   std::strncpy(destination, source != nullptr ? source : "", size - 1);

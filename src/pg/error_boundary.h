@@ -13,9 +13,15 @@
 //  * The PostgreSQL layer itself uses only trivially destructible values
 //    around calls that may ereport (Datums, PODs, palloc'd memory).
 //  * Nothing inside a CallCore body calls PostgreSQL (no catalog lookups,
-//    palloc, ereport or GUC checks such as superuser()); core functions
-//    called outside CallCore are noexcept (UnitScale, ToUnits,
-//    ChooseUnitExponent, QuantileGrid::BinIndex, ToDouble, ...).
+//    palloc, ereport or GUC checks such as superuser(); NoiseSource() only
+//    reads what DecideNoiseSource() decided in the executor hook). Core
+//    functions called outside CallCore are noexcept (UnitScale, ToUnits,
+//    ChooseUnitExponent, QuantileGrid::BinIndex, ToDouble,
+//    ToInt64Saturating, SumSensitivity, and NoiseMechanism's accessors).
+//  * test/scripts/check_boundary.py (make test, make lint) checks these
+//    rules on the source: CallCore bodies call only core, std and pure
+//    helpers; core functions and helpers that may throw are called only
+//    inside CallCore; src/core includes no PostgreSQL header.
 //
 // The idea follows pg_duckdb's cpp_wrapper.hpp; the code is our own.
 #ifndef DP_AGG_PG_ERROR_BOUNDARY_H
@@ -40,11 +46,14 @@ struct CoreFailure {
 void CopyFailure(CoreFailure* failure, CoreFailureKind kind, const char* message,
                  const char* hint) noexcept;
 
-// Raises the PostgreSQL ERROR for `failure`: SQLSTATE 22023 for
-// dp::InvalidParameter (a parameter the query chose), 58000 for a failing
-// random source, 53200 for std::bad_alloc, and XX000 for anything else,
-// which must never be reachable from SQL (parameters are validated, and the
-// noise calibrated, when the executor hook prepares a call). Never returns.
+// Raises the PostgreSQL ERROR for `failure`: SQLSTATE 22023
+// (invalid_parameter_value) for dp::InvalidParameter, a parameter the query
+// chose; 58000 (system_error) for dp::RandomnessFailure; 53200
+// (out_of_memory) for std::bad_alloc; XX000 (internal_error) for any other
+// exception, which must never be reachable from SQL (parameters are
+// validated, and the noise calibrated, when the executor hook prepares a
+// call). error_boundary.cpp checks these codes at compile time. Never
+// returns.
 [[noreturn]] void ReportCoreFailure(const CoreFailure& failure);
 
 template <typename Body>

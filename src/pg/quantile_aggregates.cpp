@@ -11,10 +11,11 @@
 #include "../core/quantile.h"
 #include "../core/state_text.h"
 #include "aggregate_state.h"
-#include "call_sites.h"
 #include "error_boundary.h"
+#include "initial_state.h"
 #include "quantile_aggregates.h"
 #include "settings.h"
+#include "state_header.h"
 
 namespace dp_pg {
 
@@ -36,6 +37,10 @@ struct QuantileState {
   std::int64_t counts[FLEXIBLE_ARRAY_MEMBER];
 };
 
+static_assert(offsetof(QuantileState, format_version) == offsetof(StateHeader, format_version) &&
+                  offsetof(QuantileState, initialized) == offsetof(StateHeader, initialized),
+              "QuantileState starts with StateHeader");
+
 Size QuantileStateSize(int bins) {
   return offsetof(QuantileState, counts) + sizeof(std::int64_t) * static_cast<Size>(bins);
 }
@@ -50,11 +55,10 @@ QuantileState* NewQuantileState(int bins) {
 
 // A read-only copy of a state argument (may come from a tuple).
 QuantileState* ReadQuantileState(FunctionCallInfo fcinfo, int argument) {
-  struct varlena* raw = PG_DETOAST_DATUM_COPY(PG_GETARG_DATUM(argument));
-  auto* state = reinterpret_cast<QuantileState*>(raw);
-  if (VARSIZE(raw) < offsetof(QuantileState, counts) ||
-      state->format_version != kQuantileFormatVersion || state->bins < 0 ||
-      VARSIZE(raw) != QuantileStateSize(state->bins))
+  auto* state = static_cast<QuantileState*>(ReadStateCopy(
+      fcinfo, argument, offsetof(QuantileState, counts), kQuantileFormatVersion,
+      "dp_agg quantile state"));
+  if (state->bins < 0 || VARSIZE(state) != QuantileStateSize(state->bins))
     ereport(ERROR, (errcode(ERRCODE_DATA_CORRUPTED), errmsg("invalid dp_agg quantile state")));
   return state;
 }
@@ -87,31 +91,14 @@ const dp::QuantileGrid* GridOf(FunctionCallInfo fcinfo, const QuantileState* sta
 
 }  // namespace
 
-Datum PrepareQuantileInitialState(Aggref* aggref, EState* estate, double* requested_epsilon) {
-  // dp_percentile(value, fraction, lower, upper, epsilon), dp_median(value, lower, upper, epsilon)
-  const bool median = DeclaredArgumentCount(aggref) == 4;
-  const int first_bound = median ? 1 : 2;
-  const double fraction =
-      median ? dp::kMedianFraction : EvaluateDoubleParameter(aggref, 1, "fraction", estate);
-  const double lower = EvaluateDoubleParameter(aggref, first_bound, "lower bound", estate);
-  const double upper = EvaluateDoubleParameter(aggref, first_bound + 1, "upper bound", estate);
-  const double epsilon = EvaluateDoubleParameter(aggref, first_bound + 2, "epsilon", estate);
-  const double maximum = max_epsilon;
-  CallCore([&] {
-    dp::ValidateEpsilon(epsilon, maximum);
-    dp::ValidateBounds(lower, upper);
-    if (!(fraction >= 0.0 && fraction <= 1.0))
-      throw dp::InvalidParameter("fraction must lie in [0, 1]",
-                                 "The fraction is the quantile to estimate: 0.5 for the median, "
-                                 "0.9 for the 90th percentile.");
-  });
+Datum PrepareQuantileInitialState(const dp::PublicParameters& parameters,
+                                  const dp::PrivacyParameters& effective) {
   QuantileState* state = NewQuantileState(static_cast<int>(dp::kDefaultQuantileBins));
   state->initialized = 1;
-  state->epsilon = test_fault == static_cast<int>(TestFault::kHalveNoise) ? 2 * epsilon : epsilon;
-  state->fraction = fraction;
-  state->lower = lower;
-  state->upper = upper;
-  *requested_epsilon = epsilon;
+  state->epsilon = StateEpsilon(effective);
+  state->fraction = parameters.fraction;
+  state->lower = parameters.lower;
+  state->upper = parameters.upper;
   return PointerGetDatum(state);
 }
 
@@ -138,18 +125,23 @@ Datum dp_quantile_combine(PG_FUNCTION_ARGS) {
   dp_pg::RequireAggregateContext(fcinfo, "dp_quantile_combine");
   auto* into = reinterpret_cast<QuantileState*>(PG_GETARG_POINTER(0));
   const QuantileState* partial = dp_pg::ReadQuantileState(fcinfo, 1);
-  if (partial->initialized == 0) PG_RETURN_POINTER(into);
-  if (into->initialized == 0) {
-    // The combining step's own initial state ('uninitialized'): the partial
-    // state, already a private copy (ReadQuantileState), becomes the transition
-    // value; nodeAgg moves a new transition value into the aggregate context.
-    PG_RETURN_POINTER(partial);
+  switch (dp_pg::DecideCombineStep(*reinterpret_cast<const dp_pg::StateHeader*>(into),
+                                   *reinterpret_cast<const dp_pg::StateHeader*>(partial))) {
+    case dp_pg::CombineStep::kKeepInto:
+      PG_RETURN_POINTER(into);
+    case dp_pg::CombineStep::kAdoptPartial:
+      // The partial state, already a private copy (ReadQuantileState), becomes
+      // the transition value; nodeAgg moves a new transition value into the
+      // aggregate context.
+      PG_RETURN_POINTER(partial);
+    case dp_pg::CombineStep::kMerge:
+      break;
   }
-  if (into->bins != partial->bins || into->lower != partial->lower ||
-      into->upper != partial->upper || into->epsilon != partial->epsilon ||
-      into->fraction != partial->fraction)
-    ereport(ERROR, (errcode(ERRCODE_INTERNAL_ERROR),
-                    errmsg("dp_agg quantile states with different parameters")));
+  dp_pg::RequireSameParameters(
+      into->bins == partial->bins && into->lower == partial->lower &&
+          into->upper == partial->upper && into->epsilon == partial->epsilon &&
+          into->fraction == partial->fraction,
+      "dp_agg quantile");
   for (int i = 0; i < into->bins; ++i) into->counts[i] += partial->counts[i];
   PG_RETURN_POINTER(into);
 }

@@ -2,13 +2,15 @@
 #ifndef DP_AGG_PG_QUANTILE_AGGREGATES_H
 #define DP_AGG_PG_QUANTILE_AGGREGATES_H
 
+#include "../core/noise_mechanism.h"
 #include "pg_includes.h"
 
 namespace dp_pg {
 
-// Checks the parameters of a dp_percentile / dp_median call and returns its
-// initial state (palloc'd in the current memory context).
-Datum PrepareQuantileInitialState(Aggref* aggref, EState* estate, double* requested_epsilon);
+// The initial state of a dp_percentile / dp_median call from its validated
+// parameters (palloc'd in the current memory context).
+Datum PrepareQuantileInitialState(const dp::PublicParameters& parameters,
+                                  const dp::PrivacyParameters& effective);
 
 }  // namespace dp_pg
 

@@ -74,7 +74,9 @@ List* LabelledObjects(Oid class_id, const char* wanted) {
 }
 
 // Membership without the superuser shortcut: is_member_of_role() says yes
-// for a superuser and every role, but superusers are never restricted.
+// for a superuser and every role, which would restrict every superuser. A
+// superuser that was itself granted a restricted role (or is labelled) is
+// restricted like any other member.
 bool IsMemberOfAny(Oid role, List* roles) {
   ListCell* cell;
   foreach (cell, roles) {

@@ -34,10 +34,12 @@
 #include "../core/selection.h"
 #include "../core/state_text.h"
 #include "aggregate_state.h"
-#include "call_sites.h"
+#include "call_parameters.h"
 #include "error_boundary.h"
+#include "initial_state.h"
 #include "selection_aggregates.h"
 #include "settings.h"
+#include "state_header.h"
 
 extern "C" {
 #include "utils/array.h"
@@ -71,6 +73,10 @@ struct SelectionState {
   // followed by num_candidates scores, each an int128 as {uint64 low, int64 high},
   // then the candidate array at candidates_offset
 };
+
+static_assert(offsetof(SelectionState, format_version) == offsetof(StateHeader, format_version) &&
+                  offsetof(SelectionState, initialized) == offsetof(StateHeader, initialized),
+              "SelectionState starts with StateHeader");
 
 struct Score {
   std::uint64_t low;
@@ -190,40 +196,19 @@ CandidateIndex* BuildIndex(ArrayType* candidates, Oid collation, MemoryContext c
 }
 
 SelectionState* ReadSelectionState(FunctionCallInfo fcinfo, int argument) {
-  struct varlena* raw = PG_DETOAST_DATUM_COPY(PG_GETARG_DATUM(argument));
-  auto* state = reinterpret_cast<SelectionState*>(raw);
-  if (VARSIZE(raw) < sizeof(SelectionState) || state->format_version != kSelectionFormatVersion)
-    ereport(ERROR, (errcode(ERRCODE_DATA_CORRUPTED), errmsg("invalid dp_agg selection state")));
-  return state;
+  return static_cast<SelectionState*>(ReadStateCopy(fcinfo, argument, sizeof(SelectionState),
+                                                    kSelectionFormatVersion,
+                                                    "dp_agg selection state"));
 }
 
 }  // namespace
 
-Datum PrepareSelectionInitialState(Aggref* aggref, EState* estate, double* requested_epsilon) {
-  // dp_select(value, candidates, epsilon) or (value, weight, lower, upper, candidates, epsilon)
-  const bool weighted = DeclaredArgumentCount(aggref) == 6;
-  const int candidates_position = weighted ? 4 : 1;
-  if (!OidIsValid(get_element_type(list_nth_oid(aggref->aggargtypes, candidates_position))))
-    ereport(ERROR, (errcode(ERRCODE_DATATYPE_MISMATCH),
-                    errmsg("candidates of dp_select must be an array")));
-  const double epsilon =
-      EvaluateDoubleParameter(aggref, candidates_position + 1, "epsilon", estate);
-  const double maximum = max_epsilon;
-  CallCore([&] { dp::ValidateEpsilon(epsilon, maximum); });
-  double lower = 0, upper = 0;
-  if (weighted) {
-    lower = EvaluateDoubleParameter(aggref, 2, "lower bound", estate);
-    upper = EvaluateDoubleParameter(aggref, 3, "upper bound", estate);
-    CallCore([&] { dp::ValidateBounds(lower, upper); });
-  }
-  bool is_null = false;
-  const Datum candidates_datum =
-      EvaluateParameter(aggref, candidates_position, "candidates", estate, &is_null);
-  if (is_null)
-    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                    errmsg("candidates of dp_select must not be NULL"),
-                    errhint("Pass an array of the values the answer may take, e.g. "
-                            "ARRAY['a', 'b', 'c'].")));
+Datum PrepareSelectionInitialState(Aggref* aggref, const CallParameters& call,
+                                   const dp::PrivacyParameters& effective) {
+  const bool weighted = call.values.has_bounds;
+  const double lower = call.values.lower;
+  const double upper = call.values.upper;
+  const Datum candidates_datum = call.candidates;
   ArrayType* candidates = DatumGetArrayTypeP(candidates_datum);
   const int count = ArrayGetNItems(ARR_NDIM(candidates), ARR_DIMS(candidates));
   if (count < 1 || ARR_NDIM(candidates) != 1 || count > kMaxCandidates)
@@ -246,7 +231,7 @@ Datum PrepareSelectionInitialState(Aggref* aggref, EState* estate, double* reque
   state->weighted = weighted ? 1 : 0;
   state->num_candidates = count;
   state->candidates_offset = static_cast<std::int32_t>(candidates_offset);
-  state->epsilon = test_fault == static_cast<int>(TestFault::kHalveNoise) ? 2 * epsilon : epsilon;
+  state->epsilon = StateEpsilon(effective);
   std::memcpy(CandidatesOf(state), candidates, VARSIZE(candidates));
   if (weighted) {
     state->lower = lower;
@@ -256,7 +241,6 @@ Datum PrepareSelectionInitialState(Aggref* aggref, EState* estate, double* reque
     state->lower_units = dp::ToUnits(lower, state->unit_exponent, state->unit_scale);
     state->upper_units = dp::ToUnits(upper, state->unit_exponent, state->unit_scale);
   }
-  *requested_epsilon = epsilon;
   return PointerGetDatum(state);
 }
 
@@ -294,18 +278,23 @@ Datum dp_select_combine(PG_FUNCTION_ARGS) {
   dp_pg::RequireAggregateContext(fcinfo, "dp_select_combine");
   auto* into = reinterpret_cast<SelectionState*>(PG_GETARG_POINTER(0));
   SelectionState* partial = dp_pg::ReadSelectionState(fcinfo, 1);
-  if (partial->initialized == 0) PG_RETURN_POINTER(into);
-  if (into->initialized == 0) {
-    // The combining step's own initial state ('uninitialized'): the partial
-    // state, already a private copy (ReadSelectionState), becomes the transition
-    // value; nodeAgg moves a new transition value into the aggregate context.
-    PG_RETURN_POINTER(partial);
+  switch (dp_pg::DecideCombineStep(*reinterpret_cast<const dp_pg::StateHeader*>(into),
+                                   *reinterpret_cast<const dp_pg::StateHeader*>(partial))) {
+    case dp_pg::CombineStep::kKeepInto:
+      PG_RETURN_POINTER(into);
+    case dp_pg::CombineStep::kAdoptPartial:
+      // The partial state, already a private copy (ReadSelectionState),
+      // becomes the transition value; nodeAgg moves a new transition value
+      // into the aggregate context.
+      PG_RETURN_POINTER(partial);
+    case dp_pg::CombineStep::kMerge:
+      break;
   }
-  if (into->num_candidates != partial->num_candidates || into->weighted != partial->weighted ||
-      into->epsilon != partial->epsilon || into->lower_units != partial->lower_units ||
-      into->upper_units != partial->upper_units)
-    ereport(ERROR, (errcode(ERRCODE_INTERNAL_ERROR),
-                    errmsg("dp_agg selection states with different parameters")));
+  dp_pg::RequireSameParameters(
+      into->num_candidates == partial->num_candidates && into->weighted == partial->weighted &&
+          into->epsilon == partial->epsilon && into->lower_units == partial->lower_units &&
+          into->upper_units == partial->upper_units,
+      "dp_agg selection");
   for (int i = 0; i < into->num_candidates; ++i)
     dp_pg::AddToScore(&dp_pg::ScoresOf(into)[i], dp_pg::ScoreValue(dp_pg::ScoresOf(partial)[i]));
   PG_RETURN_POINTER(into);

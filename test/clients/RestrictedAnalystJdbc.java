@@ -14,6 +14,8 @@
 //   DP_CLIENTS_START_TIME      extract(epoch from pg_postmaster_start_time()) as
 //                              psql saw it, to be sure JDBC reaches the same server
 //   DP_CLIENTS_JDBC_TRANSPORT  auto (default), tcp or relay
+//   DP_CLIENTS_SHAPES          test/clients/shapes.sql, the BI query shapes (its
+//                              format is described there; parsed here as by shapes.py)
 //
 // pgjdbc speaks TCP only. With "tcp" it connects to PGHOST:PGPORT, or to
 // localhost:PGPORT when PGHOST is a socket directory. With "relay" it connects
@@ -27,6 +29,10 @@
 // status is 1 if any check failed.
 
 import java.io.IOException;
+import java.math.BigDecimal;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetAddress;
@@ -41,6 +47,7 @@ import java.sql.DriverManager;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.ResultSetMetaData;
 import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -232,6 +239,7 @@ public final class RestrictedAnalystJdbc {
             preparedGroupBy(analyst, table, regions);
             metadata(analyst, schema);
             rawSelectRefused(analyst, table);
+            shapes(analyst, schema, env("DP_CLIENTS_SHAPES", ""));
         } catch (SQLException e) {
             check(false, "connect as restricted role " + role, describe(e));
         }
@@ -369,9 +377,10 @@ public final class RestrictedAnalystJdbc {
                     columns.add(rs.getString("COLUMN_NAME") + " " + rs.getString("TYPE_NAME"));
                 }
             }
-            List<String> expected = Arrays.asList("id int4", "region text", "age int4");
+            List<String> expected = Arrays.asList("id int4", "region text", "age int4", "income numeric",
+                "admitted date", "last_visit timestamptz");
             check(columns.equals(expected),
-                "DatabaseMetaData.getColumns(null, \"" + schema + "\", \"patients\", \"%\") lists id, region, age",
+                "DatabaseMetaData.getColumns(null, \"" + schema + "\", \"patients\", \"%\") lists its six columns",
                 "got " + columns + ", expected " + expected);
 
             List<String> keys = new ArrayList<>();
@@ -405,6 +414,165 @@ public final class RestrictedAnalystJdbc {
             check(rs.next() && rs.getInt(1) == 1, "the connection is usable after the refusal", null);
         } catch (SQLException e) {
             check(false, "the connection is usable after the refusal", describe(e));
+        }
+    }
+
+    // ---- shapes.sql ------------------------------------------------------
+
+    private static final class Shape {
+        String name;
+        String expect;        // "works" or "refused"
+        String sqlState;      // for "refused"
+        boolean todo;
+        int minRows;
+        int maxRows;
+        BigDecimal low;       // null: no value check
+        BigDecimal high;
+        String only;          // null, "jdbc" or "odbc"
+        StringBuilder sql = new StringBuilder();
+
+        String describe() {
+            if (expect.equals("works")) {
+                return "works (" + minRows + ".." + maxRows + " rows"
+                    + (low == null ? "" : ", values in [" + low + ", " + high + "]") + ")";
+            }
+            return "refused with SQLSTATE " + sqlState + (todo ? " [TODO issue 13]" : "");
+        }
+    }
+
+    private static List<Shape> parseShapes(String path, String schema) throws IOException {
+        List<Shape> shapes = new ArrayList<>();
+        Shape current = null;
+        for (String line : Files.readAllLines(Path.of(path), StandardCharsets.UTF_8)) {
+            if (line.startsWith("-- shape: ")) {
+                current = new Shape();
+                current.name = line.substring("-- shape: ".length()).trim();
+                shapes.add(current);
+                continue;
+            }
+            if (current == null) {
+                continue;
+            }
+            java.util.regex.Matcher m = java.util.regex.Pattern
+                .compile("^-- (expect|rows|values|only|guidance): *(.*)$").matcher(line);
+            if (m.matches()) {
+                String[] valueAndNote = m.group(2).split("--", 2);
+                String[] words = valueAndNote[0].trim().split("\\s+");
+                switch (m.group(1)) {
+                    case "expect":
+                        current.expect = words[0];
+                        current.sqlState = words[0].equals("refused") ? words[1] : null;
+                        current.todo = valueAndNote.length > 1 && valueAndNote[1].contains("TODO");
+                        break;
+                    case "rows":
+                        current.minRows = Integer.parseInt(words[0]);
+                        current.maxRows = Integer.parseInt(words[1]);
+                        break;
+                    case "values":
+                        current.low = new BigDecimal(words[0]);
+                        current.high = new BigDecimal(words[1]);
+                        break;
+                    case "only":
+                        current.only = words[0];
+                        break;
+                    default:
+                        break;   // guidance: checked by psycopg2, which sees the HINT
+                }
+                continue;
+            }
+            if (line.startsWith("--") || line.trim().isEmpty()) {
+                continue;
+            }
+            current.sql.append(current.sql.length() == 0 ? "" : "\n").append(line);
+        }
+        for (Shape s : shapes) {
+            String sql = s.sql.toString().trim();
+            if (sql.endsWith(";")) {
+                sql = sql.substring(0, sql.length() - 1);
+            }
+            s.sql = new StringBuilder(sql.replace("@TABLE@", schema + ".patients").replace("@SCHEMA@", schema));
+            if (s.expect == null || (s.expect.equals("refused") && s.sqlState == null)) {
+                throw new IOException("shapes.sql: shape " + s.name + " lacks a valid expect line");
+            }
+        }
+        return shapes;
+    }
+
+    // Null when the rows meet the shape's expectation, else why not.
+    private static String judgeRows(Shape s, List<List<String>> rows) {
+        if (s.expect.equals("refused")) {
+            return "expected a refusal with SQLSTATE " + s.sqlState + ", got " + rows.size() + " rows: "
+                + rows.subList(0, Math.min(5, rows.size()));
+        }
+        if (rows.size() < s.minRows || rows.size() > s.maxRows) {
+            return "expected " + s.minRows + ".." + s.maxRows + " rows, got " + rows.size() + ": "
+                + rows.subList(0, Math.min(5, rows.size()));
+        }
+        if (s.low != null) {
+            for (List<String> row : rows) {
+                String last = row.isEmpty() ? null : row.get(row.size() - 1);
+                BigDecimal value;
+                try {
+                    value = last == null ? null : new BigDecimal(last.trim());
+                } catch (NumberFormatException e) {
+                    value = null;
+                }
+                if (value == null || value.compareTo(s.low) < 0 || value.compareTo(s.high) > 0) {
+                    return "row " + row + ": last column not a number in [" + s.low + ", " + s.high + "]";
+                }
+            }
+        }
+        return null;
+    }
+
+    private static List<List<String>> readAll(ResultSet rs) throws SQLException {
+        List<List<String>> rows = new ArrayList<>();
+        ResultSetMetaData md = rs.getMetaData();
+        while (rs.next()) {
+            List<String> row = new ArrayList<>();
+            for (int i = 1; i <= md.getColumnCount(); i++) {
+                row.add(rs.getString(i));
+            }
+            rows.add(row);
+        }
+        return rows;
+    }
+
+    // Each SQL shape through a plain Statement, and the JDBC-only ones: getIndexInfo
+    // is what DBeaver and other tools call to show a table's indexes.
+    private static void shapes(Connection c, String schema, String path) {
+        List<Shape> shapes;
+        try {
+            shapes = parseShapes(path, schema);
+        } catch (IOException | RuntimeException e) {
+            check(false, "read the query shapes from " + path + " (DP_CLIENTS_SHAPES)", e.toString());
+            return;
+        }
+        for (Shape s : shapes) {
+            if (s.only != null && !s.only.equals("jdbc")) {
+                continue;
+            }
+            String why;
+            try {
+                if (s.only != null) {
+                    try (ResultSet rs = c.getMetaData().getIndexInfo(null, schema, "patients", false, true)) {
+                        why = judgeRows(s, readAll(rs));
+                    }
+                } else {
+                    try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery(s.sql.toString())) {
+                        why = judgeRows(s, readAll(rs));
+                    }
+                }
+            } catch (SQLException e) {
+                if (s.expect.equals("works")) {
+                    why = "expected it to work, got " + describe(e);
+                } else if (!s.sqlState.equals(e.getSQLState())) {
+                    why = "expected SQLSTATE " + s.sqlState + ", got " + describe(e);
+                } else {
+                    why = null;
+                }
+            }
+            check(why == null, "shape " + s.name + " " + s.describe(), why);
         }
     }
 }

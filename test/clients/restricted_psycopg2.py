@@ -17,6 +17,8 @@ from decimal import Decimal
 import psycopg2
 import psycopg2.errors
 
+import shapes
+
 DB = os.environ.get("DP_CLIENTS_DB", "dp_agg_clients")
 ROLE = os.environ.get("DP_CLIENTS_ROLE", "dp_clients_analyst")
 SCHEMA = os.environ.get("DP_CLIENTS_SCHEMA", "clinic")
@@ -129,8 +131,9 @@ def sqlalchemy_checks():
         check("patients" in tables, f"{label} inspector.get_table_names(schema={SCHEMA!r}) lists patients",
               f"got {tables}")
         columns = [(c["name"], str(c["type"])) for c in inspector.get_columns("patients", schema=SCHEMA)]
-        expected = [("id", "INTEGER"), ("region", "TEXT"), ("age", "INTEGER")]
-        check(columns == expected, f"{label} inspector.get_columns('patients') lists id, region, age",
+        expected = [("id", "INTEGER"), ("region", "TEXT"), ("age", "INTEGER"), ("income", "NUMERIC(10, 2)"),
+                    ("admitted", "DATE"), ("last_visit", "TIMESTAMP")]
+        check(columns == expected, f"{label} inspector.get_columns('patients') lists its six columns",
               f"got {columns}, expected {expected}")
         pk = inspector.get_pk_constraint("patients", schema=SCHEMA)
         check(pk.get("constrained_columns") == ["id"], f"{label} inspector.get_pk_constraint is (id)",
@@ -149,9 +152,48 @@ def sqlalchemy_checks():
     engine.dispose()
 
 
+def advice_outside_hint(diag):
+    """True when the refusal's advice reaches clients that drop the HINT (psqlODBC):
+    there is no HINT, or its text is also in the message or DETAIL."""
+    hint = (diag.message_hint or "").strip()
+    shown = (diag.message_primary or "") + "\n" + (diag.message_detail or "")
+    return not hint or hint in shown
+
+
+def shape_checks():
+    """Every SQL shape of shapes.sql, and where each refusal puts its advice."""
+    global failures
+    try:
+        conn = psycopg2.connect(dbname=DB, user=ROLE, application_name="dp_agg_clients_psycopg2")
+    except psycopg2.Error as exc:
+        check(False, f"connect as {ROLE} for the shapes", describe(exc))
+        return
+    conn.autocommit = True
+    for shape in shapes.parse(schema=SCHEMA):
+        if shape.only:
+            continue
+        try:
+            with conn.cursor() as cur:
+                cur.execute(shape.sql)
+                passed, why = shapes.judge(shape, rows=cur.fetchall())
+        except psycopg2.Error as exc:
+            passed, why = shapes.judge(shape, sqlstate=exc.pgcode, error=describe(exc))
+            if shape.expect == "refused" and exc.pgcode == shape.sqlstate:
+                # psqlODBC shows message and DETAIL only: the advice belongs there.
+                outside = advice_outside_hint(exc.diag)
+                detail = exc.diag.message_detail or ""
+                check(outside != shape.hint_only, f"shape {shape.name}: refusal has "
+                      + ("its advice only in the HINT [TODO issue 13: move it into the message or DETAIL]"
+                         if shape.hint_only else "its advice in the message or DETAIL"),
+                      f"DETAIL {detail!r}, HINT {exc.diag.message_hint!r}")
+        failures += not shapes.check_line(passed, "psycopg2", shape, why)
+    conn.close()
+
+
 def main():
     print(f"# psycopg2 {psycopg2.__version__.split()[0]}, libpq {psycopg2.extensions.libpq_version()}")
     psycopg2_checks()
+    shape_checks()
     sqlalchemy_checks()
     return 1 if failures else 0
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Real clients as a restricted dp_agg analyst: psql, JDBC (pgjdbc) and
-# psycopg2/SQLAlchemy, against the running throwaway cluster:
+# Real clients as a restricted dp_agg analyst: psql, JDBC (pgjdbc),
+# psycopg2/SQLAlchemy and psqlODBC (through unixODBC and pyodbc), against the
+# running throwaway cluster:
 #
 #   eval "$(bash test/scripts/cluster.sh env)"   # PGHOST, PGPORT, PGUSER (superuser)
 #   bash test/clients/run_clients.sh
@@ -8,15 +9,19 @@
 # As the superuser it creates a fresh database (dropped first) with the
 # extension, a protected table clinic.patients and a restricted LOGIN role that
 # holds USAGE on the schema and a budget, but no privilege on the table. Each
-# client then connects as that role. Prints one line per check, "ok N - ..." or
+# client then connects as that role and also runs every query shape of
+# shapes.sql (what BI tools send first), each expected to work or to be refused
+# with a given SQLSTATE. Prints one line per check, "ok N - ..." or
 # "not ok N - ...", diagnostics as "# ...", and a closing
 # "clients: N passed, M failed"; exits 1 if any check failed.
 #
 # Env: DP_CLIENTS_JDBC_TRANSPORT = auto (default) | tcp | relay (see
-# RestrictedAnalystJdbc.java), DP_CLIENTS_KEEP=1 keeps the database and role.
+# RestrictedAnalystJdbc.java), DP_CLIENTS_KEEP=1 keeps the database and role,
+# DP_CLIENTS_SHAPES another shapes file (default: shapes.sql next to this script).
 # Every client runs under timeout(1), so a hanging server fails the check.
 # Needs psql, javac/java, /usr/share/java/postgresql.jar, Debian's python3 with
-# psycopg2 and SQLAlchemy (test/scripts/ensure_deps.sh installs them).
+# psycopg2, SQLAlchemy and pyodbc, and odbc-postgresql (test/scripts/ensure_deps.sh
+# installs them).
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 
@@ -90,12 +95,17 @@ SQL
 ) || ! out=$(su_psql "$DB" 2>&1 <<SQL
 CREATE EXTENSION dp_agg;
 CREATE SCHEMA $SCHEMA;
-CREATE TABLE $SCHEMA.patients (id int PRIMARY KEY, region text NOT NULL, age int NOT NULL);
+CREATE TABLE $SCHEMA.patients (id int PRIMARY KEY, region text NOT NULL, age int NOT NULL,
+  income numeric(10,2), admitted date NOT NULL, last_visit timestamptz NOT NULL);
+-- Dates count back from now, so that the shapes of shapes.sql ("the last year") find rows.
 INSERT INTO $SCHEMA.patients
-  SELECT g, (ARRAY['north', 'south', 'east'])[1 + g % 3], 18 + (g * 37) % 70
+  SELECT g, (ARRAY['north', 'south', 'east'])[1 + g % 3], 18 + (g * 37) % 70,
+         CASE WHEN g % 50 = 0 THEN NULL ELSE 20000 + (g * 7919) % 80000 + 0.5 END,
+         current_date - (g * 13) % 1500,
+         now() - ((g * 29) % 730) * interval '1 day' - (g % 24) * interval '1 hour'
   FROM generate_series(1, $ROWS) g;
 GRANT USAGE ON SCHEMA $SCHEMA TO $ROLE;
-SELECT dp_agg.set_budget('$ROLE', 100, 0.01);
+SELECT dp_agg.set_budget('$ROLE', 1000, 0.01);
 SQL
 ); then
   report 1 "fixture: database $DB, table $SCHEMA.patients, role $ROLE, budget" "$out"
@@ -164,10 +174,14 @@ expect_refused "COPY $SCHEMA.patients TO STDOUT" -At -c "COPY $SCHEMA.patients T
 expect_refused "\\copy (SELECT age FROM $SCHEMA.patients) TO STDOUT" -At \
   -c "\\copy (SELECT age FROM $SCHEMA.patients) TO STDOUT"
 
-# ---- JDBC --------------------------------------------------------------------
 export DP_CLIENTS_DB=$DB DP_CLIENTS_ROLE=$ROLE DP_CLIENTS_SUPERUSER=$SUPERUSER \
   DP_CLIENTS_SCHEMA=$SCHEMA DP_CLIENTS_ROWS=$ROWS DP_CLIENTS_REGIONS=$REGIONS \
-  DP_CLIENTS_START_TIME=$start_time
+  DP_CLIENTS_SHAPES=${DP_CLIENTS_SHAPES:-$HERE/shapes.sql}
+timeout 600 "$PYTHON" "$HERE/shapes.py" psql >"$work/psql_shapes.out" 2>&1
+number_output "$work/psql_shapes.out" $? "psql shapes (shapes.py psql)"
+
+# ---- JDBC --------------------------------------------------------------------
+export DP_CLIENTS_START_TIME=$start_time
 if ! command -v javac >/dev/null 2>&1 || [[ ! -r $JDBC_JAR ]]; then
   report 1 "jdbc: javac and $JDBC_JAR present" \
     "install default-jdk-headless and libpostgresql-jdbc-java (test/scripts/ensure_deps.sh)"
@@ -183,10 +197,14 @@ fi
 timeout 300 "$PYTHON" "$HERE/restricted_psycopg2.py" >"$work/psycopg2.out" 2>&1
 number_output "$work/psycopg2.out" $? "psycopg2 client"
 
+# ---- psqlODBC (unixODBC, pyodbc) ---------------------------------------------
+timeout 300 "$PYTHON" "$HERE/restricted_odbc.py" >"$work/odbc.out" 2>&1
+number_output "$work/odbc.out" $? "odbc client"
+
 # ---- unrestricted control and budget -------------------------------------------
-out=$(su_psql "$DB" -At -c "SELECT * FROM $SCHEMA.patients" 2>&1)
+out=$(su_psql "$DB" -At -c "SELECT id, region, age FROM $SCHEMA.patients" 2>&1)
 [[ $(wc -l <<<"$out") -eq $ROWS && $(head -1 <<<"$out") =~ ^[0-9]+\|[a-z]+\|[0-9]+$ ]]
-report $? "psql: unrestricted $SUPERUSER still reads SELECT * FROM $SCHEMA.patients ($ROWS rows)" \
+report $? "psql: unrestricted $SUPERUSER still reads SELECT id, region, age FROM $SCHEMA.patients ($ROWS rows)" \
   "${out:0:500}"
 
 out=$(su_psql "$DB" -At -c "SELECT epsilon_spent FROM dp_agg.role_budget WHERE role_name = '$ROLE'" 2>&1)

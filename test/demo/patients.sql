@@ -1,6 +1,7 @@
 -- Sample data for the dp_agg demo: 70,000 synthetic patients modelled on the
 -- well-known cardiovascular-disease data set (one row per patient).
 -- Deterministic (fixed seed, serial INSERT ... SELECT); loads in about a second.
+-- The two dates count back from the day of loading, so that "the last year" has rows.
 --   psql -X -v ON_ERROR_STOP=1 -f test/demo/patients.sql
 
 SET client_min_messages = warning;
@@ -20,7 +21,9 @@ CREATE TABLE patients (
     smoker      boolean,
     active      boolean,
     cardio      boolean,            -- has cardiovascular disease
-    income      numeric(10,2)       -- yearly, EUR
+    income      numeric(10,2),      -- yearly, EUR
+    admitted    date,               -- first admission, within the 5 years before loading
+    last_visit  timestamptz         -- latest visit, at or after admission
 );
 
 SELECT setseed(0.42);
@@ -35,12 +38,14 @@ u AS MATERIALIZED (
            random() AS r_n2a, random() AS r_n2b,      -- normal pair: ap_hi, ap_lo
            random() AS r_n3a, random() AS r_n3b,      -- normal pair: income, (unused)
            random() AS r_chol, random() AS r_smoke, random() AS r_active,
-           random() AS r_cardio, random() AS r_null_w, random() AS r_null_inc
+           random() AS r_cardio, random() AS r_null_w, random() AS r_null_inc,
+           random() AS r_admitted, random() AS r_visit, random() AS r_visit_time
     FROM generate_series(1, 70000) AS g
 ),
 -- Box-Muller standard normals and the basic demographics.
 b AS (
     SELECT id, r_chol, r_smoke, r_active, r_cardio, r_null_w, r_null_inc,
+           r_admitted, r_visit, r_visit_time,
            sqrt(-2 * ln(1 - r_n1a)) * cos(2 * pi() * r_n1b) AS z_height,
            sqrt(-2 * ln(1 - r_n1a)) * sin(2 * pi() * r_n1b) AS z_weight,
            sqrt(-2 * ln(1 - r_n2a)) * cos(2 * pi() * r_n2b) AS z_hi,
@@ -92,7 +97,10 @@ SELECT id, region, age, sex, height_cm,
                      ln(22000) + 0.012 * least(age - 30, 25)
                      + CASE region WHEN 'Central' THEN 0.15 WHEN 'West' THEN 0.08
                                    WHEN 'East' THEN -0.12 ELSE 0 END
-                     + 0.75 * z_income))::numeric, 2) END
+                     + 0.75 * z_income))::numeric, 2) END,
+       current_date - floor(1826 * r_admitted)::integer,
+       (current_date - floor(1826 * r_admitted * r_visit)::integer)::timestamptz
+           + floor(8 * 3600 + 10 * 3600 * r_visit_time) * interval '1 second'
 FROM f
 ORDER BY id;
 

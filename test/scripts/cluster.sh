@@ -1,22 +1,34 @@
 #!/usr/bin/env bash
 # Throwaway local PostgreSQL 15 cluster for dp_agg tests, demo and benchmarks.
 #
-#   cluster.sh start [--preload LIB]   fresh cluster in a temp dir (default preload: dp_agg,
+#   cluster.sh start [--preload LIB] [--tcp]
+#                                      fresh cluster in a temp dir (default preload: dp_agg,
 #                                      --preload '' for none); stops a previously started one
+#                                      of the same name. --tcp: also listen on 127.0.0.1,
+#                                      where every role logs in with a scram-sha-256
+#                                      password (the Unix socket stays trust)
 #   cluster.sh stop                    stop it and delete its temp dir (no-op if none)
 #   cluster.sh status                  say whether it runs (exit 0 running, 3 not)
 #   cluster.sh env                     print the env lines: eval "$(test/scripts/cluster.sh env)"
 #
-# Env: DP_AGG_TEST_PORT (default 54329), PG_BINDIR (default /usr/lib/postgresql/15/bin),
+# Env: DP_AGG_CLUSTER_NAME: test (default) or demo. The two are independent clusters with
+#        their own temp dir, port and state file, so that tests never stop or remove a
+#        running demo (and make stop never the test cluster).
+#      DP_AGG_TEST_PORT (test cluster, default 54329), DP_AGG_DEMO_PORT (demo, default 54330),
+#      PG_BINDIR (default /usr/lib/postgresql/15/bin),
 #      DP_AGG_TEST_EXTRA_CONF (extra postgresql.conf lines, appended verbatim).
-# State is recorded in <repo root>/.cluster_env. As root, the server runs as OS user postgres.
+# State is recorded in <repo root>/.cluster_env (test) or .cluster_env.demo (demo). As
+# root, the server runs as OS user postgres.
 # shellcheck disable=SC1090  # sourcing the recorded .cluster_env
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-ENV_FILE="$ROOT/.cluster_env"
 PG_BINDIR=${PG_BINDIR:-/usr/lib/postgresql/15/bin}
-PORT=${DP_AGG_TEST_PORT:-54329}
+case "${DP_AGG_CLUSTER_NAME:-test}" in
+  test) ENV_FILE="$ROOT/.cluster_env"; DIR_PREFIX=dp_agg_pg; PORT=${DP_AGG_TEST_PORT:-54329} ;;
+  demo) ENV_FILE="$ROOT/.cluster_env.demo"; DIR_PREFIX=dp_agg_demo; PORT=${DP_AGG_DEMO_PORT:-54330} ;;
+  *) echo "cluster.sh: DP_AGG_CLUSTER_NAME must be test or demo" >&2; exit 2 ;;
+esac
 PG_OS_USER=postgres
 
 die() { echo "cluster.sh: $*" >&2; exit 1; }
@@ -51,7 +63,7 @@ cmd_stop() {
     fi
     # Only ever delete directories this script created.
     case "$dir" in
-      /tmp/dp_agg_pg.*) rm -rf -- "$dir" ;;
+      "/tmp/$DIR_PREFIX".*) rm -rf -- "$dir" ;;
       *) echo "cluster.sh: not removing unexpected dir $dir" >&2 ;;
     esac
   fi
@@ -59,9 +71,10 @@ cmd_stop() {
 }
 
 cmd_start() {
-  local preload=dp_agg
+  local preload=dp_agg tcp=0
   while [[ $# -gt 0 ]]; do
     case "$1" in
+      --tcp) tcp=1; shift ;;
       --preload) [[ $# -ge 2 ]] || die "--preload needs an argument"; preload=$2; shift 2 ;;
       --preload=*) preload=${1#--preload=}; shift ;;
       *) die "unknown start option: $1" ;;
@@ -75,7 +88,7 @@ cmd_start() {
   cmd_stop
 
   local dir
-  dir=$(mktemp -d /tmp/dp_agg_pg.XXXXXX)
+  dir=$(mktemp -d "/tmp/$DIR_PREFIX.XXXXXX")
   chmod 755 "$dir"   # others may connect through the socket in it
   if [[ $(id -u) -eq 0 ]]; then chown "$PG_OS_USER:" "$dir"; fi
 
@@ -83,7 +96,11 @@ cmd_start() {
   locale -a 2>/dev/null | grep -qix 'c\.utf-\?8' || locale=C
 
   local out
-  if ! out=$(cd "$dir" && as_pg "$PG_BINDIR/initdb" -D "$dir/data" -A trust -U postgres \
+  # Over TCP nobody is trusted: host lines ask for a scram-sha-256 password, which only
+  # roles given one (the demo's analyst) have.
+  local auth=(-A trust)
+  if [[ $tcp -eq 1 ]]; then auth=(--auth-local=trust --auth-host=scram-sha-256); fi
+  if ! out=$(cd "$dir" && as_pg "$PG_BINDIR/initdb" -D "$dir/data" "${auth[@]}" -U postgres \
                --no-sync -E UTF8 --locale="$locale" 2>&1); then
     echo "$out" >&2
     rm -rf -- "$dir"
@@ -93,7 +110,12 @@ cmd_start() {
   {
     echo ""
     echo "# --- added by test/scripts/cluster.sh ---"
-    echo "listen_addresses = ''"
+    if [[ $tcp -eq 1 ]]; then
+      echo "listen_addresses = '127.0.0.1'"
+      echo "password_encryption = 'scram-sha-256'"
+    else
+      echo "listen_addresses = ''"
+    fi
     echo "unix_socket_directories = '$dir'"
     echo "port = $PORT"
     if [[ -n "$preload" ]]; then echo "shared_preload_libraries = '$preload'"; fi
@@ -114,7 +136,8 @@ cmd_start() {
     cmd_stop
     exit 1
   fi
-  echo "cluster.sh: running in $dir (socket dir), port $PORT, preload '${preload}'"
+  echo "cluster.sh: ${DP_AGG_CLUSTER_NAME:-test} cluster running in $dir (socket dir), port $PORT$(
+    [[ $tcp -eq 1 ]] && echo " and 127.0.0.1:$PORT"), preload '${preload}'"
 }
 
 cmd_status() {
@@ -138,5 +161,5 @@ case "${1:-}" in
   stop) cmd_stop ;;
   status) cmd_status ;;
   env) cmd_env ;;
-  *) echo "usage: $0 start [--preload LIB] | stop | status | env" >&2; exit 2 ;;
+  *) echo "usage: $0 start [--preload LIB] [--tcp] | stop | status | env" >&2; exit 2 ;;
 esac

@@ -1,14 +1,30 @@
 #!/usr/bin/env bash
-# Idempotently install the Debian packages needed to build and test dp_agg.
-# Quick no-op when everything is already installed.
+# Idempotently install the Debian packages dp_agg needs. Quick no-op when
+# everything is already installed.
+#
+#   ensure_deps.sh build   build the extension and run the demo (make demo, make build)
+#   ensure_deps.sh test    everything make test needs (default): the build set plus
+#                          GoogleTest, the TAP, audit and fuzz tools and the real clients
+#                          (JDK and pgjdbc, psycopg2/SQLAlchemy, psqlODBC with unixODBC)
 set -euo pipefail
 
-PKGS=(
+BUILD_PKGS=(
   postgresql-15 postgresql-server-dev-15 libpq-dev libssl-dev gcc g++ make pkg-config
-  libgtest-dev googletest libbenchmark-dev libipc-run-perl libmpfr-dev libgmp-dev
-  python3-psycopg2 python3-scipy python3-numpy python3-matplotlib
-  default-jdk-headless libpostgresql-jdbc-java python3-sqlalchemy
+  libmpfr-dev libgmp-dev
 )
+TEST_PKGS=(
+  "${BUILD_PKGS[@]}"
+  libgtest-dev googletest libbenchmark-dev libipc-run-perl
+  python3-psycopg2 python3-scipy python3-numpy python3-matplotlib python3-sqlalchemy
+  default-jdk-headless libpostgresql-jdbc-java
+  unixodbc odbc-postgresql python3-pyodbc
+)
+
+case "${1:-test}" in
+  build|demo) PKGS=("${BUILD_PKGS[@]}") ;;
+  test) PKGS=("${TEST_PKGS[@]}") ;;
+  *) echo "usage: $0 [build|test]" >&2; exit 2 ;;
+esac
 
 # Prints the packages (from the arguments) that are not fully installed.
 not_installed() {

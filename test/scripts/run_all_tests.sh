@@ -40,6 +40,14 @@ if ! make --no-print-directory -j2 all >"$log_dir/build.log" 2>&1 ||
   exit 1
 fi
 
+echo "== boundary check (static: CallCore bodies, noexcept, core includes; with self-test)"
+boundary_status=0
+/usr/bin/python3 test/scripts/check_boundary.py --self-test >"$log_dir/boundary.log" 2>&1 || boundary_status=1
+/usr/bin/python3 test/scripts/check_boundary.py 2>&1 | tee -a "$log_dir/boundary.log" || boundary_status=1
+[[ ${PIPESTATUS[0]} -eq 0 ]] || boundary_status=1
+tail -1 "$log_dir/boundary.log"
+if [[ $boundary_status -eq 0 ]]; then note_suite boundary 0 2 0; else note_suite boundary 1 0 1; fi
+
 echo "== unit tests (GoogleTest, pure C++ core)"
 make --no-print-directory -C test/unit run 2>&1 | tee "$log_dir/unit.log"
 status=${PIPESTATUS[0]}
@@ -85,7 +93,7 @@ else
   note_suite protocol 1 0 1
 fi
 
-echo "== real clients as a restricted analyst (psql, JDBC, psycopg2/SQLAlchemy)"
+echo "== real clients as a restricted analyst (psql, JDBC, psycopg2/SQLAlchemy, psqlODBC; BI query shapes)"
 bash test/clients/run_clients.sh 2>&1 | tee "$log_dir/clients.log"
 status=${PIPESTATUS[0]}
 note_suite clients "$status" "$(grep -c '^ok ' "$log_dir/clients.log")" \

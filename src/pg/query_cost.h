@@ -1,0 +1,36 @@
+// What a query costs: the sum over its private aggregate call sites of the
+// requested epsilon (and delta) times their number of releases, as exact
+// numerics, charged to the ledger once per execution before any row is read
+// (see input_checks.h for when that is sound).
+#ifndef DP_AGG_PG_QUERY_COST_H
+#define DP_AGG_PG_QUERY_COST_H
+
+#include "pg_includes.h"
+
+namespace dp_pg {
+
+struct QueryCost {
+  bool leader_paid;  // this is a parallel worker's share of its leader's plan
+  int sites;         // call sites charged by this process
+  Datum epsilon;     // numeric
+  Datum delta;       // numeric
+  StringInfoData description;
+};
+
+// An empty cost (palloc'd description in the current memory context).
+void StartQueryCost(QueryCost* cost, bool leader_paid);
+
+// Number of grouping sets of an Agg node (and its chained phases): every row
+// feeds one group of each grouping set.
+int GroupingSetCount(Agg* plan);
+
+// Adds one call site of `aggref` with the requested parameters, released
+// `multiplier` times.
+void AddCost(QueryCost* cost, Aggref* aggref, double epsilon, double delta, int multiplier);
+
+// Charges the ledger if any call site was added, and frees the description.
+void ChargeQueryCost(QueryCost* cost);
+
+}  // namespace dp_pg
+
+#endif  // DP_AGG_PG_QUERY_COST_H
