@@ -135,7 +135,7 @@ SELECT dp_count(id, 1.0000014305114746) IS NOT NULL AS answered FROM visits;
 SELECT epsilon FROM dp_agg.ledger WHERE kind = 'charge' ORDER BY id DESC LIMIT 1;
 SET SESSION AUTHORIZATION dp_budget_analyst;
 
--- 10. Exhaustion: refused with SQLSTATE DP001, the budget in DETAIL, nothing
+-- 10. Exhaustion: refused with SQLSTATE ZP001, the budget in DETAIL, nothing
 -- released and nothing charged.
 SELECT dp_count(id, 0.5) FROM visits;
 \echo :LAST_ERROR_SQLSTATE

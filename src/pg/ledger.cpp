@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "settings.h"
+#include "sqlstates.h"
 
 extern "C" {
 #include "access/heapam.h"
@@ -581,7 +582,7 @@ void ChargeBudget(const QueryCharge& charge) {
     case kCharged:
       return;
     case kNoBudget:
-      ereport(ERROR, (errcode(MAKE_SQLSTATE('D', 'P', '0', '0', '2')),
+      ereport(ERROR, (errcode(ERRCODE_DP_AGG_NO_BUDGET),
                       errmsg("role \"%s\" has no differential privacy budget", result.role_name),
                       errdetail("Every private query is charged to the budget of the session "
                                 "user; none was granted to this role."),
@@ -591,7 +592,7 @@ void ChargeBudget(const QueryCharge& charge) {
       break;
     case kExhausted:
       ereport(ERROR,
-              (errcode(MAKE_SQLSTATE('D', 'P', '0', '0', '1')),
+              (errcode(ERRCODE_DP_AGG_BUDGET_EXHAUSTED),
                errmsg("privacy budget exhausted for role \"%s\"", result.role_name),
                errdetail("This query needs epsilon %s and delta %s; the role has spent epsilon "
                          "%s of %s and delta %s of %s.",

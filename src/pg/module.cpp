@@ -1,5 +1,6 @@
 // Library entry point: settings and hooks.
 #include "call_sites.h"
+#include "drop_guard.h"
 #include "ledger.h"
 #include "pg_includes.h"
 #include "planner_hook.h"
@@ -24,6 +25,7 @@ void _PG_init(void) {
   dp_pg::InstallReleaseOnceHook();
   dp_pg::InstallRestrictionHooks();
   dp_pg::InstallLedger();
+  dp_pg::InstallDropGuard();
 }
 
 }  // extern "C"

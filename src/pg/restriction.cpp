@@ -3,6 +3,8 @@
 // and the utility statements a restricted role may run.
 #include "restriction.h"
 
+#include "drop_guard.h"
+
 extern "C" {
 #include "access/genam.h"
 #include "access/htup_details.h"
@@ -410,6 +412,7 @@ void ProcessUtilityHook(PlannedStmt* statement, const char* query_string, bool r
                         QueryEnvironment* environment, DestReceiver* destination,
                         QueryCompletion* completion) {
   Node* parse_tree = statement->utilityStmt;
+  RefuseUnconfirmedExtensionDrop(parse_tree);
   // Sub-commands (the index of a PRIMARY KEY in CREATE TABLE) belong to a
   // statement that was already allowed.
   const bool restricted = context != PROCESS_UTILITY_SUBCOMMAND && IsTransactionState() &&

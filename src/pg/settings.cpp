@@ -10,6 +10,7 @@ double max_epsilon = 10.0;
 int test_fault = static_cast<int>(TestFault::kNone);
 int charge_timeout_ms = 60000;
 double max_delta = 1e-5;
+bool allow_drop_extension = false;
 char* admin_role = nullptr;
 double group_selection_epsilon = 1.0;
 double group_selection_delta = 1e-6;
@@ -46,6 +47,18 @@ void AssignTestSeed(int new_value, void* /*extra*/) {
                           static_cast<std::uint64_t>(static_cast<std::uint32_t>(new_value)));
 }
 
+// A confirmation to delete the ledger must be given for the session that
+// drops the extension, not left on: refused from postgresql.conf, ALTER
+// SYSTEM, ALTER DATABASE/ROLE ... SET (validated as PGC_S_TEST), which would
+// make every later DROP EXTENSION silent again.
+bool CheckAllowDropExtension(bool* new_value, void** /*extra*/, GucSource source) {
+  if (!*new_value || source == PGC_S_SESSION || source == PGC_S_CLIENT) return true;
+  GUC_check_errcode(ERRCODE_INVALID_PARAMETER_VALUE);
+  GUC_check_errdetail("dp_agg.allow_drop_extension can only be turned on with SET in the "
+                      "session that drops the extension.");
+  return false;
+}
+
 }  // namespace
 
 void DefineSettings() {
@@ -71,6 +84,13 @@ void DefineSettings() {
       "How long a private query waits for its budget charge to be recorded durably.",
       "After this, the query fails without computing anything.", &charge_timeout_ms, 60000,
       100, 3600000, PGC_SUSET, GUC_UNIT_MS, nullptr, nullptr, nullptr);
+  DefineCustomBoolVariable(
+      "dp_agg.allow_drop_extension",
+      "Confirms that DROP EXTENSION dp_agg may delete every privacy budget and the ledger.",
+      "Off (the default) refuses the drop. Superusers only, and only with SET in the session "
+      "that drops the extension.",
+      &allow_drop_extension, false, PGC_SUSET, GUC_NOT_IN_SAMPLE, CheckAllowDropExtension,
+      nullptr, nullptr);
   DefineCustomStringVariable(
       "dp_agg.admin_role", "Role whose members may manage privacy budgets.",
       "Superusers always may. Empty (the default) means superusers only.", &admin_role, "",

@@ -18,6 +18,11 @@ extern int charge_timeout_ms;
 // dp_agg.admin_role: members of this role may manage budgets (besides superusers).
 extern char* admin_role;
 
+// dp_agg.allow_drop_extension: a superuser's confirmation, for this session
+// only, that DROP EXTENSION dp_agg may delete the budgets and the ledger
+// (drop_guard.h).
+extern bool allow_drop_extension;
+
 // dp_agg.group_selection_epsilon / _delta: what DP partition selection of
 // GROUP BY keys from protected rows spends per query (restricted roles).
 extern double group_selection_epsilon;

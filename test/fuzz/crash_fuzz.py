@@ -49,7 +49,7 @@ EXPECTED = {
     "53": "insufficient resources (out of memory for huge arrays)",
     "54": "program limit exceeded (huge arrays, stack depth)",
     "57014": "query canceled (statement_timeout)",
-    "DP": "dp_agg's budget errors (DP001 exhausted, DP002 no budget)",
+    "ZP": "dp_agg's budget errors (ZP001 exhausted, ZP002 no budget)",
     "21": "cardinality violation (a scalar subquery returning several rows)",
     "P0": "PL/pgSQL RAISE in DO blocks",
     "2F": "SQL routine exception",

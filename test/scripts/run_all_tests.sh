@@ -80,6 +80,12 @@ status=${PIPESTATUS[0]}
 note_suite settings_doc "$status" "$(grep -c '^ok ' "$log_dir/settings_doc.log")" \
   "$(grep -c '^not ok ' "$log_dir/settings_doc.log")"
 
+echo "== upgrade from the previous release (ALTER EXTENSION dp_agg UPDATE keeps budgets, ledger, labels; equals a fresh install)"
+bash test/upgrade/run_upgrade_test.sh 2>&1 | tee "$log_dir/upgrade.log"
+status=${PIPESTATUS[0]}
+note_suite upgrade "$status" "$(grep -c '^ok ' "$log_dir/upgrade.log")" \
+  "$(grep -c '^not ok ' "$log_dir/upgrade.log")"
+
 echo "== extended-protocol client (libpq bind parameters)"
 protocol_bin="$log_dir/extended_protocol"
 if gcc -O2 -Wall -Wextra -Werror -o "$protocol_bin" test/protocol/extended_protocol.c \

@@ -29,7 +29,7 @@ BEGIN
     BEGIN
       PERFORM dp_count(x, 0.1) FROM t;
       answered := answered + 1;
-    EXCEPTION WHEN SQLSTATE 'DP001' THEN
+    EXCEPTION WHEN SQLSTATE 'ZP001' THEN
       NULL;
     END;
   END LOOP;

@@ -1,0 +1,23 @@
+// dp_agg's own SQLSTATEs, defined once.
+//
+// Class ZP: the SQL standard reserves classes beginning with 0-4 and A-H for
+// itself and leaves 5-9 and I-Z to implementations (the SQLSTATE clause of
+// SQL/Foundation); PostgreSQL's src/backend/utils/errcodes.txt says the same
+// and asks extensions to pick from the implementation-defined range. There
+// PostgreSQL itself uses 53-58, 72, P0 and XX; no class beginning with Z, so
+// ZP ("P" for privacy) cannot collide with a future PostgreSQL code of its
+// own classes. 0.1.0 used class DP (reserved by the standard): see
+// CHANGELOG.md for clients that match on codes.
+#ifndef DP_AGG_PG_SQLSTATES_H
+#define DP_AGG_PG_SQLSTATES_H
+
+#include "pg_includes.h"
+
+// ZP001: the query needs more epsilon or delta than the session user's budget
+// has left; nothing was released.
+#define ERRCODE_DP_AGG_BUDGET_EXHAUSTED MAKE_SQLSTATE('Z', 'P', '0', '0', '1')
+
+// ZP002: the session user has no privacy budget at all.
+#define ERRCODE_DP_AGG_NO_BUDGET MAKE_SQLSTATE('Z', 'P', '0', '0', '2')
+
+#endif  // DP_AGG_PG_SQLSTATES_H

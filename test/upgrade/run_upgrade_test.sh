@@ -1,0 +1,199 @@
+#!/usr/bin/env bash
+# Upgrade test: an installation of the previous release, in use, is brought
+# to the current version by ALTER EXTENSION dp_agg UPDATE, against the running
+# throwaway cluster (library of the current build preloaded):
+#
+#   eval "$(bash test/scripts/cluster.sh env)"
+#   bash test/upgrade/run_upgrade_test.sh
+#
+# 1. installs dp_agg 0.1.0 (sql/dp_agg--0.1.0.sql, frozen as released) and
+#    uses it: budgets set and added, private queries charged to an analyst,
+#    a protected table, a restricted role that runs a private query;
+# 2. ALTER EXTENSION dp_agg UPDATE; checks the version, that budgets, ledger
+#    rows, the ledger's sequence and the security labels are exactly kept, and
+#    that charging and the restricted role still work;
+# 3. compares the upgraded database with a fresh install of the current
+#    version: catalog_listing.sql (every member, definition, privilege, initial
+#    privilege and comment) and pg_dump --binary-upgrade --schema-only (which
+#    dumps each member object), both with OIDs and xids blanked. Any
+#    difference is upgrade-script drift and is printed;
+# 4. runs the pg_regress suites against a database upgraded from 0.1.0.
+#
+# Prints "ok N - ..." / "not ok N - ..." lines and "upgrade: N passed, M
+# failed"; exits 1 if any check failed. DP_UPGRADE_KEEP=1 keeps the databases.
+set -uo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+
+: "${PGHOST:?PGHOST not set: eval \"\$(bash test/scripts/cluster.sh env)\" first}"
+: "${PGPORT:?PGPORT not set}"
+export PGHOST PGPORT
+SUPERUSER=${PGUSER:-postgres}
+PREVIOUS=0.1.0
+CURRENT=$(sed -n "s/^default_version = '\(.*\)'/\1/p" "$ROOT/dp_agg.control")
+FRESH_DB=dp_agg_upgrade_fresh
+OLD_DB=dp_agg_upgrade_old
+# pg_regress suites expect their usual database (they name it, and their
+# roles may own objects left in it by the main run, which this drops).
+REGRESS_DB=contrib_regression
+ANALYST=dp_upgrade_analyst
+RESTRICTED=dp_upgrade_restricted
+
+work=$(mktemp -d /tmp/dp_agg_upgrade.XXXXXX)
+chmod 755 "$work"
+trap 'rm -rf -- "$work"' EXIT
+
+count=0
+failures=0
+check() {  # description, then a command; ok if the command succeeds
+  local description=$1
+  shift
+  count=$((count + 1))
+  if "$@" >"$work/check.out" 2>&1; then
+    echo "ok $count - $description"
+  else
+    failures=$((failures + 1))
+    echo "not ok $count - $description"
+    sed 's/^/# /' "$work/check.out" | head -60
+  fi
+}
+
+sql() {  # database, then psql arguments; as the superuser
+  local db=$1
+  shift
+  psql -X -q -v ON_ERROR_STOP=1 -U "$SUPERUSER" -d "$db" "$@"
+}
+value() {  # database, query: the single value it returns
+  psql -X -q -A -t -v ON_ERROR_STOP=1 -U "$SUPERUSER" -d "$1" -c "$2"
+}
+as_role() {  # role, database, then psql arguments
+  local role=$1 db=$2
+  shift 2
+  psql -X -q -v ON_ERROR_STOP=1 -U "$role" -d "$db" "$@"
+}
+
+drop_all() {
+  for db in "$FRESH_DB" "$OLD_DB" "$REGRESS_DB"; do
+    sql postgres -c "DROP DATABASE IF EXISTS $db" 2>/dev/null
+  done
+  sql postgres -c "DROP ROLE IF EXISTS $ANALYST" -c "DROP ROLE IF EXISTS $RESTRICTED" 2>/dev/null
+}
+drop_all
+sql postgres -c "CREATE ROLE $ANALYST LOGIN" -c "CREATE ROLE $RESTRICTED LOGIN" || exit 1
+
+# Budgets, ledger, sequence position and labels: what an upgrade must keep.
+snapshot() {  # database, output file
+  sql "$1" -A -t >"$2" <<'EOF'
+SELECT 'budget', role_name, epsilon_total, epsilon_spent, delta_total, delta_spent, updated_at
+FROM dp_agg.role_budget ORDER BY role_name;
+SELECT 'ledger', id, recorded_at, kind, role_name, session_user_name, current_user_name,
+       epsilon, delta, query_id, aggregates, query
+FROM dp_agg.ledger_entry ORDER BY id;
+SELECT 'sequence', last_value, is_called FROM dp_agg.ledger_entry_id_seq;
+SELECT 'protected', table_name FROM dp_agg.protected_tables ORDER BY 2;
+SELECT 'restricted', role_name FROM dp_agg.restricted_roles ORDER BY 2;
+EOF
+}
+
+# Catalog state of the extension's objects, OIDs and xids blanked.
+catalog_listing() {  # database, output file
+  sql "$1" -f "$HERE/catalog_listing.sql" >"$2"
+}
+schema_dump() {  # database, output file
+  pg_dump -U "$SUPERUSER" --binary-upgrade --schema-only -d "$1" |
+    sed -E -e '/^\\(un)?restrict /d' -e '/^-- Dumped (from|by) /d' \
+        -e '/binary_upgrade_set_next_/d' -e '/pg_catalog.setval\(/d' -e "s/'[0-9]+'/'N'/g" -e 's/\{[0-9,]+\}/{N}/g' >"$2"
+}
+
+# ---- 1. the previous release, in use
+# Its install script must be the one released (frozen; tag v$PREVIOUS).
+if git -C "$ROOT" rev-parse -q --verify "refs/tags/v$PREVIOUS" >/dev/null 2>&1; then
+  check "sql/dp_agg--$PREVIOUS.sql is the script released as tag v$PREVIOUS" \
+    bash -c "git -C '$ROOT' show 'v$PREVIOUS:sql/dp_agg--$PREVIOUS.sql' |
+             cmp - '$ROOT/sql/dp_agg--$PREVIOUS.sql'"
+fi
+sql postgres -c "CREATE DATABASE $OLD_DB" || exit 1
+check "CREATE EXTENSION dp_agg VERSION '$PREVIOUS'" \
+  sql "$OLD_DB" -c "CREATE EXTENSION dp_agg VERSION '$PREVIOUS'"
+check "$PREVIOUS: budgets, a protected table and a restricted role" sql "$OLD_DB" <<EOF
+CREATE SCHEMA clinic;
+CREATE TABLE clinic.visits AS
+  SELECT g AS id, (g % 90)::int AS age, 'ward ' || (g % 4) AS ward FROM generate_series(1, 400) g;
+GRANT USAGE ON SCHEMA clinic TO $ANALYST, $RESTRICTED;
+GRANT SELECT ON clinic.visits TO $ANALYST;
+CREATE TABLE clinic.labelled AS SELECT g AS id, g % 7 AS score FROM generate_series(1, 300) g;
+SELECT dp_agg.set_budget('$ANALYST', 5, 1e-6);
+SELECT dp_agg.add_budget('$ANALYST', 2.5);
+SELECT dp_agg.set_budget('$RESTRICTED', 3);
+SELECT dp_agg.set_budget('$SUPERUSER', 1);
+SELECT dp_agg.reset_spent('$SUPERUSER');
+SELECT dp_agg.protect_table('clinic.labelled');
+SELECT dp_agg.restrict_role('$RESTRICTED');
+EOF
+check "$PREVIOUS: private queries are charged to the analyst" as_role "$ANALYST" "$OLD_DB" <<'EOF'
+SELECT dp_count(id, 0.5) IS NOT NULL FROM clinic.visits;
+SELECT dp_avg(age, 0, 90, 0.25) BETWEEN 0 AND 90 FROM clinic.visits;
+SELECT ward, dp_sum(age, 0, 90, 0.1, 1e-7) IS NOT NULL FROM clinic.visits GROUP BY ward;
+EOF
+check "$PREVIOUS: the restricted role queries the protected table privately" \
+  as_role "$RESTRICTED" "$OLD_DB" -c "SELECT dp_count(id, 0.5) IS NOT NULL FROM clinic.labelled"
+check "$PREVIOUS: the ledger holds the charges" \
+  test "$(value "$OLD_DB" "SELECT count(*) FROM dp_agg.ledger_entry WHERE kind = 'charge'")" -eq 4
+snapshot "$OLD_DB" "$work/before.txt"
+
+# ---- 2. the upgrade keeps everything
+check "ALTER EXTENSION dp_agg UPDATE" sql "$OLD_DB" -c "ALTER EXTENSION dp_agg UPDATE"
+check "the upgraded extension is version $CURRENT" \
+  test "$(value "$OLD_DB" "SELECT extversion FROM pg_extension WHERE extname = 'dp_agg'")" = \
+       "$CURRENT"
+snapshot "$OLD_DB" "$work/after.txt"
+check "budgets, ledger rows, the ledger sequence and the labels are kept exactly" \
+  diff "$work/before.txt" "$work/after.txt"
+kept="$(grep -c '^budget|' "$work/after.txt") $(grep -c '^ledger|' "$work/after.txt")"
+kept+=" $(grep -c '^protected|clinic.labelled$' "$work/after.txt")"
+kept+=" $(grep -c "^restricted|$RESTRICTED\$" "$work/after.txt")"
+check "what was compared is all there: 3 budgets, 9 ledger rows (5 changes, 4 charges), the protected table, the restricted role (got $kept)" \
+  test "$kept" = "3 9 1 1"
+check "$CURRENT: a private query is charged after the upgrade" as_role "$ANALYST" "$OLD_DB" \
+  -c "SELECT dp_count(id, 0.5) IS NOT NULL FROM clinic.visits"
+check "$CURRENT: the ledger grew by exactly that charge" \
+  test "$(value "$OLD_DB" "SELECT count(*) FROM dp_agg.ledger_entry WHERE kind = 'charge'")" -eq 5
+check "$CURRENT: the restricted role still reads the protected table only privately" \
+  bash -c "psql -X -q -U $RESTRICTED -d $OLD_DB -c 'SELECT count(*) FROM clinic.labelled' 2>&1 |
+           grep -q 'is not a differentially private aggregate' &&
+           psql -X -q -v ON_ERROR_STOP=1 -U $RESTRICTED -d $OLD_DB \
+             -c 'SELECT dp_count(id, 0.5) IS NOT NULL FROM clinic.labelled'"
+
+# ---- 3. upgraded == fresh
+sql postgres -c "CREATE DATABASE $FRESH_DB" || exit 1
+check "CREATE EXTENSION dp_agg (fresh $CURRENT)" sql "$FRESH_DB" -c "CREATE EXTENSION dp_agg"
+catalog_listing "$FRESH_DB" "$work/fresh_catalog.txt"
+catalog_listing "$OLD_DB" "$work/upgraded_catalog.txt"
+check "catalog listing: upgraded $PREVIOUS equals fresh $CURRENT ($(wc -l <"$work/fresh_catalog.txt") facts)" \
+  diff -u "$work/fresh_catalog.txt" "$work/upgraded_catalog.txt"
+# The data the old database holds (tables in schema clinic) is not part of
+# the extension; dump the fresh database with the same user tables removed.
+schema_dump "$FRESH_DB" "$work/fresh_dump.sql"
+sql "$OLD_DB" -c "DROP SCHEMA clinic CASCADE" 2>/dev/null
+schema_dump "$OLD_DB" "$work/upgraded_dump.sql"
+check "pg_dump --binary-upgrade --schema-only: upgraded $PREVIOUS equals fresh $CURRENT ($(grep -c '^ALTER EXTENSION dp_agg ADD' "$work/fresh_dump.sql") members)" \
+  bash -c "[[ \$(grep -c '^ALTER EXTENSION dp_agg ADD' '$work/fresh_dump.sql') -gt 100 ]] &&
+           diff -u '$work/fresh_dump.sql' '$work/upgraded_dump.sql'"
+
+# ---- 4. the regression suites against an upgraded installation
+sql postgres -c "CREATE DATABASE $REGRESS_DB" || exit 1
+sql "$REGRESS_DB" -c "CREATE EXTENSION dp_agg VERSION '$PREVIOUS'" \
+  -c "ALTER EXTENSION dp_agg UPDATE" || exit 1
+regress_out="$work/regress"
+mkdir -p "$regress_out"
+chmod 777 "$regress_out"
+make --no-print-directory -C "$ROOT" installcheck REGRESS_OPTS="--use-existing --dbname=$REGRESS_DB" \
+  EXTRA_REGRESS_OPTS="--outputdir=$regress_out" >"$work/regress.log" 2>&1
+regress_status=$?
+check "pg_regress suites pass against dp_agg upgraded from $PREVIOUS" \
+  bash -c "[[ $regress_status -eq 0 ]] || { grep -E '\\.\\.\\.|tests' '$work/regress.log';
+           head -100 '$regress_out/regression.diffs' 2>/dev/null; exit 1; }"
+
+if [[ ${DP_UPGRADE_KEEP:-0} != 1 ]]; then drop_all; fi
+echo "upgrade: $((count - failures)) passed, $failures failed"
+[[ $failures -eq 0 ]]
