@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <stdexcept>
 #include <utility>
 
@@ -78,28 +79,85 @@ class Mpz {
   mpz_t value_;
 };
 
-// Enclosures of the cumulative weights S_b = sum_{j <= b} l_j exp(-a_j) at a
-// working precision.
-void Enclose(const SmithBlocks& sb, mpfr_prec_t precision, MpfrArray& low, MpfrArray& high) {
-  // a_b = multiplier * distance * 2^-shift exactly: < 2^65 * 2^128 needs
-  // 193 bits.
-  Mpfr exponent(256), weight_low(precision), weight_high(precision);
-  Mpz product, length;
-  Mpz multiplier;
+// Enclosure [low, high] of exp(-lambda v) for v >= 0 in the distance units
+// (2^-bits rows): the exponent multiplier * v * 2^-shift (< 2^193 before the
+// shift) is exact in 256 bits, and MPFR's exp is correctly rounded in the
+// direction asked.
+void EncloseExp(const SmithBlocks& sb, uint128 value, mpfr_ptr low, mpfr_ptr high) {
+  Mpfr exponent(256);
+  Mpz product, multiplier;
   SetMpz(multiplier.get(), sb.scale.multiplier);
+  SetMpz(product.get(), value);
+  mpz_mul(product.get(), product.get(), multiplier.get());
+  mpfr_set_z(exponent.get(), product.get(), MPFR_RNDN);                    // exact
+  mpfr_div_2si(exponent.get(), exponent.get(), sb.scale.shift, MPFR_RNDN);  // exact
+  mpfr_neg(exponent.get(), exponent.get(), MPFR_RNDN);
+  mpfr_exp(low, exponent.get(), MPFR_RNDD);
+  mpfr_exp(high, exponent.get(), MPFR_RNDU);
+}
+
+// Enclosures of the cumulative weights S_b = sum_{j <= b} l_j exp(-a_j) at a
+// working precision. An uncapped distance d (units of 2^-bits rows) is
+// either 0 or k 2^bits + phi with phi = phi_up = (-target) mod 2^bits (d at
+// or above the target) or phi = phi_down = target mod 2^bits (below it); its
+// weight factor exp(-lambda d) = E^k exp(-lambda phi), E = exp(-lambda 2^bits),
+// with E^k enclosed by products rounded down and up.
+void Enclose(const SmithBlocks& sb, mpfr_prec_t precision, MpfrArray& low, MpfrArray& high) {
+  const uint128 one = uint128{1} << sb.fraction_bits;
+  const uint128 mask = one - 1;
+  const uint128 phi_down = sb.target & mask;
+  const uint128 phi_up = (one - phi_down) & mask;
+  Mpfr base_up_low(precision), base_up_high(precision), base_down_low(precision),
+      base_down_high(precision), step_low(precision), step_high(precision),
+      capped_low(precision), capped_high(precision);
+  EncloseExp(sb, phi_up, base_up_low.get(), base_up_high.get());
+  EncloseExp(sb, phi_down, base_down_low.get(), base_down_high.get());
+  EncloseExp(sb, one, step_low.get(), step_high.get());
+  {
+    Mpfr cap(64);
+    mpfr_set_si(cap.get(), -static_cast<long>(kSmithExponentCap), MPFR_RNDN);
+    mpfr_exp(capped_low.get(), cap.get(), MPFR_RNDD);
+    mpfr_exp(capped_high.get(), cap.get(), MPFR_RNDU);
+  }
+  // E^k for k = 0, 1, ...: grown on demand.
+  std::vector<std::pair<std::shared_ptr<Mpfr>, std::shared_ptr<Mpfr>>> powers;
+  auto power = [&](std::size_t k, bool want_high) -> mpfr_ptr {
+    while (powers.size() <= k) {
+      auto lo = std::make_shared<Mpfr>(precision), hi = std::make_shared<Mpfr>(precision);
+      if (powers.empty()) {
+        mpfr_set_ui(lo->get(), 1, MPFR_RNDN);
+        mpfr_set_ui(hi->get(), 1, MPFR_RNDN);
+      } else {
+        mpfr_mul(lo->get(), powers.back().first->get(), step_low.get(), MPFR_RNDD);
+        mpfr_mul(hi->get(), powers.back().second->get(), step_high.get(), MPFR_RNDU);
+      }
+      powers.emplace_back(lo, hi);
+    }
+    return want_high ? powers[k].second->get() : powers[k].first->get();
+  };
+  Mpfr weight_low(precision), weight_high(precision);
+  Mpz length;
   for (std::size_t b = 0; b < sb.blocks.size(); ++b) {
     const SmithBlock& block = sb.blocks[b];
     if (block.capped) {
-      mpfr_set_si(exponent.get(), -static_cast<long>(kSmithExponentCap), MPFR_RNDN);
+      mpfr_set(weight_low.get(), capped_low.get(), MPFR_RNDD);
+      mpfr_set(weight_high.get(), capped_high.get(), MPFR_RNDU);
+    } else if (block.distance == 0) {
+      mpfr_set_ui(weight_low.get(), 1, MPFR_RNDN);
+      mpfr_set_ui(weight_high.get(), 1, MPFR_RNDN);
     } else {
-      SetMpz(product.get(), block.distance);
-      mpz_mul(product.get(), product.get(), multiplier.get());
-      mpfr_set_z(exponent.get(), product.get(), MPFR_RNDN);  // exact
-      mpfr_div_2si(exponent.get(), exponent.get(), sb.scale.shift, MPFR_RNDN);  // exact
-      mpfr_neg(exponent.get(), exponent.get(), MPFR_RNDN);
+      // Which family: the block's rank range lies above the target when
+      // d = (rank - target) with rank 2^bits-aligned, i.e. d = phi_up mod 2^bits.
+      const bool up = block.above_target;
+      const uint128 phi = up ? phi_up : phi_down;
+      if (block.distance < phi || ((block.distance - phi) & mask) != 0)
+        throw std::logic_error("Smith quantile: distance outside its family");
+      const std::size_t k = static_cast<std::size_t>((block.distance - phi) >> sb.fraction_bits);
+      mpfr_mul(weight_low.get(), power(k, false), up ? base_up_low.get() : base_down_low.get(),
+               MPFR_RNDD);
+      mpfr_mul(weight_high.get(), power(k, true), up ? base_up_high.get() : base_down_high.get(),
+               MPFR_RNDU);
     }
-    mpfr_exp(weight_low.get(), exponent.get(), MPFR_RNDD);
-    mpfr_exp(weight_high.get(), exponent.get(), MPFR_RNDU);
     SetMpz(length.get(), block.length);
     mpfr_mul_z(weight_low.get(), weight_low.get(), length.get(), MPFR_RNDD);
     mpfr_mul_z(weight_high.get(), weight_high.get(), length.get(), MPFR_RNDU);
@@ -154,14 +212,17 @@ SmithBlocks BuildSmithBlocks(const std::vector<std::int64_t>& sorted_units,
 
   const std::size_t n = sorted_units.size();
   const uint128 target = f.numerator * static_cast<uint128>(n);
-  auto push = [&](std::int64_t first, uint128 length, uint128 distance) {
+  result.target = target;
+  // rank_above: the rank (2^bits-aligned) whose distance from the target this
+  // is lies above the target (distance = rank - target), else below.
+  auto push = [&](std::int64_t first, uint128 length, uint128 distance, bool rank_above) {
     if (length == 0) return;
     const bool capped = cap_reachable && distance >= cap_distance;
     if (capped && !result.blocks.empty() && result.blocks.back().capped) {
       result.blocks.back().length += length;  // adjacent, same weight per point
       return;
     }
-    result.blocks.push_back(SmithBlock{first, length, distance, capped});
+    result.blocks.push_back(SmithBlock{first, length, distance, capped, rank_above});
   };
   std::int64_t next = lower_units;  // first lattice point not yet in a block
   std::size_t i = 0;
@@ -174,17 +235,18 @@ SmithBlocks BuildSmithBlocks(const std::vector<std::int64_t>& sorted_units,
     const uint128 below = static_cast<uint128>(i) << f.bits;
     const uint128 upto = static_cast<uint128>(j) << f.bits;
     // The gap [next, z): below = upto = i rows.
-    push(next, static_cast<uint128>(z - next), Distance(below, target));
+    push(next, static_cast<uint128>(z - next), Distance(below, target), below >= target);
     // The point z: rank range [i, j].
     const uint128 point_distance =
         target < below ? below - target : (target > upto ? target - upto : 0);
-    push(z, 1, point_distance);
+    push(z, 1, point_distance, target < below);
     next = z + 1;
     i = j;
   }
   if (n == 0 || next <= upper_units) {
     const uint128 all = static_cast<uint128>(n) << f.bits;
-    push(next, static_cast<uint128>(int128{upper_units} - int128{next} + 1), Distance(all, target));
+    push(next, static_cast<uint128>(int128{upper_units} - int128{next} + 1), Distance(all, target),
+         all >= target);
   }
   return result;
 }

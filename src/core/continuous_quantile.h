@@ -69,7 +69,10 @@
 // percentile_cont's sort), so it grows with the group's rows; use
 // QuantileGrid (quantile.h) for bounded memory with its bin-width floor.
 // Time: O(n log n) for the sort plus O(n) for the blocks; the MPFR work is
-// only for the uncapped blocks, at most about 4 T + 6 of them
+// only for the uncapped blocks (one or two directed-rounding products each:
+// every uncapped distance is k + phi rows for an integer k and one of two
+// public-given-n offsets phi, so exp(-lambda d) = E^k exp(-lambda phi) with
+// E = exp(-lambda), and E^k is enclosed by repeated directed multiplication), at most about 4 T + 6 of them
 // (T = kSmithExponentCap * 2 Delta / epsilon rows on each side of the
 // target rank), independent of n.
 // Timing is not constant: it grows with n, and the block count depends on how
@@ -97,6 +100,7 @@ struct SmithBlock {
   uint128 length = 0;
   uint128 distance = 0;
   bool capped = false;
+  bool above_target = false;  // distance = rank - f n (else f n - rank)
 };
 
 struct SmithBlocks {
@@ -104,6 +108,7 @@ struct SmithBlocks {
   SelectionScale scale;            // lambda
   uint128 sensitivity = 0;         // max(f, 1 - f) in units of 2^-fraction_bits rows
   int fraction_bits = 0;
+  uint128 target = 0;              // f n in units of 2^-fraction_bits rows
 };
 
 // The blocks for rows given as sorted lattice points (each in
