@@ -561,6 +561,17 @@ Datum dp_avg_final_numeric(PG_FUNCTION_ARGS) {
   // binary expansion).
   if (!integer && state.lower == state.upper)
     return DirectFunctionCall1(float8_numeric, Float8GetDatum(state.lower));
+  // The numeric clamp below keeps a mean that lies between the bounds, and
+  // comparing doubles decides that exactly when the bounds are doubles
+  // exactly (always for real bounds; integers up to 2^53): the usual case
+  // skips building and comparing two numerics per group.
+  constexpr std::int64_t kTwoTo53 = std::int64_t{1} << 53;
+  const bool exact_bounds =
+      !integer || (state.lower_units >= -kTwoTo53 && state.lower_units <= kTwoTo53 &&
+                   state.upper_units >= -kTwoTo53 && state.upper_units <= kTwoTo53);
+  const double lower_value = integer ? static_cast<double>(state.lower_units) : state.lower;
+  const double upper_value = integer ? static_cast<double>(state.upper_units) : state.upper;
+  if (exact_bounds && mean >= lower_value && mean <= upper_value) return result;
   const Datum lower = integer ? NumericGetDatum(int64_to_numeric(state.lower_units))
                               : dp_pg::ExactNumericFromDouble(state.lower);
   const Datum upper = integer ? NumericGetDatum(int64_to_numeric(state.upper_units))
