@@ -72,8 +72,8 @@ bool Check(const std::vector<std::uint16_t>& digits, int weight, bool negative) 
     return false;
   }
   const double text = TextPath(digits, weight, negative);
-  EXPECT_EQ(Bits(fast), Bits(text)) << NumericText(digits, weight, negative) << " fast "
-                                    << fast << " text " << text;
+  EXPECT_EQ(Bits(fast), Bits(text))
+      << NumericText(digits, weight, negative) << " fast " << fast << " text " << text;
   return true;
 }
 
@@ -87,33 +87,33 @@ TEST(NumericDigits, TextHelperPrintsLikeNumericOut) {
 TEST(NumericDigits, EdgeCasesMatchTheTextPath) {
   int answered = 0;
   const std::vector<std::pair<std::vector<std::uint16_t>, int>> cases = {
-      {{}, 0},                        // zero
-      {{1}, 0},                       // 1
-      {{123, 4500}, 0},               // 123.45 (the benchmark's shape)
-      {{999, 9900}, 0},               // 999.99
-      {{1000}, 0},                    // 1000
-      {{1}, -1},                      // 0.0001
-      {{1000}, -1},                   // 0.1 (not a binary fraction)
-      {{3333, 3333, 3333, 3333}, -1}, // 0.3333333333333333
+      {{}, 0},  // zero
+      {{1}, 0},  // 1
+      {{123, 4500}, 0},  // 123.45 (the benchmark's shape)
+      {{999, 9900}, 0},  // 999.99
+      {{1000}, 0},  // 1000
+      {{1}, -1},  // 0.0001
+      {{1000}, -1},  // 0.1 (not a binary fraction)
+      {{3333, 3333, 3333, 3333}, -1},  // 0.3333333333333333
       {{90, 719, 9254, 7409, 9100}, 4},  // 2^53 - 1 = 9007199254740991, spread
-      {{9007, 1992, 5474, 991}, 3},      // 2^53 - 1
-      {{9007, 1992, 5474, 992}, 3},      // 2^53: declined (M >= 2^53)
-      {{9007, 1992, 5474, 993}, 3},      // 2^53 + 1: declined
-      {{1}, 5},                          // 1e20
-      {{1}, 6},                          // 1e24: 1e2 * 1e22
-      {{10}, 5},                         // 1e21
-      {{1}, 9},                          // 1e36: 10^14 * 1e22
-      {{1}, 10},                         // 1e40: declined
-      {{1}, -6},                         // 1e-24: declined
-      {{100}, -5},                       // 1e-18
-      {{1}, -5},                         // 1e-20
-      {{1, 0, 0, 0, 1}, 0},              // 1.0000000000000001 (17 digits): declined
-      {{1, 2345, 6789, 123, 4500}, 0},   // 1.23456789012345 (15 significant digits)
-      {{1, 2345, 6789, 123, 4567}, 0},   // 17 significant digits: declined
-      {{0, 0, 5}, 0},                    // leading zero digits (not canonical)
-      {{5, 0, 0}, 0},                    // trailing zero digits (not canonical)
-      {{9999, 9999, 9999}, 300},         // beyond the double range: declined
-      {{1}, -300},                       // below it: declined
+      {{9007, 1992, 5474, 991}, 3},  // 2^53 - 1
+      {{9007, 1992, 5474, 992}, 3},  // 2^53: declined (M >= 2^53)
+      {{9007, 1992, 5474, 993}, 3},  // 2^53 + 1: declined
+      {{1}, 5},  // 1e20
+      {{1}, 6},  // 1e24: 1e2 * 1e22
+      {{10}, 5},  // 1e21
+      {{1}, 9},  // 1e36: 10^14 * 1e22
+      {{1}, 10},  // 1e40: declined
+      {{1}, -6},  // 1e-24: declined
+      {{100}, -5},  // 1e-18
+      {{1}, -5},  // 1e-20
+      {{1, 0, 0, 0, 1}, 0},  // 1.0000000000000001 (17 digits): declined
+      {{1, 2345, 6789, 123, 4500}, 0},  // 1.23456789012345 (15 significant digits)
+      {{1, 2345, 6789, 123, 4567}, 0},  // 17 significant digits: declined
+      {{0, 0, 5}, 0},  // leading zero digits (not canonical)
+      {{5, 0, 0}, 0},  // trailing zero digits (not canonical)
+      {{9999, 9999, 9999}, 300},  // beyond the double range: declined
+      {{1}, -300},  // below it: declined
   };
   for (const auto& c : cases) {
     for (const bool negative : {false, true}) answered += Check(c.first, c.second, negative);
@@ -142,10 +142,17 @@ TEST(NumericDigits, RandomValuesMatchTheTextPath) {
     std::vector<std::uint16_t> digits(count);
     for (auto& d : digits) {
       switch (gen() % 4) {
-        case 0: d = 0; break;
-        case 1: d = 9999; break;
-        case 2: d = static_cast<std::uint16_t>((gen() % 10) * 1000); break;
-        default: d = static_cast<std::uint16_t>(gen() % 10000);
+        case 0:
+          d = 0;
+          break;
+        case 1:
+          d = 9999;
+          break;
+        case 2:
+          d = static_cast<std::uint16_t>((gen() % 10) * 1000);
+          break;
+        default:
+          d = static_cast<std::uint16_t>(gen() % 10000);
       }
     }
     if (Check(digits, weight, (gen() & 1) != 0)) {
