@@ -31,6 +31,7 @@ namespace {
 void PrepareAggregates(AggState* node, EState* estate, bool reexecuted, QueryCost* cost) {
   Agg* plan = reinterpret_cast<Agg*>(node->ss.ps.plan);
   bool input_checked = false;
+  int unit_groups = 1;
   for (int i = 0; i < node->numtrans; ++i) {
     AggStatePerTrans transition = &node->pertrans[i];
     Aggref* aggref = transition->aggref;
@@ -51,7 +52,7 @@ void PrepareAggregates(AggState* node, EState* estate, bool reexecuted, QueryCos
     // worker, once per execution like any other.
     const bool charge = !cost->leader_paid;
     if (charge && !input_checked) {
-      CheckAggregateInput(plan, aggref, estate);
+      unit_groups = CheckAggregateInput(plan, aggref, estate);
       input_checked = true;
     }
     // The entry may be dropped by a cache invalidation while parameters are
@@ -67,8 +68,10 @@ void PrepareAggregates(AggState* node, EState* estate, bool reexecuted, QueryCos
       // Every output aggregate that uses this transition is its own release.
       int outputs = 0;
       for (int j = 0; j < node->numaggs; ++j) outputs += node->peragg[j].transno == i ? 1 : 0;
+      // Over privacy units each group runs at epsilon / max_groups and a
+      // unit reaches max_groups groups (unit_rewrite.h).
       AddCost(cost, aggref, requested.epsilon, requested.delta,
-              GroupingSetCount(plan) * (outputs > 0 ? outputs : 1));
+              GroupingSetCount(plan) * (outputs > 0 ? outputs : 1) * unit_groups);
     }
   }
   ResetPerTupleExprContext(estate);

@@ -14,6 +14,7 @@ bool allow_drop_extension = false;
 char* admin_role = nullptr;
 double group_selection_epsilon = 1.0;
 double group_selection_delta = 1e-6;
+int max_groups_contributed = 1;
 bool session_may_use_test_seed = false;
 
 namespace {
@@ -28,6 +29,7 @@ const struct config_enum_entry kTestFaults[] = {
     {"case_test_constant", static_cast<int>(TestFault::kCaseTestConstant), false},
     {"hash_group_order", static_cast<int>(TestFault::kHashGroupOrder), false},
     {"first_key_spelling", static_cast<int>(TestFault::kFirstKeySpelling), false},
+    {"skip_unit_bounding", static_cast<int>(TestFault::kSkipUnitBounding), false},
     {nullptr, 0, false},
 };
 
@@ -108,6 +110,15 @@ void DefineSettings() {
       "Delta spent by DP partition selection: the chance that a group of one row is shown.",
       "Must not exceed dp_agg.max_delta.", &group_selection_delta, 1e-6, 1e-300, 0.5,
       PGC_USERSET, 0, nullptr, nullptr, nullptr);
+  // USERSET: the analyst trades noise (which scales with it) for how many
+  // groups of each privacy unit are kept; the charge does not depend on it.
+  DefineCustomIntVariable(
+      "dp_agg.max_groups_contributed",
+      "Most groups of one GROUP BY that a privacy unit contributes to.",
+      "For tables with a privacy_unit column: each unit keeps at most this many groups, "
+      "chosen at random per query, and the noise of every private aggregate and of group "
+      "selection scales with it.",
+      &max_groups_contributed, 1, 1, 1000000, PGC_USERSET, 0, nullptr, nullptr, nullptr);
   DefineCustomEnumVariable(
       "dp_agg.insecure_test_fault",
       "FOR TESTS ONLY: break a mechanism or a query rule on purpose.",
