@@ -69,9 +69,13 @@ void PrepareAggregates(AggState* node, EState* estate, bool reexecuted, QueryCos
       int outputs = 0;
       for (int j = 0; j < node->numaggs; ++j) outputs += node->peragg[j].transno == i ? 1 : 0;
       // Over privacy units each group runs at epsilon / max_groups and a
-      // unit reaches max_groups groups (unit_rewrite.h).
-      AddCost(cost, aggref, requested.epsilon, requested.delta,
-              GroupingSetCount(plan) * (outputs > 0 ? outputs : 1) * unit_groups);
+      // unit reaches max_groups groups (unit_rewrite.h): the call site is
+      // charged max_groups times the epsilon it runs at (the product in
+      // double, so that the epsilon the query wrote is charged exactly when
+      // the division and the product round back to it, as they do for the
+      // values tested; otherwise within half an ulp of the loss).
+      AddCost(cost, aggref, requested.epsilon * unit_groups, requested.delta * unit_groups,
+              GroupingSetCount(plan) * (outputs > 0 ? outputs : 1));
     }
   }
   ResetPerTupleExprContext(estate);

@@ -243,15 +243,41 @@ Node* RewrittenAggregate(Aggref* aggref, Rewriter* rewriter) {
     nonzero->location = -1;
     combined = InnerColumn(rewriter, reinterpret_cast<Expr*>(nonzero), "unit_count");
     combined_type = INT8OID;
+  } else if (entry->final_kind == FinalKind::kSum) {
+    // Sum: each unit's total in the group, clamped to [lower, upper] in the
+    // type of the built-in sum and cast back to the value's type (in range
+    // after the clamp), so the private sum keeps its signature and result
+    // type and clamps the per-unit total again (idempotent).
+    Aggref* inner = InnerAggregate("sum", value, filter, original->inputcollid);
+    const Oid value_type = exprType(reinterpret_cast<Node*>(value));
+    auto* clamp_low = makeNode(MinMaxExpr);
+    clamp_low->minmaxtype = inner->aggtype;
+    clamp_low->op = IS_GREATEST;
+    clamp_low->args = list_make2(
+        inner, Coerced(static_cast<Expr*>(copyObjectImpl(ArgumentAt(aggref, layout.lower))),
+                       inner->aggtype));
+    clamp_low->location = -1;
+    auto* clamp_high = makeNode(MinMaxExpr);
+    clamp_high->minmaxtype = inner->aggtype;
+    clamp_high->op = IS_LEAST;
+    clamp_high->args = list_make2(
+        clamp_low, Coerced(static_cast<Expr*>(copyObjectImpl(ArgumentAt(aggref, layout.upper))),
+                           inner->aggtype));
+    clamp_high->location = -1;
+    Node* back = coerce_to_target_type(nullptr, reinterpret_cast<Node*>(clamp_high),
+                                       inner->aggtype, value_type, -1, COERCION_EXPLICIT,
+                                       COERCE_IMPLICIT_CAST, -1);
+    if (back == nullptr) elog(ERROR, "dp_agg: no cast back to %s", format_type_be(value_type));
+    combined = InnerColumn(rewriter, reinterpret_cast<Expr*>(back), "unit_sum");
+    combined_type = value_type;
   } else {
-    // Sum: each unit's total in the group, clamped to [lower, upper] by the
-    // private sum. Mean: BigQuery's per-unit semantics, each unit's mean in
-    // the group, clamped and averaged by the private mean, so a unit weighs
-    // one value whatever its number of rows.
-    const bool sum = entry->final_kind == FinalKind::kSum;
-    Aggref* inner = InnerAggregate(sum ? "sum" : "avg", value, filter, original->inputcollid);
+    // Mean: BigQuery's per-unit semantics, each unit's mean in the group,
+    // clamped and averaged by the private mean (the overload for the type of
+    // the built-in avg, whose result type is the same), so a unit weighs one
+    // value whatever its number of rows.
+    Aggref* inner = InnerAggregate("avg", value, filter, original->inputcollid);
     combined_type = inner->aggtype;
-    combined = InnerColumn(rewriter, reinterpret_cast<Expr*>(inner), sum ? "unit_sum" : "unit_avg");
+    combined = InnerColumn(rewriter, reinterpret_cast<Expr*>(inner), "unit_avg");
   }
   List* arguments = NIL;
   List* types = NIL;
@@ -272,7 +298,7 @@ Node* RewrittenAggregate(Aggref* aggref, Rewriter* rewriter) {
   outer->aggargtypes = types;
   outer->aggfilter = nullptr;
   outer->inputcollid = InvalidOid;
-  if (entry->final_kind != FinalKind::kCount) {
+  if (entry->final_kind == FinalKind::kMean) {
     // The overload of the same aggregate for the combined type.
     Oid argument_types[FUNC_MAX_ARGS];
     int count = 0;
@@ -281,7 +307,9 @@ Node* RewrittenAggregate(Aggref* aggref, Rewriter* rewriter) {
     List* name = list_make2(makeString(get_namespace_name(get_func_namespace(aggref->aggfnoid))),
                             makeString(get_func_name(aggref->aggfnoid)));
     outer->aggfnoid = LookupFuncName(name, count, argument_types, false);
-    outer->aggtype = get_func_rettype(outer->aggfnoid);
+    if (get_func_rettype(outer->aggfnoid) != aggref->aggtype)
+      elog(ERROR, "dp_agg: %s over per-unit means changes its result type",
+           get_func_name(aggref->aggfnoid));
   }
   return reinterpret_cast<Node*>(outer);
 }
