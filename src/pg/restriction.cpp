@@ -425,7 +425,8 @@ void CheckUtilityForRestrictedRole(Node* statement) {
       if (set->name != nullptr && IsAnalystSetting(set->name)) return;
       RefuseUtility(statement, "Restricted roles may change only client settings (DateStyle, "
                                "search_path, statement_timeout, ...) and "
-                               "dp_agg.group_selection_epsilon/_delta: planner and debugging "
+                               "dp_agg.group_selection_epsilon/_delta, "
+                               "dp_agg.max_groups_contributed: planner and debugging "
                                "settings show or change how protected rows are read.");
     }
     case T_CopyStmt: {
