@@ -405,9 +405,8 @@ bool FindUnitSampleKey(Node* node, Oid* function) {
 // aggregates below a private one only under it): never written by hand.
 void RefuseUnitSampleKey(Query* query) {
   Oid function = UnitSampleKeyFunction();
-  if (OidIsValid(function) &&
-      query_tree_walker(query, DP_EXPRESSION_WALKER(FindUnitSampleKey), &function,
-                        QTW_IGNORE_RC_SUBQUERIES))
+  if (OidIsValid(function) && query_tree_walker(query, DP_EXPRESSION_WALKER(FindUnitSampleKey),
+                                                &function, QTW_IGNORE_RC_SUBQUERIES))
     Refuse(ERRCODE_INSUFFICIENT_PRIVILEGE, "restricted roles may not call dp_agg.unit_sample_key",
            "Only dp_agg's privacy-unit rewrite uses it.", kAggregateHint);
 }

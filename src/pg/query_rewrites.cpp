@@ -119,9 +119,8 @@ void AddGroupSelection(Query* query, int max_groups) {
   aggref->aggargtypes = list_make2_oid(FLOAT8OID, FLOAT8OID);
   aggref->aggdirectargs = NIL;
   aggref->args = list_make2(
-      makeTargetEntry(
-          reinterpret_cast<Expr*>(Float8Constant(group_selection_epsilon / max_groups)), 1,
-          nullptr, false),
+      makeTargetEntry(reinterpret_cast<Expr*>(Float8Constant(group_selection_epsilon / max_groups)),
+                      1, nullptr, false),
       makeTargetEntry(reinterpret_cast<Expr*>(Float8Constant(group_selection_delta / max_groups)),
                       2, nullptr, false));
   aggref->aggorder = NIL;

@@ -55,8 +55,7 @@ Rewrite* LevelRewrite(RewriteKind kind, Query* level);
 Rewrite* EntryRewrite(RewriteKind kind, RangeTblEntry* entry);
 Rewrite* SubLinkRewrite(SubLink* sublink);
 Rewrite* OwnerAccessRewrite(RangeTblEntry* entry, Oid owner);
-Rewrite* PrivacyUnitsRewrite(Query* level, Index unit_item, AttrNumber unit_column,
-                             int max_groups);
+Rewrite* PrivacyUnitsRewrite(Query* level, Index unit_item, AttrNumber unit_column, int max_groups);
 
 // Applies `rewrites` (Rewrite*) in list order. The judge lists them as it
 // finishes each level: the rewrites of a level's WITH queries, FROM items

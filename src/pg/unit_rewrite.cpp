@@ -26,9 +26,9 @@ namespace dp_pg {
 namespace {
 
 [[noreturn]] void RefuseUnitLevel(const char* message, const char* detail) {
-  ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED), errmsg("%s", message),
-                  errdetail("%s", detail),
-                  errhint("See README \"Privacy units\" for what is supported.")));
+  ereport(ERROR,
+          (errcode(ERRCODE_FEATURE_NOT_SUPPORTED), errmsg("%s", message), errdetail("%s", detail),
+           errhint("See README \"Privacy units\" for what is supported.")));
   pg_unreachable();
 }
 
@@ -88,26 +88,28 @@ bool CheckOuterExpression(Node* node, LevelShape* shape) {
     if (aggref->agglevelsup != 0) return false;
     if (LookupPrivateAggregate(aggref->aggfnoid) == nullptr) {
       char message[256];
-      snprintf(message, sizeof message,
-               "%s cannot be used over a table with a privacy unit column",
+      snprintf(message, sizeof message, "%s cannot be used over a table with a privacy unit column",
                get_func_name(aggref->aggfnoid));
-      RefuseUnitLevel(message, "Only differentially private aggregates may aggregate a table "
-                               "whose rows are grouped into privacy units.");
+      RefuseUnitLevel(message,
+                      "Only differentially private aggregates may aggregate a table "
+                      "whose rows are grouped into privacy units.");
     }
     if (!IsSupportedUnitAggregate(aggref)) {
       char message[256];
       snprintf(message, sizeof message,
                "%s is not supported over a table with a privacy unit column",
                get_func_name(aggref->aggfnoid));
-      RefuseUnitLevel(message, "Over privacy units dp_agg supports dp_count, dp_sum and dp_avg "
-                               "so far; any other aggregate would be released at row level, "
-                               "protecting a person with many rows less than claimed.");
+      RefuseUnitLevel(message,
+                      "Over privacy units dp_agg supports dp_count, dp_sum and dp_avg "
+                      "so far; any other aggregate would be released at row level, "
+                      "protecting a person with many rows less than claimed.");
     }
     if (aggref->aggdistinct != NIL || aggref->aggorder != NIL)
-      RefuseUnitLevel("DISTINCT or ORDER BY inside a private aggregate over privacy units is "
-                      "not supported",
-                      "Each unit's rows are combined into one value before the private "
-                      "aggregate; dp_count(1, epsilon) already counts units.");
+      RefuseUnitLevel(
+          "DISTINCT or ORDER BY inside a private aggregate over privacy units is "
+          "not supported",
+          "Each unit's rows are combined into one value before the private "
+          "aggregate; dp_count(1, epsilon) already counts units.");
     return false;
   }
   if (IsA(node, Var) && reinterpret_cast<Var*>(node)->varlevelsup == 0)
@@ -115,9 +117,10 @@ bool CheckOuterExpression(Node* node, LevelShape* shape) {
                     "Over privacy units every column in the select list or HAVING must be "
                     "written exactly as one of the GROUP BY expressions.");
   if (IsA(node, SubLink) || IsA(node, Query))
-    RefuseUnitLevel("subqueries in a private aggregation level over privacy units are not "
-                    "supported",
-                    "The level is rewritten into a per-unit level and a private level.");
+    RefuseUnitLevel(
+        "subqueries in a private aggregation level over privacy units are not "
+        "supported",
+        "The level is rewritten into a per-unit level and a private level.");
   return expression_tree_walker(node, DP_EXPRESSION_WALKER(CheckOuterExpression), shape);
 }
 
@@ -146,8 +149,8 @@ Const* Float8Constant(double value) {
 }
 
 Oid CatalogAggregate(const char* name, Oid argument_type) {
-  return LookupFuncName(list_make2(makeString(pstrdup("pg_catalog")), makeString(pstrdup(name))),
-                        1, &argument_type, false);
+  return LookupFuncName(list_make2(makeString(pstrdup("pg_catalog")), makeString(pstrdup(name))), 1,
+                        &argument_type, false);
 }
 
 // A built-in aggregate call name(value) FILTER (filter), of the inner level.
@@ -185,10 +188,9 @@ Expr* Coerced(Expr* expression, Oid target) {
 
 Expr* Divided(Expr* expression, int divisor) {
   if (divisor == 1) return expression;
-  return reinterpret_cast<Expr*>(
-      makeFuncExpr(F_FLOAT8DIV, FLOAT8OID,
-                   list_make2(Coerced(expression, FLOAT8OID), Float8Constant(divisor)),
-                   InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL));
+  return reinterpret_cast<Expr*>(makeFuncExpr(
+      F_FLOAT8DIV, FLOAT8OID, list_make2(Coerced(expression, FLOAT8OID), Float8Constant(divisor)),
+      InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL));
 }
 
 struct Rewriter {
@@ -200,8 +202,8 @@ struct Rewriter {
 
 Var* InnerColumn(Rewriter* rewriter, Expr* expression, const char* name) {
   const auto position = static_cast<AttrNumber>(list_length(rewriter->columns) + 1);
-  rewriter->columns = lappend(rewriter->columns,
-                              makeTargetEntry(expression, position, pstrdup(name), false));
+  rewriter->columns =
+      lappend(rewriter->columns, makeTargetEntry(expression, position, pstrdup(name), false));
   Node* node = reinterpret_cast<Node*>(expression);
   return makeVar(1, position, exprType(node), exprTypmod(node), exprCollation(node), 0);
 }
@@ -264,9 +266,8 @@ Node* RewrittenAggregate(Aggref* aggref, Rewriter* rewriter) {
         clamp_low, Coerced(static_cast<Expr*>(copyObjectImpl(ArgumentAt(aggref, layout.upper))),
                            inner->aggtype));
     clamp_high->location = -1;
-    Node* back = coerce_to_target_type(nullptr, reinterpret_cast<Node*>(clamp_high),
-                                       inner->aggtype, value_type, -1, COERCION_EXPLICIT,
-                                       COERCE_IMPLICIT_CAST, -1);
+    Node* back = coerce_to_target_type(nullptr, reinterpret_cast<Node*>(clamp_high), inner->aggtype,
+                                       value_type, -1, COERCION_EXPLICIT, COERCE_IMPLICIT_CAST, -1);
     if (back == nullptr) elog(ERROR, "dp_agg: no cast back to %s", format_type_be(value_type));
     combined = InnerColumn(rewriter, reinterpret_cast<Expr*>(back), "unit_sum");
     combined_type = value_type;
@@ -354,17 +355,19 @@ AttrNumber UnitColumnOfItem(const Query* query, Index item) {
 void CheckUnitLevel(Query* query, Index item, AttrNumber column) {
   LevelShape shape{GroupKeyExpressions(query), item, column};
   if (HasOuterJoin(reinterpret_cast<Node*>(query->jointree)))
-    RefuseUnitLevel("outer joins in a private aggregation level over privacy units are not "
-                    "supported",
-                    "NULL-extended rows would form one pseudo-unit whose sampled groups "
-                    "depend on which rows are unmatched.");
+    RefuseUnitLevel(
+        "outer joins in a private aggregation level over privacy units are not "
+        "supported",
+        "NULL-extended rows would form one pseudo-unit whose sampled groups "
+        "depend on which rows are unmatched.");
   if (query->groupingSets != NIL)
     RefuseUnitLevel("GROUPING SETS over privacy units are not supported",
                     "Each grouping set would need its own bound on a unit's groups.");
   if (query->hasWindowFuncs || query->hasTargetSRFs || query->hasSubLinks)
-    RefuseUnitLevel("window functions, set-returning functions and subqueries in a private "
-                    "aggregation level over privacy units are not supported",
-                    "The level is rewritten into a per-unit level and a private level.");
+    RefuseUnitLevel(
+        "window functions, set-returning functions and subqueries in a private "
+        "aggregation level over privacy units are not supported",
+        "The level is rewritten into a per-unit level and a private level.");
   ListCell* cell;
   foreach (cell, shape.keys) {
     if (ReferencesUnit(static_cast<Node*>(lfirst(cell)), &shape))
@@ -398,10 +401,9 @@ void RewriteForPrivacyUnits(Query* level, Index item, AttrNumber column, int max
   ListCell* cell;
   foreach (cell, level->groupClause) {
     auto* clause = static_cast<SortGroupClause*>(copyObjectImpl(lfirst(cell)));
-    Expr* key = static_cast<Expr*>(
-        copyObjectImpl(get_sortgroupclause_tle(static_cast<SortGroupClause*>(lfirst(cell)),
-                                           level->targetList)
-                       ->expr));
+    Expr* key = static_cast<Expr*>(copyObjectImpl(
+        get_sortgroupclause_tle(static_cast<SortGroupClause*>(lfirst(cell)), level->targetList)
+            ->expr));
     char name[32];
     snprintf(name, sizeof name, "key_%u", reference + 1);
     InnerColumn(&rewriter, key, name);
@@ -436,9 +438,8 @@ void RewriteForPrivacyUnits(Query* level, Index item, AttrNumber column, int max
   // rows or keys), kept where it is <= max_groups.
   const Oid sample_function = UnitSampleKeyFunction();
   if (!OidIsValid(sample_function)) elog(ERROR, "dp_agg: dp_agg.unit_sample_key is missing");
-  auto* sample_key = makeFuncExpr(sample_function, INT8OID,
-                                  list_make1(Int4Constant(max_groups)), InvalidOid, InvalidOid,
-                                  COERCE_EXPLICIT_CALL);
+  auto* sample_key = makeFuncExpr(sample_function, INT8OID, list_make1(Int4Constant(max_groups)),
+                                  InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL);
   auto* window = makeNode(WindowFunc);
   window->winfnoid = F_ROW_NUMBER;
   window->wintype = INT8OID;
@@ -473,12 +474,11 @@ void RewriteForPrivacyUnits(Query* level, Index item, AttrNumber column, int max
   entry->alias = makeAlias("dp_agg_units", NIL);
   entry->eref = makeAlias("dp_agg_units", names);
   Oid less_equal = OpernameGetOprid(list_make1(makeString(pstrdup("<="))), INT8OID, INT8OID);
-  Expr* kept = make_opclause(less_equal, BOOLOID, false, reinterpret_cast<Expr*>(rank),
-                             reinterpret_cast<Expr*>(makeConst(INT8OID, -1, InvalidOid,
-                                                               sizeof(int64),
-                                                               Int64GetDatum(max_groups), false,
-                                                               FLOAT8PASSBYVAL)),
-                             InvalidOid, InvalidOid);
+  Expr* kept = make_opclause(
+      less_equal, BOOLOID, false, reinterpret_cast<Expr*>(rank),
+      reinterpret_cast<Expr*>(makeConst(INT8OID, -1, InvalidOid, sizeof(int64),
+                                        Int64GetDatum(max_groups), false, FLOAT8PASSBYVAL)),
+      InvalidOid, InvalidOid);
   reinterpret_cast<OpExpr*>(kept)->opfuncid = get_opcode(less_equal);
   auto* reference_node = makeNode(RangeTblRef);
   reference_node->rtindex = 1;
