@@ -217,9 +217,6 @@ class AuditDatabase:
                             f"SELECT c, g FROM generate_series(1, {GROUP_SELECTION_MAX_COUNT}) "
                             f"AS c, generate_series(1, {self.GROUP_SELECTION_GROUPS}) AS g, "
                             f"generate_series(1, {GROUP_SELECTION_MAX_COUNT}) AS r WHERE r <= c")
-                if any(n == "u" for n, _ in columns):
-                    cur.execute(f"SECURITY LABEL FOR dp_agg ON COLUMN {name}.u "
-                                f"IS 'privacy_unit'")
                 cur.execute(f"ANALYZE {name}")
             self.tables[key] = name
         return self.tables[key]
