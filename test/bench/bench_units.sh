@@ -18,19 +18,19 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 ROWS=10000000
 UNITS=1000000
-GROUPS=100
+GROUP_COUNT=100
 RUNS=5
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --rows) ROWS=${2:?}; shift 2 ;;
     --units) UNITS=${2:?}; shift 2 ;;
-    --groups) GROUPS=${2:?}; shift 2 ;;
+    --groups) GROUP_COUNT=${2:?}; shift 2 ;;
     --runs) RUNS=${2:?}; shift 2 ;;
     -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
     *) echo "bench_units.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
-for n in "$ROWS" "$UNITS" "$GROUPS" "$RUNS"; do
+for n in "$ROWS" "$UNITS" "$GROUP_COUNT" "$RUNS"; do
   [[ "$n" =~ ^[1-9][0-9]*$ ]] || { echo "options take positive integers" >&2; exit 2; }
 done
 if [[ -f "$ROOT/.cluster_env" ]]; then
@@ -42,15 +42,20 @@ q() { psql -X -q -At -v ON_ERROR_STOP=1 "$@"; }
 
 q -c "CREATE EXTENSION IF NOT EXISTS dp_agg" >/dev/null
 q -c "SELECT dp_agg.set_budget(session_user::regrole, 1e9)" >/dev/null
-existing=$(q -c "SELECT CASE WHEN to_regclass('bench_units') IS NULL THEN '' ELSE
-  (SELECT count(*) || '/' || count(DISTINCT unit) FROM bench_units) END")
+existing=""
+if [[ $(q -c "SELECT to_regclass('bench_units') IS NOT NULL") == t ]]; then
+  existing=$(q -c "SELECT count(*) || '/' || count(DISTINCT unit) FROM bench_units")
+fi
 if [[ "$existing" != "$ROWS/$UNITS" ]]; then
-  echo "building bench_units: $ROWS rows, $UNITS units, $GROUPS groups ..." >&2
+  echo "building bench_units: $ROWS rows, $UNITS units, $GROUP_COUNT groups ..." >&2
   q <<SQL
 DROP TABLE IF EXISTS bench_units;
 CREATE TABLE bench_units AS
-  SELECT (i % $UNITS)::int AS unit, ((i * 7919) % $GROUPS)::int AS g, (i % 13)::int AS v
-  FROM generate_series(0, $ROWS - 1) i;
+  -- unit u has rows i = u + k * units; row k of a unit goes to group (37 k + u) mod
+  -- groups, so each unit's rows spread over several groups.
+  SELECT (i % $UNITS)::int AS unit, ((i / $UNITS * 37 + i % $UNITS) % $GROUP_COUNT)::int AS g,
+         (i % 13)::int AS v
+  FROM generate_series(0::bigint, $ROWS - 1) i;
 SECURITY LABEL FOR dp_agg ON COLUMN bench_units.unit IS 'privacy_unit';
 VACUUM ANALYZE bench_units;
 SQL
@@ -84,5 +89,5 @@ for workers in 0 2; do
   echo "| $label | $h | $p | $(awk -v p="$p" -v h="$h" 'BEGIN {printf "%.2f", p / h}') |"
 done
 rm -f /tmp/bench_units_hand.$$ /tmp/bench_units_private.$$
-echo "($ROWS rows, $UNITS units, $GROUPS groups, median of $RUNS runs,"\
+echo "($ROWS rows, $UNITS units, $GROUP_COUNT groups, median of $RUNS runs,"\
      "work_mem $(q -c 'SHOW work_mem'))"
