@@ -141,6 +141,32 @@ COMMENT ON VIEW dp_agg.protected_tables IS
 COMMENT ON VIEW dp_agg.restricted_roles IS
   'Roles labelled restricted';
 
+-- Privacy units (README "Privacy units"): column labels 'privacy_unit'.
+CREATE OR REPLACE FUNCTION dp_agg.set_label(object_kind text, object_name text, new_label text)
+RETURNS void LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+  IF object_kind NOT IN ('TABLE', 'ROLE', 'COLUMN') THEN
+    RAISE EXCEPTION 'dp_agg labels only tables, columns and roles' USING ERRCODE = 'invalid_parameter_value';
+  END IF;
+  EXECUTE format('SECURITY LABEL FOR dp_agg ON %s %s IS %s', object_kind, object_name,
+                 coalesce(quote_literal(new_label), 'NULL'));
+END $$;
+CREATE FUNCTION dp_agg.set_privacy_unit(target regclass, unit_column name) RETURNS void
+LANGUAGE sql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$ SELECT dp_agg.set_label('COLUMN', format('%s.%I', target, unit_column), 'privacy_unit') $$;
+CREATE FUNCTION dp_agg.unset_privacy_unit(target regclass, unit_column name) RETURNS void
+LANGUAGE sql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$ SELECT dp_agg.set_label('COLUMN', format('%s.%I', target, unit_column), NULL) $$;
+CREATE FUNCTION dp_agg.unit_sample_key(integer) RETURNS bigint
+  AS 'MODULE_PATHNAME', 'dp_unit_sample_key'
+  LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
+COMMENT ON FUNCTION dp_agg.set_privacy_unit(regclass, name) IS
+  'set_privacy_unit(table, column): labels the column privacy_unit, so private aggregates protect all rows of one unit value together (administrators)';
+COMMENT ON FUNCTION dp_agg.unset_privacy_unit(regclass, name) IS
+  'unset_privacy_unit(table, column): removes the privacy_unit label of a column (administrators)';
+COMMENT ON FUNCTION dp_agg.unit_sample_key(integer) IS
+  'A random bigint from the CSPRNG, by which dp_agg keeps max_groups random groups per privacy unit (internal: used by the privacy-unit rewrite)';
+
 -- The privileges of 0.2.0, as in src/sql/90_privileges.sql.
 GRANT USAGE ON SCHEMA dp_agg TO PUBLIC;
 REVOKE ALL ON ALL FUNCTIONS IN SCHEMA dp_agg FROM PUBLIC;
@@ -164,8 +190,15 @@ GRANT EXECUTE ON FUNCTION
   dp_agg.protect_table(regclass),
   dp_agg.unprotect_table(regclass),
   dp_agg.restrict_role(regrole),
-  dp_agg.unrestrict_role(regrole)
+  dp_agg.unrestrict_role(regrole),
+  dp_agg.set_privacy_unit(regclass, name),
+  dp_agg.unset_privacy_unit(regclass, name)
 TO PUBLIC;
+
+-- dp_agg's privacy-unit rewrite puts this function into a query over a
+-- table with a privacy unit column, which runs as the querying role. It only
+-- returns random numbers; restricted roles may not write it themselves.
+GRANT EXECUTE ON FUNCTION dp_agg.unit_sample_key(integer) TO PUBLIC;
 
 -- dp_agg puts this aggregate into the HAVING clause of a restricted role's
 -- query, which runs as that role.

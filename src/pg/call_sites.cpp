@@ -31,6 +31,7 @@ namespace {
 void PrepareAggregates(AggState* node, EState* estate, bool reexecuted, QueryCost* cost) {
   Agg* plan = reinterpret_cast<Agg*>(node->ss.ps.plan);
   bool input_checked = false;
+  int unit_groups = 1;
   for (int i = 0; i < node->numtrans; ++i) {
     AggStatePerTrans transition = &node->pertrans[i];
     Aggref* aggref = transition->aggref;
@@ -51,7 +52,7 @@ void PrepareAggregates(AggState* node, EState* estate, bool reexecuted, QueryCos
     // worker, once per execution like any other.
     const bool charge = !cost->leader_paid;
     if (charge && !input_checked) {
-      CheckAggregateInput(plan, aggref, estate);
+      unit_groups = CheckAggregateInput(plan, aggref, estate);
       input_checked = true;
     }
     // The entry may be dropped by a cache invalidation while parameters are
@@ -67,7 +68,13 @@ void PrepareAggregates(AggState* node, EState* estate, bool reexecuted, QueryCos
       // Every output aggregate that uses this transition is its own release.
       int outputs = 0;
       for (int j = 0; j < node->numaggs; ++j) outputs += node->peragg[j].transno == i ? 1 : 0;
-      AddCost(cost, aggref, requested.epsilon, requested.delta,
+      // Over privacy units each group runs at epsilon / max_groups and a
+      // unit reaches max_groups groups (unit_rewrite.h): the call site is
+      // charged max_groups times the epsilon it runs at (the product in
+      // double, so that the epsilon the query wrote is charged exactly when
+      // the division and the product round back to it, as they do for the
+      // values tested; otherwise within half an ulp of the loss).
+      AddCost(cost, aggref, requested.epsilon * unit_groups, requested.delta * unit_groups,
               GroupingSetCount(plan) * (outputs > 0 ? outputs : 1));
     }
   }

@@ -9,6 +9,7 @@ extern "C" {
 
 #include "group_keys.h"
 #include "settings.h"
+#include "unit_rewrite.h"
 
 namespace dp_pg {
 
@@ -104,7 +105,11 @@ Const* Float8Constant(double value) {
 // a group appears only if its noisy row count passes the threshold
 // (partition_selection.h). It is an ordinary private aggregate call site, so
 // the executor hook validates and charges it like the others.
-void AddGroupSelection(Query* query) {
+//
+// Over privacy units (max_groups > 1) a unit reaches up to max_groups
+// groups, so each group's selection runs at epsilon / max_groups and
+// delta / max_groups (basic composition); the executor charges the sum.
+void AddGroupSelection(Query* query, int max_groups) {
   auto* aggref = makeNode(Aggref);
   aggref->aggfnoid = GroupSelectionAggregate();
   aggref->aggtype = BOOLOID;
@@ -114,10 +119,10 @@ void AddGroupSelection(Query* query) {
   aggref->aggargtypes = list_make2_oid(FLOAT8OID, FLOAT8OID);
   aggref->aggdirectargs = NIL;
   aggref->args = list_make2(
-      makeTargetEntry(reinterpret_cast<Expr*>(Float8Constant(group_selection_epsilon)), 1,
-                      nullptr, false),
-      makeTargetEntry(reinterpret_cast<Expr*>(Float8Constant(group_selection_delta)), 2,
-                      nullptr, false));
+      makeTargetEntry(reinterpret_cast<Expr*>(Float8Constant(group_selection_epsilon / max_groups)),
+                      1, nullptr, false),
+      makeTargetEntry(reinterpret_cast<Expr*>(Float8Constant(group_selection_delta / max_groups)),
+                      2, nullptr, false));
   aggref->aggorder = NIL;
   aggref->aggdistinct = NIL;
   aggref->aggfilter = nullptr;
@@ -140,6 +145,7 @@ void AddGroupSelection(Query* query) {
 Rewrite* NewRewrite(RewriteKind kind) {
   auto* rewrite = static_cast<Rewrite*>(palloc0(sizeof(Rewrite)));
   rewrite->kind = kind;
+  rewrite->max_groups = 1;
   return rewrite;
 }
 
@@ -159,8 +165,12 @@ void ApplyRewrite(const Rewrite& rewrite) {
     case RewriteKind::kMaterializeWithQueries:
       MaterializeWithQueries(rewrite.level);
       return;
+    case RewriteKind::kPrivacyUnits:
+      RewriteForPrivacyUnits(rewrite.level, rewrite.unit_item, rewrite.unit_column,
+                             rewrite.max_groups);
+      return;
     case RewriteKind::kAddGroupSelection:
-      AddGroupSelection(rewrite.level);
+      AddGroupSelection(rewrite.level, rewrite.max_groups);
       return;
     case RewriteKind::kOrderByGroupKeys:
       OrderByGroupKeys(rewrite.level);
@@ -195,6 +205,15 @@ Rewrite* SubLinkRewrite(SubLink* sublink) {
 Rewrite* OwnerAccessRewrite(RangeTblEntry* entry, Oid owner) {
   Rewrite* rewrite = EntryRewrite(RewriteKind::kOwnerAccess, entry);
   rewrite->owner = owner;
+  return rewrite;
+}
+
+Rewrite* PrivacyUnitsRewrite(Query* level, Index unit_item, AttrNumber unit_column,
+                             int max_groups) {
+  Rewrite* rewrite = LevelRewrite(RewriteKind::kPrivacyUnits, level);
+  rewrite->unit_item = unit_item;
+  rewrite->unit_column = unit_column;
+  rewrite->max_groups = max_groups;
   return rewrite;
 }
 

@@ -19,6 +19,7 @@ constexpr double kGroupSelectionEpsilon = 1.0;
 constexpr double kGroupSelectionDelta = 1e-6;
 constexpr int kTestFault = static_cast<int>(TestFault::kNone);
 constexpr int kInsecureTestSeed = 0;
+constexpr int kMaxGroupsContributed = 1;
 }  // namespace defaults
 
 double max_epsilon = defaults::kMaxEpsilon;
@@ -29,6 +30,7 @@ bool allow_drop_extension = defaults::kAllowDropExtension;
 char* admin_role = nullptr;  // the string GUC machinery sets it to a copy of kAdminRole
 double group_selection_epsilon = defaults::kGroupSelectionEpsilon;
 double group_selection_delta = defaults::kGroupSelectionDelta;
+int max_groups_contributed = defaults::kMaxGroupsContributed;
 bool session_may_use_test_seed = false;
 
 namespace {
@@ -43,6 +45,7 @@ const struct config_enum_entry kTestFaults[] = {
     {"case_test_constant", static_cast<int>(TestFault::kCaseTestConstant), false},
     {"hash_group_order", static_cast<int>(TestFault::kHashGroupOrder), false},
     {"first_key_spelling", static_cast<int>(TestFault::kFirstKeySpelling), false},
+    {"skip_unit_bounding", static_cast<int>(TestFault::kSkipUnitBounding), false},
     {nullptr, 0, false},
 };
 
@@ -125,6 +128,16 @@ void DefineSettings() {
       "Delta spent by DP partition selection: the chance that a group of one row is shown.",
       "Must not exceed dp_agg.max_delta.", &group_selection_delta, defaults::kGroupSelectionDelta,
       1e-300, 0.5, PGC_USERSET, 0, nullptr, nullptr, nullptr);
+  // USERSET: the analyst trades noise (which scales with it) for how many
+  // groups of each privacy unit are kept; the charge does not depend on it.
+  DefineCustomIntVariable(
+      "dp_agg.max_groups_contributed",
+      "Most groups of one GROUP BY that a privacy unit contributes to.",
+      "For tables with a privacy_unit column: each unit keeps at most this many groups, "
+      "chosen at random per query, and the noise of every private aggregate and of group "
+      "selection scales with it.",
+      &max_groups_contributed, defaults::kMaxGroupsContributed, 1, 1000000, PGC_USERSET, 0, nullptr,
+      nullptr, nullptr);
   DefineCustomEnumVariable(
       "dp_agg.insecure_test_fault", "FOR TESTS ONLY: break a mechanism or a query rule on purpose.",
       "Used by the privacy audit suite to show that it detects broken mechanisms. Any value "

@@ -31,8 +31,15 @@ GRANT EXECUTE ON FUNCTION
   dp_agg.protect_table(regclass),
   dp_agg.unprotect_table(regclass),
   dp_agg.restrict_role(regrole),
-  dp_agg.unrestrict_role(regrole)
+  dp_agg.unrestrict_role(regrole),
+  dp_agg.set_privacy_unit(regclass, name),
+  dp_agg.unset_privacy_unit(regclass, name)
 TO PUBLIC;
+
+-- dp_agg's privacy-unit rewrite puts this function into a query over a
+-- table with a privacy unit column, which runs as the querying role. It only
+-- returns random numbers; restricted roles may not write it themselves.
+GRANT EXECUTE ON FUNCTION dp_agg.unit_sample_key(integer) TO PUBLIC;
 
 -- dp_agg puts this aggregate into the HAVING clause of a restricted role's
 -- query, which runs as that role.
