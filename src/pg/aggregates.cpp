@@ -20,6 +20,7 @@
 #include "../core/state_text.h"
 #include "aggregate_functions.h"
 #include "aggregate_state.h"
+#include "distributed.h"
 #include "error_boundary.h"
 #include "settings.h"
 #include "state_header.h"
@@ -63,6 +64,9 @@ namespace {
 AggregateState* MutableState(FunctionCallInfo fcinfo, const char* function) {
   RequireAggregateContext(fcinfo, function);
   auto* state = reinterpret_cast<AggregateState*>(PG_GETARG_POINTER(0));
+  if (state->initialized == 0) {  // dp_agg on Citus: states start from agginitcond
+    if (void* prepared = CitusPreparedState(fcinfo)) state = static_cast<AggregateState*>(prepared);
+  }
   RequireParametersPrepared(state->initialized != 0);
   return state;
 }
@@ -208,6 +212,12 @@ void ReadState(FunctionCallInfo fcinfo, int argument, AggregateState* out) {
 void ReadFinalState(FunctionCallInfo fcinfo, AggregateState* out) {
   RequireAggregateContext(fcinfo, "dp_agg final function");
   ReadState(fcinfo, 0, out);
+  if (out->initialized == 0) {  // dp_agg on Citus: no partial state arrived
+    if (void* prepared = CitusPreparedState(fcinfo)) {
+      std::memcpy(out, prepared, sizeof(AggregateState));
+      pfree(prepared);
+    }
+  }
   RequireParametersPrepared(out->initialized != 0);
 }
 
@@ -392,6 +402,11 @@ Datum dp_combine(PG_FUNCTION_ARGS) {
   auto* into = reinterpret_cast<AggregateState*>(PG_GETARG_POINTER(0));
   AggregateState partial;
   dp_pg::ReadState(fcinfo, 1, &partial);
+  // dp_agg on Citus: the coordinator's combining state starts from the state
+  // it prepared (and charged); a partial state read from text never chooses
+  // the parameters of a release.
+  if (into->initialized == 0 && dp_pg::IsCitusWrapperCall(fcinfo))
+    into = static_cast<AggregateState*>(dp_pg::RequireCitusPreparedState(fcinfo));
   // The state is fixed-size and updated in place, so adopting the partial's
   // parameters is a copy into `into` (whose count and sum are then zero).
   switch (dp_pg::DecideCombineStep(*reinterpret_cast<const dp_pg::StateHeader*>(into),
