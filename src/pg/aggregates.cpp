@@ -251,14 +251,21 @@ static_assert(std::is_trivially_destructible_v<dp::PartialStateFields>,
               "PartialStateFields lives across PostgreSQL calls");
 
 // The cache of this final function call site (16-byte aligned for int128).
+// Under Citus the cache is kept with the call site's prepared state instead:
+// coord_combine_agg looks the final function up again for every group.
 PlanCache* CacheOf(FunctionCallInfo fcinfo) {
-  if (fcinfo->flinfo->fn_extra == nullptr) {
-    void* raw = MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(PlanCache) + 16);
+  void** slot = &fcinfo->flinfo->fn_extra;
+  MemoryContext context = fcinfo->flinfo->fn_mcxt;
+  if (*slot == nullptr) {
+    if (void** site_slot = CitusFinalCacheSlot(fcinfo, &context)) slot = site_slot;
+  }
+  if (*slot == nullptr) {
+    void* raw = MemoryContextAllocZero(context, sizeof(PlanCache) + 16);
     void* aligned = reinterpret_cast<void*>((reinterpret_cast<std::uintptr_t>(raw) + 15) &
                                             ~static_cast<std::uintptr_t>(15));
-    fcinfo->flinfo->fn_extra = new (aligned) PlanCache();  // trivially destructible
+    *slot = new (aligned) PlanCache();  // trivially destructible
   }
-  return static_cast<PlanCache*>(fcinfo->flinfo->fn_extra);
+  return static_cast<PlanCache*>(*slot);
 }
 
 void FillKey(PlanCache* cache, const AggregateState& state, bool is_count) {

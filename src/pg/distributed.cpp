@@ -44,6 +44,7 @@ extern "C" {
 #include "aggregate_catalog.h"
 #include "aggregate_functions.h"
 #include "citus_plan.h"
+#include "restriction.h"
 
 extern "C" {
 #include "nodes/extensible.h"
@@ -359,6 +360,7 @@ struct PreparedSite {
   EState* estate;   // whose es_query_cxt holds `state`
   void* state;
   Size size;
+  void* final_cache;  // the final function's per-query cache (CitusFinalCacheSlot)
 };
 
 List* prepared_sites = NIL;  // of PreparedSite*, in TopMemoryContext
@@ -381,7 +383,7 @@ void ForgetSitesOf(void* argument) {
   MemoryContextSwitchTo(previous);
 }
 
-const PreparedSite* FindSite(Aggref* aggref) {
+PreparedSite* FindSite(Aggref* aggref) {
   if (aggref == nullptr) return nullptr;
   ListCell* cell;
   foreach (cell, prepared_sites) {
@@ -590,11 +592,60 @@ bool ReadsDistributedTable(Query* query) {
   return false;
 }
 
+// A selection aggregate (dp_select, the group selection of restricted
+// roles): polymorphic or without a partial form Citus can ship, so Citus
+// would run it whole on the workers, noise included.
+bool HasSelectionAggregate(Node* node, void*) {
+  if (node == nullptr) return false;
+  if (IsA(node, Aggref)) {
+    const PrivateAggregateKind* kind =
+        LookupPrivateAggregate(reinterpret_cast<Aggref*>(node)->aggfnoid);
+    if (kind != nullptr &&
+        (kind->family == Family::kSelection || kind->family == Family::kGroupSelection))
+      return true;
+  }
+  if (IsA(node, Query)) return false;  // other levels are visited on their own
+  return expression_tree_walker(node, DP_EXPRESSION_WALKER(HasSelectionAggregate), nullptr);
+}
+
+// What dp_agg does not (yet) run on a distributed table, refused before
+// planning so that nothing is charged and no task is sent.
+void RefuseUnsupportedDistributed(Query* query) {
+  bool reads_protected = false;
+  ListCell* cell;
+  foreach (cell, query->rtable) {
+    auto* table = static_cast<RangeTblEntry*>(lfirst(cell));
+    if (table->rtekind == RTE_RELATION && DistributionColumn(table->relid) != 0 &&
+        IsProtectedRelation(table->relid, true))
+      reads_protected = true;
+  }
+  if (reads_protected && RestrictedSession())
+    ereport(ERROR,
+            (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+             errmsg("dp_agg does not support restricted roles on protected Citus distributed tables"),
+             errdetail("Restricted roles read only through dp_agg's per-query grants, which "
+                       "Citus's worker connections do not carry; the query is refused before "
+                       "anything is charged."),
+             errhint("Query a local or reference table, or use a role that is not restricted.")));
+  if (HasSelectionAggregate(reinterpret_cast<Node*>(query->targetList), nullptr) ||
+      HasSelectionAggregate(query->havingQual, nullptr))
+    ereport(ERROR,
+            (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+             errmsg("dp_select is not supported on Citus distributed tables"),
+             errdetail("Citus has no partial-aggregation path for it, so its noise would be "
+                       "drawn on the workers; the query is refused before anything is "
+                       "charged."),
+             errhint("Use dp_count with GROUP BY on the candidate column, or query a local "
+                     "table.")));
+}
+
 bool RewriteLevels(Node* node, void*) {
   if (node == nullptr) return false;
   if (IsA(node, Query)) {
     auto* query = reinterpret_cast<Query*>(node);
-    if (query->hasAggs && ReadsDistributedTable(query) &&
+    const bool distributed = ReadsDistributedTable(query);
+    if (distributed) RefuseUnsupportedDistributed(query);
+    if (query->hasAggs && distributed &&
         (HasPrivateAggregate(reinterpret_cast<Node*>(query->targetList), nullptr) ||
          HasPrivateAggregate(query->havingQual, nullptr))) {
       RewriteCounts(reinterpret_cast<Node*>(query->targetList), nullptr);
@@ -751,6 +802,14 @@ void* CitusPreparedState(FunctionCallInfo fcinfo) {
   void* copy = palloc(site->size);
   std::memcpy(copy, site->state, site->size);
   return copy;
+}
+
+void** CitusFinalCacheSlot(FunctionCallInfo fcinfo, MemoryContext* context) {
+  if (prepared_sites == NIL) return nullptr;
+  PreparedSite* site = FindSite(AggGetAggref(fcinfo));
+  if (site == nullptr) return nullptr;
+  *context = site->estate->es_query_cxt;
+  return &site->final_cache;
 }
 
 bool IsCitusWrapperCall(FunctionCallInfo fcinfo) {

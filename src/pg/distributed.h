@@ -40,6 +40,12 @@ void RegisterCitusPreparedState(Aggref* outer, Datum state, Size size, EState* e
 // for it; nullptr otherwise.
 void* CitusPreparedState(FunctionCallInfo fcinfo);
 
+// Inside a final function run by Citus's coord_combine_agg, which looks the
+// function up again for every group (so fn_extra starts empty each time):
+// a slot for the final function's cache that lives as long as the query
+// (allocate in *context); nullptr when the call is not a Citus wrapper site.
+void** CitusFinalCacheSlot(FunctionCallInfo fcinfo, MemoryContext* context);
+
 // Inside a combine or final function: whether the call belongs to a Citus
 // wrapper (then only a registered, coordinator-prepared state may be used;
 // states read from text are never trusted to choose parameters).

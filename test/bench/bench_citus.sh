@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Benchmark (not a test): private aggregates vs the built-in ones over the same
+# Citus distributed table, on the 3-node loopback cluster of test/citus/cluster.sh
+# (coordinator + 2 workers, TLS, 32 shards), with and without GROUP BY, in the
+# same run. Prints a Markdown table of median execution times (EXPLAIN (ANALYZE,
+# TIMING OFF, SUMMARY ON) "Execution Time" on the coordinator, which includes the
+# workers' tasks) and the ratio dp / built-in. The nodes share this machine's
+# cores: compare ratios, not absolute times.
+#
+#   test/bench/bench_citus.sh [--rows N] [--runs N]
+#     --rows N  rows in the distributed table (default 5000000)
+#     --runs N  timed runs per query (default 5), after 1 warm-up; interleaved
+# Needs Citus installed for $PG_CONFIG; starts and stops its own cluster
+# (CITUS_PORT_BASE, default 55620).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+ROWS=5000000
+RUNS=5
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --rows) ROWS=${2:?}; shift 2 ;;
+    --runs) RUNS=${2:?}; shift 2 ;;
+    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+    *) echo "bench_citus.sh: unknown option $1" >&2; exit 2 ;;
+  esac
+done
+[ -f "$(${PG_CONFIG:-pg_config} --pkglibdir)/citus.so" ] || { echo "bench_citus.sh: Citus not installed" >&2; exit 1; }
+cluster="$here/../citus/cluster.sh"
+base=${CITUS_PORT_BASE:-55620}
+q() { bash "$cluster" psql "$base" -At -c "$1"; }
+bash "$cluster" start
+trap 'bash "$cluster" stop' EXIT
+trap 'exit 1' INT TERM
+q "CREATE TABLE bench_t(id bigint, grp int, v int);
+SELECT create_distributed_table('bench_t', 'id');
+INSERT INTO bench_t SELECT g, g % 10, (g * 7919) % 1000 FROM generate_series(1, $ROWS) g;
+VACUUM ANALYZE bench_t;
+SELECT dp_agg.set_budget('postgres', 1e9, 1);" >/dev/null
+
+exec_ms() {  # median of $RUNS "Execution Time" of query $1 (after one warm-up)
+  local query=$1 times=()
+  q "SET jit = off; EXPLAIN (ANALYZE, TIMING OFF, SUMMARY ON) $query" >/dev/null
+  for _ in $(seq "$RUNS"); do
+    times+=("$(q "SET jit = off; EXPLAIN (ANALYZE, TIMING OFF, SUMMARY ON) $query" |
+      sed -n 's/^Execution Time: \([0-9.]*\) ms$/\1/p')")
+  done
+  printf '%s\n' "${times[@]}" | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'
+}
+
+echo "| query ($ROWS rows, 32 shards, 2 workers) | built-in ms | dp_agg ms | ratio |"
+echo "|---|---|---|---|"
+while IFS='|' read -r name builtin private; do
+  b=$(exec_ms "$builtin")
+  p=$(exec_ms "$private")
+  ratio=$(awk -v p="$p" -v b="$b" 'BEGIN { printf "%.2f", p / b }')
+  echo "| $name | $b | $p | $ratio |"
+done <<'QUERIES'
+count, no GROUP BY|SELECT count(v) FROM bench_t|SELECT dp_count(v, 1.0) FROM bench_t
+sum, no GROUP BY|SELECT sum(v) FROM bench_t|SELECT dp_sum(v, 0, 1000, 1.0) FROM bench_t
+avg, no GROUP BY|SELECT avg(v) FROM bench_t|SELECT dp_avg(v, 0, 1000, 1.0) FROM bench_t
+count, GROUP BY grp (10 groups)|SELECT grp, count(v) FROM bench_t GROUP BY grp|SELECT grp, dp_count(v, 1.0) FROM bench_t GROUP BY grp
+sum, GROUP BY grp (10 groups)|SELECT grp, sum(v) FROM bench_t GROUP BY grp|SELECT grp, dp_sum(v, 0, 1000, 1.0) FROM bench_t GROUP BY grp
+avg, GROUP BY grp (10 groups)|SELECT grp, avg(v) FROM bench_t GROUP BY grp|SELECT grp, dp_avg(v, 0, 1000, 1.0) FROM bench_t GROUP BY grp
+QUERIES
