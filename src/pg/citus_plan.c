@@ -23,13 +23,11 @@
  * (libpq-be.h needs the GSSAPI headers that building Citus installs, so it
  * is read here, under the same condition.)
  */
-const char *dp_citus_verified_peer_cn(void)
-{
+const char *dp_citus_verified_peer_cn(void) {
 #ifdef DP_AGG_READ_PORT
-	if (MyProcPort == NULL || !MyProcPort->ssl_in_use || !MyProcPort->peer_cert_valid)
-		return NULL;
-	return MyProcPort->peer_cn;
+  if (MyProcPort == NULL || !MyProcPort->ssl_in_use || !MyProcPort->peer_cert_valid) return NULL;
+  return MyProcPort->peer_cn;
 #else
-	return NULL;
+  return NULL;
 #endif
 }

@@ -106,8 +106,8 @@ Node* StripRelabel(Node* node) {
 // InvalidOid when it is not a constant (then nobody can tell what it wraps).
 Oid InnerAggregateOid(Aggref* outer) {
   if (list_length(outer->args) < 2) return InvalidOid;
-  Node* first = StripRelabel(
-      reinterpret_cast<Node*>(static_cast<TargetEntry*>(linitial(outer->args))->expr));
+  Node* first =
+      StripRelabel(reinterpret_cast<Node*>(static_cast<TargetEntry*>(linitial(outer->args))->expr));
   if (first == nullptr || !IsA(first, Const)) return InvalidOid;
   const auto* constant = reinterpret_cast<Const*>(first);
   if (constant->constisnull) return InvalidOid;
@@ -142,7 +142,8 @@ Aggref* InnerCall(Aggref* partial, Oid inner) {
   foreach (cell, arguments) {
     auto* expression = static_cast<Expr*>(lfirst(cell));
     call->args = lappend(call->args, makeTargetEntry(expression, position++, nullptr, false));
-    call->aggargtypes = lappend_oid(call->aggargtypes, exprType(reinterpret_cast<Node*>(expression)));
+    call->aggargtypes =
+        lappend_oid(call->aggargtypes, exprType(reinterpret_cast<Node*>(expression)));
   }
   return call;
 }
@@ -256,7 +257,8 @@ bool ReadWorkerJob(CustomScan* scan, WorkerJob* job) {
   const char* end = nullptr;
   if (!FieldText(plan_text, "workerJob", &begin, &end) || *begin != '{') return false;
   const std::string worker_job(begin, end);
-  if (FieldText(plan_text, "modLevel", &begin, &end)) job->is_modification = std::atoi(begin) >= 2;  // ROW_MODIFY_COMMUTATIVE and above
+  if (FieldText(plan_text, "modLevel", &begin, &end))
+    job->is_modification = std::atoi(begin) >= 2;  // ROW_MODIFY_COMMUTATIVE and above
   if (FieldText(plan_text, "subPlanList", &begin, &end))
     job->has_subplans = ListLength(begin, end) != 0;
   if (FieldText(plan_text, "relationIdList", &begin, &end))
@@ -312,8 +314,7 @@ AttrNumber RemoteColumn(Node* expression, Plan* plan, CustomScan** scan) {
 
 // The Citus scan below an Agg node (through Sort/Material only).
 CustomScan* CitusScanBelow(Plan* plan) {
-  while (plan != nullptr &&
-         (IsA(plan, Sort) || IsA(plan, IncrementalSort) || IsA(plan, Material)))
+  while (plan != nullptr && (IsA(plan, Sort) || IsA(plan, IncrementalSort) || IsA(plan, Material)))
     plan = plan->lefttree;
   return plan != nullptr && IsA(plan, CustomScan) ? reinterpret_cast<CustomScan*>(plan) : nullptr;
 }
@@ -356,8 +357,8 @@ Aggref* ReleaseSiteInnerCall(Aggref* combine, Agg* plan, Oid inner) {
 // --- per-query states of wrapper sites --------------------------------------
 
 struct PreparedSite {
-  Aggref* aggref;   // the wrapper call (pointer in the executing plan)
-  EState* estate;   // whose es_query_cxt holds `state`
+  Aggref* aggref;  // the wrapper call (pointer in the executing plan)
+  EState* estate;  // whose es_query_cxt holds `state`
   void* state;
   Size size;
   void* final_cache;  // the final function's per-query cache (CitusFinalCacheSlot)
@@ -421,7 +422,8 @@ AttrNumber DistributionColumn(Oid relation) {
     const char method = DatumGetChar(heap_getattr(tuple, 2, RelationGetDescr(table), &method_null));
     const Datum key_text = heap_getattr(tuple, 3, RelationGetDescr(table), &key_null);
     if (!method_null && !key_null && method != 'n') {
-      char* serialized = text_to_cstring(reinterpret_cast<text*>(pg_detoast_datum_packed(reinterpret_cast<struct varlena*>(DatumGetPointer(key_text)))));
+      char* serialized = text_to_cstring(reinterpret_cast<text*>(
+          pg_detoast_datum_packed(reinterpret_cast<struct varlena*>(DatumGetPointer(key_text)))));
       Node* node = static_cast<Node*>(stringToNode(serialized));
       if (node != nullptr && IsA(node, Var)) column = reinterpret_cast<Var*>(node)->varattno;
     }
@@ -521,7 +523,7 @@ bool RewriteCounts(Node* node, void*) {
 
 struct GroupKeyRewrite {
   List* columns;  // Var nodes (varno, varattno) of distribution columns
-  Oid wrapper;    // dp_agg.citus_group_key(anyelement)
+  Oid wrapper;  // dp_agg.citus_group_key(anyelement)
 };
 
 Node* WrapDistributionColumns(Node* node, void* context) {
@@ -535,17 +537,17 @@ Node* WrapDistributionColumns(Node* node, void* context) {
       const auto* column = static_cast<Var*>(lfirst(cell));
       if (var->varlevelsup == 0 && var->varno == column->varno &&
           var->varattno == column->varattno) {
-        FuncExpr* call = makeFuncExpr(rewrite->wrapper, var->vartype,
-                                      list_make1(copyObjectImpl(var)), var->varcollid,
-                                      var->varcollid, COERCE_EXPLICIT_CALL);
+        FuncExpr* call =
+            makeFuncExpr(rewrite->wrapper, var->vartype, list_make1(copyObjectImpl(var)),
+                         var->varcollid, var->varcollid, COERCE_EXPLICIT_CALL);
         return reinterpret_cast<Node*>(call);
       }
     }
     return node;
   }
-  return expression_tree_mutator(node, reinterpret_cast<Node* (*)()>(reinterpret_cast<void (*)()>(
-                                           WrapDistributionColumns)),
-                                 context);
+  return expression_tree_mutator(
+      node, reinterpret_cast<Node* (*)()>(reinterpret_cast<void (*)()>(WrapDistributionColumns)),
+      context);
 }
 
 // Citus pushes a GROUP BY on the distribution column down whole: the final
@@ -620,23 +622,23 @@ void RefuseUnsupportedDistributed(Query* query) {
       reads_protected = true;
   }
   if (reads_protected && RestrictedSession())
-    ereport(ERROR,
-            (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-             errmsg("dp_agg does not support restricted roles on protected Citus distributed tables"),
-             errdetail("Restricted roles read only through dp_agg's per-query grants, which "
-                       "Citus's worker connections do not carry; the query is refused before "
-                       "anything is charged."),
-             errhint("Query a local or reference table, or use a role that is not restricted.")));
+    ereport(
+        ERROR,
+        (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+         errmsg("dp_agg does not support restricted roles on protected Citus distributed tables"),
+         errdetail("Restricted roles read only through dp_agg's per-query grants, which "
+                   "Citus's worker connections do not carry; the query is refused before "
+                   "anything is charged."),
+         errhint("Query a local or reference table, or use a role that is not restricted.")));
   if (HasSelectionAggregate(reinterpret_cast<Node*>(query->targetList), nullptr) ||
       HasSelectionAggregate(query->havingQual, nullptr))
-    ereport(ERROR,
-            (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-             errmsg("dp_select is not supported on Citus distributed tables"),
-             errdetail("Citus has no partial-aggregation path for it, so its noise would be "
-                       "drawn on the workers; the query is refused before anything is "
-                       "charged."),
-             errhint("Use dp_count with GROUP BY on the candidate column, or query a local "
-                     "table.")));
+    ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                    errmsg("dp_select is not supported on Citus distributed tables"),
+                    errdetail("Citus has no partial-aggregation path for it, so its noise would be "
+                              "drawn on the workers; the query is refused before anything is "
+                              "charged."),
+                    errhint("Use dp_count with GROUP BY on the candidate column, or query a local "
+                            "table.")));
 }
 
 bool RewriteLevels(Node* node, void*) {
@@ -762,15 +764,15 @@ void CheckCitusReleaseInput(Aggref* inner, Agg* plan) {
   if (query->hasWindowFuncs) problem = "The tasks contain window functions.";
   if (query->hasTargetSRFs) problem = "The tasks contain set-returning functions.";
   if (query->groupingSets != NIL) problem = "The tasks contain grouping sets.";
-  if (query->hasDistinctOn || query->distinctClause != NIL)
-    problem = "The tasks contain DISTINCT.";
+  if (query->hasDistinctOn || query->distinctClause != NIL) problem = "The tasks contain DISTINCT.";
   if (problem != nullptr)
-    ereport(ERROR,
-            (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-             errmsg("dp_agg cannot bound how often one row feeds %s", get_func_name(inner->aggfnoid)),
-             errdetail("%s", problem),
-             errhint("Aggregate rows of a single distributed table, filtered by conditions on "
-                     "that table's own columns.")));
+    ereport(
+        ERROR,
+        (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+         errmsg("dp_agg cannot bound how often one row feeds %s", get_func_name(inner->aggfnoid)),
+         errdetail("%s", problem),
+         errhint("Aggregate rows of a single distributed table, filtered by conditions on "
+                 "that table's own columns.")));
 }
 
 void RegisterCitusPreparedState(Aggref* outer, Datum state, Size size, EState* estate) {

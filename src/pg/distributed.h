@@ -10,7 +10,7 @@ namespace dp_pg {
 
 // What a call site of Citus's generic aggregate wrappers is for dp_agg.
 enum class CitusSiteRole {
-  kNone,     // not a Citus wrapper around a private aggregate
+  kNone,  // not a Citus wrapper around a private aggregate
   kPartial,  // worker_partial_agg on a worker: accumulate exactly, never release or charge
   kRelease,  // coord_combine_agg on the coordinator: charged once, noise once per group
 };

@@ -62,5 +62,12 @@ a_spent=$(q $base "SELECT epsilon_spent FROM dp_agg.budgets WHERE role='analyst'
 [ "$a_spent" = 1 ] && ok "restricted analyst charged once (1.0)" || ko "restricted analyst charged $a_spent"
 after=$(spent)
 [ "$before" = "$after" ] && ok "refused queries charged nothing" || ko "refused queries charged: $before -> $after"
+# the privacy audit's count and sum noise checks against a distributed table
+audit_out=$(PGHOST=$root /usr/bin/python3 "$here/audit_citus.py" "$base" 2>&1)
+echo "$audit_out"
+pass=$((pass + $(grep -c '^ok: ' <<<"$audit_out")))
+audit_failed=$(grep -c '^FAILED: ' <<<"$audit_out")
+[ "$(grep -c '^ok: ' <<<"$audit_out")" = 4 ] || audit_failed=$((audit_failed + 1))
+fail=$((fail + audit_failed))
 echo "dp_agg citus tests: $pass passed, $fail failed"
 [ $fail = 0 ]
