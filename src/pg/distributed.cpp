@@ -513,11 +513,43 @@ void MakeCountMonomorphic(Aggref* aggref) {
   aggref->aggfnoid = replacement;
 }
 
+// Citus's wrappers check EXECUTE on the aggregate's support functions for the
+// querying role, on the coordinator and on every worker (aggregate_utils.c,
+// aclcheckAggregate). dp_agg keeps those functions from PUBLIC (their states
+// hold exact sums: a role that may execute them could build its own
+// aggregate that returns a state), so a role without them is refused here,
+// before anything is charged, instead of by Citus after the charge.
+void RequireSupportFunctionAccess(Oid aggregate) {
+  HeapTuple tuple = SearchSysCache1(AGGFNOID, ObjectIdGetDatum(aggregate));
+  if (!HeapTupleIsValid(tuple)) return;
+  const auto* form = reinterpret_cast<Form_pg_aggregate>(GETSTRUCT(tuple));
+  const Oid functions[] = {form->aggtransfn, form->aggfinalfn, form->aggcombinefn,
+                           form->aggserialfn, form->aggdeserialfn};
+  ReleaseSysCache(tuple);
+  for (const Oid function : functions) {
+    if (!OidIsValid(function)) continue;
+    if (pg_proc_aclcheck(function, GetUserId(), ACL_EXECUTE) == ACLCHECK_OK) continue;
+    ereport(ERROR,
+            (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+             errmsg("%s on a Citus distributed table needs EXECUTE on its support functions",
+                    get_func_name(aggregate)),
+             errdetail("Citus checks the support function %s for the querying role on every "
+                       "node, and dp_agg does not grant it to PUBLIC. dp_agg on Citus currently "
+                       "serves roles that hold EXECUTE on the support functions of schema "
+                       "dp_agg (trusted roles: with it a role could build an aggregate that "
+                       "returns exact partial states). Nothing was charged.",
+                       get_func_name(function)),
+             errhint("Query a local or reference table, or run the query as a trusted role.")));
+  }
+}
+
 bool RewriteCounts(Node* node, void*) {
   if (node == nullptr) return false;
   if (IsA(node, Query)) return false;
-  if (IsA(node, Aggref) && LookupPrivateAggregate(reinterpret_cast<Aggref*>(node)->aggfnoid))
+  if (IsA(node, Aggref) && LookupPrivateAggregate(reinterpret_cast<Aggref*>(node)->aggfnoid)) {
     MakeCountMonomorphic(reinterpret_cast<Aggref*>(node));
+    RequireSupportFunctionAccess(reinterpret_cast<Aggref*>(node)->aggfnoid);
+  }
   return expression_tree_walker(node, DP_EXPRESSION_WALKER(RewriteCounts), nullptr);
 }
 
