@@ -33,7 +33,7 @@ trap 'bash "$cluster" stop' EXIT
 trap 'exit 1' INT TERM
 q "CREATE TABLE bench_t(id bigint, grp int, v int);
 SELECT create_distributed_table('bench_t', 'id');
-INSERT INTO bench_t SELECT g, g % 10, (g * 7919) % 1000 FROM generate_series(1, $ROWS) g;
+INSERT INTO bench_t SELECT g, g % 10, (g::bigint * 7919) % 1000 FROM generate_series(1, $ROWS) g;
 VACUUM ANALYZE bench_t;
 SELECT dp_agg.set_budget('postgres', 1e9, 1);" >/dev/null
 
