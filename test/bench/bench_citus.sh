@@ -34,7 +34,7 @@ trap 'exit 1' INT TERM
 q "CREATE TABLE bench_t(id bigint, grp int, v int);
 SELECT create_distributed_table('bench_t', 'id');
 INSERT INTO bench_t SELECT g, g % 10, (g::bigint * 7919) % 1000 FROM generate_series(1, $ROWS) g;
-SELECT dp_agg.set_budget('postgres', 1e9, 1);" >/dev/null
+SELECT dp_agg.set_budget('postgres', 1e9, 0.5);" >/dev/null
 q "VACUUM ANALYZE bench_t" >/dev/null
 
 exec_ms() {  # median of $RUNS "Execution Time" of query $1 (after one warm-up)
