@@ -28,7 +28,7 @@ DATA = sql/dp_agg--0.1.0.sql sql/dp_agg--0.1.0--0.2.0.sql
 
 CORE_SOURCES = $(sort $(wildcard src/core/*.cpp))
 PG_SOURCES = $(sort $(wildcard src/pg/*.cpp))
-OBJS = $(CORE_SOURCES:.cpp=.o) $(PG_SOURCES:.cpp=.o)
+OBJS = $(CORE_SOURCES:.cpp=.o) $(PG_SOURCES:.cpp=.o) src/pg/citus_plan.o
 
 # pg_regress suites (sql/NAME.sql against expected/NAME.out)
 REGRESS = setup privileges errors count sum avg properties parallel budget gaussian quantile select restricted restricted_holes breaches crash_findings units drop_guard review_findings

@@ -7,7 +7,9 @@
 --  * COMMENT ON every object of the extension;
 --  * privileges in schema dp_agg decided in one place: everything is revoked
 --    from PUBLIC and the public entry points are granted back by name (the
---    state types' input/output functions are no longer executable by PUBLIC).
+--    state types' input/output functions are no longer executable by PUBLIC);
+--  * dp_agg on Citus: dp_agg.citus_count, dp_agg.citus_count_interval and
+--    dp_agg.citus_group_key (src/sql/65_citus.sql).
 -- (The SQLSTATEs of budget refusals moved from DP001/DP002 to ZP001/ZP002 and
 -- DROP EXTENSION needs dp_agg.allow_drop_extension; both live in the library.)
 \echo Use "ALTER EXTENSION dp_agg UPDATE TO '0.2.0'" to load this file. \quit
@@ -167,7 +169,77 @@ COMMENT ON FUNCTION dp_agg.unset_privacy_unit(regclass, name) IS
 COMMENT ON FUNCTION dp_agg.unit_sample_key(integer) IS
   'A random bigint from the CSPRNG, by which dp_agg keeps max_groups random groups per privacy unit (internal: used by the privacy-unit rewrite)';
 
+-- dp_agg on Citus (src/pg/distributed.cpp; README, "Scaling out with Citus").
+--
+-- dp_count over a distributed table: Citus checks the ROW it passes to
+-- worker_partial_agg against pg_proc.proargtypes literally, so the
+-- polymorphic dp_count never takes Citus's partial-aggregation path. The
+-- planner hook rewrites dp_count(v, ...) over a distributed table into these,
+-- with the argument CASE WHEN v IS NOT NULL THEN true END: NULL exactly when
+-- v is, so the count is the same.
+CREATE AGGREGATE dp_agg.citus_count(boolean, float8) (
+  SFUNC = dp_agg.count_transfn, STYPE = dp_agg.aggregate_state, INITCOND = 'uninitialized',
+  FINALFUNC = dp_agg.count_final, COMBINEFUNC = dp_agg.combine, PARALLEL = SAFE
+);
+CREATE AGGREGATE dp_agg.citus_count(boolean, float8, float8) (
+  SFUNC = dp_agg.count_transfn, STYPE = dp_agg.aggregate_state, INITCOND = 'uninitialized',
+  FINALFUNC = dp_agg.count_final, COMBINEFUNC = dp_agg.combine, PARALLEL = SAFE
+);
+CREATE AGGREGATE dp_agg.citus_count_interval(boolean, float8, float8) (
+  SFUNC = dp_agg.count_transfn, STYPE = dp_agg.aggregate_state, INITCOND = 'uninitialized',
+  FINALFUNC = dp_agg.count_interval_final, COMBINEFUNC = dp_agg.combine, PARALLEL = SAFE
+);
+CREATE AGGREGATE dp_agg.citus_count_interval(boolean, float8, float8, float8) (
+  SFUNC = dp_agg.count_transfn, STYPE = dp_agg.aggregate_state, INITCOND = 'uninitialized',
+  FINALFUNC = dp_agg.count_interval_final, COMBINEFUNC = dp_agg.combine, PARALLEL = SAFE
+);
+
+-- The identity, for GROUP BY on a distribution column: Citus would otherwise
+-- push the whole aggregate, noise included, down to the workers. Not STRICT:
+-- a NULL key stays a NULL group.
+CREATE FUNCTION dp_agg.citus_group_key(anyelement) RETURNS anyelement
+  AS 'MODULE_PATHNAME', 'dp_citus_group_key' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+COMMENT ON AGGREGATE dp_agg.citus_count(boolean, float8) IS
+  'dp_count(value, epsilon) as dp_agg runs it on a Citus distributed table (written by the planner hook, not by analysts)';
+COMMENT ON AGGREGATE dp_agg.citus_count(boolean, float8, float8) IS
+  'dp_count(value, epsilon, delta) as dp_agg runs it on a Citus distributed table (written by the planner hook, not by analysts)';
+COMMENT ON AGGREGATE dp_agg.citus_count_interval(boolean, float8, float8) IS
+  'dp_count_interval(value, epsilon, confidence) as dp_agg runs it on a Citus distributed table (written by the planner hook)';
+COMMENT ON AGGREGATE dp_agg.citus_count_interval(boolean, float8, float8, float8) IS
+  'dp_count_interval(value, epsilon, delta, confidence) as dp_agg runs it on a Citus distributed table (written by the planner hook)';
+COMMENT ON FUNCTION dp_agg.citus_group_key(anyelement) IS
+  'The identity: dp_agg groups by a Citus distribution column through it so that noise is added on the coordinator';
+
+-- CREATE AGGREGATE has no volatility option and records aggregates as
+-- immutable, so the planner would treat two identical calls as one, or copy a
+-- call into several places when it flattens a subquery, drawing noise a
+-- different number of times than the query says. Every call is a separate
+-- noisy release: mark every aggregate of the extension VOLATILE like its
+-- support functions. Chosen by membership in the extension, so that an
+-- aggregate added later cannot be forgotten (an upgrade script that adds one
+-- runs this same statement).
+UPDATE pg_catalog.pg_proc SET provolatile = 'v'
+WHERE prokind = 'a'
+  AND oid IN (SELECT d.objid FROM pg_catalog.pg_depend d
+              WHERE d.classid = 'pg_catalog.pg_proc'::regclass
+                AND d.refclassid = 'pg_catalog.pg_extension'::regclass
+                AND d.refobjid = (SELECT e.oid FROM pg_catalog.pg_extension e
+                                  WHERE e.extname = 'dp_agg')
+                AND d.deptype = 'e');
+
 -- The privileges of 0.2.0, as in src/sql/90_privileges.sql.
+-- What PUBLIC may use in schema dp_agg, decided here and nowhere else: first
+-- everything is taken from PUBLIC, then the public entry points are granted
+-- back by name. An object added later is therefore private until it is
+-- listed here, and the regression suite "privileges" pins this list.
+--
+-- Not granted: the support functions of the aggregates (their states hold
+-- exact sums; PostgreSQL checks them against the aggregate's owner, so the
+-- aggregates still work for everyone), the state types' input and output
+-- functions, the ledger writer's apply_charge, the helpers behind the
+-- administration functions, and the budget and ledger tables themselves
+-- (read through the filtered views).
 GRANT USAGE ON SCHEMA dp_agg TO PUBLIC;
 REVOKE ALL ON ALL FUNCTIONS IN SCHEMA dp_agg FROM PUBLIC;
 REVOKE ALL ON ALL TABLES IN SCHEMA dp_agg FROM PUBLIC;
@@ -203,3 +275,14 @@ GRANT EXECUTE ON FUNCTION dp_agg.unit_sample_key(integer) TO PUBLIC;
 -- dp_agg puts this aggregate into the HAVING clause of a restricted role's
 -- query, which runs as that role.
 GRANT EXECUTE ON ROUTINE dp_agg.group_selection(float8, float8) TO PUBLIC;
+
+-- dp_agg on Citus: the planner hook writes these into the analyst's query
+-- over a distributed table (dp_count's monomorphic forms, charged like
+-- dp_count, and the identity around a distribution-column group key).
+GRANT EXECUTE ON ROUTINE
+  dp_agg.citus_count(boolean, float8),
+  dp_agg.citus_count(boolean, float8, float8),
+  dp_agg.citus_count_interval(boolean, float8, float8),
+  dp_agg.citus_count_interval(boolean, float8, float8, float8),
+  dp_agg.citus_group_key(anyelement)
+TO PUBLIC;

@@ -44,3 +44,14 @@ GRANT EXECUTE ON FUNCTION dp_agg.unit_sample_key(integer) TO PUBLIC;
 -- dp_agg puts this aggregate into the HAVING clause of a restricted role's
 -- query, which runs as that role.
 GRANT EXECUTE ON ROUTINE dp_agg.group_selection(float8, float8) TO PUBLIC;
+
+-- dp_agg on Citus: the planner hook writes these into the analyst's query
+-- over a distributed table (dp_count's monomorphic forms, charged like
+-- dp_count, and the identity around a distribution-column group key).
+GRANT EXECUTE ON ROUTINE
+  dp_agg.citus_count(boolean, float8),
+  dp_agg.citus_count(boolean, float8, float8),
+  dp_agg.citus_count_interval(boolean, float8, float8),
+  dp_agg.citus_count_interval(boolean, float8, float8, float8),
+  dp_agg.citus_group_key(anyelement)
+TO PUBLIC;
