@@ -70,7 +70,11 @@ void CheckCall(Oid function, List* arguments, Oid input_collation, Node* call,
   // Test fault: the old rule that took a simple CASE's test value for a
   // constant folded at planning.
   if (TestFaultIs(TestFault::kCaseTestConstant) && !ContainsVarOrParam(call, nullptr)) return;
-  if (!IsTotalFunction(function)) RefuseNonTotalFunction(function, check->place);
+  // A function with a total version is accepted: the rewrite step puts
+  // that version in its place (RewriteKind::kTotalArithmetic), in the same
+  // folded expression that is judged here.
+  if (!IsTotalFunction(function) && !HasTotalReplacement(function))
+    RefuseNonTotalFunction(function, check->place);
   if (!TestFaultIs(TestFault::kIndeterminateCollation) &&
       !CollationIsTotal(NeedsCollation(arguments), input_collation))
     RefuseCollation(function, check);

@@ -28,6 +28,7 @@ const struct config_enum_entry kTestFaults[] = {
     {"case_test_constant", static_cast<int>(TestFault::kCaseTestConstant), false},
     {"hash_group_order", static_cast<int>(TestFault::kHashGroupOrder), false},
     {"first_key_spelling", static_cast<int>(TestFault::kFirstKeySpelling), false},
+    {"builtin_arithmetic", static_cast<int>(TestFault::kBuiltinArithmetic), false},
     {nullptr, 0, false},
 };
 

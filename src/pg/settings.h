@@ -41,6 +41,7 @@ enum class TestFault {
   kCaseTestConstant = 4,        // a simple CASE's test value taken for a constant
   kHashGroupOrder = 5,          // released groups in hash-table order
   kFirstKeySpelling = 6,        // group keys of types whose equality is coarser than text
+  kBuiltinArithmetic = 7,       // PostgreSQL's own (raising) arithmetic on protected rows
 };
 extern int test_fault;  // a TestFault
 inline bool TestFaultIs(TestFault fault) { return test_fault == static_cast<int>(fault); }
