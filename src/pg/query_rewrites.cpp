@@ -7,6 +7,7 @@ extern "C" {
 #include "rewrite/rewriteManip.h"
 }
 
+#include "aggregate_catalog.h"
 #include "allow_list.h"
 #include "group_keys.h"
 #include "settings.h"
@@ -166,6 +167,25 @@ FuncExpr* TotalCall(Oid builtin, Oid result_type, List* arguments, Oid result_co
 // Other query levels (sublinks) are judged and rewritten on their own.
 Node* ReplaceByTotalVersions(Node* node, void* context) {
   if (node == nullptr || IsA(node, Query)) return node;
+  if (IsA(node, Aggref)) {
+    // A private aggregate's parameters (epsilon, bounds, ...) are evaluated
+    // once before any row is read and must be built-in functions of
+    // constants and parameters (call_parameters.h): only its per-row
+    // values and FILTER run on protected rows.
+    auto* aggref = static_cast<Aggref*>(copyObjectImpl(node));
+    const int per_row = PerRowArgumentCount(aggref);
+    int position = 0;
+    ListCell* cell;
+    foreach (cell, aggref->args) {
+      if (position++ >= per_row) break;
+      auto* argument = static_cast<TargetEntry*>(lfirst(cell));
+      argument->expr = reinterpret_cast<Expr*>(
+          ReplaceByTotalVersions(reinterpret_cast<Node*>(argument->expr), context));
+    }
+    aggref->aggfilter = reinterpret_cast<Expr*>(
+        ReplaceByTotalVersions(reinterpret_cast<Node*>(aggref->aggfilter), context));
+    return reinterpret_cast<Node*>(aggref);
+  }
   node = expression_tree_mutator(node, DP_EXPRESSION_MUTATOR(ReplaceByTotalVersions), context);
   if (IsA(node, OpExpr)) {
     auto* operation = reinterpret_cast<OpExpr*>(node);
