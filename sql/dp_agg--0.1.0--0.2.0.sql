@@ -429,6 +429,23 @@ COMMENT ON FUNCTION dp_agg.total_timestamptz_pl_interval(timestamptz, interval) 
 COMMENT ON FUNCTION dp_agg.total_timestamptz_mi_interval(timestamptz, interval) IS
   'total version of timestamptz_mi_interval(timestamptz, interval) for expressions over protected rows: never raises';
 
+CREATE FUNCTION dp_agg.total_timestamp(date) RETURNS timestamp
+  AS 'MODULE_PATHNAME', 'dp_total_timestamp_date' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_timestamptz(date) RETURNS timestamptz
+  AS 'MODULE_PATHNAME', 'dp_total_timestamptz_date' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_date_trunc(text, timestamp) RETURNS timestamp
+  AS 'MODULE_PATHNAME', 'dp_total_date_trunc_timestamp' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_date_trunc(text, timestamptz) RETURNS timestamptz
+  AS 'MODULE_PATHNAME', 'dp_total_date_trunc_timestamptz' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.total_timestamp(date) IS
+  'total version of timestamp(date) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_timestamptz(date) IS
+  'total version of timestamptz(date) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_date_trunc(text, timestamp) IS
+  'total version of date_trunc(text, timestamp) for expressions over protected rows: never raises for the fields dp_agg accepts';
+COMMENT ON FUNCTION dp_agg.total_date_trunc(text, timestamptz) IS
+  'total version of date_trunc(text, timestamptz) for expressions over protected rows: never raises for the fields dp_agg accepts';
+
 -- The privileges of 0.2.0, as in src/sql/90_privileges.sql.
 GRANT USAGE ON SCHEMA dp_agg TO PUBLIC;
 REVOKE ALL ON ALL FUNCTIONS IN SCHEMA dp_agg FROM PUBLIC;
@@ -532,5 +549,9 @@ GRANT EXECUTE ON FUNCTION
   dp_agg.total_timestamp_pl_interval(timestamp, interval),
   dp_agg.total_timestamp_mi_interval(timestamp, interval),
   dp_agg.total_timestamptz_pl_interval(timestamptz, interval),
-  dp_agg.total_timestamptz_mi_interval(timestamptz, interval)
+  dp_agg.total_timestamptz_mi_interval(timestamptz, interval),
+  dp_agg.total_timestamp(date),
+  dp_agg.total_timestamptz(date),
+  dp_agg.total_date_trunc(text, timestamp),
+  dp_agg.total_date_trunc(text, timestamptz)
 TO PUBLIC;

@@ -204,7 +204,7 @@ SELECT dp_count(id, 1.0) FROM s.t WHERE v::text = '5';
 SELECT dp_count(id, 1.0) FROM s.t WHERE v::s.small < 5;
 SELECT dp_count(id, 1.0) FROM s.t WHERE s.peek(v);
 SELECT dp_count(id, 1.0) FROM s.t WHERE id = 7 AND nextval('s.seq') > 0;
-SELECT dp_count(id, 1.0) FROM s.t WHERE region LIKE 'lon%';
+SELECT dp_count(id, 1.0) FROM s.t WHERE region ILIKE 'lon%';
 SELECT dp_sum(sqrt(10 - v), 0, 10, 1.0) FROM s.t;
 SELECT dp_count(id, 1.0) FILTER (WHERE s.peek(v)) FROM s.t;
 SELECT dp_count(id, 1.0) FROM (SELECT id FROM s.t ORDER BY sqrt(v - 5)) x;

@@ -85,6 +85,18 @@ constexpr Oid kTotalFunctions[] = {
     // now(), transaction_timestamp(), statement_timestamp(): return a
     // timestamp recorded at the start of the transaction or statement.
     F_NOW, F_TRANSACTION_TIMESTAMP, F_STATEMENT_TIMESTAMP,
+    // LIKE / NOT LIKE on text (textlike, textnlike): GenericMatchText raises
+    // only for a nondeterministic collation (CollationIsTotal) and MatchText
+    // only for a pattern ending in the escape character; the pattern must be
+    // a constant checked at judgement (constant_arguments.h).
+    F_TEXTLIKE, F_TEXTNLIKE,
+    // extract / date_part with a constant field checked at judgement
+    // (constant_arguments.h): for those fields timestamp_part_common,
+    // timestamptz_part_common and extract_date return a value or NULL for
+    // every finite and infinite input (timestamp2tm cannot fail for a valid
+    // timestamp).
+    F_EXTRACT_TEXT_DATE, F_EXTRACT_TEXT_TIMESTAMP, F_EXTRACT_TEXT_TIMESTAMPTZ,
+    F_DATE_PART_TEXT_TIMESTAMP, F_DATE_PART_TEXT_TIMESTAMPTZ,
 };
 
 // Built-ins that raise for some inputs (overflow, division by zero, out of
@@ -105,6 +117,12 @@ constexpr Oid kReplacedFunctions[] = {
     F_DATE_PLI, F_DATE_MII,
     F_TIMESTAMP_PL_INTERVAL, F_TIMESTAMP_MI_INTERVAL, F_TIMESTAMPTZ_PL_INTERVAL,
     F_TIMESTAMPTZ_MI_INTERVAL,
+    // date -> timestamp[tz] (the cast under date_trunc('month', a_date)):
+    // "date out of range for timestamp" beyond the timestamp range.
+    F_TIMESTAMP_DATE, F_TIMESTAMPTZ_DATE,
+    // date_trunc (field checked at judgement, constant_arguments.h):
+    // "timestamp out of range" when truncation passes the start of the range.
+    F_DATE_TRUNC_TEXT_TIMESTAMP, F_DATE_TRUNC_TEXT_TIMESTAMPTZ,
 };
 
 template <size_t N>

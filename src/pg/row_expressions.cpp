@@ -5,6 +5,7 @@ extern "C" {
 }
 
 #include "allow_list.h"
+#include "constant_arguments.h"
 #include "refusal.h"
 #include "settings.h"
 
@@ -75,6 +76,7 @@ void CheckCall(Oid function, List* arguments, Oid input_collation, Node* call,
   // folded expression that is judged here.
   if (!IsTotalFunction(function) && !HasTotalReplacement(function))
     RefuseNonTotalCall(function, call, check->place);
+  CheckConstantArguments(function, arguments, call, check->place);
   if (!TestFaultIs(TestFault::kIndeterminateCollation) &&
       !CollationIsTotal(NeedsCollation(arguments), input_collation))
     RefuseCollation(function, check);

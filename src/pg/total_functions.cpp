@@ -255,3 +255,59 @@ Datum dp_total_timestamptz_mi_interval(PG_FUNCTION_ARGS) {
 }
 
 }  // extern "C"
+
+namespace {
+
+// date_trunc moves a timestamp down by at most a millennium and a week (the
+// ISO week of January 1st), and across a time zone offset: farther than
+// this from the start of the range and two days from its end, the built-in
+// cannot raise "timestamp out of range".
+bool TruncationStaysInRange(Timestamp timestamp) {
+  const double day = static_cast<double>(USECS_PER_DAY);
+  return static_cast<double>(timestamp) > static_cast<double>(MIN_TIMESTAMP) +
+                                              (1001.0 * 366.0 + 9.0) * day &&
+         static_cast<double>(timestamp) < static_cast<double>(END_TIMESTAMP) - 2.0 * day;
+}
+
+}  // namespace
+
+extern "C" {
+
+// date_trunc(field, timestamp[tz]) with a field checked at judgement
+// (constant_arguments.h): infinite timestamps stay as they are (as in the
+// built-in); finite ones within 1001 years of the start of the range (before
+// 3713 BC) or two days of its end give NULL.
+PG_FUNCTION_INFO_V1(dp_total_date_trunc_timestamp);
+Datum dp_total_date_trunc_timestamp(PG_FUNCTION_ARGS) {
+  const Timestamp timestamp = PG_GETARG_TIMESTAMP(1);
+  if (TIMESTAMP_NOT_FINITE(timestamp)) PG_RETURN_TIMESTAMP(timestamp);
+  if (!TruncationStaysInRange(timestamp)) PG_RETURN_NULL();
+  return DirectFunctionCall2(timestamp_trunc, PG_GETARG_DATUM(0), PG_GETARG_DATUM(1));
+}
+
+PG_FUNCTION_INFO_V1(dp_total_date_trunc_timestamptz);
+Datum dp_total_date_trunc_timestamptz(PG_FUNCTION_ARGS) {
+  const TimestampTz timestamp = PG_GETARG_TIMESTAMPTZ(1);
+  if (TIMESTAMP_NOT_FINITE(timestamp)) PG_RETURN_TIMESTAMPTZ(timestamp);
+  if (!TruncationStaysInRange(timestamp)) PG_RETURN_NULL();
+  return DirectFunctionCall2(timestamptz_trunc, PG_GETARG_DATUM(0), PG_GETARG_DATUM(1));
+}
+
+// date -> timestamp[tz]: the *_opt_overflow conversions report a date
+// beyond the timestamp range (or, for timestamptz, pushed beyond it by the
+// session's time zone) as +-infinity instead of raising.
+PG_FUNCTION_INFO_V1(dp_total_timestamp_date);
+Datum dp_total_timestamp_date(PG_FUNCTION_ARGS) {
+  int overflow = 0;
+  const Timestamp result = date2timestamp_opt_overflow(PG_GETARG_DATEADT(0), &overflow);
+  PG_RETURN_TIMESTAMP(result);
+}
+
+PG_FUNCTION_INFO_V1(dp_total_timestamptz_date);
+Datum dp_total_timestamptz_date(PG_FUNCTION_ARGS) {
+  int overflow = 0;
+  const TimestampTz result = date2timestamptz_opt_overflow(PG_GETARG_DATEADT(0), &overflow);
+  PG_RETURN_TIMESTAMPTZ(result);
+}
+
+}  // extern "C"

@@ -111,5 +111,9 @@ GRANT EXECUTE ON FUNCTION
   dp_agg.total_timestamp_pl_interval(timestamp, interval),
   dp_agg.total_timestamp_mi_interval(timestamp, interval),
   dp_agg.total_timestamptz_pl_interval(timestamptz, interval),
-  dp_agg.total_timestamptz_mi_interval(timestamptz, interval)
+  dp_agg.total_timestamptz_mi_interval(timestamptz, interval),
+  dp_agg.total_timestamp(date),
+  dp_agg.total_timestamptz(date),
+  dp_agg.total_date_trunc(text, timestamp),
+  dp_agg.total_date_trunc(text, timestamptz)
 TO PUBLIC;

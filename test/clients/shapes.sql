@@ -134,19 +134,19 @@ SELECT dp_count(id, 1.0) FROM @TABLE@ WHERE admitted >= CURRENT_DATE - 365
 SELECT dp_count(id, 1.0) FROM @TABLE@ WHERE admitted + 30 <= CURRENT_DATE
 
 -- shape: date_trunc_month
--- expect: refused 42501  -- TODO(issue 13): date_trunc with a constant field
+-- expect: works
 -- rows: 0 26
 -- values: -25 125
 SELECT date_trunc('month', last_visit) AS month, dp_count(id, 1.0) FROM @TABLE@ GROUP BY 1
 
 -- shape: extract_year
--- expect: refused 42501  -- TODO(issue 13): extract with a constant field
+-- expect: works
 -- rows: 1 6
 -- values: -25 625
 SELECT extract(year FROM admitted) AS year, dp_count(id, 1.0) FROM @TABLE@ GROUP BY 1
 
 -- shape: date_part_dow
--- expect: refused 42501  -- TODO(issue 13): date_part with a constant field
+-- expect: works
 -- rows: 5 7
 -- values: -25 625
 SELECT date_part('dow', last_visit) AS weekday, dp_count(id, 1.0) FROM @TABLE@ GROUP BY 1
@@ -194,7 +194,7 @@ SELECT dp_avg(income / age, 0, 10000, 1.0) FROM @TABLE@
 SELECT dp_median(income, 0, 200000, 1.0) FROM @TABLE@
 
 -- shape: like_prefix
--- expect: refused 42501  -- TODO(issue 13): LIKE with a constant pattern
+-- expect: works
 -- rows: 1 1
 -- values: 175 225
 SELECT dp_count(id, 1.0) FROM @TABLE@ WHERE region LIKE 'n%'
