@@ -279,7 +279,7 @@ class Gen:
                               ("income", "int"), ("name", "varchar(3)")])
             return f"{a}.{col}::{t} IS NOT NULL"
         if r < 0.81 and r >= 0.77:
-            return self.arith_pred(a)
+            return self.arith_pred(a) if self.r.random() < 0.6 else self.date_text_pred(a)
         if r < 0.77:
             return f"{a}.tags {self.ch(['@>', '&&', '='])} ARRAY[{self.ch(['' + chr(39) + 'rare' + chr(39), chr(39) + 'x' + chr(39)])}]"
         col = self.ch(PRED_COLS) if self.r.random() < 0.9 else self.ch(list(NBR))
@@ -316,6 +316,22 @@ class Gen:
             f"{a}.visit_ts - interval '1 month' < now() - interval '1 year'",
             f"{a}.visit >= CURRENT_DATE - 365 * ({a}.age - 98)",
             f"{a}.visit_ts >= LOCALTIMESTAMP - interval '1000000 years'",
+        ])
+
+    def date_text_pred(self, a):
+        """LIKE with constant patterns, extract/date_part/date_trunc with constant
+        fields (the neighbour: name 'mallory', visit 1999-12-31 23:59:59)."""
+        return self.ch([
+            f"{a}.name LIKE " + self.ch(["'mal%'", "'%ory'", "'_a%'", "'alice'", "'%\\_%'",
+                                          "'m\\a%'", "'%'", "'a%\\'"]),
+            f"{a}.region NOT LIKE " + self.ch(["'village%'", "'%h'"]),
+            f"extract({self.ch(['year', 'month', 'day', 'dow', 'epoch', 'julian', 'isoyear', 'hour'])} FROM {a}.visit) "
+            f"{self.ch(['=', '<', '>='])} {self.ch(['1999', '12', '31', '5', '2024', '0'])}",
+            f"date_part({self.ch([chr(39) + x + chr(39) for x in ['dow', 'hour', 'second', 'doy', 'timezone', 'week', 'decade']])}, {a}.visit_ts) "
+            f"{self.ch(['=', '>'])} {self.ch(['5', '23', '59', '365', '0', '1'])}",
+            f"date_trunc({self.ch([chr(39) + x + chr(39) for x in ['month', 'year', 'week', 'day', 'millennium', 'hour']])}, {a}.visit_ts) "
+            f"{self.ch(['=', '<', '>='])} {self.ch(['timestamp ' + chr(39) + '1999-12-01' + chr(39), 'timestamp ' + chr(39) + '2024-01-01' + chr(39)])}",
+            f"date_trunc('month', {a}.visit) {self.ch(['=', '<'])} timestamptz '1999-12-01'",
         ])
 
     def arith_pred(self, a):
@@ -421,6 +437,11 @@ class Gen:
         key_exprs = []
         for k in keys:
             e = f"{a}.{k}"
+            if self.r.random() < 0.12:  # an expression key: bucketing BI tools send
+                e = {"age": f"({a}.age / 10) * 10", "visit": f"extract(year FROM {a}.visit)",
+                     "visit_ts": f"date_trunc('month', {a}.visit_ts)", "small": f"{a}.small % 3::int2",
+                     "score": f"date_part('hour', {a}.visit_ts)", "name": f"length({a}.name)",
+                     "income": f"floor({a}.score)"}.get(k, e)
             if k in TEXT_COLS and self.r.random() < 0.1 and k != "nick":
                 e += self.ch([' COLLATE "C"', ' COLLATE "POSIX"'])
             key_exprs.append(e)
