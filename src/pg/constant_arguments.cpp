@@ -26,7 +26,7 @@ const Const* ConstantArgument(List* arguments, int position) {
   while (argument != nullptr && IsA(argument, RelabelType))
     argument = reinterpret_cast<Node*>(reinterpret_cast<RelabelType*>(argument)->arg);
   return argument != nullptr && IsA(argument, Const) ? reinterpret_cast<const Const*>(argument)
-                                                      : nullptr;
+                                                     : nullptr;
 }
 
 // The field decoded as PostgreSQL 15's timestamp_part_common, extract_date
@@ -35,8 +35,7 @@ const Const* ConstantArgument(List* arguments, int position) {
 bool DecodeField(const Const* field, int* type, int* value) {
   if (field == nullptr || field->constisnull) return false;
   text* units = DatumGetTextPP(field->constvalue);
-  char* lowered =
-      downcase_truncate_identifier(VARDATA_ANY(units), VARSIZE_ANY_EXHDR(units), false);
+  char* lowered = downcase_truncate_identifier(VARDATA_ANY(units), VARSIZE_ANY_EXHDR(units), false);
   *type = DecodeUnits(0, lowered, value);
   if (*type == UNKNOWN_FIELD) *type = DecodeSpecial(0, lowered, value);
   return true;

@@ -229,8 +229,8 @@ void CheckFolded(Node* expression, RowCheck check) {
     if (strcmp(spelling, "!~~*") == 0) keyword = "NOT ILIKE";
     if (keyword != nullptr) spelling = keyword;
     if (keyword != nullptr)
-      snprintf(rule, sizeof rule, "%s (operator %s) may not be applied to protected rows",
-               keyword, format_operator(operator_oid));
+      snprintf(rule, sizeof rule, "%s (operator %s) may not be applied to protected rows", keyword,
+               format_operator(operator_oid));
     else
       snprintf(rule, sizeof rule, "operator %s may not be applied to protected rows",
                format_operator(operator_oid));

@@ -74,8 +74,8 @@ bool FarFromRangeEnds(Timestamp timestamp, double reach) {
 // by the sign of the interval's mean length (months of 30.436875 days, as
 // the Gregorian calendar averages), or the timestamp itself for a length of
 // zero.
-Datum TotalTimestampShift(PGFunction builtin, Datum timestamp_datum, Interval* span,
-                          bool subtract, FunctionCallInfo fcinfo) {
+Datum TotalTimestampShift(PGFunction builtin, Datum timestamp_datum, Interval* span, bool subtract,
+                          FunctionCallInfo fcinfo) {
   const Timestamp timestamp = DatumGetTimestamp(timestamp_datum);
   if (TIMESTAMP_NOT_FINITE(timestamp)) return timestamp_datum;
   const double day = static_cast<double>(USECS_PER_DAY);
@@ -113,23 +113,23 @@ DateADT TotalDateShift(DateADT date, int64 days) {
 extern "C" {
 
 // Integer + - * / and cross-width variants: PROC(name, left, right, result).
-#define DP_INT_OPS(name, LT, RT, RESULT, GET_L, GET_R, RETURN)                   \
-  PG_FUNCTION_INFO_V1(dp_total_##name##pl);                                      \
-  Datum dp_total_##name##pl(PG_FUNCTION_ARGS) {                                  \
-    RETURN(Saturate<RESULT>(static_cast<__int128>(GET_L(0)) + GET_R(1)));        \
-  }                                                                              \
-  PG_FUNCTION_INFO_V1(dp_total_##name##mi);                                      \
-  Datum dp_total_##name##mi(PG_FUNCTION_ARGS) {                                  \
-    RETURN(Saturate<RESULT>(static_cast<__int128>(GET_L(0)) - GET_R(1)));        \
-  }                                                                              \
-  PG_FUNCTION_INFO_V1(dp_total_##name##mul);                                     \
-  Datum dp_total_##name##mul(PG_FUNCTION_ARGS) {                                 \
-    RETURN(Saturate<RESULT>(static_cast<__int128>(GET_L(0)) * GET_R(1)));        \
-  }                                                                              \
-  PG_FUNCTION_INFO_V1(dp_total_##name##div);                                     \
-  Datum dp_total_##name##div(PG_FUNCTION_ARGS) {                                 \
-    if (GET_R(1) == 0) PG_RETURN_NULL();                                         \
-    RETURN(SaturatingDivide<RESULT>(GET_L(0), GET_R(1)));                        \
+#define DP_INT_OPS(name, LT, RT, RESULT, GET_L, GET_R, RETURN)            \
+  PG_FUNCTION_INFO_V1(dp_total_##name##pl);                               \
+  Datum dp_total_##name##pl(PG_FUNCTION_ARGS) {                           \
+    RETURN(Saturate<RESULT>(static_cast<__int128>(GET_L(0)) + GET_R(1))); \
+  }                                                                       \
+  PG_FUNCTION_INFO_V1(dp_total_##name##mi);                               \
+  Datum dp_total_##name##mi(PG_FUNCTION_ARGS) {                           \
+    RETURN(Saturate<RESULT>(static_cast<__int128>(GET_L(0)) - GET_R(1))); \
+  }                                                                       \
+  PG_FUNCTION_INFO_V1(dp_total_##name##mul);                              \
+  Datum dp_total_##name##mul(PG_FUNCTION_ARGS) {                          \
+    RETURN(Saturate<RESULT>(static_cast<__int128>(GET_L(0)) * GET_R(1))); \
+  }                                                                       \
+  PG_FUNCTION_INFO_V1(dp_total_##name##div);                              \
+  Datum dp_total_##name##div(PG_FUNCTION_ARGS) {                          \
+    if (GET_R(1) == 0) PG_RETURN_NULL();                                  \
+    RETURN(SaturatingDivide<RESULT>(GET_L(0), GET_R(1)));                 \
   }
 
 DP_INT_OPS(int2, int16, int16, int16, PG_GETARG_INT16, PG_GETARG_INT16, PG_RETURN_INT16)
@@ -144,17 +144,17 @@ DP_INT_OPS(int84, int64, int32, int64, PG_GETARG_INT64, PG_GETARG_INT32, PG_RETU
 
 // Modulo: x % 0 is NULL; INT_MIN % -1 is 0 (as in PostgreSQL; C's own
 // operator would trap on it). Unary minus: -INT_MIN saturates to INT_MAX.
-#define DP_INT_MOD_UM(name, T, GET, RETURN)                                      \
-  PG_FUNCTION_INFO_V1(dp_total_##name##mod);                                     \
-  Datum dp_total_##name##mod(PG_FUNCTION_ARGS) {                                 \
-    const T divisor = GET(1);                                                    \
-    if (divisor == 0) PG_RETURN_NULL();                                          \
-    if (divisor == -1) RETURN(0);                                                \
-    RETURN(static_cast<T>(GET(0) % divisor));                                    \
-  }                                                                              \
-  PG_FUNCTION_INFO_V1(dp_total_##name##um);                                      \
-  Datum dp_total_##name##um(PG_FUNCTION_ARGS) {                                  \
-    RETURN(Saturate<T>(-static_cast<__int128>(GET(0))));                         \
+#define DP_INT_MOD_UM(name, T, GET, RETURN)              \
+  PG_FUNCTION_INFO_V1(dp_total_##name##mod);             \
+  Datum dp_total_##name##mod(PG_FUNCTION_ARGS) {         \
+    const T divisor = GET(1);                            \
+    if (divisor == 0) PG_RETURN_NULL();                  \
+    if (divisor == -1) RETURN(0);                        \
+    RETURN(static_cast<T>(GET(0) % divisor));            \
+  }                                                      \
+  PG_FUNCTION_INFO_V1(dp_total_##name##um);              \
+  Datum dp_total_##name##um(PG_FUNCTION_ARGS) {          \
+    RETURN(Saturate<T>(-static_cast<__int128>(GET(0)))); \
   }
 
 DP_INT_MOD_UM(int2, int16, PG_GETARG_INT16, PG_RETURN_INT16)
@@ -163,23 +163,23 @@ DP_INT_MOD_UM(int8, int64, PG_GETARG_INT64, PG_RETURN_INT64)
 
 // Floats: plain IEEE arithmetic, as PostgreSQL computes it before its
 // overflow/underflow checks (float.h), without those checks.
-#define DP_FLOAT_OPS(name, RESULT, GET_L, GET_R, RETURN)                         \
-  PG_FUNCTION_INFO_V1(dp_total_##name##pl);                                      \
-  Datum dp_total_##name##pl(PG_FUNCTION_ARGS) {                                  \
-    RETURN(static_cast<RESULT>(GET_L(0)) + static_cast<RESULT>(GET_R(1)));       \
-  }                                                                              \
-  PG_FUNCTION_INFO_V1(dp_total_##name##mi);                                      \
-  Datum dp_total_##name##mi(PG_FUNCTION_ARGS) {                                  \
-    RETURN(static_cast<RESULT>(GET_L(0)) - static_cast<RESULT>(GET_R(1)));       \
-  }                                                                              \
-  PG_FUNCTION_INFO_V1(dp_total_##name##mul);                                     \
-  Datum dp_total_##name##mul(PG_FUNCTION_ARGS) {                                 \
-    RETURN(static_cast<RESULT>(GET_L(0)) * static_cast<RESULT>(GET_R(1)));       \
-  }                                                                              \
-  PG_FUNCTION_INFO_V1(dp_total_##name##div);                                     \
-  Datum dp_total_##name##div(PG_FUNCTION_ARGS) {                                 \
-    if (GET_R(1) == 0) PG_RETURN_NULL();                                         \
-    RETURN(static_cast<RESULT>(GET_L(0)) / static_cast<RESULT>(GET_R(1)));       \
+#define DP_FLOAT_OPS(name, RESULT, GET_L, GET_R, RETURN)                   \
+  PG_FUNCTION_INFO_V1(dp_total_##name##pl);                                \
+  Datum dp_total_##name##pl(PG_FUNCTION_ARGS) {                            \
+    RETURN(static_cast<RESULT>(GET_L(0)) + static_cast<RESULT>(GET_R(1))); \
+  }                                                                        \
+  PG_FUNCTION_INFO_V1(dp_total_##name##mi);                                \
+  Datum dp_total_##name##mi(PG_FUNCTION_ARGS) {                            \
+    RETURN(static_cast<RESULT>(GET_L(0)) - static_cast<RESULT>(GET_R(1))); \
+  }                                                                        \
+  PG_FUNCTION_INFO_V1(dp_total_##name##mul);                               \
+  Datum dp_total_##name##mul(PG_FUNCTION_ARGS) {                           \
+    RETURN(static_cast<RESULT>(GET_L(0)) * static_cast<RESULT>(GET_R(1))); \
+  }                                                                        \
+  PG_FUNCTION_INFO_V1(dp_total_##name##div);                               \
+  Datum dp_total_##name##div(PG_FUNCTION_ARGS) {                           \
+    if (GET_R(1) == 0) PG_RETURN_NULL();                                   \
+    RETURN(static_cast<RESULT>(GET_L(0)) / static_cast<RESULT>(GET_R(1))); \
   }
 
 DP_FLOAT_OPS(float4, float4, PG_GETARG_FLOAT4, PG_GETARG_FLOAT4, PG_RETURN_FLOAT4)
@@ -189,14 +189,14 @@ DP_FLOAT_OPS(float84, float8, PG_GETARG_FLOAT8, PG_GETARG_FLOAT4, PG_RETURN_FLOA
 
 // numeric: the *_opt_error functions report division by zero and overflow
 // through `failed` instead of raising.
-#define DP_NUMERIC_OP(name, builtin)                                             \
-  PG_FUNCTION_INFO_V1(dp_total_numeric_##name);                                  \
-  Datum dp_total_numeric_##name(PG_FUNCTION_ARGS) {                              \
-    bool failed = false;                                                         \
+#define DP_NUMERIC_OP(name, builtin)                                               \
+  PG_FUNCTION_INFO_V1(dp_total_numeric_##name);                                    \
+  Datum dp_total_numeric_##name(PG_FUNCTION_ARGS) {                                \
+    bool failed = false;                                                           \
     Numeric result = builtin(PG_GETARG_NUMERIC(0), PG_GETARG_NUMERIC(1), &failed); \
-    result = NumericOrNull(result, failed, fcinfo);                              \
-    if (fcinfo->isnull) return static_cast<Datum>(0);                            \
-    PG_RETURN_NUMERIC(result);                                                   \
+    result = NumericOrNull(result, failed, fcinfo);                                \
+    if (fcinfo->isnull) return static_cast<Datum>(0);                              \
+    PG_RETURN_NUMERIC(result);                                                     \
   }
 
 DP_NUMERIC_OP(add, numeric_add_opt_error)
@@ -244,14 +244,14 @@ Datum dp_total_timestamp_mi_interval(PG_FUNCTION_ARGS) {
 
 PG_FUNCTION_INFO_V1(dp_total_timestamptz_pl_interval);
 Datum dp_total_timestamptz_pl_interval(PG_FUNCTION_ARGS) {
-  return TotalTimestampShift(timestamptz_pl_interval, PG_GETARG_DATUM(0),
-                             PG_GETARG_INTERVAL_P(1), false, fcinfo);
+  return TotalTimestampShift(timestamptz_pl_interval, PG_GETARG_DATUM(0), PG_GETARG_INTERVAL_P(1),
+                             false, fcinfo);
 }
 
 PG_FUNCTION_INFO_V1(dp_total_timestamptz_mi_interval);
 Datum dp_total_timestamptz_mi_interval(PG_FUNCTION_ARGS) {
-  return TotalTimestampShift(timestamptz_mi_interval, PG_GETARG_DATUM(0),
-                             PG_GETARG_INTERVAL_P(1), true, fcinfo);
+  return TotalTimestampShift(timestamptz_mi_interval, PG_GETARG_DATUM(0), PG_GETARG_INTERVAL_P(1),
+                             true, fcinfo);
 }
 
 }  // extern "C"
@@ -264,8 +264,8 @@ namespace {
 // cannot raise "timestamp out of range".
 bool TruncationStaysInRange(Timestamp timestamp) {
   const double day = static_cast<double>(USECS_PER_DAY);
-  return static_cast<double>(timestamp) > static_cast<double>(MIN_TIMESTAMP) +
-                                              (1001.0 * 366.0 + 9.0) * day &&
+  return static_cast<double>(timestamp) >
+             static_cast<double>(MIN_TIMESTAMP) + (1001.0 * 366.0 + 9.0) * day &&
          static_cast<double>(timestamp) < static_cast<double>(END_TIMESTAMP) - 2.0 * day;
 }
 
