@@ -150,6 +150,11 @@ FROM (SELECT date_part('dow', last_visit) AS d, dp_count(id, 1.0) AS n FROM surf
 SELECT abs(dp_count(id, 1.0) - 400) < 25 AS like_prefix FROM surf.p WHERE region LIKE 'n%';
 SELECT abs(dp_count(id, 1.0) - 400) < 25 AS not_like FROM surf.p WHERE region NOT LIKE '%th';
 SELECT abs(dp_count(id, 1.0) - 400) < 25 AS escaped FROM surf.p WHERE region LIKE 'n\orth';
+-- dp_count(DISTINCT value, epsilon): 3 regions, 60 ages, 20 ages per region.
+SELECT abs(dp_count(DISTINCT region, 1.0) - 3) < 25 AS regions,
+       abs(dp_count(DISTINCT age, 1.0) - 60) < 25 AS ages FROM surf.p;
+SELECT region, abs(dp_count(DISTINCT age, 1.0) - 20) < 25 AS ages_per_region
+FROM surf.p GROUP BY region;
 -- Constant sub-expressions are still folded first: 1/0 fails while
 -- planning, whatever the rows.
 SELECT dp_count(id, 1.0) FROM surf.p WHERE age > 1 / 0;
@@ -185,7 +190,10 @@ DEALLOCATE field;
 SELECT upper(region), dp_count(id, 1.0) FROM surf.p GROUP BY 1;
 SELECT to_char(last_visit, 'YYYY-MM'), dp_count(id, 1.0) FROM surf.p GROUP BY 1;
 SELECT dp_count(id, 1.0) FROM surf.p WHERE admitted - admitted > 3;
-SELECT dp_count(DISTINCT region, 1.0) FROM surf.p;
+SELECT dp_count(DISTINCT score, 1.0) FROM surf.p;
+SELECT dp_count(DISTINCT income, 1.0) FROM surf.p;
+SELECT dp_sum(DISTINCT age, 0, 100, 1.0) FROM surf.p;
+SELECT dp_count(DISTINCT age, 1.0 ORDER BY age) FROM surf.p;
 \set VERBOSITY default
 SELECT dp_count(id, 1.0) FROM surf.p WHERE lower(region) = 'north';
 SELECT dp_count(id, 1.0) FROM surf.p WHERE region ILIKE 'N%';

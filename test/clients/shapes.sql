@@ -236,7 +236,7 @@ SELECT dp_count(id, 1.0) FROM @TABLE@ WHERE length(region) = 5
 SELECT substring(region FROM 1 FOR 1) AS initial, dp_count(id, 1.0) FROM @TABLE@ GROUP BY 1
 
 -- shape: count_distinct
--- expect: refused 42501  -- TODO(issue 13): dp_count(DISTINCT col, e) (README says 0A000 for every role)
+-- expect: works
 -- rows: 1 1
 -- values: -22 28
 SELECT dp_count(DISTINCT region, 1.0) FROM @TABLE@
