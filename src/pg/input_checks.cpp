@@ -5,6 +5,7 @@
 #include "input_checks.h"
 
 #include "aggregate_catalog.h"
+#include "aggregate_functions.h"
 #include "restriction.h"
 #include "unit_rewrite.h"
 
@@ -346,10 +347,19 @@ bool FindPrivateWindowFunction(Node* node, void* context) {
 
 }  // namespace
 
+bool IsPrivateCount(const Aggref* aggref) {
+  const PrivateAggregateKind* kind = LookupPrivateAggregate(aggref->aggfnoid);
+  return kind != nullptr && kind->transition == dp_count_transfn;
+}
+
 void RefuseDistinctOrOrderBy(Aggref* aggref) {
   // Decided before any argument is read: the parameters are found by their
   // position in the signature, and ORDER BY / DISTINCT would add arguments
-  // (sort keys) or drop rows.
+  // (sort keys) or drop rows. dp_count(DISTINCT value, ...) is the exception:
+  // DISTINCT adds no argument (its sort keys are the arguments), the
+  // parameters are the same for every row, and a distinct count changes by
+  // at most 1 when one row is removed, so the count's calibration holds.
+  if (aggref->aggorder == NIL && aggref->aggdistinct != NIL && IsPrivateCount(aggref)) return;
   if (aggref->aggorder != NIL || aggref->aggdistinct != NIL)
     ereport(ERROR,
             (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -357,7 +367,8 @@ void RefuseDistinctOrOrderBy(Aggref* aggref) {
                     get_func_name(aggref->aggfnoid)),
              errdetail("A private aggregate's guarantee is stated for every row counted once, "
                        "and its order does not change the answer."),
-             errhint("Remove DISTINCT and ORDER BY from the aggregate's arguments.")));
+             errhint("Remove DISTINCT and ORDER BY from the aggregate's arguments (only "
+                     "dp_count takes DISTINCT).")));
 }
 
 void RefuseReexecution(Aggref* aggref, bool reexecuted) {

@@ -22,7 +22,12 @@
 namespace dp_pg {
 
 // DISTINCT or ORDER BY inside the call: refused for every role, before any
-// parameter is read.
+// parameter is read, except dp_count(DISTINCT ...) without ORDER BY.
+// Whether `aggref` calls a counting aggregate (dp_count, dp_count_interval):
+// the one family whose DISTINCT form keeps sensitivity 1 (removing one row
+// removes at most one distinct value).
+bool IsPrivateCount(const Aggref* aggref);
+
 void RefuseDistinctOrOrderBy(Aggref* aggref);
 
 // Rule (1): `reexecuted` says the call's node may run more than once per

@@ -508,9 +508,12 @@ bool JudgeLevel(Query* query, const Level* parent, Judgement* judgement) {
   CheckJoinConditions(query);
   if (!aggregation) {
     JudgeRowLevel(query, from);
+    Require(judgement, LevelRewrite(RewriteKind::kTotalArithmetic, query));
     return true;  // protected rows: an outer level must aggregate them
   }
   JudgeAggregationLevel(query, from, units != nullptr ? units->max_groups : 1, judgement);
+  // Last for the level: its expressions are final (group selection added).
+  Require(judgement, LevelRewrite(RewriteKind::kTotalArithmetic, query));
   return false;
 }
 

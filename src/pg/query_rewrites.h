@@ -34,6 +34,11 @@ enum class RewriteKind {
   kOrderByGroupKeys,
   // entry (a protected table): read with the privileges of `owner`.
   kOwnerAccess,
+  // level (one that evaluates expressions on protected rows): its
+  // expressions folded as the planner folds them, then every built-in
+  // function with a total replacement (HasTotalReplacement, allow_list.h)
+  // replaced by dp_agg.total_<name> (total_functions.cpp).
+  kTotalArithmetic,
 };
 
 // One change, with the node it applies to (the other pointers are nullptr).

@@ -46,6 +46,7 @@ const struct config_enum_entry kTestFaults[] = {
     {"hash_group_order", static_cast<int>(TestFault::kHashGroupOrder), false},
     {"first_key_spelling", static_cast<int>(TestFault::kFirstKeySpelling), false},
     {"skip_unit_bounding", static_cast<int>(TestFault::kSkipUnitBounding), false},
+    {"builtin_arithmetic", static_cast<int>(TestFault::kBuiltinArithmetic), false},
     {nullptr, 0, false},
 };
 
