@@ -172,7 +172,7 @@ INSERT INTO dp_agg.role_budget VALUES ('dp_budget_analyst', 100);
 \echo :LAST_ERROR_SQLSTATE
 DELETE FROM dp_agg.ledger_entry;
 \echo :LAST_ERROR_SQLSTATE
-SELECT * FROM dp_agg.apply_charge('dp_budget_analyst', 'dp_budget_analyst', -1, 0, NULL, '', '');
+SELECT * FROM dp_agg.apply_charge('dp_budget_analyst'::regrole, 'dp_budget_analyst', 'dp_budget_analyst', -1, 0, NULL, '', '');
 \echo :LAST_ERROR_SQLSTATE
 SELECT role, epsilon_total, epsilon_spent, epsilon_remaining FROM dp_agg.budgets ORDER BY role;
 SELECT kind, role, epsilon, aggregates FROM dp_agg.ledger ORDER BY id;
@@ -208,3 +208,88 @@ SELECT dp_count(id, 0.1) FROM visits;
 RESET SESSION AUTHORIZATION;
 
 DROP FUNCTION rich_count(float8);
+
+-- 15. set_budget without delta keeps the delta total (0 for a new budget);
+-- an explicit delta sets it.
+SET client_min_messages = warning;
+DROP ROLE IF EXISTS dp_budget_delta;
+DROP ROLE IF EXISTS dp_budget_renamed;
+DROP ROLE IF EXISTS dp_budget_gone;
+RESET client_min_messages;
+CREATE ROLE dp_budget_delta;
+GRANT SELECT ON visits TO dp_budget_delta;
+SELECT dp_agg.set_budget('dp_budget_delta', 2, 1e-5);
+SELECT dp_agg.set_budget('dp_budget_delta', 5.0);
+SELECT epsilon_total, delta_total FROM dp_agg.budgets WHERE role = 'dp_budget_delta';
+SELECT dp_agg.set_budget('dp_budget_delta', 5.0, 0);
+SELECT epsilon_total, delta_total FROM dp_agg.budgets WHERE role = 'dp_budget_delta';
+SELECT kind, epsilon, delta FROM dp_agg.ledger WHERE role = 'dp_budget_delta' ORDER BY id;
+
+-- 16. A query refused for lack of delta says so, with the numbers; and a
+-- restricted GROUP BY names group selection as what needs it.
+SET SESSION AUTHORIZATION dp_budget_delta;
+SELECT dp_count(id, 0.5, 1e-6) FROM visits;
+\echo :LAST_ERROR_SQLSTATE
+RESET SESSION AUTHORIZATION;
+CREATE TABLE guarded AS SELECT g AS id, g % 3 AS ward FROM generate_series(1, 300) g;
+SELECT dp_agg.protect_table('guarded');
+SELECT dp_agg.restrict_role('dp_budget_delta');
+SET SESSION AUTHORIZATION dp_budget_delta;
+SELECT ward, dp_count(id, 0.5) FROM guarded GROUP BY ward;
+\echo :LAST_ERROR_SQLSTATE
+RESET SESSION AUTHORIZATION;
+SELECT dp_agg.set_budget('dp_budget_delta', 5.0, 1.5e-6);
+SET SESSION AUTHORIZATION dp_budget_delta;
+SELECT count(*) AS groups FROM (SELECT ward, dp_count(id, 0.5) FROM guarded GROUP BY ward) q;
+-- delta left: 0.5e-6 < 1e-6: the delta budget is exhausted, epsilon is not.
+SELECT ward, dp_count(id, 0.5) FROM guarded GROUP BY ward;
+\echo :LAST_ERROR_SQLSTATE
+RESET SESSION AUTHORIZATION;
+SELECT dp_agg.unrestrict_role('dp_budget_delta');
+SELECT dp_agg.unprotect_table('guarded');
+DROP TABLE guarded;
+
+-- 17. A total set below what was spent is accepted (it stops the role's
+-- queries) and shows 0 remaining, never a negative amount.
+SELECT dp_agg.set_budget('dp_budget_delta', 0.25);
+SELECT epsilon_total, epsilon_spent, epsilon_remaining, delta_remaining
+FROM dp_agg.budgets WHERE role = 'dp_budget_delta';
+SET SESSION AUTHORIZATION dp_budget_delta;
+SELECT * FROM dp_agg.remaining_budget();
+SELECT dp_count(id, 0.01) FROM visits;
+\echo :LAST_ERROR_SQLSTATE
+RESET SESSION AUTHORIZATION;
+
+-- 18. Budgets follow roles, not names: a rename keeps the budget, its
+-- spending and its ledger rows.
+ALTER ROLE dp_budget_delta RENAME TO dp_budget_renamed;
+SELECT role, epsilon_total, epsilon_spent, role_dropped FROM dp_agg.budgets
+WHERE role IN ('dp_budget_delta', 'dp_budget_renamed');
+SELECT dp_agg.set_budget('dp_budget_renamed', 3);
+SET SESSION AUTHORIZATION dp_budget_renamed;
+SELECT dp_count(id, 0.25) IS NOT NULL AS answered FROM visits;
+SELECT * FROM dp_agg.remaining_budget();
+SELECT count(*) AS own_ledger_rows FROM dp_agg.ledger;
+RESET SESSION AUTHORIZATION;
+SELECT kind, role FROM dp_agg.ledger WHERE kind = 'charge' AND role LIKE 'dp_budget_renamed'
+ORDER BY id;
+
+-- 19. A dropped role's budget does not pass to a new role of the same name:
+-- the old row stays for the audit (role_dropped), the new role has no
+-- budget and sees none of the old ledger rows.
+REVOKE SELECT ON visits FROM dp_budget_renamed;
+DROP ROLE dp_budget_renamed;
+SELECT role, epsilon_total, role_dropped FROM dp_agg.budgets WHERE role = 'dp_budget_renamed';
+CREATE ROLE dp_budget_renamed;
+GRANT SELECT ON visits TO dp_budget_renamed;
+SELECT role, epsilon_total, role_dropped FROM dp_agg.budgets WHERE role = 'dp_budget_renamed'
+ORDER BY role_dropped;
+SET SESSION AUTHORIZATION dp_budget_renamed;
+SELECT * FROM dp_agg.remaining_budget();
+SELECT count(*) AS own_ledger_rows FROM dp_agg.ledger;
+SELECT count(*) AS visible_budgets FROM dp_agg.budgets;
+SELECT dp_count(id, 0.1) FROM visits;
+\echo :LAST_ERROR_SQLSTATE
+RESET SESSION AUTHORIZATION;
+REVOKE SELECT ON visits FROM dp_budget_renamed;
+DROP ROLE dp_budget_renamed;
