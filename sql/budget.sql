@@ -245,9 +245,32 @@ SELECT count(*) AS groups FROM (SELECT ward, dp_count(id, 0.5) FROM guarded GROU
 SELECT ward, dp_count(id, 0.5) FROM guarded GROUP BY ward;
 \echo :LAST_ERROR_SQLSTATE
 RESET SESSION AUTHORIZATION;
+-- dp_agg.query_cost: what a query would be charged, for a restricted role
+-- too, without running or charging it (group selection included).
+SET SESSION AUTHORIZATION dp_budget_delta;
+SELECT * FROM dp_agg.remaining_budget();
+SELECT * FROM dp_agg.query_cost('SELECT ward, dp_count(id, 0.5) FROM guarded GROUP BY ward');
+SELECT * FROM dp_agg.query_cost('SELECT dp_count(id, 0.25), dp_sum(id, 0, 10, 0.5, 1e-9) FROM guarded');
+SELECT * FROM dp_agg.remaining_budget();
+SELECT count(*) AS ledger_rows FROM dp_agg.ledger;
+-- refused exactly as running it would be, and only SELECT is costed
+SELECT * FROM dp_agg.query_cost('SELECT count(*) FROM guarded');
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM dp_agg.query_cost('DELETE FROM visits');
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM dp_agg.query_cost('SELECT 1; SELECT 2');
+\echo :LAST_ERROR_SQLSTATE
+RESET SESSION AUTHORIZATION;
 SELECT dp_agg.unrestrict_role('dp_budget_delta');
 SELECT dp_agg.unprotect_table('guarded');
 DROP TABLE guarded;
+
+-- The probe counts what running would charge (ROLLUP's 2 grouping sets; no
+-- private aggregate: 0), and needs no budget (this role has none left).
+SET SESSION AUTHORIZATION dp_budget_rich;
+SELECT * FROM dp_agg.query_cost('SELECT clinic, dp_count(id, 0.1) FROM visits GROUP BY ROLLUP (clinic)');
+SELECT * FROM dp_agg.query_cost('SELECT 1 AS no_private_aggregate');
+RESET SESSION AUTHORIZATION;
 
 -- 17. A total set below what was spent is accepted (it stops the role's
 -- queries) and shows 0 remaining, never a negative amount.

@@ -209,6 +209,13 @@ LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 $$;
 
 
+-- What a query would cost, without running it (src/sql/40_budgets_ledger.sql).
+CREATE FUNCTION dp_agg.query_cost(query text, OUT epsilon numeric, OUT delta numeric,
+                                  OUT aggregates text)
+  AS 'MODULE_PATHNAME', 'dp_agg_query_cost' LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION dp_agg.query_cost(text) IS
+  'query_cost(query): the epsilon and delta a SELECT would be charged, and for which aggregates, without running or charging it';
+
 COMMENT ON SCHEMA dp_agg IS
   'dp_agg internals, budgets, the privacy ledger and the administration functions';
 COMMENT ON TYPE dp_agg.aggregate_state IS
@@ -354,6 +361,7 @@ GRANT SELECT ON dp_agg.budgets, dp_agg.ledger, dp_agg.protected_tables, dp_agg.r
 GRANT EXECUTE ON FUNCTION
   dp_agg.is_admin(),
   dp_agg.remaining_budget(),
+  dp_agg.query_cost(text),
   dp_agg.set_budget(regrole, float8, float8),
   dp_agg.add_budget(regrole, float8, float8),
   dp_agg.reset_spent(regrole),

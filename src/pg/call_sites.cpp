@@ -18,6 +18,7 @@
 #include "call_sites.h"
 
 #include "aggregate_catalog.h"
+#include "cost_probe.h"
 #include "initial_state.h"
 #include "input_checks.h"
 #include "query_cost.h"
@@ -159,6 +160,9 @@ void ExecutorStartHook(QueryDesc* query, int flags) {
   static bool worker_share_started = false;
   const bool leader_paid = IsParallelWorker() && !worker_share_started;
   if (IsParallelWorker()) worker_share_started = true;
+  // dp_agg.query_cost() starting this very query: measured, not charged, and
+  // never run (taken on entry: queries run while this one starts pay).
+  CostProbe* probe = TakeCostProbe(query);
   DecideNoiseSource();
   CheckExecutionForRestrictedRole(query, flags);
   if (previous_executor_start != nullptr) {
@@ -171,6 +175,10 @@ void ExecutorStartHook(QueryDesc* query, int flags) {
   QueryCost cost;
   StartQueryCost(&cost, leader_paid);
   PreparePlanState(query->planstate, query->estate, false, &cost);
+  if (probe != nullptr) {
+    RecordCostProbe(probe, &cost);
+    return;
+  }
   ChargeQueryCost(&cost);
 }
 

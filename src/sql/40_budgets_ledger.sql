@@ -278,3 +278,14 @@ COMMENT ON VIEW dp_agg.ledger IS
   'The privacy ledger: administrators see every row, everyone else the rows of their own budget';
 COMMENT ON FUNCTION dp_agg.remaining_budget() IS
   'The epsilon and delta the session user has left';
+
+-- What a query would cost, without running it: parsed, judged, planned and
+-- started as the caller (refused exactly when running it would be), costed
+-- by the same code as a real execution, never run and never charged. The
+-- cost depends only on the query (its epsilons, deltas, grouping sets and
+-- group selection), never on the data.
+CREATE FUNCTION dp_agg.query_cost(query text, OUT epsilon numeric, OUT delta numeric,
+                                  OUT aggregates text)
+  AS 'MODULE_PATHNAME', 'dp_agg_query_cost' LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION dp_agg.query_cost(text) IS
+  'query_cost(query): the epsilon and delta a SELECT would be charged, and for which aggregates, without running or charging it';
