@@ -260,6 +260,27 @@ SELECT * FROM dp_agg.query_cost('DELETE FROM visits');
 \echo :LAST_ERROR_SQLSTATE
 SELECT * FROM dp_agg.query_cost('SELECT 1; SELECT 2');
 \echo :LAST_ERROR_SQLSTATE
+-- The metadata probes of BI tools are free when the plan's constants prove
+-- the private aggregation never runs (a LIMIT 0 at the top, or a one-time
+-- filter that is constant false above it): even this GROUP BY, which the
+-- role's delta budget could not pay for, answers with no rows.
+SELECT * FROM (SELECT ward, dp_count(id, 0.5) FROM guarded GROUP BY ward) s LIMIT 0;
+SELECT * FROM (SELECT ward, dp_count(id, 0.5) FROM guarded GROUP BY ward ORDER BY ward) s LIMIT 0;
+SELECT * FROM (SELECT ward, dp_count(id, 0.5) FROM guarded GROUP BY ward) s WHERE false;
+SELECT * FROM (SELECT ward, dp_count(id, 0.5) FROM guarded GROUP BY ward) s WHERE 1 = 0;
+SELECT * FROM dp_agg.query_cost('SELECT * FROM (SELECT dp_count(id, 0.5) FROM guarded) s LIMIT 0');
+SELECT * FROM dp_agg.remaining_budget();
+-- Not free: an aggregate above the false filter still releases a value
+-- (of no rows); LIMIT 1; a LIMIT that is a bound parameter (whether it is
+-- folded into the plan depends on the plan cache's cost-based choice).
+SELECT dp_count(id, 0.25) IS NOT NULL AS answered FROM guarded WHERE false;
+SELECT * FROM dp_agg.remaining_budget();
+SELECT count(*) AS rows FROM (SELECT * FROM (SELECT dp_count(id, 0.25) FROM guarded) s LIMIT 1) q;
+SELECT * FROM dp_agg.remaining_budget();
+PREPARE limited(int) AS SELECT * FROM (SELECT dp_count(id, 0.25) FROM guarded) s LIMIT $1;
+EXECUTE limited(0);
+DEALLOCATE limited;
+SELECT * FROM dp_agg.remaining_budget();
 RESET SESSION AUTHORIZATION;
 SELECT dp_agg.unrestrict_role('dp_budget_delta');
 SELECT dp_agg.unprotect_table('guarded');
