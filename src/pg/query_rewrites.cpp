@@ -7,6 +7,7 @@ extern "C" {
 #include "rewrite/rewriteManip.h"
 }
 
+#include "catalog_access.h"
 #include "group_keys.h"
 #include "settings.h"
 
@@ -167,6 +168,9 @@ void ApplyRewrite(const Rewrite& rewrite) {
       return;
     case RewriteKind::kOwnerAccess:
       rewrite.entry->checkAsUser = rewrite.owner;
+      return;
+    case RewriteKind::kMaskPlannerStatistics:
+      MaskPlannerStatistics(rewrite.entry);
       return;
   }
   elog(ERROR, "dp_agg: unknown query rewrite %d", static_cast<int>(rewrite.kind));

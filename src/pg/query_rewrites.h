@@ -30,6 +30,9 @@ enum class RewriteKind {
   kOrderByGroupKeys,
   // entry (a protected table): read with the privileges of `owner`.
   kOwnerAccess,
+  // entry (pg_class, read by a restricted role): its planner statistics
+  // masked (MaskPlannerStatistics, catalog_access.h).
+  kMaskPlannerStatistics,
 };
 
 // One change, with the node it applies to (the other pointers are nullptr).
