@@ -268,6 +268,7 @@ void FillKey(PlanCache* cache, const AggregateState& state, bool is_count) {
 struct Release {
   dp::GridValue value;
   double margin = 0;
+  double noise_stddev = 0;  // of the noise, in value units (public)
 };
 
 Release ReleaseOf(FunctionCallInfo fcinfo, const AggregateState& state, bool is_count) {
@@ -296,6 +297,7 @@ Release ReleaseOf(FunctionCallInfo fcinfo, const AggregateState& state, bool is_
     const dp::int128 value = is_count ? dp::int128{state.count} : GetSum(&state);
     release.value = cache->mechanism.AddNoise(value, unit_exponent, NoiseSource());
     release.margin = cache->margin;
+    release.noise_stddev = cache->mechanism.NoiseStddev(unit_exponent);
     return release;
   });
 }
@@ -308,6 +310,11 @@ dp::GridValue ReleaseSumOf(FunctionCallInfo fcinfo, const AggregateState& state)
 struct MeanResult {
   double mean = 0;
   dp::ConfidenceInterval interval;
+  // About the noise's standard deviation on the mean: the centred sum's,
+  // divided by the released count (at least 1). It ignores the count's own
+  // noise, so it errs toward keeping more digits. Released values and public
+  // parameters only.
+  double noise_stddev = 0;
 };
 
 MeanResult ReleaseMeanOf(FunctionCallInfo fcinfo, const AggregateState& state) {
@@ -330,6 +337,8 @@ MeanResult ReleaseMeanOf(FunctionCallInfo fcinfo, const AggregateState& state) {
                              state.unit_exponent, NoiseSource());
     MeanResult result;
     result.mean = release.mean;
+    result.noise_stddev = cache->mean.centred_sum.NoiseStddev(state.unit_exponent - 1) /
+                          std::max(1.0, dp::ToDouble(release.noisy_count));
     if (state.confidence > 0)
       result.interval = dp::MeanConfidenceInterval(
           release, state.lower_units, state.upper_units, state.unit_exponent,
@@ -369,6 +378,17 @@ char* ExactDecimalText(const dp::GridValue& value) {
 Datum NumericFromText(const char* text) {
   return DirectFunctionCall3(numeric_in, CStringGetDatum(text), ObjectIdGetDatum(InvalidOid),
                              Int32GetDatum(-1));
+}
+
+// `value` rounded to the decimal places that its noise leaves meaningful
+// (dp::MeaningfulDecimalPlaces): a deterministic function of a released
+// value and the public noise scale, i.e. post-processing. numeric_round is
+// exact decimal arithmetic (half away from zero), so no low bits of a binary
+// value survive beyond the kept places.
+Datum RoundedToNoise(Datum value, double noise_stddev) {
+  const int places = dp::MeaningfulDecimalPlaces(noise_stddev);
+  if (places >= 1100) return value;
+  return DirectFunctionCall2(numeric_round, value, Int32GetDatum(places));
 }
 
 }  // namespace
@@ -438,13 +458,14 @@ Datum dp_sum_final_int8(PG_FUNCTION_ARGS) {
   PG_RETURN_INT64(dp::ToInt64Saturating(dp_pg::ReleaseSumOf(fcinfo, state)));
 }
 
-// dp_sum of bigint and numeric returns numeric, exactly the released grid value.
+// dp_sum of bigint and numeric returns numeric: the released grid value,
+// exactly, rounded to the decimal places its noise leaves meaningful.
 PG_FUNCTION_INFO_V1(dp_sum_final_numeric);
 Datum dp_sum_final_numeric(PG_FUNCTION_ARGS) {
   AggregateState state;
   dp_pg::ReadFinalState(fcinfo, &state);
-  const dp::GridValue released = dp_pg::ReleaseSumOf(fcinfo, state);
-  return dp_pg::ExactNumeric(released);
+  const dp_pg::Release released = dp_pg::ReleaseOf(fcinfo, state, false);
+  return dp_pg::RoundedToNoise(dp_pg::ExactNumeric(released.value), released.noise_stddev);
 }
 
 PG_FUNCTION_INFO_V1(dp_sum_final_float4);
@@ -478,8 +499,11 @@ PG_FUNCTION_INFO_V1(dp_avg_final_numeric);
 Datum dp_avg_final_numeric(PG_FUNCTION_ARGS) {
   AggregateState state;
   dp_pg::ReadFinalState(fcinfo, &state);
-  const double mean = dp_pg::ReleaseMeanOf(fcinfo, state).mean;
-  Datum result = dp_pg::ExactNumericFromDouble(mean);
+  const dp_pg::MeanResult released = dp_pg::ReleaseMeanOf(fcinfo, state);
+  // Rounded to the places its noise leaves meaningful, then clamped (a
+  // bound is exact, so the clamped answer is too).
+  Datum result = dp_pg::RoundedToNoise(dp_pg::ExactNumericFromDouble(released.mean),
+                                       released.noise_stddev);
   const bool integer = state.value_kind == static_cast<std::uint8_t>(dp_pg::ValueKind::kInteger);
   // Equal non-integer bounds: the answer is that constant, written as the
   // shortest decimal that reads back as the same double (0.1, not its exact
