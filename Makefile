@@ -31,7 +31,7 @@ PG_SOURCES = $(sort $(wildcard src/pg/*.cpp))
 OBJS = $(CORE_SOURCES:.cpp=.o) $(PG_SOURCES:.cpp=.o)
 
 # pg_regress suites (sql/NAME.sql against expected/NAME.out)
-REGRESS = setup privileges errors count sum avg properties parallel budget gaussian quantile select restricted restricted_holes breaches crash_findings drop_guard
+REGRESS = setup privileges errors count sum avg properties parallel budget gaussian quantile select restricted restricted_holes breaches crash_findings drop_guard review_findings
 REGRESS_OPTS = --load-extension=dp_agg
 
 PG_CXXFLAGS = -std=c++17 -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -Wno-register
@@ -89,7 +89,7 @@ stop:
 bench: deps build
 	bash test/scripts/cluster.sh start
 	bash test/bench/bench_aggregates.sh && bash test/bench/bench_ledger.sh && \
-	  bash test/bench/bench_restriction.sh; \
+	  bash test/bench/bench_restriction.sh && bash test/bench/bench_accuracy.sh; \
 	  status=$$?; bash test/scripts/cluster.sh stop; exit $$status
 
 # PostgreSQL's own regression suite, without and with dp_agg preloaded (takes minutes).

@@ -73,3 +73,58 @@ FROM numbers GROUP BY grp ORDER BY grp;
 
 -- lower = upper = 0: nothing about the data can be learnt, and nothing is
 SELECT dp_sum(x, 0, 0, 1) AS always_zero FROM numbers;
+
+-- numeric values are read digit by digit (aggregates.cpp, NumericToDouble):
+-- every value must become the same double as through the cast to double
+-- precision, so that under the same test seed numeric and double sums agree
+-- exactly, at every scale of the bounds (powers of two, so that the units keep
+-- every bit of the doubles near the bound)
+CREATE TABLE numeric_edges (id int, n numeric);
+INSERT INTO numeric_edges VALUES
+  (1, 0), (2, 123.45), (3, -999.99), (4, 0.1), (5, -0.3333333333333333), (6, 1e-5),
+  (7, 9007199254740991), (8, 9007199254740993), (9, 1.23456789012345678901234567890),
+  (10, 1e22), (11, 1e23), (12, -1e-22), (13, 1e-25), (14, 5e-324), (15, 1.7976931348623157e308),
+  (16, 0.000000953674316406250000001), (17, 1024.0000000000000000000001), (18, -1048576.5),
+  (19, 12345678901234567890), (20, 0.1e-3);
+-- and many values whose doubles are inexact (division by powers of ten)
+INSERT INTO numeric_edges SELECT 100 + k, (k * 7919) / 10.0 ^ (k % 12) FROM generate_series(1, 400) k;
+CREATE FUNCTION numeric_vs_double(bound text) RETURNS boolean LANGUAGE plpgsql AS $$
+DECLARE numeric_sums numeric[]; double_sums float8[];
+BEGIN
+  -- epsilon 2^19 puts the noise grid 2^-59 below the bound: the last bit of
+  -- every double near the bound shows in the answer
+  SET LOCAL dp_agg.max_epsilon = 524288;
+  SET LOCAL dp_agg.insecure_test_seed = 5;
+  EXECUTE format('SELECT array_agg(s ORDER BY id) FROM (SELECT id, dp_sum(n, -%1$s, %1$s, 524288) s
+                  FROM numeric_edges GROUP BY id) q', bound) INTO numeric_sums;
+  SET LOCAL dp_agg.insecure_test_seed = 5;
+  EXECUTE format('SELECT array_agg(s ORDER BY id) FROM (SELECT id, dp_sum(n::float8, -%1$s::float8, %1$s::float8, 524288) s
+                  FROM numeric_edges GROUP BY id) q', bound) INTO double_sums;
+  -- numeric answers are rounded to the decimal places their noise leaves
+  -- meaningful (README "Secure noise"): each must be the double answer
+  -- rounded to its scale (within half its last place, plus the shortest
+  -- decimal's error of the double). This no longer sees the last bit of a
+  -- double near the bound through the numeric output.
+  RETURN bool_and(abs(ns - ds::text::numeric) <= 0.5 * 10::numeric ^ (-scale(ns))
+                                                  + abs(ds::numeric) * 1e-15)
+         FROM unnest(numeric_sums, double_sums) u(ns, ds);
+END $$;
+-- (a superuser of its own, whose budget pays for the large epsilons; the
+-- test seed needs a superuser session)
+DROP ROLE IF EXISTS regress_dp_numeric_check;
+CREATE ROLE regress_dp_numeric_check SUPERUSER;
+SELECT true AS done FROM dp_agg.set_budget('regress_dp_numeric_check', 2 * 12 * 524288, 0.5);
+SET SESSION AUTHORIZATION regress_dp_numeric_check;
+SELECT b AS bound, numeric_vs_double(b) AS same
+FROM unnest(ARRAY['0.000000007450580596923828125', '0.00000095367431640625', '0.0001220703125',
+                  '0.015625', '1', '2', '256', '1024', '32768', '4194304', '1125899906842624',
+                  '1267650600228229401496703205376']) b;
+RESET SESSION AUTHORIZATION;
+DROP ROLE regress_dp_numeric_check;
+-- beyond the double range: like +-infinity (clamped); below it: like zero
+SET dp_agg.insecure_test_seed = 6;
+SELECT dp_sum(n, -1, 1, 1)::float8 AS s FROM (VALUES (1e400), (-1e401), (1e-400), (-1e-400)) v(n) \gset huge_
+SET dp_agg.insecure_test_seed = 6;
+SELECT round(dp_sum(f, -1, 1, 1)::numeric, 1) = :huge_s AS huge_like_infinity
+FROM (VALUES ('infinity'::float8), ('-infinity'), (0), (0)) v(f);
+RESET dp_agg.insecure_test_seed;

@@ -45,6 +45,11 @@ inline uint128 Borrow(uint128 a, uint128 b, uint128 difference) {
 // 1 if a < b else 0, for any 128-bit a, b.
 inline uint128 LessBit(uint128 a, uint128 b) { return Borrow(a, b, a - b); }
 
+// 1 if a < b else 0, for a, b < 2^127 (80-bit draws and thresholds <= 2^80):
+// the sign bit of a - b, one subtraction and a shift. The per-digit loops
+// below spend most of their time here.
+inline uint128 LessBitSmall(uint128 a, uint128 b) { return (a - b) >> 127; }
+
 // 1 if a < b else 0, for a, b < 2^255.
 inline uint128 LessBit(const U256& a, const U256& b) {
   const uint128 low = a.low - b.low;
@@ -453,8 +458,8 @@ bool SampleBernoulliExpMinusSmall(RandomSource& rng, unsigned whole, uint128 num
   uint128 ambiguous_bits = 0;
   for (int j = 0; j < kWholeDigits; ++j) {
     const uint128 u = Read80(bytes + kComparisonBytes * j);
-    const uint128 less = LessBit(u, table.thresholds[j].below);
-    ambiguous_bits |= (1 ^ less) & LessBit(u, table.thresholds[j].above);
+    const uint128 less = LessBitSmall(u, table.thresholds[j].below);
+    ambiguous_bits |= (1 ^ less) & LessBitSmall(u, table.thresholds[j].above);
     accept_bit &= less | (1 ^ ((whole >> j) & 1U));
   }
   // exp(-f), f = numerator / denominator in [0, 1], by CKS20 Algorithm 1:
@@ -547,18 +552,18 @@ int128 SampleDiscreteLaplace(RandomSource& rng, uint128 t, uint128 s) {
   uint128 ambiguous_bits = 0;
   for (int k = c.digits - 1; k >= 0; --k) {
     const uint128 u = Read80(bytes + kComparisonBytes * k);
-    const uint128 less = LessBit(u, c.digit[k].below);
+    const uint128 less = LessBitSmall(u, c.digit[k].below);
     g = (g << 1) | less;
-    ambiguous_bits |= (1 ^ less) & LessBit(u, c.digit[k].above);
+    ambiguous_bits |= (1 ^ less) & LessBitSmall(u, c.digit[k].above);
   }
   const unsigned char* rest = bytes + kComparisonBytes * c.digits;
   const uint128 tail_u = Read80(rest);
   // tail.below == 0: never "less" on the fast path; u < tail.above (u == 0)
   // is the ambiguous case, and H != 0 is possible only there.
-  ambiguous_bits |= LessBit(tail_u, c.tail.above);
+  ambiguous_bits |= LessBitSmall(tail_u, c.tail.above);
   const uint128 nonzero_u = Read80(rest + kComparisonBytes);
-  uint128 nonzero_bit = LessBit(nonzero_u, c.nonzero.below);
-  ambiguous_bits |= (1 ^ nonzero_bit) & LessBit(nonzero_u, c.nonzero.above);
+  uint128 nonzero_bit = LessBitSmall(nonzero_u, c.nonzero.below);
+  ambiguous_bits |= (1 ^ nonzero_bit) & LessBitSmall(nonzero_u, c.nonzero.above);
   const uint128 negative_bit = rest[2 * kComparisonBytes] & 1U;
   const bool ambiguous = ambiguous_bits != 0;
   bool nonzero = false;

@@ -164,16 +164,33 @@ std::string ToExactDecimal(const GridValue& value) {
   const uint128 magnitude =
       negative ? -static_cast<uint128>(value.mantissa) : static_cast<uint128>(value.mantissa);
   if (magnitude == 0) return "0";
-  DecimalBigInt number(magnitude);
+  // Factors of two in the mantissa only add trailing zeros (erased below):
+  // dropping them first shortens the multiplications. Powers of 2 and 5 are
+  // applied 29 and 13 at a time (2^29, 5^13 < 2^32, so limb * factor + carry
+  // stays below 2^64).
+  uint128 odd = magnitude;
+  int exponent = value.exponent;
+  while (exponent < 0 && (odd & 1) == 0) {
+    odd >>= 1;
+    ++exponent;
+  }
+  DecimalBigInt number(odd);
   std::string text;
-  if (value.exponent >= 0) {
-    for (int i = 0; i < value.exponent; ++i) number.MultiplySmall(2);
+  if (exponent >= 0) {
+    int left = exponent;
+    for (; left >= 29; left -= 29) number.MultiplySmall(std::uint32_t{1} << 29);
+    if (left > 0) number.MultiplySmall(std::uint32_t{1} << left);
     text = number.Digits();
   } else {
     // m * 2^-k = m * 5^k / 10^k: the digits of m * 5^k with the decimal point
     // k places from the right.
-    const int places = -value.exponent;
-    for (int i = 0; i < places; ++i) number.MultiplySmall(5);
+    const int places = -exponent;
+    constexpr std::uint32_t kFiveTo13 = 1220703125U;
+    int left = places;
+    for (; left >= 13; left -= 13) number.MultiplySmall(kFiveTo13);
+    std::uint32_t rest = 1;
+    for (; left > 0; --left) rest *= 5;
+    if (rest > 1) number.MultiplySmall(rest);
     std::string digits = number.Digits();
     if (digits.size() <= static_cast<std::size_t>(places))
       digits.insert(0, static_cast<std::size_t>(places) + 1 - digits.size(), '0');

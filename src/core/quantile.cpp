@@ -28,13 +28,7 @@ void CheckFraction(double fraction) {
   }
 }
 
-// fraction in [0, 1] as numerator / 2^bits with bits <= 64 (see the header:
-// exact unless the fraction has more than 64 fractional bits, then rounded to
-// the nearest multiple of 2^-64, ties to even).
-struct DyadicFraction {
-  uint128 numerator = 0;
-  int bits = 0;
-};
+}  // namespace
 
 DyadicFraction ToDyadic(double fraction) {
   DyadicFraction result;
@@ -69,7 +63,6 @@ DyadicFraction ToDyadic(double fraction) {
   return result;
 }
 
-}  // namespace
 
 QuantileGrid::QuantileGrid(double lower, double upper, std::size_t bins)
     : lower_(lower), upper_(upper) {

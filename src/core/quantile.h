@@ -82,6 +82,15 @@ struct QuantileUtility {
   int fraction_bits = 0;
 };
 
+// fraction in [0, 1] as numerator / 2^bits with bits <= 64: exact unless
+// the fraction has more than 64 fractional bits, then rounded to the nearest
+// multiple of 2^-64, ties to even (see "Exact utilities" above).
+struct DyadicFraction {
+  uint128 numerator = 0;
+  int bits = 0;
+};
+DyadicFraction ToDyadic(double fraction);
+
 class QuantileGrid {
  public:
   // Throws InvalidParameter unless lower and upper are finite with

@@ -1,6 +1,7 @@
 #include "random_source.h"
 
 #include <openssl/rand.h>
+#include <pthread.h>
 
 #include <cstring>
 
@@ -42,7 +43,45 @@ uint128 RandomSource::UniformBelow128(uint128 bound) {
 
 bool RandomSource::FairBit() { return (NextUint64() & 1U) != 0; }
 
+namespace {
+
+// Advanced in the child of every fork() (pthread_atfork runs the handler in
+// the child before fork returns there), so it differs from the value seen
+// when a buffer inherited from the parent was filled. Only the single thread
+// of a PostgreSQL backend reads and writes it.
+volatile unsigned long fork_generation = 0;
+void AdvanceForkGeneration() { fork_generation = fork_generation + 1; }
+pthread_once_t fork_handler_once = PTHREAD_ONCE_INIT;
+// Without the handler (registration can fail only for lack of memory) no
+// byte is buffered: each Fill asks OpenSSL directly.
+bool fork_handler_missing = false;
+void RegisterForkHandler() {
+  fork_handler_missing = pthread_atfork(nullptr, nullptr, AdvanceForkGeneration) != 0;
+}
+
+}  // namespace
+
+OpenSslRandomSource::OpenSslRandomSource() {
+  pthread_once(&fork_handler_once, RegisterForkHandler);
+  fork_generation_ = fork_generation;
+}
+
+void OpenSslRandomSource::DiscardBuffer() noexcept {
+  std::memset(buffer_, 0, kBlock);
+  available_ = 0;
+}
+
 void OpenSslRandomSource::Fill(unsigned char* out, std::size_t length) {
+  if (fork_handler_missing) {
+    if (length > 0 && RAND_bytes(out, static_cast<int>(length)) != 1)
+      throw RandomnessFailure("OpenSSL RAND_bytes failed to deliver random bytes");
+    return;
+  }
+  if (fork_generation_ != fork_generation) {
+    // Inherited through fork: the parent may hand out the same bytes.
+    DiscardBuffer();
+    fork_generation_ = fork_generation;
+  }
   while (length > 0) {
     if (available_ == 0) {
       if (RAND_bytes(buffer_, static_cast<int>(kBlock)) != 1)

@@ -42,17 +42,27 @@ class RandomSource {
 
 // OpenSSL RAND_bytes, read in blocks to keep the per-draw cost low (64 KiB:
 // OpenSSL 3's DRBG costs ~0.75 ns/byte in 4 KiB requests and ~0.2 ns/byte in
-// 64 KiB ones, and a discrete Laplace draw reads 80..500 bytes). The buffer
-// lives in the backend process that created it (never in the postmaster), so a
-// fork can never duplicate unread random bytes into two processes.
+// 64 KiB ones, and a discrete Laplace draw reads 80..500 bytes). Every byte is
+// handed out once and erased. The buffer lives in the backend process that
+// created it (never in the postmaster); should a process holding unread bytes
+// fork all the same, the child discards them before its first draw (a
+// pthread_atfork handler advances a fork generation that every Fill checks,
+// one load instead of a getpid() system call per draw), and OpenSSL reseeds
+// its own generator in the child, so parent and child never share noise.
 class OpenSslRandomSource final : public RandomSource {
  public:
+  OpenSslRandomSource();
   void Fill(unsigned char* out, std::size_t length) override;
+
+  // Unread bytes in the buffer (for tests).
+  std::size_t BufferedBytes() const noexcept { return available_; }
 
  private:
   static constexpr std::size_t kBlock = 65536;
+  void DiscardBuffer() noexcept;
   unsigned char buffer_[kBlock];
   std::size_t available_ = 0;
+  unsigned long fork_generation_ = 0;  // the process's generation when buffer_ was filled
 };
 
 // xoshiro256** seeded through splitmix64 (Blackman & Vigna). Predictable by

@@ -9,12 +9,14 @@
 #include <new>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <type_traits>
 
 #include "../core/confidence.h"
 #include "../core/gaussian_mechanism.h"
 #include "../core/grid_value.h"
 #include "../core/noise_mechanism.h"
+#include "../core/numeric_digits.h"
 #include "../core/partition_selection.h"
 #include "../core/private_statistics.h"
 #include "../core/state_text.h"
@@ -95,6 +97,79 @@ inline void AddDouble(AggregateState* state, double value) {
   AddUnits(state, dp::ToUnits(value, state->unit_exponent, state->unit_scale));
 }
 
+// The on-disk format of numeric (src/backend/utils/adt/numeric.c, PostgreSQL
+// 14 and later; utils/numeric.h does not export it). After the varlena header
+// comes a uint16 n_header:
+//   - 0xC000 in the top two bits: a special value, 0xC000 NaN, 0xD000
+//     +Infinity, 0xF000 -Infinity (top four bits);
+//   - 0x8000 in the top two bits: the short form; sign in 0x2000, display
+//     scale in 0x1F80, weight in the low 7 bits (sign 0x0040, 6 bits 0x003F);
+//   - otherwise the long form: sign in 0x4000 (0x0000 positive), display scale
+//     in the low 14 bits, followed by an int16 weight.
+// Then the digits, int16 each in [0, 9999] (NBASE 10000), most significant
+// first; the value is sum digit[i] * 10000^(weight - i). The display scale
+// does not change the value. Digits may be unaligned in a short (1-byte
+// header) varlena, so they are copied out with memcpy.
+// sql/sum.sql checks the decoding against the cast to double precision.
+constexpr std::uint16_t kNumericSignMask = 0xC000;
+constexpr std::uint16_t kNumericNegative = 0x4000;
+constexpr std::uint16_t kNumericShort = 0x8000;
+constexpr std::uint16_t kNumericSpecial = 0xC000;
+constexpr std::uint16_t kNumericSpecialMask = 0xF000;
+constexpr std::uint16_t kNumericNaN = 0xC000;
+constexpr std::uint16_t kNumericPlusInfinity = 0xD000;
+constexpr std::uint16_t kNumericShortSign = 0x2000;
+constexpr std::uint16_t kNumericShortWeightSign = 0x0040;
+constexpr std::uint16_t kNumericShortWeightMask = 0x003F;
+// Base10000ToDouble never answers for more significant digits than this;
+// longer values go to the text path without being copied.
+constexpr int kMaxFastDigits = 8;
+
+// The value of a numeric datum as the double numeric_float8_no_overflow
+// returns, bit for bit: NaN, +-infinity, or the nearest double.
+double NumericToDouble(Datum datum) {
+  // Packed: a short varlena is read in place (no copy); a compressed or
+  // external one is expanded.
+  struct varlena* raw = PG_DETOAST_DATUM_PACKED(datum);
+  const auto* data = reinterpret_cast<const unsigned char*>(VARDATA_ANY(raw));
+  const std::size_t size = VARSIZE_ANY_EXHDR(raw);
+  if (size >= sizeof(std::uint16_t)) {
+    std::uint16_t header;
+    std::memcpy(&header, data, sizeof header);
+    const std::uint16_t flags = header & kNumericSignMask;
+    if (flags == kNumericSpecial) {
+      if ((header & kNumericSpecialMask) == kNumericNaN) return std::nan("");
+      return (header & kNumericSpecialMask) == kNumericPlusInfinity
+                 ? std::numeric_limits<double>::infinity()
+                 : -std::numeric_limits<double>::infinity();
+    }
+    bool negative;
+    int weight;
+    std::size_t offset = sizeof(std::uint16_t);
+    if (flags == kNumericShort) {
+      negative = (header & kNumericShortSign) != 0;
+      weight = (header & kNumericShortWeightMask);
+      if ((header & kNumericShortWeightSign) != 0) weight |= ~int{kNumericShortWeightMask};
+    } else {
+      negative = flags == kNumericNegative;
+      std::int16_t long_weight = 0;
+      if (size >= offset + sizeof long_weight)
+        std::memcpy(&long_weight, data + offset, sizeof long_weight);
+      weight = long_weight;
+      offset += sizeof long_weight;
+    }
+    if (size >= offset && (size - offset) % sizeof(std::uint16_t) == 0 &&
+        (size - offset) / sizeof(std::uint16_t) <= static_cast<std::size_t>(kMaxFastDigits)) {
+      const int count = static_cast<int>((size - offset) / sizeof(std::uint16_t));
+      std::uint16_t digits[kMaxFastDigits];
+      std::memcpy(digits, data + offset, count * sizeof(std::uint16_t));
+      double value;
+      if (dp::Base10000ToDouble(digits, count, weight, negative, &value)) return value;
+    }
+  }
+  return DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow, datum));
+}
+
 }  // namespace
 
 }  // namespace dp_pg
@@ -157,13 +232,13 @@ Datum dp_float8_transfn(PG_FUNCTION_ARGS) {
 // numeric_float8_no_overflow maps out-of-range values to +-infinity and tiny
 // ones to zero instead of raising an error (float8in would raise one), so no
 // value in the table can make the query fail. The conversion is monotone, so
-// clamping after it is the same as clamping before it.
+// clamping after it is the same as clamping before it. It goes through text
+// (numeric_out, then strtod): NumericToDouble below reads the digits directly
+// and takes that path only for values it cannot convert exactly itself.
 PG_FUNCTION_INFO_V1(dp_numeric_transfn);
 Datum dp_numeric_transfn(PG_FUNCTION_ARGS) {
   AggregateState* state = dp_pg::MutableState(fcinfo, "dp_numeric_transfn");
-  const double value =
-      DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow, PG_GETARG_DATUM(1)));
-  dp_pg::AddDouble(state, value);
+  dp_pg::AddDouble(state, dp_pg::NumericToDouble(PG_GETARG_DATUM(1)));
   PG_RETURN_POINTER(state);
 }
 
@@ -510,6 +585,21 @@ Datum dp_avg_final_numeric(PG_FUNCTION_ARGS) {
   // binary expansion).
   if (!integer && state.lower == state.upper)
     return DirectFunctionCall1(float8_numeric, Float8GetDatum(state.lower));
+  // The numeric clamp below keeps a mean that lies between the bounds, and
+  // comparing doubles decides that exactly when the bounds are doubles
+  // exactly (always for real bounds; integers up to 2^53): the usual case
+  // skips building and comparing two numerics per group.
+  constexpr std::int64_t kTwoTo53 = std::int64_t{1} << 53;
+  const bool exact_bounds =
+      !integer || (state.lower_units >= -kTwoTo53 && state.lower_units <= kTwoTo53 &&
+                   state.upper_units >= -kTwoTo53 && state.upper_units <= kTwoTo53);
+  const double lower_value = integer ? static_cast<double>(state.lower_units) : state.lower;
+  const double upper_value = integer ? static_cast<double>(state.upper_units) : state.upper;
+  // Rounding may step past a bound that is not a multiple of the kept
+  // decimal places: a rounded mean is always clamped in numeric.
+  const bool rounded = dp::MeaningfulDecimalPlaces(released.noise_stddev) < 1100;
+  if (!rounded && exact_bounds && released.mean >= lower_value && released.mean <= upper_value)
+    return result;
   const Datum lower = integer ? NumericGetDatum(int64_to_numeric(state.lower_units))
                               : dp_pg::ExactNumericFromDouble(state.lower);
   const Datum upper = integer ? NumericGetDatum(int64_to_numeric(state.upper_units))

@@ -3,6 +3,9 @@
 // (sanity), and the exact uniform integer samplers built on top of them.
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <cstring>
 #include <set>
 #include <vector>
@@ -171,6 +174,65 @@ TEST(OpenSslRandomSourceTest, ByteFrequenciesAreUniformAcrossBlockBoundaries) {
   // per bin ~16400, where the chi-square approximation is excellent).
   const FitResult fit = ChiSquareFit(counts, std::vector<long double>(256, 1.0L / 256));
   EXPECT_LT(fit.statistic, fit.critical_value);
+}
+
+// The buffer hands out every byte once: no 16-byte window of the output
+// stream (requests of awkward sizes across several 64 KiB refills) repeats.
+// For a correct CSPRNG two given windows coincide with probability 2^-128;
+// over the ~2^36 pairs here, a false failure has probability < 2^-90.
+TEST(OpenSslRandomSourceTest, NeverHandsOutTheSameBytesTwice) {
+  OpenSslRandomSource rng;
+  const std::size_t sizes[] = {10, 81, 481, 65535, 3, 65536, 1000};
+  std::vector<unsigned char> stream;
+  for (std::size_t i = 0; stream.size() < 4 * 65536; ++i) {
+    const std::size_t size = sizes[i % (sizeof sizes / sizeof sizes[0])];
+    const std::size_t at = stream.size();
+    stream.resize(at + size);
+    rng.Fill(stream.data() + at, size);
+  }
+  std::set<std::vector<unsigned char>> windows;
+  for (std::size_t at = 0; at + 16 <= stream.size(); at += 16)
+    EXPECT_TRUE(windows.emplace(stream.begin() + at, stream.begin() + at + 16).second) << at;
+}
+
+// A process that forks while its source holds unread bytes: the child must
+// discard them instead of handing out the bytes the parent hands out next.
+TEST(OpenSslRandomSourceTest, ChildOfForkDiscardsTheInheritedBuffer) {
+  OpenSslRandomSource rng;
+  unsigned char first[16];
+  rng.Fill(first, sizeof first);
+  ASSERT_EQ(rng.BufferedBytes(), 65536U - sizeof first);
+  int pipe_ends[2];
+  ASSERT_EQ(pipe(pipe_ends), 0);
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    // Child: draw 32 bytes; report them and how many buffered bytes remain
+    // (a fresh block minus 32 if the inherited buffer was discarded).
+    unsigned char drawn[32];
+    rng.Fill(drawn, sizeof drawn);
+    const std::size_t left = rng.BufferedBytes();
+    const bool ok = write(pipe_ends[1], drawn, sizeof drawn) == static_cast<ssize_t>(sizeof drawn) &&
+                    write(pipe_ends[1], &left, sizeof left) == static_cast<ssize_t>(sizeof left);
+    _exit(ok ? 0 : 1);
+  }
+  close(pipe_ends[1]);
+  unsigned char parent_drawn[32];
+  rng.Fill(parent_drawn, sizeof parent_drawn);
+  unsigned char child_drawn[32];
+  std::size_t child_left = 0;
+  ASSERT_EQ(read(pipe_ends[0], child_drawn, sizeof child_drawn),
+            static_cast<ssize_t>(sizeof child_drawn));
+  ASSERT_EQ(read(pipe_ends[0], &child_left, sizeof child_left),
+            static_cast<ssize_t>(sizeof child_left));
+  close(pipe_ends[0]);
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  // Equal 32-byte draws from independent streams: probability 2^-256.
+  EXPECT_NE(std::memcmp(parent_drawn, child_drawn, sizeof parent_drawn), 0);
+  EXPECT_EQ(child_left, 65536U - sizeof child_drawn);  // the child refilled
+  EXPECT_EQ(rng.BufferedBytes(), 65536U - sizeof first - sizeof parent_drawn);  // the parent did not
 }
 
 // ---------------------------------------------------------------------------

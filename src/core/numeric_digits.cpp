@@ -1,0 +1,70 @@
+#include "numeric_digits.h"
+
+namespace dp {
+
+namespace {
+
+// 10^0 .. 10^22: every one is a double exactly (10^22 = 2^22 5^22, and
+// 5^22 < 2^53).
+constexpr double kExactPowersOfTen[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                        1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                        1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+constexpr int kMaxExactPower = 22;
+constexpr std::uint64_t kTwoTo53 = std::uint64_t{1} << 53;
+
+// More significant base-10000 digits than this make M >= 10^20 before its
+// trailing decimal zeros are removed; 5 digits (< 10^20) fit in 128 bits.
+constexpr int kMaxSignificantDigits = 5;
+
+}  // namespace
+
+bool Base10000ToDouble(const std::uint16_t* digits, int count, int weight, bool negative,
+                       double* out) noexcept {
+  if (count < 0) return false;
+  for (int i = 0; i < count; ++i)
+    if (digits[i] >= kNumericDigitBase) return false;
+  // Leading and trailing zero digits do not change the value (PostgreSQL
+  // strips them, but a value built otherwise still converts exactly).
+  int first = 0;
+  while (first < count && digits[first] == 0) ++first;
+  int end = count;
+  while (end > first && digits[end - 1] == 0) --end;
+  if (first == end) {
+    *out = negative ? -0.0 : 0.0;
+    return true;
+  }
+  if (end - first > kMaxSignificantDigits) return false;
+  // value = M * 10^exponent, M the digits first..end-1 read as one integer.
+  unsigned __int128 mantissa = 0;
+  for (int i = first; i < end; ++i) mantissa = mantissa * kNumericDigitBase + digits[i];
+  long exponent = 4L * (static_cast<long>(weight) - (end - 1));
+  while (mantissa % 10 == 0) {
+    mantissa /= 10;
+    ++exponent;
+  }
+  if (mantissa >= kTwoTo53) return false;
+  double magnitude = static_cast<double>(static_cast<std::uint64_t>(mantissa));  // exact
+  if (exponent > kMaxExactPower) {
+    // M 10^(exponent - 22) may still be an integer below 2^53 (exact), and
+    // then one multiplication by 10^22 rounds once.
+    const long extra = exponent - kMaxExactPower;
+    if (extra > kMaxExactPower) return false;
+    for (long k = 0; k < extra; ++k) {
+      mantissa *= 10;
+      if (mantissa >= kTwoTo53) return false;
+    }
+    magnitude = static_cast<double>(static_cast<std::uint64_t>(mantissa));
+    exponent = kMaxExactPower;
+  }
+  if (exponent < -kMaxExactPower) return false;
+  // One correctly rounded IEEE operation on exact operands.
+  if (exponent >= 0) {
+    magnitude *= kExactPowersOfTen[exponent];
+  } else {
+    magnitude /= kExactPowersOfTen[-exponent];
+  }
+  *out = negative ? -magnitude : magnitude;
+  return true;
+}
+
+}  // namespace dp
