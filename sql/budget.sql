@@ -172,7 +172,7 @@ INSERT INTO dp_agg.role_budget VALUES ('dp_budget_analyst', 100);
 \echo :LAST_ERROR_SQLSTATE
 DELETE FROM dp_agg.ledger_entry;
 \echo :LAST_ERROR_SQLSTATE
-SELECT * FROM dp_agg.apply_charge('dp_budget_analyst', 'dp_budget_analyst', -1, 0, NULL, '', '');
+SELECT * FROM dp_agg.apply_charge('dp_budget_analyst'::regrole, 'dp_budget_analyst', 'dp_budget_analyst', -1, 0, NULL, '', '');
 \echo :LAST_ERROR_SQLSTATE
 SELECT role, epsilon_total, epsilon_spent, epsilon_remaining FROM dp_agg.budgets ORDER BY role;
 SELECT kind, role, epsilon, aggregates FROM dp_agg.ledger ORDER BY id;
@@ -208,3 +208,132 @@ SELECT dp_count(id, 0.1) FROM visits;
 RESET SESSION AUTHORIZATION;
 
 DROP FUNCTION rich_count(float8);
+
+-- 15. set_budget without delta keeps the delta total (0 for a new budget);
+-- an explicit delta sets it.
+SET client_min_messages = warning;
+DROP ROLE IF EXISTS dp_budget_delta;
+DROP ROLE IF EXISTS dp_budget_renamed;
+DROP ROLE IF EXISTS dp_budget_gone;
+RESET client_min_messages;
+CREATE ROLE dp_budget_delta;
+GRANT SELECT ON visits TO dp_budget_delta;
+SELECT dp_agg.set_budget('dp_budget_delta', 2, 1e-5);
+SELECT dp_agg.set_budget('dp_budget_delta', 5.0);
+SELECT epsilon_total, delta_total FROM dp_agg.budgets WHERE role = 'dp_budget_delta';
+SELECT dp_agg.set_budget('dp_budget_delta', 5.0, 0);
+SELECT epsilon_total, delta_total FROM dp_agg.budgets WHERE role = 'dp_budget_delta';
+SELECT kind, epsilon, delta FROM dp_agg.ledger WHERE role = 'dp_budget_delta' ORDER BY id;
+
+-- 16. A query refused for lack of delta says so, with the numbers; and a
+-- restricted GROUP BY names group selection as what needs it.
+SET SESSION AUTHORIZATION dp_budget_delta;
+SELECT dp_count(id, 0.5, 1e-6) FROM visits;
+\echo :LAST_ERROR_SQLSTATE
+RESET SESSION AUTHORIZATION;
+CREATE TABLE guarded AS SELECT g AS id, g % 3 AS ward FROM generate_series(1, 300) g;
+SELECT dp_agg.protect_table('guarded');
+SELECT dp_agg.restrict_role('dp_budget_delta');
+SET SESSION AUTHORIZATION dp_budget_delta;
+SELECT ward, dp_count(id, 0.5) FROM guarded GROUP BY ward;
+\echo :LAST_ERROR_SQLSTATE
+RESET SESSION AUTHORIZATION;
+SELECT dp_agg.set_budget('dp_budget_delta', 5.0, 1.5e-6);
+SET SESSION AUTHORIZATION dp_budget_delta;
+SELECT count(*) AS groups FROM (SELECT ward, dp_count(id, 0.5) FROM guarded GROUP BY ward) q;
+-- delta left: 0.5e-6 < 1e-6: the delta budget is exhausted, epsilon is not.
+SELECT ward, dp_count(id, 0.5) FROM guarded GROUP BY ward;
+\echo :LAST_ERROR_SQLSTATE
+RESET SESSION AUTHORIZATION;
+-- dp_agg.query_cost: what a query would be charged, for a restricted role
+-- too, without running or charging it (group selection included).
+SET SESSION AUTHORIZATION dp_budget_delta;
+SELECT * FROM dp_agg.remaining_budget();
+SELECT * FROM dp_agg.query_cost('SELECT ward, dp_count(id, 0.5) FROM guarded GROUP BY ward');
+SELECT * FROM dp_agg.query_cost('SELECT dp_count(id, 0.25), dp_sum(id, 0, 10, 0.5, 1e-9) FROM guarded');
+SELECT * FROM dp_agg.remaining_budget();
+SELECT count(*) AS ledger_rows FROM dp_agg.ledger;
+-- refused exactly as running it would be, and only SELECT is costed
+SELECT * FROM dp_agg.query_cost('SELECT count(*) FROM guarded');
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM dp_agg.query_cost('DELETE FROM visits');
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM dp_agg.query_cost('SELECT 1; SELECT 2');
+\echo :LAST_ERROR_SQLSTATE
+-- The metadata probes of BI tools are free when the plan's constants prove
+-- the private aggregation never runs (a LIMIT 0 at the top, or a one-time
+-- filter that is constant false above it): even this GROUP BY, which the
+-- role's delta budget could not pay for, answers with no rows.
+SELECT * FROM (SELECT ward, dp_count(id, 0.5) FROM guarded GROUP BY ward) s LIMIT 0;
+SELECT * FROM (SELECT ward, dp_count(id, 0.5) FROM guarded GROUP BY ward ORDER BY ward) s LIMIT 0;
+SELECT * FROM (SELECT ward, dp_count(id, 0.5) FROM guarded GROUP BY ward) s WHERE false;
+SELECT * FROM (SELECT ward, dp_count(id, 0.5) FROM guarded GROUP BY ward) s WHERE 1 = 0;
+SELECT * FROM dp_agg.query_cost('SELECT * FROM (SELECT dp_count(id, 0.5) FROM guarded) s LIMIT 0');
+SELECT * FROM dp_agg.remaining_budget();
+-- Not free: an aggregate above the false filter still releases a value
+-- (of no rows); LIMIT 1; a LIMIT that is a bound parameter (whether it is
+-- folded into the plan depends on the plan cache's cost-based choice).
+SELECT dp_count(id, 0.25) IS NOT NULL AS answered FROM guarded WHERE false;
+SELECT * FROM dp_agg.remaining_budget();
+SELECT count(*) AS rows FROM (SELECT * FROM (SELECT dp_count(id, 0.25) FROM guarded) s LIMIT 1) q;
+SELECT * FROM dp_agg.remaining_budget();
+PREPARE limited(int) AS SELECT * FROM (SELECT dp_count(id, 0.25) FROM guarded) s LIMIT $1;
+EXECUTE limited(0);
+DEALLOCATE limited;
+SELECT * FROM dp_agg.remaining_budget();
+RESET SESSION AUTHORIZATION;
+SELECT dp_agg.unrestrict_role('dp_budget_delta');
+SELECT dp_agg.unprotect_table('guarded');
+DROP TABLE guarded;
+
+-- The probe counts what running would charge (ROLLUP's 2 grouping sets; no
+-- private aggregate: 0), and needs no budget (this role has none left).
+SET SESSION AUTHORIZATION dp_budget_rich;
+SELECT * FROM dp_agg.query_cost('SELECT clinic, dp_count(id, 0.1) FROM visits GROUP BY ROLLUP (clinic)');
+SELECT * FROM dp_agg.query_cost('SELECT 1 AS no_private_aggregate');
+RESET SESSION AUTHORIZATION;
+
+-- 17. A total set below what was spent is accepted (it stops the role's
+-- queries) and shows 0 remaining, never a negative amount.
+SELECT dp_agg.set_budget('dp_budget_delta', 0.25);
+SELECT epsilon_total, epsilon_spent, epsilon_remaining, delta_remaining
+FROM dp_agg.budgets WHERE role = 'dp_budget_delta';
+SET SESSION AUTHORIZATION dp_budget_delta;
+SELECT * FROM dp_agg.remaining_budget();
+SELECT dp_count(id, 0.01) FROM visits;
+\echo :LAST_ERROR_SQLSTATE
+RESET SESSION AUTHORIZATION;
+
+-- 18. Budgets follow roles, not names: a rename keeps the budget, its
+-- spending and its ledger rows.
+ALTER ROLE dp_budget_delta RENAME TO dp_budget_renamed;
+SELECT role, epsilon_total, epsilon_spent, role_dropped FROM dp_agg.budgets
+WHERE role IN ('dp_budget_delta', 'dp_budget_renamed');
+SELECT dp_agg.set_budget('dp_budget_renamed', 3);
+SET SESSION AUTHORIZATION dp_budget_renamed;
+SELECT dp_count(id, 0.25) IS NOT NULL AS answered FROM visits;
+SELECT * FROM dp_agg.remaining_budget();
+SELECT count(*) AS own_ledger_rows FROM dp_agg.ledger;
+RESET SESSION AUTHORIZATION;
+SELECT kind, role FROM dp_agg.ledger WHERE kind = 'charge' AND role LIKE 'dp_budget_renamed'
+ORDER BY id;
+
+-- 19. A dropped role's budget does not pass to a new role of the same name:
+-- the old row stays for the audit (role_dropped), the new role has no
+-- budget and sees none of the old ledger rows.
+REVOKE SELECT ON visits FROM dp_budget_renamed;
+DROP ROLE dp_budget_renamed;
+SELECT role, epsilon_total, role_dropped FROM dp_agg.budgets WHERE role = 'dp_budget_renamed';
+CREATE ROLE dp_budget_renamed;
+GRANT SELECT ON visits TO dp_budget_renamed;
+SELECT role, epsilon_total, role_dropped FROM dp_agg.budgets WHERE role = 'dp_budget_renamed'
+ORDER BY role_dropped;
+SET SESSION AUTHORIZATION dp_budget_renamed;
+SELECT * FROM dp_agg.remaining_budget();
+SELECT count(*) AS own_ledger_rows FROM dp_agg.ledger;
+SELECT count(*) AS visible_budgets FROM dp_agg.budgets;
+SELECT dp_count(id, 0.1) FROM visits;
+\echo :LAST_ERROR_SQLSTATE
+RESET SESSION AUTHORIZATION;
+REVOKE SELECT ON visits FROM dp_budget_renamed;
+DROP ROLE dp_budget_renamed;

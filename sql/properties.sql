@@ -17,8 +17,19 @@ SELECT bool_and(v * 2^40 = trunc(v * 2^40)) AS float8_on_grid,
 FROM (SELECT i, dp_sum(f, 0, 1, 1) AS v FROM ten_rows WHERE i <= 200 GROUP BY i) q;
 SELECT bool_and(v::float8 * 2^40 = trunc(v::float8 * 2^40)) AS float4_on_grid
 FROM (SELECT i, dp_sum(r, 0, 1, 1) AS v FROM ten_rows WHERE i <= 200 GROUP BY i) q;
-SELECT bool_and(v * 1099511627776 = trunc(v * 1099511627776)) AS numeric_on_grid
+-- numeric answers are that grid value rounded (exact decimal arithmetic) to
+-- the decimal places its noise leaves meaningful, down to
+-- 10^floor(log10(stddev / 10)): Laplace noise of scale 1/epsilon has stddev
+-- sqrt(2)/epsilon, so 1 decimal place at epsilon 1 and 2 at epsilon 10
+-- (certain: numeric_round pads to exactly that scale)
+SELECT bool_and(scale(v) = 1) AS numeric_one_place, count(DISTINCT v) > 1 AS noisy
 FROM (SELECT i, dp_sum(n, 0, 1, 1) AS v FROM ten_rows WHERE i <= 200 GROUP BY i) q;
+SELECT bool_and(scale(v) = 2) AS numeric_two_places
+FROM (SELECT i, dp_sum(n, 0, 1, 10) AS v FROM ten_rows WHERE i <= 200 GROUP BY i) q;
+-- a numeric mean too (about 3 places here, instead of the 40-odd of the
+-- exact binary expansion of a double)
+SELECT bool_and(scale(v) BETWEEN 1 AND 6) AS numeric_mean_rounded
+FROM (SELECT i, dp_avg(n, 0, 1, 10) AS v FROM ten_rows WHERE i <= 200 GROUP BY i) q;
 -- with bounds [0, 1000] the units are 2^-52 and the grid step 2^22 units =
 -- 2^-30; a true sum that is not on the grid is rounded to it first
 SELECT bool_and(v * 2^30 = trunc(v * 2^30)) AS coarser_grid

@@ -286,12 +286,23 @@ DEALLOCATE counted;
 SELECT * FROM pg_stats WHERE tablename = 't';
 SELECT * FROM pg_stats_ext;
 SELECT * FROM pg_statistic;
-SELECT reltuples FROM pg_class WHERE oid = 's.t'::regclass;
-SELECT relpages FROM pg_class WHERE oid = 's.t'::regclass;
-SELECT * FROM pg_class WHERE oid = 's.t'::regclass;
-SELECT row_to_json(c) FROM pg_class c WHERE oid = 's.t'::regclass;
-SELECT relname FROM pg_class WHERE reltuples > 1000;
-SELECT relname FROM pg_class WHERE relnamespace = 's'::regnamespace ORDER BY relpages;
+-- pg_class's row-count columns are masked (what a never-analyzed table
+-- shows: reltuples -1, relpages 0, relallvisible 0), in every form of
+-- reading them, so that drivers' catalog queries (JDBC getIndexInfo) work.
+SELECT reltuples, relpages, relallvisible FROM pg_class WHERE oid = 's.t'::regclass;
+SELECT relname, reltuples, relpages FROM (SELECT * FROM pg_class WHERE oid = 's.t'::regclass) c;
+SELECT row_to_json(c)->>'reltuples' AS reltuples FROM pg_class c WHERE oid = 's.t'::regclass;
+SELECT relname FROM pg_class WHERE reltuples > 0 AND relnamespace = 's'::regnamespace;
+SELECT count(*) AS tables FROM pg_class WHERE relnamespace = 's'::regnamespace
+  AND relpages = 0 AND reltuples = -1 AND relallvisible = 0;
+SELECT ci.relname, ci.reltuples AS cardinality, ci.relpages AS pages
+FROM pg_class ct JOIN pg_index i ON i.indrelid = ct.oid JOIN pg_class ci ON ci.oid = i.indexrelid
+WHERE ct.oid = 's.t'::regclass;
+SELECT relname FROM pg_class WHERE oid = 's.t'::regclass
+  AND (SELECT c.reltuples FROM pg_class c WHERE c.oid = 's.t'::regclass) = -1;
+-- refused: a system column or TABLESAMPLE with them
+SELECT reltuples, xmin FROM pg_class WHERE oid = 's.t'::regclass;
+SELECT relpages FROM pg_class TABLESAMPLE SYSTEM (100) WHERE oid = 's.t'::regclass;
 SELECT pg_relation_size('s.t');
 SELECT pg_total_relation_size('s.t');
 SELECT pg_table_size('s.t_pkey');

@@ -219,4 +219,13 @@ std::int64_t ToUnitsSlow(double value, int unit_exponent) noexcept {
   return RoundToInt64(std::ldexp(value, -unit_exponent));
 }
 
+int MeaningfulDecimalPlaces(double noise_stddev) noexcept {
+  constexpr int kExact = 1100;
+  if (!(noise_stddev > 0) || !std::isfinite(noise_stddev)) return kExact;
+  const double exponent = std::floor(std::log10(noise_stddev / 10));
+  if (exponent >= 0) return 0;
+  if (-exponent >= kExact) return kExact;
+  return static_cast<int>(-exponent);
+}
+
 }  // namespace dp

@@ -36,6 +36,17 @@ std::int64_t ToInt64Saturating(const GridValue& value) noexcept;
 // fraction has a finite decimal expansion, so nothing is rounded.
 std::string ToExactDecimal(const GridValue& value);
 
+// How many decimal places of a released value mean something, given the
+// standard deviation of its noise: the digits down to
+// 10^floor(log10(noise_stddev / 10)), one decimal place finer than the
+// noise's order of magnitude, and never fewer than 0 (integer digits are
+// kept). Depends only on the public noise scale, so rounding a released
+// value to it is post-processing (Dwork & Roth 2014, Proposition 2.1) and
+// reveals nothing beyond the released value. Capped at 1100 (beyond every
+// exact binary fraction a double can hold); 1100 also for a scale that is
+// not a positive finite number (then nothing is rounded away).
+int MeaningfulDecimalPlaces(double noise_stddev) noexcept;
+
 // Number of significant bits of `value` (0 for 0).
 int BitLength(uint128 value) noexcept;
 

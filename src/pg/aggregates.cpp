@@ -360,6 +360,7 @@ void FillKey(PlanCache* cache, const AggregateState& state, bool is_count) {
 struct Release {
   dp::GridValue value;
   double margin = 0;
+  double noise_stddev = 0;  // of the noise, in value units (public)
 };
 
 Release ReleaseOf(FunctionCallInfo fcinfo, const AggregateState& state, bool is_count) {
@@ -388,6 +389,7 @@ Release ReleaseOf(FunctionCallInfo fcinfo, const AggregateState& state, bool is_
     const dp::int128 value = is_count ? dp::int128{state.count} : GetSum(&state);
     release.value = cache->mechanism.AddNoise(value, unit_exponent, NoiseSource());
     release.margin = cache->margin;
+    release.noise_stddev = cache->mechanism.NoiseStddev(unit_exponent);
     return release;
   });
 }
@@ -400,6 +402,11 @@ dp::GridValue ReleaseSumOf(FunctionCallInfo fcinfo, const AggregateState& state)
 struct MeanResult {
   double mean = 0;
   dp::ConfidenceInterval interval;
+  // About the noise's standard deviation on the mean: the centred sum's,
+  // divided by the released count (at least 1). It ignores the count's own
+  // noise, so it errs toward keeping more digits. Released values and public
+  // parameters only.
+  double noise_stddev = 0;
 };
 
 MeanResult ReleaseMeanOf(FunctionCallInfo fcinfo, const AggregateState& state) {
@@ -422,6 +429,8 @@ MeanResult ReleaseMeanOf(FunctionCallInfo fcinfo, const AggregateState& state) {
                              state.unit_exponent, NoiseSource());
     MeanResult result;
     result.mean = release.mean;
+    result.noise_stddev = cache->mean.centred_sum.NoiseStddev(state.unit_exponent - 1) /
+                          std::max(1.0, dp::ToDouble(release.noisy_count));
     if (state.confidence > 0)
       result.interval = dp::MeanConfidenceInterval(
           release, state.lower_units, state.upper_units, state.unit_exponent,
@@ -461,6 +470,17 @@ char* ExactDecimalText(const dp::GridValue& value) {
 Datum NumericFromText(const char* text) {
   return DirectFunctionCall3(numeric_in, CStringGetDatum(text), ObjectIdGetDatum(InvalidOid),
                              Int32GetDatum(-1));
+}
+
+// `value` rounded to the decimal places that its noise leaves meaningful
+// (dp::MeaningfulDecimalPlaces): a deterministic function of a released
+// value and the public noise scale, i.e. post-processing. numeric_round is
+// exact decimal arithmetic (half away from zero), so no low bits of a binary
+// value survive beyond the kept places.
+Datum RoundedToNoise(Datum value, double noise_stddev) {
+  const int places = dp::MeaningfulDecimalPlaces(noise_stddev);
+  if (places >= 1100) return value;
+  return DirectFunctionCall2(numeric_round, value, Int32GetDatum(places));
 }
 
 }  // namespace
@@ -535,13 +555,14 @@ Datum dp_sum_final_int8(PG_FUNCTION_ARGS) {
   PG_RETURN_INT64(dp::ToInt64Saturating(dp_pg::ReleaseSumOf(fcinfo, state)));
 }
 
-// dp_sum of bigint and numeric returns numeric, exactly the released grid value.
+// dp_sum of bigint and numeric returns numeric: the released grid value,
+// exactly, rounded to the decimal places its noise leaves meaningful.
 PG_FUNCTION_INFO_V1(dp_sum_final_numeric);
 Datum dp_sum_final_numeric(PG_FUNCTION_ARGS) {
   AggregateState state;
   dp_pg::ReadFinalState(fcinfo, &state);
-  const dp::GridValue released = dp_pg::ReleaseSumOf(fcinfo, state);
-  return dp_pg::ExactNumeric(released);
+  const dp_pg::Release released = dp_pg::ReleaseOf(fcinfo, state, false);
+  return dp_pg::RoundedToNoise(dp_pg::ExactNumeric(released.value), released.noise_stddev);
 }
 
 PG_FUNCTION_INFO_V1(dp_sum_final_float4);
@@ -575,8 +596,11 @@ PG_FUNCTION_INFO_V1(dp_avg_final_numeric);
 Datum dp_avg_final_numeric(PG_FUNCTION_ARGS) {
   AggregateState state;
   dp_pg::ReadFinalState(fcinfo, &state);
-  const double mean = dp_pg::ReleaseMeanOf(fcinfo, state).mean;
-  Datum result = dp_pg::ExactNumericFromDouble(mean);
+  const dp_pg::MeanResult released = dp_pg::ReleaseMeanOf(fcinfo, state);
+  // Rounded to the places its noise leaves meaningful, then clamped (a
+  // bound is exact, so the clamped answer is too).
+  Datum result = dp_pg::RoundedToNoise(dp_pg::ExactNumericFromDouble(released.mean),
+                                       released.noise_stddev);
   const bool integer = state.value_kind == static_cast<std::uint8_t>(dp_pg::ValueKind::kInteger);
   // Equal non-integer bounds: the answer is that constant, written as the
   // shortest decimal that reads back as the same double (0.1, not its exact
@@ -593,7 +617,11 @@ Datum dp_avg_final_numeric(PG_FUNCTION_ARGS) {
                    state.upper_units >= -kTwoTo53 && state.upper_units <= kTwoTo53);
   const double lower_value = integer ? static_cast<double>(state.lower_units) : state.lower;
   const double upper_value = integer ? static_cast<double>(state.upper_units) : state.upper;
-  if (exact_bounds && mean >= lower_value && mean <= upper_value) return result;
+  // Rounding may step past a bound that is not a multiple of the kept
+  // decimal places: a rounded mean is always clamped in numeric.
+  const bool rounded = dp::MeaningfulDecimalPlaces(released.noise_stddev) < 1100;
+  if (!rounded && exact_bounds && released.mean >= lower_value && released.mean <= upper_value)
+    return result;
   const Datum lower = integer ? NumericGetDatum(int64_to_numeric(state.lower_units))
                               : dp_pg::ExactNumericFromDouble(state.lower);
   const Datum upper = integer ? NumericGetDatum(int64_to_numeric(state.upper_units))

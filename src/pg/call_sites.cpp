@@ -19,6 +19,7 @@
 
 #include "aggregate_catalog.h"
 #include "distributed.h"
+#include "cost_probe.h"
 #include "initial_state.h"
 #include "input_checks.h"
 #include "query_cost.h"
@@ -99,6 +100,49 @@ void PrepareAggregates(AggState* node, EState* estate, bool reexecuted, QueryCos
 
 void PreparePlanState(PlanState* node, EState* estate, bool reexecuted, QueryCost* cost);
 
+// A constant that is false or NULL (as a qual, both reject every row).
+bool IsConstantFalse(Node* node) {
+  if (node == nullptr || !IsA(node, Const)) return false;
+  const auto* constant = reinterpret_cast<Const*>(node);
+  return constant->consttype == BOOLOID &&
+         (constant->constisnull || !DatumGetBool(constant->constvalue));
+}
+
+// Whether the plan alone proves that `node` never runs its outer subplan,
+// so that no private aggregate below it is ever evaluated and none is paid
+// for: this is how the metadata probes of BI tools and drivers look
+// (SELECT * FROM (q) s LIMIT 0, ... WHERE false). Decided from the plan's
+// constants, never from execution:
+//  * Limit with a constant count of 0: ExecLimit (nodeLimit.c) sees the
+//    count before it fetches anything and returns no row without ever
+//    calling its subplan, in either direction and on every rescan (a
+//    constant does not change);
+//  * Result whose one-time filter (resconstantqual) is a constant false or
+//    NULL: ExecResult evaluates it first and returns no row without calling
+//    its subplan. (A qual that is false only at run time, a Param, a
+//    function, is not constant and is paid for.)
+bool NeverRunsOuterPlan(PlanState* node) {
+  if (IsA(node, LimitState)) {
+    const auto* limit = reinterpret_cast<Limit*>(node->plan);
+    if (limit->limitCount == nullptr || !IsA(limit->limitCount, Const)) return false;
+    const auto* count = reinterpret_cast<Const*>(limit->limitCount);
+    return !count->constisnull && count->consttype == INT8OID &&
+           DatumGetInt64(count->constvalue) == 0;
+  }
+  if (IsA(node, ResultState)) {
+    Node* filter = reinterpret_cast<Result*>(node->plan)->resconstantqual;
+    if (filter == nullptr) return false;
+    if (IsA(filter, List)) {
+      ListCell* cell;
+      foreach (cell, reinterpret_cast<List*>(filter))
+        if (IsConstantFalse(static_cast<Node*>(lfirst(cell)))) return true;
+      return false;
+    }
+    return IsConstantFalse(filter);
+  }
+  return false;
+}
+
 void PrepareSubPlans(List* subplans, EState* estate, bool reexecuted, QueryCost* cost) {
   ListCell* cell;
   foreach (cell, subplans) {
@@ -133,6 +177,7 @@ void PreparePlanState(PlanState* node, EState* estate, bool reexecuted, QueryCos
   } else if (IsA(node, WindowAggState)) {
     RejectWindowUse(node->plan);
   }
+  if (cost->constants_decide && NeverRunsOuterPlan(node)) return;
   switch (nodeTag(node)) {
     case T_NestLoopState:
     case T_MergeJoinState:
@@ -182,6 +227,9 @@ void ExecutorStartHook(QueryDesc* query, int flags) {
   static bool worker_share_started = false;
   const bool leader_paid = IsParallelWorker() && !worker_share_started;
   if (IsParallelWorker()) worker_share_started = true;
+  // dp_agg.query_cost() starting this very query: measured, not charged, and
+  // never run (taken on entry: queries run while this one starts pay).
+  CostProbe* probe = TakeCostProbe(query);
   DecideNoiseSource();
   CheckExecutionForRestrictedRole(query, flags);
   if (previous_executor_start != nullptr) {
@@ -193,7 +241,12 @@ void ExecutorStartHook(QueryDesc* query, int flags) {
   if ((flags & EXEC_FLAG_EXPLAIN_ONLY) != 0) return;
   QueryCost cost;
   StartQueryCost(&cost, leader_paid);
+  cost.constants_decide = query->params == nullptr || query->params->numParams == 0;
   PreparePlanState(query->planstate, query->estate, false, &cost);
+  if (probe != nullptr) {
+    RecordCostProbe(probe, &cost);
+    return;
+  }
   ChargeQueryCost(&cost);
 }
 

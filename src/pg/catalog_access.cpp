@@ -2,8 +2,13 @@
 
 extern "C" {
 #include "access/sysattr.h"
+#include "access/table.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_namespace.h"
+#include "lib/stringinfo.h"
+#include "parser/analyze.h"
+#include "parser/parser.h"
+#include "utils/rel.h"
 }
 
 #include <cstring>
@@ -86,9 +91,63 @@ bool SelectsColumn(const RangeTblEntry* entry, AttrNumber column) {
          bms_is_member(0 - FirstLowInvalidHeapAttributeNumber, entry->selectedCols);
 }
 
+// Whether the query reads a system column (ctid, xmin, ...) of `entry`.
+bool SelectsSystemColumn(const RangeTblEntry* entry) {
+  int member = -1;
+  while ((member = bms_next_member(entry->selectedCols, member)) >= 0) {
+    if (member + FirstLowInvalidHeapAttributeNumber < 0) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
-void CheckCatalogAccess(Query* query) {
+void MaskPlannerStatistics(RangeTblEntry* entry) {
+  // pg_class's columns in their order (Vars of the query refer to them by
+  // number), the three statistics replaced by constants of the same types.
+  StringInfoData sql;
+  initStringInfo(&sql);
+  appendStringInfoString(&sql, "SELECT ");
+  Relation relation = table_open(RelationRelationId, AccessShareLock);
+  TupleDesc description = RelationGetDescr(relation);
+  for (int i = 0; i < description->natts; ++i) {
+    const Form_pg_attribute attribute = TupleDescAttr(description, i);
+    if (i > 0) appendStringInfoString(&sql, ", ");
+    const char* name = quote_identifier(NameStr(attribute->attname));
+    switch (attribute->attnum) {
+      case Anum_pg_class_reltuples:
+        appendStringInfo(&sql, "(-1)::pg_catalog.float4 AS %s", name);
+        break;
+      case Anum_pg_class_relpages:
+      case Anum_pg_class_relallvisible:
+        appendStringInfo(&sql, "0::pg_catalog.int4 AS %s", name);
+        break;
+      default:
+        appendStringInfo(&sql, "c.%s", name);
+    }
+  }
+  table_close(relation, AccessShareLock);
+  appendStringInfoString(&sql, " FROM pg_catalog.pg_class c");
+  List* raw = raw_parser(sql.data, RAW_PARSE_DEFAULT);
+  Query* masked = parse_analyze_fixedparams(static_cast<RawStmt*>(linitial(raw)), sql.data,
+                                            nullptr, 0, nullptr);
+  entry->rtekind = RTE_SUBQUERY;
+  entry->subquery = masked;
+  entry->security_barrier = false;
+  entry->relid = InvalidOid;
+  entry->relkind = 0;
+  entry->rellockmode = NoLock;
+  entry->inh = false;
+  entry->requiredPerms = 0;
+  entry->checkAsUser = InvalidOid;
+  entry->selectedCols = nullptr;
+  entry->insertedCols = nullptr;
+  entry->updatedCols = nullptr;
+  entry->extraUpdatedCols = nullptr;
+}
+
+List* CheckCatalogAccess(Query* query) {
+  List* masked = NIL;
   ListCell* cell;
   foreach (cell, query->rtable) {
     const auto* entry = static_cast<RangeTblEntry*>(lfirst(cell));
@@ -103,14 +162,22 @@ void CheckCatalogAccess(Query* query) {
     if (entry->relid == RelationRelationId &&
         (SelectsColumn(entry, Anum_pg_class_reltuples) ||
          SelectsColumn(entry, Anum_pg_class_relpages) ||
-         SelectsColumn(entry, Anum_pg_class_relallvisible)))
-      Refuse(ERRCODE_INSUFFICIENT_PRIVILEGE,
-             "restricted roles may not read pg_class.reltuples, relpages or relallvisible",
-             "They estimate how many rows a table holds.",
-             "Select the other columns of pg_class by name; estimate row counts with dp_count.");
+         SelectsColumn(entry, Anum_pg_class_relallvisible))) {
+      // Masked rather than refused: drivers' catalog queries (JDBC
+      // getIndexInfo) select them along with what they need.
+      if (SelectsSystemColumn(entry) || entry->tablesample != nullptr)
+        Refuse(ERRCODE_INSUFFICIENT_PRIVILEGE,
+               "restricted roles may not read pg_class.reltuples, relpages or relallvisible "
+               "together with a system column or TABLESAMPLE",
+               "They estimate how many rows a table holds; dp_agg masks them only in plain "
+               "reads of pg_class.",
+               "Select the columns of pg_class by name; estimate row counts with dp_count.");
+      masked = lappend(masked, const_cast<RangeTblEntry*>(entry));
+    }
   }
   query_tree_walker(query, DP_EXPRESSION_WALKER(CheckCalledFunctions), nullptr,
                     QTW_IGNORE_RC_SUBQUERIES);
+  return masked;
 }
 
 }  // namespace dp_pg

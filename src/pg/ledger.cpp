@@ -14,6 +14,7 @@ extern "C" {
 #include "access/parallel.h"
 #include "access/tableam.h"
 #include "catalog/namespace.h"
+#include "parser/parse_func.h"
 #include "mb/pg_wchar.h"
 #include "storage/bufmgr.h"
 #include "storage/lmgr.h"
@@ -59,6 +60,7 @@ struct ChargeRequest {
   std::int32_t attempts;
   TimestampTz retry_at;
   std::int64_t query_id;
+  Oid role_oid;  // the session user: budgets follow the role, not its name
   char role_name[NAMEDATALEN];
   char current_user_name[NAMEDATALEN];
   char epsilon[kNumberText];
@@ -272,12 +274,28 @@ void WaitForRequest(ChargeRequest* slot) {
   }
 }
 
-const char* kChargeSql =
+// The charge statement of 0.2.0 finds the budget by the role's OID. The
+// 0.1.0 one (by name) is used while the database still has dp_agg 0.1.0
+// installed, i.e. between installing this library and ALTER EXTENSION
+// UPDATE; which one exists is looked up for every charge, so an upgrade in
+// the middle of a writer's life is followed at once.
+const char* kChargeByOidSql =
+    "SELECT status, epsilon_total::text, epsilon_spent::text, delta_total::text, "
+    "delta_spent::text FROM dp_agg.apply_charge($8::oid, $1::name, $2::name, $3::numeric, "
+    "$4::numeric, $5::bigint, $6::text, $7::text)";
+const char* kChargeByNameSql =
     "SELECT status, epsilon_total::text, epsilon_spent::text, delta_total::text, "
     "delta_spent::text FROM dp_agg.apply_charge($1::name, $2::name, $3::numeric, $4::numeric, "
     "$5::bigint, $6::text, $7::text)";
 
-SPIPlanPtr charge_plan = nullptr;
+SPIPlanPtr charge_by_oid_plan = nullptr;
+SPIPlanPtr charge_by_name_plan = nullptr;
+
+bool ChargeByOidExists() {
+  Oid types[8] = {OIDOID, NAMEOID, NAMEOID, NUMERICOID, NUMERICOID, INT8OID, TEXTOID, TEXTOID};
+  List* name = list_make2(makeString(pstrdup("dp_agg")), makeString(pstrdup("apply_charge")));
+  return OidIsValid(LookupFuncName(name, 8, types, true));
+}
 
 // `text` as a text datum, cut before its first byte that is not valid in the
 // database encoding: the requester clips at a character boundary already, and
@@ -289,20 +307,24 @@ Datum ValidTextDatum(const char* text) {
 }
 
 void ApplyOne(ChargeRequest* request) {
-  if (charge_plan == nullptr) {
-    Oid types[7] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, INT8OID, TEXTOID, TEXTOID};
-    SPIPlanPtr plan = SPI_prepare(kChargeSql, 7, types);
+  const bool by_oid = ChargeByOidExists();
+  SPIPlanPtr* cached = by_oid ? &charge_by_oid_plan : &charge_by_name_plan;
+  const int num_arguments = by_oid ? 8 : 7;
+  if (*cached == nullptr) {
+    Oid types[8] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, INT8OID, TEXTOID, TEXTOID, OIDOID};
+    SPIPlanPtr plan =
+        SPI_prepare(by_oid ? kChargeByOidSql : kChargeByNameSql, num_arguments, types);
     if (plan == nullptr) elog(ERROR, "dp_agg: could not prepare the charge statement");
     SPI_keepplan(plan);
-    charge_plan = plan;
+    *cached = plan;
   }
-  Datum values[7] = {
+  Datum values[8] = {
       CStringGetTextDatum(request->role_name), CStringGetTextDatum(request->current_user_name),
       CStringGetTextDatum(request->epsilon),   CStringGetTextDatum(request->delta),
       Int64GetDatum(request->query_id),        ValidTextDatum(request->aggregates),
-      ValidTextDatum(request->query_text)};
-  char nulls[7] = {' ', ' ', ' ', ' ', request->query_id == 0 ? 'n' : ' ', ' ', ' '};
-  if (SPI_execute_plan(charge_plan, values, nulls, false, 1) != SPI_OK_SELECT ||
+      ValidTextDatum(request->query_text),     ObjectIdGetDatum(request->role_oid)};
+  char nulls[8] = {' ', ' ', ' ', ' ', request->query_id == 0 ? 'n' : ' ', ' ', ' ', ' '};
+  if (SPI_execute_plan(*cached, values, nulls, false, 1) != SPI_OK_SELECT ||
       SPI_processed != 1)
     elog(ERROR, "dp_agg: the charge statement returned no row");
   HeapTuple row = SPI_tuptable->vals[0];
@@ -444,7 +466,7 @@ void ApplyBatch(int* indexes, int count, bool* deferred) {
 // row changed or locked by this transaction (dp_agg.add_budget, set_budget,
 // SELECT ... FOR UPDATE). The writer would then wait for this backend, which
 // waits for the writer.
-bool OwnTransactionLocksBudget(const char* role) {
+bool OwnTransactionLocksBudget(const char* role, Oid role_oid) {
   // Table locks first (LOCK TABLE needs no transaction id).
   const Oid schema = get_namespace_oid("dp_agg", true);
   if (!OidIsValid(schema)) return false;
@@ -472,13 +494,20 @@ bool OwnTransactionLocksBudget(const char* role) {
   }
   const bool pushed = !ActiveSnapshotSet();
   if (pushed) PushActiveSnapshot(GetTransactionSnapshot());
+  // 0.2.0 keys budgets by role OID (column role_oid); 0.1.0 by name (column 1).
+  const AttrNumber oid_column = get_attnum(budget, "role_oid");
   TableScanDesc scan = table_beginscan(relation, GetActiveSnapshot(), 0, nullptr);
   bool locked = false;
   HeapTuple tuple;
   while (!locked && (tuple = heap_getnext(scan, ForwardScanDirection)) != nullptr) {
     bool is_null = true;
-    const Datum name = heap_getattr(tuple, 1, RelationGetDescr(relation), &is_null);
-    if (is_null || std::strcmp(NameStr(*DatumGetName(name)), role) != 0) continue;
+    if (oid_column != InvalidAttrNumber) {
+      const Datum owner = heap_getattr(tuple, oid_column, RelationGetDescr(relation), &is_null);
+      if (is_null || DatumGetObjectId(owner) != role_oid) continue;
+    } else {
+      const Datum name = heap_getattr(tuple, 1, RelationGetDescr(relation), &is_null);
+      if (is_null || std::strcmp(NameStr(*DatumGetName(name)), role) != 0) continue;
+    }
     const Buffer buffer = reinterpret_cast<HeapScanDesc>(scan)->rs_cbuf;
     LockBuffer(buffer, BUFFER_LOCK_SHARE);
     HeapTupleHeader header = tuple->t_data;
@@ -507,6 +536,59 @@ bool OwnTransactionLocksBudget(const char* role) {
   return locked;
 }
 
+Datum NumericFromText(const char* text) {
+  return DirectFunctionCall3(numeric_in, CStringGetDatum(text), ObjectIdGetDatum(InvalidOid),
+                             Int32GetDatum(-1));
+}
+
+// Whether spent + needed > total, as exact numerics.
+bool Exceeds(const char* spent, const char* needed, const char* total) {
+  const Datum sum = DirectFunctionCall2(numeric_add, NumericFromText(spent),
+                                        NumericFromText(needed));
+  return DatumGetInt32(DirectFunctionCall2(numeric_cmp, sum, NumericFromText(total))) > 0;
+}
+
+// A refusal for lack of delta only: saying "use a smaller epsilon" would
+// send the analyst the wrong way.
+bool OnlyDeltaIsShort(const ChargeRequest& result) {
+  return !Exceeds(result.epsilon_spent, result.epsilon, result.epsilon_total) &&
+         Exceeds(result.delta_spent, result.delta, result.delta_total);
+}
+
+// The charge description names dp_agg.group_selection when a restricted
+// role's GROUP BY keys pay for partition selection (query_cost.cpp).
+[[noreturn]] void RefuseForDelta(const ChargeRequest& result) {
+  const bool group_selection = std::strstr(result.aggregates, "group_selection(") != nullptr;
+  const bool no_delta =
+      DatumGetInt32(DirectFunctionCall2(numeric_cmp, NumericFromText(result.delta_total),
+                                        DirectFunctionCall1(int4_numeric, Int32GetDatum(0)))) == 0;
+  const char* purpose = group_selection ? " for group selection" : "";
+  const char* guidance =
+      group_selection
+          ? "Ask an administrator for a delta budget (dp_agg.add_budget(role, 0, delta)); "
+            "group selection's delta is the setting dp_agg.group_selection_delta."
+          : "Ask an administrator for a delta budget (dp_agg.add_budget(role, 0, delta)), or "
+            "use the epsilon-only form of the aggregate (without delta).";
+  if (no_delta)
+    ereport(ERROR, (errcode(ERRCODE_DP_AGG_BUDGET_EXHAUSTED),
+                    errmsg("this query needs delta %s%s; the role \"%s\" has no delta budget",
+                           result.delta, purpose, result.role_name),
+                    errdetail("It needs epsilon %s and delta %s (%s); the role has epsilon %s of "
+                              "%s spent and a delta total of 0. %s Nothing was charged or "
+                              "released.",
+                              result.epsilon, result.delta, result.aggregates,
+                              result.epsilon_spent, result.epsilon_total, guidance)));
+  ereport(ERROR,
+          (errcode(ERRCODE_DP_AGG_BUDGET_EXHAUSTED),
+           errmsg("this query needs delta %s%s; the delta budget of role \"%s\" is exhausted",
+                  result.delta, purpose, result.role_name),
+           errdetail("It needs epsilon %s and delta %s (%s); the role has spent delta %s of %s "
+                     "(epsilon %s of %s). %s Nothing was charged or released.",
+                     result.epsilon, result.delta, result.aggregates, result.delta_spent,
+                     result.delta_total, result.epsilon_spent, result.epsilon_total, guidance)));
+  pg_unreachable();
+}
+
 }  // namespace
 
 void InstallLedger() {
@@ -529,7 +611,7 @@ void ChargeBudget(const QueryCharge& charge) {
   const char* role = GetUserNameFromId(GetSessionUserId(), false);
   // Checked first: the writer would wait for this transaction to end, and this
   // backend for the writer. Nothing is queued, charged or computed.
-  if (OwnTransactionLocksBudget(role))
+  if (OwnTransactionLocksBudget(role, GetSessionUserId()))
     ereport(ERROR,
             (errcode(ERRCODE_LOCK_NOT_AVAILABLE),
              errmsg("cannot charge the privacy budget of role \"%s\" in a transaction that "
@@ -559,6 +641,7 @@ void ChargeBudget(const QueryCharge& charge) {
   slot->attempts = 0;
   slot->retry_at = 0;
   slot->query_id = static_cast<std::int64_t>(pgstat_get_my_query_id());
+  slot->role_oid = GetSessionUserId();
   CopyText(slot->role_name, sizeof slot->role_name, role);
   CopyText(slot->current_user_name, sizeof slot->current_user_name,
            GetUserNameFromId(GetUserId(), false));
@@ -591,6 +674,7 @@ void ChargeBudget(const QueryCharge& charge) {
                               result.role_name)));
       break;
     case kExhausted:
+      if (OnlyDeltaIsShort(result)) RefuseForDelta(result);
       ereport(ERROR,
               (errcode(ERRCODE_DP_AGG_BUDGET_EXHAUSTED),
                errmsg("privacy budget exhausted for role \"%s\"", result.role_name),

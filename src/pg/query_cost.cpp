@@ -29,6 +29,7 @@ Datum ChargeFor(double requested) {
 
 void StartQueryCost(QueryCost* cost, bool leader_paid) {
   cost->leader_paid = leader_paid;
+  cost->constants_decide = false;
   cost->sites = 0;
   cost->epsilon = DirectFunctionCall1(int4_numeric, Int32GetDatum(0));
   cost->delta = cost->epsilon;

@@ -11,6 +11,12 @@ namespace dp_pg {
 
 struct QueryCost {
   bool leader_paid;  // this is a parallel worker's share of its leader's plan
+  // The plan's constants are the query's own (no bound parameters), so a
+  // subtree that they prove never runs is free (call_sites.cpp). With bound
+  // parameters, whether a constant is folded into the plan depends on the
+  // plan cache's choice between a custom and a generic plan, which is made
+  // from cost estimates, i.e. table statistics: such queries always pay.
+  bool constants_decide;
   int sites;         // call sites charged by this process
   Datum epsilon;     // numeric
   Datum delta;       // numeric

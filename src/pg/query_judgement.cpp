@@ -473,7 +473,12 @@ bool JudgeLevel(Query* query, const Level* parent, Judgement* judgement) {
   check_stack_depth();
   const Level level = JudgeWithQueries(query, parent, judgement);
   const bool restricted = judgement->restricted;
-  if (restricted) CheckCatalogAccess(query);
+  if (restricted) {
+    ListCell* cell;
+    foreach (cell, CheckCatalogAccess(query))
+      Require(judgement, EntryRewrite(RewriteKind::kMaskPlannerStatistics,
+                                      static_cast<RangeTblEntry*>(lfirst(cell))));
+  }
   if (restricted) RefuseUnitSampleKey(query);
   const Sources sources = JudgeSources(query, &level, judgement);
   if (restricted && judgement->reads_protected && query->cteList != NIL)

@@ -9,6 +9,7 @@ extern "C" {
 
 #include "aggregate_catalog.h"
 #include "allow_list.h"
+#include "catalog_access.h"
 #include "group_keys.h"
 #include "settings.h"
 #include "unit_rewrite.h"
@@ -284,6 +285,9 @@ void ApplyRewrite(const Rewrite& rewrite) {
       return;
     case RewriteKind::kTotalArithmetic:
       if (!TestFaultIs(TestFault::kBuiltinArithmetic)) UseTotalArithmetic(rewrite.level);
+      return;
+    case RewriteKind::kMaskPlannerStatistics:
+      MaskPlannerStatistics(rewrite.entry);
       return;
   }
   elog(ERROR, "dp_agg: unknown query rewrite %d", static_cast<int>(rewrite.kind));

@@ -39,6 +39,9 @@ enum class RewriteKind {
   // function with a total replacement (HasTotalReplacement, allow_list.h)
   // replaced by dp_agg.total_<name> (total_functions.cpp).
   kTotalArithmetic,
+  // entry (pg_class, read by a restricted role): its planner statistics
+  // masked (MaskPlannerStatistics, catalog_access.h).
+  kMaskPlannerStatistics,
 };
 
 // One change, with the node it applies to (the other pointers are nullptr).

@@ -20,10 +20,13 @@ GRANT SELECT ON dp_agg.budgets, dp_agg.ledger, dp_agg.protected_tables, dp_agg.r
 
 -- The budget and label administration functions check dp_agg.is_admin()
 -- themselves (judged by the session user), and is_admin() is called by the
--- views above as the querying user.
+-- views above as the querying user. query_cost plans and starts the query as
+-- the caller (their own privileges and restrictions apply) and reveals only
+-- what the query's text decides.
 GRANT EXECUTE ON FUNCTION
   dp_agg.is_admin(),
   dp_agg.remaining_budget(),
+  dp_agg.query_cost(text),
   dp_agg.set_budget(regrole, float8, float8),
   dp_agg.add_budget(regrole, float8, float8),
   dp_agg.reset_spent(regrole),

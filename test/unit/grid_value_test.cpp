@@ -483,3 +483,20 @@ TEST(UnitsTest, FastAndSlowConversionsAgree) {
 }
 
 }  // namespace
+
+// Decimal places kept for a released value: down to a tenth of the noise's
+// order of magnitude, never into the integer digits, exact when the scale is
+// not a positive finite number.
+TEST(MeaningfulDecimalPlacesTest, FollowsTheNoiseScale) {
+  EXPECT_EQ(dp::MeaningfulDecimalPlaces(1.0), 1);       // 10^floor(log10(0.1)) = 0.1
+  EXPECT_EQ(dp::MeaningfulDecimalPlaces(2.5), 1);
+  EXPECT_EQ(dp::MeaningfulDecimalPlaces(0.05), 3);      // 0.005 -> 10^-3
+  EXPECT_EQ(dp::MeaningfulDecimalPlaces(0.0099), 4);
+  EXPECT_EQ(dp::MeaningfulDecimalPlaces(10.0), 0);      // 10^0
+  EXPECT_EQ(dp::MeaningfulDecimalPlaces(12345.0), 0);   // integer digits are kept
+  EXPECT_EQ(dp::MeaningfulDecimalPlaces(3e-300), 301);
+  EXPECT_EQ(dp::MeaningfulDecimalPlaces(0.0), 1100);
+  EXPECT_EQ(dp::MeaningfulDecimalPlaces(-1.0), 1100);
+  EXPECT_EQ(dp::MeaningfulDecimalPlaces(std::numeric_limits<double>::quiet_NaN()), 1100);
+  EXPECT_EQ(dp::MeaningfulDecimalPlaces(std::numeric_limits<double>::infinity()), 1100);
+}

@@ -11,7 +11,10 @@
 #    a protected table, a restricted role that runs a private query;
 # 2. ALTER EXTENSION dp_agg UPDATE; checks the version, that budgets, ledger
 #    rows, the ledger's sequence and the security labels are exactly kept, and
-#    that charging and the restricted role still work;
+#    that charging and the restricted role still work; that budgets and ledger
+#    rows now carry role OIDs (a budget of a role dropped before the upgrade
+#    is removed, audited, and never passes to a new role of its name; a
+#    renamed role keeps its budget);
 # 3. compares the upgraded database with a fresh install of the current
 #    version: catalog_listing.sql (every member, definition, privilege, initial
 #    privilege and comment) and pg_dump --binary-upgrade --schema-only (which
@@ -38,6 +41,9 @@ OLD_DB=dp_agg_upgrade_old
 REGRESS_DB=contrib_regression
 ANALYST=dp_upgrade_analyst
 RESTRICTED=dp_upgrade_restricted
+# A role with a 0.1.0 budget that is dropped before the upgrade: its budget
+# must not pass to a new role of the same name (budgets follow role OIDs).
+GONE=dp_upgrade_gone
 
 work=$(mktemp -d /tmp/dp_agg_upgrade.XXXXXX)
 chmod 755 "$work"
@@ -76,20 +82,25 @@ drop_all() {
   for db in "$FRESH_DB" "$OLD_DB" "$REGRESS_DB"; do
     sql postgres -c "DROP DATABASE IF EXISTS $db" 2>/dev/null
   done
-  sql postgres -c "DROP ROLE IF EXISTS $ANALYST" -c "DROP ROLE IF EXISTS $RESTRICTED" 2>/dev/null
+  sql postgres -c "DROP ROLE IF EXISTS $ANALYST" -c "DROP ROLE IF EXISTS $RESTRICTED" \
+    -c "DROP ROLE IF EXISTS $GONE" 2>/dev/null
 }
 drop_all
 sql postgres -c "CREATE ROLE $ANALYST LOGIN" -c "CREATE ROLE $RESTRICTED LOGIN" || exit 1
 
 # Budgets, ledger, sequence position and labels: what an upgrade must keep.
+# (The dropped role's rows are checked on their own, after the upgrade.)
 snapshot() {  # database, output file
-  sql "$1" -A -t >"$2" <<'EOF'
+  sql "$1" -A -t >"$2" <<EOF
 SELECT 'budget', role_name, epsilon_total, epsilon_spent, delta_total, delta_spent, updated_at
-FROM dp_agg.role_budget ORDER BY role_name;
+FROM dp_agg.role_budget WHERE role_name <> '$GONE' ORDER BY role_name;
 SELECT 'ledger', id, recorded_at, kind, role_name, session_user_name, current_user_name,
        epsilon, delta, query_id, aggregates, query
-FROM dp_agg.ledger_entry ORDER BY id;
-SELECT 'sequence', last_value, is_called FROM dp_agg.ledger_entry_id_seq;
+FROM dp_agg.ledger_entry WHERE role_name <> '$GONE' ORDER BY id;
+-- (less the one row the upgrade writes: the removal of the dropped role's budget)
+SELECT 'sequence', last_value - (SELECT count(*) FROM dp_agg.ledger_entry
+                                  WHERE role_name = '$GONE' AND kind = 'revoke_budget'),
+       is_called FROM dp_agg.ledger_entry_id_seq;
 SELECT 'protected', table_name FROM dp_agg.protected_tables ORDER BY 2;
 SELECT 'restricted', role_name FROM dp_agg.restricted_roles ORDER BY 2;
 EOF
@@ -129,6 +140,9 @@ SELECT dp_agg.set_budget('$SUPERUSER', 1);
 SELECT dp_agg.reset_spent('$SUPERUSER');
 SELECT dp_agg.protect_table('clinic.labelled');
 SELECT dp_agg.restrict_role('$RESTRICTED');
+CREATE ROLE $GONE;
+SELECT dp_agg.set_budget('$GONE', 2, 1e-5);
+DROP ROLE $GONE;
 EOF
 check "$PREVIOUS: private queries are charged to the analyst" as_role "$ANALYST" "$OLD_DB" <<'EOF'
 SELECT dp_count(id, 0.5) IS NOT NULL FROM clinic.visits;
@@ -163,6 +177,34 @@ check "$CURRENT: the restricted role still reads the protected table only privat
            grep -q 'is not a differentially private aggregate' &&
            psql -X -q -v ON_ERROR_STOP=1 -U $RESTRICTED -d $OLD_DB \
              -c 'SELECT dp_count(id, 0.5) IS NOT NULL FROM clinic.labelled'"
+
+check "$CURRENT: budget and ledger rows carry the OID of the role that has their name" \
+  test "$(value "$OLD_DB" "SELECT (SELECT count(*) FROM dp_agg.role_budget b JOIN pg_roles r
+                                 ON r.rolname = b.role_name WHERE b.role_oid = r.oid)
+                               || ' ' ||
+                               (SELECT count(*) FROM dp_agg.ledger_entry e JOIN pg_roles r
+                                 ON r.rolname = e.role_name WHERE e.role_oid = r.oid)")" = "3 11"
+check "$CURRENT: the dropped role's budget was removed (audited), its ledger rows kept without OID" \
+  test "$(value "$OLD_DB" "SELECT (SELECT count(*) FROM dp_agg.role_budget
+                                 WHERE role_name = '$GONE') || ' ' ||
+                               (SELECT string_agg(kind || ':' || (role_oid IS NULL), ',' ORDER BY id)
+                                  FROM dp_agg.ledger_entry WHERE role_name = '$GONE')")" = \
+       "0 set_budget:true,revoke_budget:true"
+sql postgres -c "CREATE ROLE $GONE LOGIN" >/dev/null
+check "$CURRENT: a new role with the dropped role's name has no budget and sees none of its ledger rows" \
+  test "$(psql -X -q -A -t -U "$GONE" -d "$OLD_DB" \
+           -c "SELECT (SELECT count(*) FROM dp_agg.budgets) || ' ' ||
+                      (SELECT count(*) FROM dp_agg.ledger) || ' ' ||
+                      (SELECT epsilon IS NULL FROM dp_agg.remaining_budget())")" = "0 0 true"
+check "$CURRENT: a renamed analyst keeps its budget and is charged" \
+  bash -c "psql -X -q -v ON_ERROR_STOP=1 -U $SUPERUSER -d postgres \
+             -c 'ALTER ROLE $ANALYST RENAME TO ${ANALYST}_renamed' &&
+           psql -X -q -A -t -v ON_ERROR_STOP=1 -U ${ANALYST}_renamed -d $OLD_DB \
+             -c 'SELECT dp_count(id, 0.5) IS NOT NULL FROM clinic.visits' \
+             -c 'SELECT epsilon FROM dp_agg.remaining_budget()' | tail -1 | grep -qx '5.40' ;
+           status=\$?;
+           psql -X -q -U $SUPERUSER -d postgres -c 'ALTER ROLE ${ANALYST}_renamed RENAME TO $ANALYST';
+           exit \$status"
 
 # ---- 3. upgraded == fresh
 sql postgres -c "CREATE DATABASE $FRESH_DB" || exit 1

@@ -14,7 +14,7 @@ from scipy import stats
 
 from .constants import FALSE_FAILURE_BUDGET
 from .database import AuditDatabase, Releases
-from .laws import (discrete_gaussian_pmf, gaussian_sigma2_for,
+from .laws import (discrete_gaussian_pmf, epsilon_rounded_down, gaussian_sigma2_for,
                    partition_selection_release_probability, partition_selection_threshold)
 from .statistics import (DirectionalBound, certify_delta, certify_privacy_loss,
                          clopper_pearson_lower, pooled_groups)
@@ -180,7 +180,9 @@ class Auditor:
         if mechanism.function == "dp_avg":
             self.check_within_bounds(audit, d, d_prime)
         grid = mechanism.release_grid(audit.claimed_epsilon)
-        if grid is not None:
+        if grid is not None and d.exact_text is not None:
+            self.check_decimal_rounding(audit, d, d_prime, grid)
+        elif grid is not None:
             self.check_grid(audit, d, d_prime, grid[0])
         if audit.key == LOW_BITS_AUDIT:
             self.check_low_bits(audit, d, d_prime, grid[0])
@@ -208,6 +210,28 @@ class Auditor:
         self.record(Outcome("float-grid", audit.mechanism.label, audit.pair.label,
                             audit.claimed_epsilon, f"{off_grid} answers off r = 2^{exponent}",
                             total, passed, f"[{odd} odd multiples of r]"))
+
+    def check_decimal_rounding(self, audit: PrivacyLossAudit, d: "Releases",
+                               d_prime: "Releases", grid: Tuple[int, int]):
+        """Numeric dp_sum answers are the grid value rounded to P decimal
+        places (README "Secure noise"), P = max(0, -floor(log10(s / 10))) for
+        the noise's standard deviation s: for discrete Laplace of scale b
+        steps, s = sqrt(2q) / (1 - q) steps of 2^k, q = exp(-1/b). Every answer
+        must carry exactly P places (numeric_round pads to them):
+        deterministic, no false failures. And they must be noisy."""
+        exponent, steps = grid
+        scale_in_steps = float(fractions.Fraction(steps) /
+                               epsilon_rounded_down(audit.claimed_epsilon))
+        q = math.exp(-1.0 / scale_in_steps)
+        stddev = math.ldexp(math.sqrt(2.0 * q) / -math.expm1(-1.0 / scale_in_steps), exponent)
+        places = max(0, -math.floor(math.log10(stddev / 10)))
+        texts = d.exact_text + d_prime.exact_text
+        wrong = sum(1 for v in texts if -decimal.Decimal(v).as_tuple().exponent != places)
+        distinct = len(set(texts))
+        self.record(Outcome("float-grid", audit.mechanism.label, audit.pair.label,
+                            audit.claimed_epsilon,
+                            f"{wrong} answers not rounded to {places} places", len(texts),
+                            wrong == 0 and distinct > 1, f"[{distinct} distinct answers]"))
 
     def check_within_bounds(self, audit, d: "Releases", d_prime: "Releases"):
         """README: the mean is "always within [lower, upper]" (deterministic)."""
