@@ -28,10 +28,10 @@ DATA = sql/dp_agg--0.1.0.sql sql/dp_agg--0.1.0--0.2.0.sql
 
 CORE_SOURCES = $(sort $(wildcard src/core/*.cpp))
 PG_SOURCES = $(sort $(wildcard src/pg/*.cpp))
-OBJS = $(CORE_SOURCES:.cpp=.o) $(PG_SOURCES:.cpp=.o)
+OBJS = $(CORE_SOURCES:.cpp=.o) $(PG_SOURCES:.cpp=.o) src/pg/citus_plan.o
 
 # pg_regress suites (sql/NAME.sql against expected/NAME.out)
-REGRESS = setup privileges errors count sum avg properties parallel budget gaussian quantile select restricted restricted_holes breaches crash_findings drop_guard
+REGRESS = setup privileges errors count sum avg properties parallel budget gaussian quantile select restricted restricted_holes breaches crash_findings units surface drop_guard review_findings
 REGRESS_OPTS = --load-extension=dp_agg
 
 PG_CXXFLAGS = -std=c++17 -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -Wno-register

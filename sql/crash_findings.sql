@@ -52,7 +52,7 @@ SELECT dp_count(1, 1.0 ORDER BY 1e-6::float8);
 SELECT 1 AS alive;
 SELECT dp_median(w, 0, 1, 5 ORDER BY 0.25::float8) FROM cf.data;
 SELECT dp_percentile(w, 0.5, 0, 1, 5 ORDER BY w) FROM cf.data;
-SELECT dp_count(DISTINCT x, 1.0) FROM cf.data;
+SELECT dp_count(DISTINCT x, 1.0 ORDER BY x) FROM cf.data;
 SELECT dp_sum(DISTINCT x, 0, 10, 1.0) FROM cf.data;
 SELECT dp_select(DISTINCT 'a'::text, ARRAY['a','b'], 1.0);
 SELECT 1 AS alive;

@@ -7,7 +7,9 @@
 --  * COMMENT ON every object of the extension;
 --  * privileges in schema dp_agg decided in one place: everything is revoked
 --    from PUBLIC and the public entry points are granted back by name (the
---    state types' input/output functions are no longer executable by PUBLIC).
+--    state types' input/output functions are no longer executable by PUBLIC);
+--  * dp_agg on Citus: dp_agg.citus_count, dp_agg.citus_count_interval and
+--    dp_agg.citus_group_key (src/sql/65_citus.sql).
 -- (The SQLSTATEs of budget refusals moved from DP001/DP002 to ZP001/ZP002 and
 -- DROP EXTENSION needs dp_agg.allow_drop_extension; both live in the library.)
 \echo Use "ALTER EXTENSION dp_agg UPDATE TO '0.2.0'" to load this file. \quit
@@ -141,7 +143,408 @@ COMMENT ON VIEW dp_agg.protected_tables IS
 COMMENT ON VIEW dp_agg.restricted_roles IS
   'Roles labelled restricted';
 
+-- Privacy units (README "Privacy units"): column labels 'privacy_unit'.
+CREATE OR REPLACE FUNCTION dp_agg.set_label(object_kind text, object_name text, new_label text)
+RETURNS void LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+  IF object_kind NOT IN ('TABLE', 'ROLE', 'COLUMN') THEN
+    RAISE EXCEPTION 'dp_agg labels only tables, columns and roles' USING ERRCODE = 'invalid_parameter_value';
+  END IF;
+  EXECUTE format('SECURITY LABEL FOR dp_agg ON %s %s IS %s', object_kind, object_name,
+                 coalesce(quote_literal(new_label), 'NULL'));
+END $$;
+CREATE FUNCTION dp_agg.set_privacy_unit(target regclass, unit_column name) RETURNS void
+LANGUAGE sql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$ SELECT dp_agg.set_label('COLUMN', format('%s.%I', target, unit_column), 'privacy_unit') $$;
+CREATE FUNCTION dp_agg.unset_privacy_unit(target regclass, unit_column name) RETURNS void
+LANGUAGE sql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$ SELECT dp_agg.set_label('COLUMN', format('%s.%I', target, unit_column), NULL) $$;
+CREATE FUNCTION dp_agg.unit_sample_key(integer) RETURNS bigint
+  AS 'MODULE_PATHNAME', 'dp_unit_sample_key'
+  LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
+COMMENT ON FUNCTION dp_agg.set_privacy_unit(regclass, name) IS
+  'set_privacy_unit(table, column): labels the column privacy_unit, so private aggregates protect all rows of one unit value together (administrators)';
+COMMENT ON FUNCTION dp_agg.unset_privacy_unit(regclass, name) IS
+  'unset_privacy_unit(table, column): removes the privacy_unit label of a column (administrators)';
+COMMENT ON FUNCTION dp_agg.unit_sample_key(integer) IS
+  'A random bigint from the CSPRNG, by which dp_agg keeps max_groups random groups per privacy unit (internal: used by the privacy-unit rewrite)';
+
+-- dp_agg on Citus (src/pg/distributed.cpp; README, "Scaling out with Citus").
+--
+-- dp_count over a distributed table: Citus checks the ROW it passes to
+-- worker_partial_agg against pg_proc.proargtypes literally, so the
+-- polymorphic dp_count never takes Citus's partial-aggregation path. The
+-- planner hook rewrites dp_count(v, ...) over a distributed table into these,
+-- with the argument CASE WHEN v IS NOT NULL THEN true END: NULL exactly when
+-- v is, so the count is the same.
+CREATE AGGREGATE dp_agg.citus_count(boolean, float8) (
+  SFUNC = dp_agg.count_transfn, STYPE = dp_agg.aggregate_state, INITCOND = 'uninitialized',
+  FINALFUNC = dp_agg.count_final, COMBINEFUNC = dp_agg.combine, PARALLEL = SAFE
+);
+CREATE AGGREGATE dp_agg.citus_count(boolean, float8, float8) (
+  SFUNC = dp_agg.count_transfn, STYPE = dp_agg.aggregate_state, INITCOND = 'uninitialized',
+  FINALFUNC = dp_agg.count_final, COMBINEFUNC = dp_agg.combine, PARALLEL = SAFE
+);
+CREATE AGGREGATE dp_agg.citus_count_interval(boolean, float8, float8) (
+  SFUNC = dp_agg.count_transfn, STYPE = dp_agg.aggregate_state, INITCOND = 'uninitialized',
+  FINALFUNC = dp_agg.count_interval_final, COMBINEFUNC = dp_agg.combine, PARALLEL = SAFE
+);
+CREATE AGGREGATE dp_agg.citus_count_interval(boolean, float8, float8, float8) (
+  SFUNC = dp_agg.count_transfn, STYPE = dp_agg.aggregate_state, INITCOND = 'uninitialized',
+  FINALFUNC = dp_agg.count_interval_final, COMBINEFUNC = dp_agg.combine, PARALLEL = SAFE
+);
+
+-- The identity, for GROUP BY on a distribution column: Citus would otherwise
+-- push the whole aggregate, noise included, down to the workers. Not STRICT:
+-- a NULL key stays a NULL group.
+CREATE FUNCTION dp_agg.citus_group_key(anyelement) RETURNS anyelement
+  AS 'MODULE_PATHNAME', 'dp_citus_group_key' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+COMMENT ON AGGREGATE dp_agg.citus_count(boolean, float8) IS
+  'dp_count(value, epsilon) as dp_agg runs it on a Citus distributed table (written by the planner hook, not by analysts)';
+COMMENT ON AGGREGATE dp_agg.citus_count(boolean, float8, float8) IS
+  'dp_count(value, epsilon, delta) as dp_agg runs it on a Citus distributed table (written by the planner hook, not by analysts)';
+COMMENT ON AGGREGATE dp_agg.citus_count_interval(boolean, float8, float8) IS
+  'dp_count_interval(value, epsilon, confidence) as dp_agg runs it on a Citus distributed table (written by the planner hook)';
+COMMENT ON AGGREGATE dp_agg.citus_count_interval(boolean, float8, float8, float8) IS
+  'dp_count_interval(value, epsilon, delta, confidence) as dp_agg runs it on a Citus distributed table (written by the planner hook)';
+COMMENT ON FUNCTION dp_agg.citus_group_key(anyelement) IS
+  'The identity: dp_agg groups by a Citus distribution column through it so that noise is added on the coordinator';
+
+-- CREATE AGGREGATE has no volatility option and records aggregates as
+-- immutable, so the planner would treat two identical calls as one, or copy a
+-- call into several places when it flattens a subquery, drawing noise a
+-- different number of times than the query says. Every call is a separate
+-- noisy release: mark every aggregate of the extension VOLATILE like its
+-- support functions. Chosen by membership in the extension, so that an
+-- aggregate added later cannot be forgotten (an upgrade script that adds one
+-- runs this same statement).
+UPDATE pg_catalog.pg_proc SET provolatile = 'v'
+WHERE prokind = 'a'
+  AND oid IN (SELECT d.objid FROM pg_catalog.pg_depend d
+              WHERE d.classid = 'pg_catalog.pg_proc'::regclass
+                AND d.refclassid = 'pg_catalog.pg_extension'::regclass
+                AND d.refobjid = (SELECT e.oid FROM pg_catalog.pg_extension e
+                                  WHERE e.extname = 'dp_agg')
+                AND d.deptype = 'e');
+
+-- Total versions of built-in arithmetic (src/pg/total_functions.cpp): for each
+-- built-in function F listed there, dp_agg.total_F has F's signature and returns
+-- a value (or NULL) where F raises. A restricted role's expressions over
+-- protected rows call them instead of F (query_rewrites.cpp, kTotalArithmetic);
+-- README "Arithmetic that cannot fail" states what each returns where F raises.
+
+CREATE FUNCTION dp_agg.total_int2pl(int2, int2) RETURNS int2
+  AS 'MODULE_PATHNAME', 'dp_total_int2pl' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_int2mi(int2, int2) RETURNS int2
+  AS 'MODULE_PATHNAME', 'dp_total_int2mi' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_int2mul(int2, int2) RETURNS int2
+  AS 'MODULE_PATHNAME', 'dp_total_int2mul' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_int2div(int2, int2) RETURNS int2
+  AS 'MODULE_PATHNAME', 'dp_total_int2div' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_int4pl(int4, int4) RETURNS int4
+  AS 'MODULE_PATHNAME', 'dp_total_int4pl' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_int4mi(int4, int4) RETURNS int4
+  AS 'MODULE_PATHNAME', 'dp_total_int4mi' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_int4mul(int4, int4) RETURNS int4
+  AS 'MODULE_PATHNAME', 'dp_total_int4mul' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_int4div(int4, int4) RETURNS int4
+  AS 'MODULE_PATHNAME', 'dp_total_int4div' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_int8pl(int8, int8) RETURNS int8
+  AS 'MODULE_PATHNAME', 'dp_total_int8pl' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_int8mi(int8, int8) RETURNS int8
+  AS 'MODULE_PATHNAME', 'dp_total_int8mi' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_int8mul(int8, int8) RETURNS int8
+  AS 'MODULE_PATHNAME', 'dp_total_int8mul' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_int8div(int8, int8) RETURNS int8
+  AS 'MODULE_PATHNAME', 'dp_total_int8div' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_int24pl(int2, int4) RETURNS int4
+  AS 'MODULE_PATHNAME', 'dp_total_int24pl' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_int24mi(int2, int4) RETURNS int4
+  AS 'MODULE_PATHNAME', 'dp_total_int24mi' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_int24mul(int2, int4) RETURNS int4
+  AS 'MODULE_PATHNAME', 'dp_total_int24mul' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_int24div(int2, int4) RETURNS int4
+  AS 'MODULE_PATHNAME', 'dp_total_int24div' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_int42pl(int4, int2) RETURNS int4
+  AS 'MODULE_PATHNAME', 'dp_total_int42pl' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_int42mi(int4, int2) RETURNS int4
+  AS 'MODULE_PATHNAME', 'dp_total_int42mi' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_int42mul(int4, int2) RETURNS int4
+  AS 'MODULE_PATHNAME', 'dp_total_int42mul' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_int42div(int4, int2) RETURNS int4
+  AS 'MODULE_PATHNAME', 'dp_total_int42div' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_int28pl(int2, int8) RETURNS int8
+  AS 'MODULE_PATHNAME', 'dp_total_int28pl' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_int28mi(int2, int8) RETURNS int8
+  AS 'MODULE_PATHNAME', 'dp_total_int28mi' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_int28mul(int2, int8) RETURNS int8
+  AS 'MODULE_PATHNAME', 'dp_total_int28mul' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_int28div(int2, int8) RETURNS int8
+  AS 'MODULE_PATHNAME', 'dp_total_int28div' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_int82pl(int8, int2) RETURNS int8
+  AS 'MODULE_PATHNAME', 'dp_total_int82pl' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_int82mi(int8, int2) RETURNS int8
+  AS 'MODULE_PATHNAME', 'dp_total_int82mi' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_int82mul(int8, int2) RETURNS int8
+  AS 'MODULE_PATHNAME', 'dp_total_int82mul' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_int82div(int8, int2) RETURNS int8
+  AS 'MODULE_PATHNAME', 'dp_total_int82div' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_int48pl(int4, int8) RETURNS int8
+  AS 'MODULE_PATHNAME', 'dp_total_int48pl' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_int48mi(int4, int8) RETURNS int8
+  AS 'MODULE_PATHNAME', 'dp_total_int48mi' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_int48mul(int4, int8) RETURNS int8
+  AS 'MODULE_PATHNAME', 'dp_total_int48mul' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_int48div(int4, int8) RETURNS int8
+  AS 'MODULE_PATHNAME', 'dp_total_int48div' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_int84pl(int8, int4) RETURNS int8
+  AS 'MODULE_PATHNAME', 'dp_total_int84pl' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_int84mi(int8, int4) RETURNS int8
+  AS 'MODULE_PATHNAME', 'dp_total_int84mi' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_int84mul(int8, int4) RETURNS int8
+  AS 'MODULE_PATHNAME', 'dp_total_int84mul' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_int84div(int8, int4) RETURNS int8
+  AS 'MODULE_PATHNAME', 'dp_total_int84div' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_int2mod(int2, int2) RETURNS int2
+  AS 'MODULE_PATHNAME', 'dp_total_int2mod' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_int2um(int2) RETURNS int2
+  AS 'MODULE_PATHNAME', 'dp_total_int2um' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_int4mod(int4, int4) RETURNS int4
+  AS 'MODULE_PATHNAME', 'dp_total_int4mod' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_int4um(int4) RETURNS int4
+  AS 'MODULE_PATHNAME', 'dp_total_int4um' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_int8mod(int8, int8) RETURNS int8
+  AS 'MODULE_PATHNAME', 'dp_total_int8mod' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_int8um(int8) RETURNS int8
+  AS 'MODULE_PATHNAME', 'dp_total_int8um' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_float4pl(float4, float4) RETURNS float4
+  AS 'MODULE_PATHNAME', 'dp_total_float4pl' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_float4mi(float4, float4) RETURNS float4
+  AS 'MODULE_PATHNAME', 'dp_total_float4mi' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_float4mul(float4, float4) RETURNS float4
+  AS 'MODULE_PATHNAME', 'dp_total_float4mul' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_float4div(float4, float4) RETURNS float4
+  AS 'MODULE_PATHNAME', 'dp_total_float4div' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_float8pl(float8, float8) RETURNS float8
+  AS 'MODULE_PATHNAME', 'dp_total_float8pl' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_float8mi(float8, float8) RETURNS float8
+  AS 'MODULE_PATHNAME', 'dp_total_float8mi' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_float8mul(float8, float8) RETURNS float8
+  AS 'MODULE_PATHNAME', 'dp_total_float8mul' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_float8div(float8, float8) RETURNS float8
+  AS 'MODULE_PATHNAME', 'dp_total_float8div' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_float48pl(float4, float8) RETURNS float8
+  AS 'MODULE_PATHNAME', 'dp_total_float48pl' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_float48mi(float4, float8) RETURNS float8
+  AS 'MODULE_PATHNAME', 'dp_total_float48mi' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_float48mul(float4, float8) RETURNS float8
+  AS 'MODULE_PATHNAME', 'dp_total_float48mul' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_float48div(float4, float8) RETURNS float8
+  AS 'MODULE_PATHNAME', 'dp_total_float48div' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_float84pl(float8, float4) RETURNS float8
+  AS 'MODULE_PATHNAME', 'dp_total_float84pl' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_float84mi(float8, float4) RETURNS float8
+  AS 'MODULE_PATHNAME', 'dp_total_float84mi' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_float84mul(float8, float4) RETURNS float8
+  AS 'MODULE_PATHNAME', 'dp_total_float84mul' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_float84div(float8, float4) RETURNS float8
+  AS 'MODULE_PATHNAME', 'dp_total_float84div' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_numeric_add(numeric, numeric) RETURNS numeric
+  AS 'MODULE_PATHNAME', 'dp_total_numeric_add' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_numeric_sub(numeric, numeric) RETURNS numeric
+  AS 'MODULE_PATHNAME', 'dp_total_numeric_sub' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_numeric_mul(numeric, numeric) RETURNS numeric
+  AS 'MODULE_PATHNAME', 'dp_total_numeric_mul' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_numeric_div(numeric, numeric) RETURNS numeric
+  AS 'MODULE_PATHNAME', 'dp_total_numeric_div' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_numeric_mod(numeric, numeric) RETURNS numeric
+  AS 'MODULE_PATHNAME', 'dp_total_numeric_mod' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_float8(numeric) RETURNS float8
+  AS 'MODULE_PATHNAME', 'dp_total_float8_numeric' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_date_pli(date, int4) RETURNS date
+  AS 'MODULE_PATHNAME', 'dp_total_date_pli' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_date_mii(date, int4) RETURNS date
+  AS 'MODULE_PATHNAME', 'dp_total_date_mii' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_timestamp_pl_interval(timestamp, interval) RETURNS timestamp
+  AS 'MODULE_PATHNAME', 'dp_total_timestamp_pl_interval' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_timestamp_mi_interval(timestamp, interval) RETURNS timestamp
+  AS 'MODULE_PATHNAME', 'dp_total_timestamp_mi_interval' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_timestamptz_pl_interval(timestamptz, interval) RETURNS timestamptz
+  AS 'MODULE_PATHNAME', 'dp_total_timestamptz_pl_interval' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_timestamptz_mi_interval(timestamptz, interval) RETURNS timestamptz
+  AS 'MODULE_PATHNAME', 'dp_total_timestamptz_mi_interval' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION dp_agg.total_int2pl(int2, int2) IS
+  'total version of int2pl(int2, int2) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_int2mi(int2, int2) IS
+  'total version of int2mi(int2, int2) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_int2mul(int2, int2) IS
+  'total version of int2mul(int2, int2) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_int2div(int2, int2) IS
+  'total version of int2div(int2, int2) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_int4pl(int4, int4) IS
+  'total version of int4pl(int4, int4) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_int4mi(int4, int4) IS
+  'total version of int4mi(int4, int4) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_int4mul(int4, int4) IS
+  'total version of int4mul(int4, int4) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_int4div(int4, int4) IS
+  'total version of int4div(int4, int4) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_int8pl(int8, int8) IS
+  'total version of int8pl(int8, int8) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_int8mi(int8, int8) IS
+  'total version of int8mi(int8, int8) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_int8mul(int8, int8) IS
+  'total version of int8mul(int8, int8) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_int8div(int8, int8) IS
+  'total version of int8div(int8, int8) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_int24pl(int2, int4) IS
+  'total version of int24pl(int2, int4) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_int24mi(int2, int4) IS
+  'total version of int24mi(int2, int4) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_int24mul(int2, int4) IS
+  'total version of int24mul(int2, int4) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_int24div(int2, int4) IS
+  'total version of int24div(int2, int4) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_int42pl(int4, int2) IS
+  'total version of int42pl(int4, int2) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_int42mi(int4, int2) IS
+  'total version of int42mi(int4, int2) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_int42mul(int4, int2) IS
+  'total version of int42mul(int4, int2) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_int42div(int4, int2) IS
+  'total version of int42div(int4, int2) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_int28pl(int2, int8) IS
+  'total version of int28pl(int2, int8) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_int28mi(int2, int8) IS
+  'total version of int28mi(int2, int8) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_int28mul(int2, int8) IS
+  'total version of int28mul(int2, int8) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_int28div(int2, int8) IS
+  'total version of int28div(int2, int8) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_int82pl(int8, int2) IS
+  'total version of int82pl(int8, int2) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_int82mi(int8, int2) IS
+  'total version of int82mi(int8, int2) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_int82mul(int8, int2) IS
+  'total version of int82mul(int8, int2) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_int82div(int8, int2) IS
+  'total version of int82div(int8, int2) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_int48pl(int4, int8) IS
+  'total version of int48pl(int4, int8) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_int48mi(int4, int8) IS
+  'total version of int48mi(int4, int8) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_int48mul(int4, int8) IS
+  'total version of int48mul(int4, int8) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_int48div(int4, int8) IS
+  'total version of int48div(int4, int8) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_int84pl(int8, int4) IS
+  'total version of int84pl(int8, int4) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_int84mi(int8, int4) IS
+  'total version of int84mi(int8, int4) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_int84mul(int8, int4) IS
+  'total version of int84mul(int8, int4) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_int84div(int8, int4) IS
+  'total version of int84div(int8, int4) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_int2mod(int2, int2) IS
+  'total version of int2mod(int2, int2) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_int2um(int2) IS
+  'total version of int2um(int2) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_int4mod(int4, int4) IS
+  'total version of int4mod(int4, int4) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_int4um(int4) IS
+  'total version of int4um(int4) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_int8mod(int8, int8) IS
+  'total version of int8mod(int8, int8) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_int8um(int8) IS
+  'total version of int8um(int8) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_float4pl(float4, float4) IS
+  'total version of float4pl(float4, float4) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_float4mi(float4, float4) IS
+  'total version of float4mi(float4, float4) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_float4mul(float4, float4) IS
+  'total version of float4mul(float4, float4) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_float4div(float4, float4) IS
+  'total version of float4div(float4, float4) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_float8pl(float8, float8) IS
+  'total version of float8pl(float8, float8) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_float8mi(float8, float8) IS
+  'total version of float8mi(float8, float8) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_float8mul(float8, float8) IS
+  'total version of float8mul(float8, float8) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_float8div(float8, float8) IS
+  'total version of float8div(float8, float8) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_float48pl(float4, float8) IS
+  'total version of float48pl(float4, float8) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_float48mi(float4, float8) IS
+  'total version of float48mi(float4, float8) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_float48mul(float4, float8) IS
+  'total version of float48mul(float4, float8) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_float48div(float4, float8) IS
+  'total version of float48div(float4, float8) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_float84pl(float8, float4) IS
+  'total version of float84pl(float8, float4) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_float84mi(float8, float4) IS
+  'total version of float84mi(float8, float4) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_float84mul(float8, float4) IS
+  'total version of float84mul(float8, float4) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_float84div(float8, float4) IS
+  'total version of float84div(float8, float4) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_numeric_add(numeric, numeric) IS
+  'total version of numeric_add(numeric, numeric) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_numeric_sub(numeric, numeric) IS
+  'total version of numeric_sub(numeric, numeric) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_numeric_mul(numeric, numeric) IS
+  'total version of numeric_mul(numeric, numeric) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_numeric_div(numeric, numeric) IS
+  'total version of numeric_div(numeric, numeric) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_numeric_mod(numeric, numeric) IS
+  'total version of numeric_mod(numeric, numeric) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_float8(numeric) IS
+  'total version of float8(numeric) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_date_pli(date, int4) IS
+  'total version of date_pli(date, int4) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_date_mii(date, int4) IS
+  'total version of date_mii(date, int4) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_timestamp_pl_interval(timestamp, interval) IS
+  'total version of timestamp_pl_interval(timestamp, interval) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_timestamp_mi_interval(timestamp, interval) IS
+  'total version of timestamp_mi_interval(timestamp, interval) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_timestamptz_pl_interval(timestamptz, interval) IS
+  'total version of timestamptz_pl_interval(timestamptz, interval) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_timestamptz_mi_interval(timestamptz, interval) IS
+  'total version of timestamptz_mi_interval(timestamptz, interval) for expressions over protected rows: never raises';
+
+CREATE FUNCTION dp_agg.total_timestamp(date) RETURNS timestamp
+  AS 'MODULE_PATHNAME', 'dp_total_timestamp_date' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_timestamptz(date) RETURNS timestamptz
+  AS 'MODULE_PATHNAME', 'dp_total_timestamptz_date' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_date_trunc(text, timestamp) RETURNS timestamp
+  AS 'MODULE_PATHNAME', 'dp_total_date_trunc_timestamp' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_date_trunc(text, timestamptz) RETURNS timestamptz
+  AS 'MODULE_PATHNAME', 'dp_total_date_trunc_timestamptz' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.total_timestamp(date) IS
+  'total version of timestamp(date) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_timestamptz(date) IS
+  'total version of timestamptz(date) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_date_trunc(text, timestamp) IS
+  'total version of date_trunc(text, timestamp) for expressions over protected rows: never raises for the fields dp_agg accepts';
+COMMENT ON FUNCTION dp_agg.total_date_trunc(text, timestamptz) IS
+  'total version of date_trunc(text, timestamptz) for expressions over protected rows: never raises for the fields dp_agg accepts';
+
 -- The privileges of 0.2.0, as in src/sql/90_privileges.sql.
+-- What PUBLIC may use in schema dp_agg, decided here and nowhere else: first
+-- everything is taken from PUBLIC, then the public entry points are granted
+-- back by name. An object added later is therefore private until it is
+-- listed here, and the regression suite "privileges" pins this list.
+--
+-- Not granted: the support functions of the aggregates (their states hold
+-- exact sums; PostgreSQL checks them against the aggregate's owner, so the
+-- aggregates still work for everyone), the state types' input and output
+-- functions, the ledger writer's apply_charge, the helpers behind the
+-- administration functions, and the budget and ledger tables themselves
+-- (read through the filtered views).
 GRANT USAGE ON SCHEMA dp_agg TO PUBLIC;
 REVOKE ALL ON ALL FUNCTIONS IN SCHEMA dp_agg FROM PUBLIC;
 REVOKE ALL ON ALL TABLES IN SCHEMA dp_agg FROM PUBLIC;
@@ -164,9 +567,107 @@ GRANT EXECUTE ON FUNCTION
   dp_agg.protect_table(regclass),
   dp_agg.unprotect_table(regclass),
   dp_agg.restrict_role(regrole),
-  dp_agg.unrestrict_role(regrole)
+  dp_agg.unrestrict_role(regrole),
+  dp_agg.set_privacy_unit(regclass, name),
+  dp_agg.unset_privacy_unit(regclass, name)
 TO PUBLIC;
+
+-- dp_agg's privacy-unit rewrite puts this function into a query over a
+-- table with a privacy unit column, which runs as the querying role. It only
+-- returns random numbers; restricted roles may not write it themselves.
+GRANT EXECUTE ON FUNCTION dp_agg.unit_sample_key(integer) TO PUBLIC;
 
 -- dp_agg puts this aggregate into the HAVING clause of a restricted role's
 -- query, which runs as that role.
 GRANT EXECUTE ON ROUTINE dp_agg.group_selection(float8, float8) TO PUBLIC;
+
+-- dp_agg on Citus: the planner hook writes these into the analyst's query
+-- over a distributed table (dp_count's monomorphic forms, charged like
+-- dp_count, and the identity around a distribution-column group key).
+GRANT EXECUTE ON ROUTINE
+  dp_agg.citus_count(boolean, float8),
+  dp_agg.citus_count(boolean, float8, float8),
+  dp_agg.citus_count_interval(boolean, float8, float8),
+  dp_agg.citus_count_interval(boolean, float8, float8, float8),
+  dp_agg.citus_group_key(anyelement)
+TO PUBLIC;
+
+-- dp_agg puts these into a restricted role's expressions over protected rows
+-- in place of the built-in arithmetic (75_total_functions.sql), and that query
+-- runs as that role. They are pure and never raise.
+GRANT EXECUTE ON FUNCTION
+  dp_agg.total_int2pl(int2, int2),
+  dp_agg.total_int2mi(int2, int2),
+  dp_agg.total_int2mul(int2, int2),
+  dp_agg.total_int2div(int2, int2),
+  dp_agg.total_int4pl(int4, int4),
+  dp_agg.total_int4mi(int4, int4),
+  dp_agg.total_int4mul(int4, int4),
+  dp_agg.total_int4div(int4, int4),
+  dp_agg.total_int8pl(int8, int8),
+  dp_agg.total_int8mi(int8, int8),
+  dp_agg.total_int8mul(int8, int8),
+  dp_agg.total_int8div(int8, int8),
+  dp_agg.total_int24pl(int2, int4),
+  dp_agg.total_int24mi(int2, int4),
+  dp_agg.total_int24mul(int2, int4),
+  dp_agg.total_int24div(int2, int4),
+  dp_agg.total_int42pl(int4, int2),
+  dp_agg.total_int42mi(int4, int2),
+  dp_agg.total_int42mul(int4, int2),
+  dp_agg.total_int42div(int4, int2),
+  dp_agg.total_int28pl(int2, int8),
+  dp_agg.total_int28mi(int2, int8),
+  dp_agg.total_int28mul(int2, int8),
+  dp_agg.total_int28div(int2, int8),
+  dp_agg.total_int82pl(int8, int2),
+  dp_agg.total_int82mi(int8, int2),
+  dp_agg.total_int82mul(int8, int2),
+  dp_agg.total_int82div(int8, int2),
+  dp_agg.total_int48pl(int4, int8),
+  dp_agg.total_int48mi(int4, int8),
+  dp_agg.total_int48mul(int4, int8),
+  dp_agg.total_int48div(int4, int8),
+  dp_agg.total_int84pl(int8, int4),
+  dp_agg.total_int84mi(int8, int4),
+  dp_agg.total_int84mul(int8, int4),
+  dp_agg.total_int84div(int8, int4),
+  dp_agg.total_int2mod(int2, int2),
+  dp_agg.total_int2um(int2),
+  dp_agg.total_int4mod(int4, int4),
+  dp_agg.total_int4um(int4),
+  dp_agg.total_int8mod(int8, int8),
+  dp_agg.total_int8um(int8),
+  dp_agg.total_float4pl(float4, float4),
+  dp_agg.total_float4mi(float4, float4),
+  dp_agg.total_float4mul(float4, float4),
+  dp_agg.total_float4div(float4, float4),
+  dp_agg.total_float8pl(float8, float8),
+  dp_agg.total_float8mi(float8, float8),
+  dp_agg.total_float8mul(float8, float8),
+  dp_agg.total_float8div(float8, float8),
+  dp_agg.total_float48pl(float4, float8),
+  dp_agg.total_float48mi(float4, float8),
+  dp_agg.total_float48mul(float4, float8),
+  dp_agg.total_float48div(float4, float8),
+  dp_agg.total_float84pl(float8, float4),
+  dp_agg.total_float84mi(float8, float4),
+  dp_agg.total_float84mul(float8, float4),
+  dp_agg.total_float84div(float8, float4),
+  dp_agg.total_numeric_add(numeric, numeric),
+  dp_agg.total_numeric_sub(numeric, numeric),
+  dp_agg.total_numeric_mul(numeric, numeric),
+  dp_agg.total_numeric_div(numeric, numeric),
+  dp_agg.total_numeric_mod(numeric, numeric),
+  dp_agg.total_float8(numeric),
+  dp_agg.total_date_pli(date, int4),
+  dp_agg.total_date_mii(date, int4),
+  dp_agg.total_timestamp_pl_interval(timestamp, interval),
+  dp_agg.total_timestamp_mi_interval(timestamp, interval),
+  dp_agg.total_timestamptz_pl_interval(timestamptz, interval),
+  dp_agg.total_timestamptz_mi_interval(timestamptz, interval),
+  dp_agg.total_timestamp(date),
+  dp_agg.total_timestamptz(date),
+  dp_agg.total_date_trunc(text, timestamp),
+  dp_agg.total_date_trunc(text, timestamptz)
+TO PUBLIC;

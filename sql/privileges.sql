@@ -37,7 +37,8 @@ WHERE a.grantee = 0;
 
 -- 1. In schema dp_agg: the four filtered views, the administration and
 -- budget functions (which check the caller themselves), group_selection
--- (put into restricted roles' queries) and the types.
+-- (put into restricted roles' queries), the Citus forms of dp_count and the
+-- group-key identity (put into queries over distributed tables) and the types.
 SELECT pg_describe_object(classid, objid, 0) AS object, privilege_type
 FROM public_privilege
 WHERE pg_describe_object(classid, objid, 0) ~ '(^| )dp_agg\.|^schema dp_agg$'

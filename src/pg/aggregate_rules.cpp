@@ -6,6 +6,7 @@ extern "C" {
 
 #include "allow_list.h"
 #include "call_sites.h"
+#include "input_checks.h"
 #include "refusal.h"
 #include "row_expressions.h"
 #include "settings.h"
@@ -33,12 +34,33 @@ void CheckValueCollation(Aggref* aggref) {
 }
 
 // A restricted role's call of a private aggregate.
+// dp_count(DISTINCT value, ...): the values are sorted and compared, so
+// they must be of a type whose equality is identity of the printed value
+// (as group keys) with a determined, deterministic collation.
+void CheckDistinctCount(Aggref* aggref) {
+  const Node* value = reinterpret_cast<Node*>(linitial_node(TargetEntry, aggref->args)->expr);
+  const Oid type = exprType(value);
+  if (!IsExactKeyType(type)) {
+    char rule[256];
+    snprintf(rule, sizeof rule, "dp_count(DISTINCT ...) over protected rows may not count values of type %s",
+             format_type_be(type));
+    Refuse(ERRCODE_INSUFFICIENT_PRIVILEGE, rule,
+           "Equal values of this type can differ in spelling (1.0 and 1.00, -0 and 0).",
+           "Count distinct integers, text, varchar, booleans, dates, timestamps, uuids, bytea or "
+           "enums, e.g. dp_count(DISTINCT region, 1.0).");
+  }
+}
+
 void CheckPrivateCall(Aggref* aggref) {
-  if (aggref->aggdistinct != NIL || aggref->aggorder != NIL)
+  const bool distinct_count =
+      aggref->aggorder == NIL && aggref->aggdistinct != NIL && IsPrivateCount(aggref);
+  if (distinct_count) CheckDistinctCount(aggref);
+  if (!distinct_count && (aggref->aggdistinct != NIL || aggref->aggorder != NIL))
     Refuse(ERRCODE_INSUFFICIENT_PRIVILEGE,
            "DISTINCT or ORDER BY inside a private aggregate is not supported",
            "The aggregates' guarantees are stated for every row counted once.",
-           "Remove DISTINCT/ORDER BY from the aggregate's arguments.");
+           "Remove DISTINCT/ORDER BY from the aggregate's arguments; only dp_count takes "
+           "DISTINCT: dp_count(DISTINCT column, epsilon).");
   // The value (and dp_select's weight) is evaluated per row; the other
   // arguments are parameters that the executor hook evaluates once,
   // before any row is read (call_sites.cpp), so they cannot fail for

@@ -22,6 +22,7 @@
 #include "../core/state_text.h"
 #include "aggregate_functions.h"
 #include "aggregate_state.h"
+#include "distributed.h"
 #include "error_boundary.h"
 #include "settings.h"
 #include "state_header.h"
@@ -73,7 +74,11 @@ inline AggregateState* MutableState(FunctionCallInfo fcinfo, const char* functio
   if (__builtin_expect(fcinfo->context == nullptr || !IsA(fcinfo->context, AggState), 0))
     RequireAggregateContext(fcinfo, function);
   auto* state = reinterpret_cast<AggregateState*>(PG_GETARG_POINTER(0));
-  if (__builtin_expect(state->initialized == 0, 0)) RequireParametersPrepared(false);
+  if (__builtin_expect(state->initialized == 0, 0)) {
+    // dp_agg on Citus: states start from agginitcond
+    if (void* prepared = CitusPreparedState(fcinfo)) state = static_cast<AggregateState*>(prepared);
+    RequireParametersPrepared(state->initialized != 0);
+  }
   return state;
 }
 
@@ -291,6 +296,12 @@ void ReadState(FunctionCallInfo fcinfo, int argument, AggregateState* out) {
 void ReadFinalState(FunctionCallInfo fcinfo, AggregateState* out) {
   RequireAggregateContext(fcinfo, "dp_agg final function");
   ReadState(fcinfo, 0, out);
+  if (out->initialized == 0) {  // dp_agg on Citus: no partial state arrived
+    if (void* prepared = CitusPreparedState(fcinfo)) {
+      std::memcpy(out, prepared, sizeof(AggregateState));
+      pfree(prepared);
+    }
+  }
   RequireParametersPrepared(out->initialized != 0);
 }
 
@@ -324,14 +335,21 @@ static_assert(std::is_trivially_destructible_v<dp::PartialStateFields>,
               "PartialStateFields lives across PostgreSQL calls");
 
 // The cache of this final function call site (16-byte aligned for int128).
+// Under Citus the cache is kept with the call site's prepared state instead:
+// coord_combine_agg looks the final function up again for every group.
 PlanCache* CacheOf(FunctionCallInfo fcinfo) {
-  if (fcinfo->flinfo->fn_extra == nullptr) {
-    void* raw = MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(PlanCache) + 16);
+  void** slot = &fcinfo->flinfo->fn_extra;
+  MemoryContext context = fcinfo->flinfo->fn_mcxt;
+  if (*slot == nullptr) {
+    if (void** site_slot = CitusFinalCacheSlot(fcinfo, &context)) slot = site_slot;
+  }
+  if (*slot == nullptr) {
+    void* raw = MemoryContextAllocZero(context, sizeof(PlanCache) + 16);
     void* aligned = reinterpret_cast<void*>((reinterpret_cast<std::uintptr_t>(raw) + 15) &
                                             ~static_cast<std::uintptr_t>(15));
-    fcinfo->flinfo->fn_extra = new (aligned) PlanCache();  // trivially destructible
+    *slot = new (aligned) PlanCache();  // trivially destructible
   }
-  return static_cast<PlanCache*>(fcinfo->flinfo->fn_extra);
+  return static_cast<PlanCache*>(*slot);
 }
 
 void FillKey(PlanCache* cache, const AggregateState& state, bool is_count) {
@@ -475,6 +493,11 @@ Datum dp_combine(PG_FUNCTION_ARGS) {
   auto* into = reinterpret_cast<AggregateState*>(PG_GETARG_POINTER(0));
   AggregateState partial;
   dp_pg::ReadState(fcinfo, 1, &partial);
+  // dp_agg on Citus: the coordinator's combining state starts from the state
+  // it prepared (and charged); a partial state read from text never chooses
+  // the parameters of a release.
+  if (into->initialized == 0 && dp_pg::IsCitusWrapperCall(fcinfo))
+    into = static_cast<AggregateState*>(dp_pg::RequireCitusPreparedState(fcinfo));
   // The state is fixed-size and updated in place, so adopting the partial's
   // parameters is a copy into `into` (whose count and sum are then zero).
   switch (dp_pg::DecideCombineStep(*reinterpret_cast<const dp_pg::StateHeader*>(into),

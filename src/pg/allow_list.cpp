@@ -9,10 +9,11 @@
 // be widened by creating a function with a listed name.
 //
 // Not listed, on purpose (each can raise for some input):
-//   narrowing casts (int8 -> int4: "integer out of range"), numeric -> float8
-//   (overflow), date -> timestamp (out of range), varchar(n)/bpchar(n) length
-//   coercion ("value too long"), arithmetic (overflow, division by zero),
-//   casts through text (CoerceViaIO), domain checks, and cross-type
+//   narrowing casts (int8 -> int4: "integer out of range"), date -> timestamp
+//   (out of range), varchar(n)/bpchar(n) length coercion ("value too long"),
+//   arithmetic and numeric -> float8 as PostgreSQL computes them (overflow,
+//   division by zero: they are replaced by total versions instead, see
+//   kReplacedFunctions), casts through text (CoerceViaIO), domain checks, and cross-type
 //   date/timestamp comparisons (they convert first).
 #include "allow_list.h"
 
@@ -74,21 +75,76 @@ constexpr Oid kTotalFunctions[] = {
     F_NUMERIC_INT2, F_NUMERIC_INT4, F_NUMERIC_INT8,
     // To text: bpchar drops trailing blanks, name and "char" copy, bool spells.
     F_TEXT_BPCHAR, F_TEXT_NAME, F_TEXT_CHAR, F_TEXT_BOOL,
+    // length/char_length/character_length(text) (textlen): counts the
+    // characters of a valid string (pg_mbstrlen_with_len), no error path;
+    // octet_length(text) (textoctetlen) reads the varlena header.
+    F_TEXTLEN, F_LENGTH_TEXT, F_CHAR_LENGTH_TEXT, F_CHARACTER_LENGTH_TEXT, F_OCTET_LENGTH_TEXT,
+    // floor/ceil/round/trunc of float8 (dfloor, dceil, dround, dtrunc): one
+    // libm call each (rint, trunc), NaN and +-Infinity pass through.
+    F_FLOOR_FLOAT8, F_CEIL_FLOAT8, F_CEILING_FLOAT8, F_ROUND_FLOAT8, F_TRUNC_FLOAT8,
+    // now(), transaction_timestamp(), statement_timestamp(): return a
+    // timestamp recorded at the start of the transaction or statement.
+    F_NOW, F_TRANSACTION_TIMESTAMP, F_STATEMENT_TIMESTAMP,
+    // LIKE / NOT LIKE on text (textlike, textnlike): GenericMatchText raises
+    // only for a nondeterministic collation (CollationIsTotal) and MatchText
+    // only for a pattern ending in the escape character; the pattern must be
+    // a constant checked at judgement (constant_arguments.h).
+    F_TEXTLIKE, F_TEXTNLIKE,
+    // extract / date_part with a constant field checked at judgement
+    // (constant_arguments.h): for those fields timestamp_part_common,
+    // timestamptz_part_common and extract_date return a value or NULL for
+    // every finite and infinite input (timestamp2tm cannot fail for a valid
+    // timestamp).
+    F_EXTRACT_TEXT_DATE, F_EXTRACT_TEXT_TIMESTAMP, F_EXTRACT_TEXT_TIMESTAMPTZ,
+    F_DATE_PART_TEXT_TIMESTAMP, F_DATE_PART_TEXT_TIMESTAMPTZ,
 };
 
+// Built-ins that raise for some inputs (overflow, division by zero, out of
+// range), each replaced on protected rows by its total version
+// dp_agg.total_<proname> (total_functions.cpp says what it returns there).
+constexpr Oid kReplacedFunctions[] = {
+    F_INT2PL, F_INT2MI, F_INT2MUL, F_INT2DIV, F_INT2MOD, F_INT2UM,
+    F_INT4PL, F_INT4MI, F_INT4MUL, F_INT4DIV, F_INT4MOD, F_INT4UM,
+    F_INT8PL, F_INT8MI, F_INT8MUL, F_INT8DIV, F_INT8MOD, F_INT8UM,
+    F_INT24PL, F_INT24MI, F_INT24MUL, F_INT24DIV, F_INT42PL, F_INT42MI, F_INT42MUL, F_INT42DIV,
+    F_INT28PL, F_INT28MI, F_INT28MUL, F_INT28DIV, F_INT82PL, F_INT82MI, F_INT82MUL, F_INT82DIV,
+    F_INT48PL, F_INT48MI, F_INT48MUL, F_INT48DIV, F_INT84PL, F_INT84MI, F_INT84MUL, F_INT84DIV,
+    F_FLOAT4PL, F_FLOAT4MI, F_FLOAT4MUL, F_FLOAT4DIV, F_FLOAT8PL, F_FLOAT8MI, F_FLOAT8MUL,
+    F_FLOAT8DIV, F_FLOAT48PL, F_FLOAT48MI, F_FLOAT48MUL, F_FLOAT48DIV, F_FLOAT84PL, F_FLOAT84MI,
+    F_FLOAT84MUL, F_FLOAT84DIV,
+    F_NUMERIC_ADD, F_NUMERIC_SUB, F_NUMERIC_MUL, F_NUMERIC_DIV, F_NUMERIC_MOD,
+    F_FLOAT8_NUMERIC,
+    F_DATE_PLI, F_DATE_MII,
+    F_TIMESTAMP_PL_INTERVAL, F_TIMESTAMP_MI_INTERVAL, F_TIMESTAMPTZ_PL_INTERVAL,
+    F_TIMESTAMPTZ_MI_INTERVAL,
+    // date -> timestamp[tz] (the cast under date_trunc('month', a_date)):
+    // "date out of range for timestamp" beyond the timestamp range.
+    F_TIMESTAMP_DATE, F_TIMESTAMPTZ_DATE,
+    // date_trunc (field checked at judgement, constant_arguments.h):
+    // "timestamp out of range" when truncation passes the start of the range.
+    F_DATE_TRUNC_TEXT_TIMESTAMP, F_DATE_TRUNC_TEXT_TIMESTAMPTZ,
+};
+
+template <size_t N>
 struct SortedOids {
-  std::array<Oid, sizeof kTotalFunctions / sizeof kTotalFunctions[0]> oids{};
-  SortedOids() {
-    std::copy(std::begin(kTotalFunctions), std::end(kTotalFunctions), oids.begin());
+  std::array<Oid, N> oids{};
+  explicit SortedOids(const Oid (&source)[N]) {
+    std::copy(std::begin(source), std::end(source), oids.begin());
     std::sort(oids.begin(), oids.end());
   }
+  bool Contains(Oid oid) const { return std::binary_search(oids.begin(), oids.end(), oid); }
 };
 
 }  // namespace
 
 bool IsTotalFunction(Oid function) noexcept {
-  static const SortedOids sorted;
-  return std::binary_search(sorted.oids.begin(), sorted.oids.end(), function);
+  static const SortedOids sorted(kTotalFunctions);
+  return sorted.Contains(function);
+}
+
+bool HasTotalReplacement(Oid function) noexcept {
+  static const SortedOids sorted(kReplacedFunctions);
+  return sorted.Contains(function);
 }
 
 bool CollationIsTotal(bool needs_collation, Oid collation) {

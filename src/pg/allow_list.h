@@ -19,6 +19,14 @@ namespace dp_pg {
 // condition on protected rows guards its evaluation (CASE, FILTER, AND).
 bool IsTotalFunction(Oid function) noexcept;
 
+// Whether built-in function `function` can raise for some inputs but has a
+// total version dp_agg.total_<its name> with the same signature
+// (total_functions.cpp), which the query rewrite puts in its place on
+// protected rows (RewriteKind::kTotalArithmetic): + - * / % and unary minus
+// of integers, + - * / of floats, + - * / % of numerics, numeric -> float8,
+// date +- integer and timestamp[tz] +- interval.
+bool HasTotalReplacement(Oid function) noexcept;
+
 // Whether a call with input collation `collation` over arguments of types
 // that include a collatable one (`needs_collation`) cannot fail for lack of
 // a collation: the collation is determined (not InvalidOid, which the parser

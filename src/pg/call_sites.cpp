@@ -18,6 +18,7 @@
 #include "call_sites.h"
 
 #include "aggregate_catalog.h"
+#include "distributed.h"
 #include "initial_state.h"
 #include "input_checks.h"
 #include "query_cost.h"
@@ -31,9 +32,14 @@ namespace {
 void PrepareAggregates(AggState* node, EState* estate, bool reexecuted, QueryCost* cost) {
   Agg* plan = reinterpret_cast<Agg*>(node->ss.ps.plan);
   bool input_checked = false;
+  int unit_groups = 1;
   for (int i = 0; i < node->numtrans; ++i) {
     AggStatePerTrans transition = &node->pertrans[i];
     Aggref* aggref = transition->aggref;
+    // dp_agg on Citus (distributed.cpp): Citus's wrappers are prepared as the
+    // private aggregate they run.
+    CitusSiteRole citus_role = CitusSiteRole::kNone;
+    if (Aggref* inner = CitusInnerAggregate(aggref, plan, estate, &citus_role)) aggref = inner;
     const AggregateCacheEntry* entry = LookupAggregate(aggref->aggfnoid);
     if (entry->kind == nullptr) continue;
     RefuseDistinctOrOrderBy(aggref);
@@ -49,9 +55,13 @@ void PrepareAggregates(AggState* node, EState* estate, bool reexecuted, QueryCos
     // leader paid for when it prepared the same nodes. A query that a worker
     // plans and runs itself (inside a PARALLEL SAFE function) is paid by that
     // worker, once per execution like any other.
-    const bool charge = !cost->leader_paid;
+    const bool charge = !cost->leader_paid && citus_role != CitusSiteRole::kPartial;
+    if (charge && !input_checked && citus_role == CitusSiteRole::kRelease) {
+      CheckCitusReleaseInput(aggref, plan);  // dp_agg on Citus
+      input_checked = true;
+    }
     if (charge && !input_checked) {
-      CheckAggregateInput(plan, aggref, estate);
+      unit_groups = CheckAggregateInput(plan, aggref, estate);
       input_checked = true;
     }
     // The entry may be dropped by a cache invalidation while parameters are
@@ -61,13 +71,26 @@ void PrepareAggregates(AggState* node, EState* estate, bool reexecuted, QueryCos
     MemoryContext previous = MemoryContextSwitchTo(estate->es_query_cxt);
     const Datum initial = PrepareInitialState(aggref, call, estate, &requested);
     MemoryContextSwitchTo(previous);
-    transition->initValue = initial;
-    transition->initValueIsNull = false;
+    if (citus_role != CitusSiteRole::kNone) {
+      // dp_agg on Citus: the wrapper's own state is Citus's; the private
+      // state is fetched by the support functions (distributed.cpp).
+      RegisterCitusPreparedState(transition->aggref, initial, VARSIZE(DatumGetPointer(initial)),
+                                 estate);
+    } else {
+      transition->initValue = initial;
+      transition->initValueIsNull = false;
+    }
     if (charge) {
       // Every output aggregate that uses this transition is its own release.
       int outputs = 0;
       for (int j = 0; j < node->numaggs; ++j) outputs += node->peragg[j].transno == i ? 1 : 0;
-      AddCost(cost, aggref, requested.epsilon, requested.delta,
+      // Over privacy units each group runs at epsilon / max_groups and a
+      // unit reaches max_groups groups (unit_rewrite.h): the call site is
+      // charged max_groups times the epsilon it runs at (the product in
+      // double, so that the epsilon the query wrote is charged exactly when
+      // the division and the product round back to it, as they do for the
+      // values tested; otherwise within half an ulp of the loss).
+      AddCost(cost, aggref, requested.epsilon * unit_groups, requested.delta * unit_groups,
               GroupingSetCount(plan) * (outputs > 0 ? outputs : 1));
     }
   }

@@ -45,6 +45,10 @@ void RefuseUnconfirmedExtensionDrop(Node* parse_tree) {
   if (allow_drop_extension || !IsA(parse_tree, DropStmt)) return;
   const auto* drop = reinterpret_cast<DropStmt*>(parse_tree);
   if (drop->removeType != OBJECT_EXTENSION) return;
+  // Where dp_agg is not installed there is no ledger to lose: DROP EXTENSION
+  // IF EXISTS dp_agg (migration scripts, pg_restore --clean --if-exists)
+  // must go on with PostgreSQL's own NOTICE or ERROR.
+  if (!OidIsValid(get_extension_oid(kExtensionName, true))) return;
   ListCell* cell;
   foreach (cell, drop->objects) {
     if (strcmp(strVal(lfirst(cell)), kExtensionName) == 0) RefuseDrop();

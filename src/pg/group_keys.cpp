@@ -7,6 +7,7 @@ extern "C" {
 }
 
 #include "allow_list.h"
+#include "constant_arguments.h"
 #include "refusal.h"
 #include "row_expressions.h"
 #include "settings.h"
@@ -19,7 +20,8 @@ namespace dp_pg {
 // text, and a total equality operator.
 void CheckGroupKey(Node* key, const SortGroupClause* clause) {
   const Oid type = exprType(key);
-  if (!TestFaultIs(TestFault::kFirstKeySpelling) && !IsExactKeyType(type)) {
+  if (!TestFaultIs(TestFault::kFirstKeySpelling) && !IsExactKeyType(type) &&
+      !IsExactDatePartKey(key)) {
     char rule[256];
     snprintf(rule, sizeof rule, "GROUP BY over protected rows may not use a key of type %s",
              format_type_be(type));

@@ -5,7 +5,13 @@
 #include "input_checks.h"
 
 #include "aggregate_catalog.h"
+#include "aggregate_functions.h"
 #include "restriction.h"
+#include "unit_rewrite.h"
+
+extern "C" {
+#include "utils/fmgroids.h"
+}
 
 namespace dp_pg {
 
@@ -28,6 +34,7 @@ struct InputScan {
                                // (a scanned partition's partitioned ancestor)
   bool has_join = false;
   Bitmapset* join_params = nullptr;  // PARAM_EXEC ids a nested loop passes to its inner side
+  int unit_groups = 0;  // > 0 below the privacy-unit sampler: its max_groups
 };
 
 // Expressions inside the input of a private aggregate may not read other
@@ -97,6 +104,53 @@ Index RootRangeTableIndex(Index index, EState* estate) {
     if (!moved) break;
   }
   return index;
+}
+
+struct SampleKeySearch {
+  Oid function;
+  int max_groups;
+};
+
+bool FindSampleKey(Node* node, SampleKeySearch* search) {
+  if (node == nullptr) return false;
+  if (IsA(node, FuncExpr) && reinterpret_cast<FuncExpr*>(node)->funcid == search->function) {
+    Node* argument = static_cast<Node*>(linitial(reinterpret_cast<FuncExpr*>(node)->args));
+    if (IsA(argument, Const) && !reinterpret_cast<Const*>(argument)->constisnull)
+      search->max_groups = DatumGetInt32(reinterpret_cast<Const*>(argument)->constvalue);
+    return true;
+  }
+  return expression_tree_walker(node, DP_EXPRESSION_WALKER(FindSampleKey), search);
+}
+
+bool HasOtherWindowFunction(Node* node, void* context) {
+  if (node == nullptr) return false;
+  if (IsA(node, WindowFunc)) return reinterpret_cast<WindowFunc*>(node)->winfnoid != F_ROW_NUMBER;
+  return expression_tree_walker(node, DP_EXPRESSION_WALKER(HasOtherWindowFunction), context);
+}
+
+// The privacy-unit rewrite's sampler (unit_rewrite.h): a WindowAgg of
+// row_number() only, over the per-unit Agg that computes
+// dp_agg.unit_sample_key(max_groups), which restricted roles may not write
+// (query_judgement.cpp). Returns max_groups, or 0 for any other WindowAgg.
+int UnitSamplerGroups(Plan* window) {
+  if (HasOtherWindowFunction(reinterpret_cast<Node*>(window->targetlist), nullptr)) return 0;
+  SampleKeySearch search{UnitSampleKeyFunction(), 0};
+  if (!OidIsValid(search.function)) return 0;
+  Plan* below = window->lefttree;
+  while (below != nullptr && (IsA(below, Sort) || IsA(below, IncrementalSort) ||
+                              IsA(below, Result) || IsA(below, Material)))
+    below = below->lefttree;
+  if (below == nullptr || !IsA(below, Agg)) return 0;
+  if (!FindSampleKey(reinterpret_cast<Node*>(below->targetlist), &search)) return 0;
+  return search.max_groups >= 1 ? search.max_groups : 0;
+}
+
+// Below the sampler: the per-unit Agg (and its partial steps) combine each
+// unit's rows with built-in aggregates.
+bool HasNonBuiltinAggregate(Node* node, void* context) {
+  if (node == nullptr) return false;
+  if (IsA(node, Aggref)) return reinterpret_cast<Aggref*>(node)->aggfnoid >= FirstNormalObjectId;
+  return expression_tree_walker(node, DP_EXPRESSION_WALKER(HasNonBuiltinAggregate), context);
 }
 
 // Walks the input plan of a private aggregate; `scan` collects the tables
@@ -177,8 +231,14 @@ void CheckInput(Plan* plan, Aggref* aggref, EState* estate, InputScan* scan) {
       if (grouping->groupingSets != NIL || grouping->chain != NIL)
         RefuseInput(aggref, "Its input contains GROUPING SETS, ROLLUP or CUBE, which repeat "
                             "every row once per grouping set.");
-      if (contain_agg_clause(reinterpret_cast<Node*>(plan->targetlist)) ||
-          contain_agg_clause(reinterpret_cast<Node*>(plan->qual)))
+      const bool aggregates = contain_agg_clause(reinterpret_cast<Node*>(plan->targetlist)) ||
+                              contain_agg_clause(reinterpret_cast<Node*>(plan->qual));
+      // One row feeds one group of the per-unit level, whose value the
+      // private aggregate above bounds per unit.
+      if (aggregates &&
+          (scan->unit_groups == 0 || grouping->numCols == 0 ||
+           HasNonBuiltinAggregate(reinterpret_cast<Node*>(plan->targetlist), nullptr) ||
+           HasNonBuiltinAggregate(reinterpret_cast<Node*>(plan->qual), nullptr)))
         RefuseInput(aggref, "Its input is itself the result of other aggregates.");
       CheckInput(plan->lefttree, aggref, estate, scan);
       return;
@@ -233,8 +293,14 @@ void CheckInput(Plan* plan, Aggref* aggref, EState* estate, InputScan* scan) {
                           "repeats rows.");
     case T_Limit:
       RefuseInput(aggref, "Its input contains LIMIT, whose selected rows depend on other rows.");
-    case T_WindowAgg:
-      RefuseInput(aggref, "Its input contains window functions, which read other rows.");
+    case T_WindowAgg: {
+      const int groups = scan->unit_groups == 0 ? UnitSamplerGroups(plan) : 0;
+      if (groups == 0)
+        RefuseInput(aggref, "Its input contains window functions, which read other rows.");
+      scan->unit_groups = groups;
+      CheckInput(plan->lefttree, aggref, estate, scan);
+      return;
+    }
     case T_SetOp:
       RefuseInput(aggref, "Its input contains INTERSECT or EXCEPT, which compare rows of "
                           "different inputs.");
@@ -281,10 +347,19 @@ bool FindPrivateWindowFunction(Node* node, void* context) {
 
 }  // namespace
 
+bool IsPrivateCount(const Aggref* aggref) {
+  const PrivateAggregateKind* kind = LookupPrivateAggregate(aggref->aggfnoid);
+  return kind != nullptr && kind->transition == dp_count_transfn;
+}
+
 void RefuseDistinctOrOrderBy(Aggref* aggref) {
   // Decided before any argument is read: the parameters are found by their
   // position in the signature, and ORDER BY / DISTINCT would add arguments
-  // (sort keys) or drop rows.
+  // (sort keys) or drop rows. dp_count(DISTINCT value, ...) is the exception:
+  // DISTINCT adds no argument (its sort keys are the arguments), the
+  // parameters are the same for every row, and a distinct count changes by
+  // at most 1 when one row is removed, so the count's calibration holds.
+  if (aggref->aggorder == NIL && aggref->aggdistinct != NIL && IsPrivateCount(aggref)) return;
   if (aggref->aggorder != NIL || aggref->aggdistinct != NIL)
     ereport(ERROR,
             (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -292,7 +367,8 @@ void RefuseDistinctOrOrderBy(Aggref* aggref) {
                     get_func_name(aggref->aggfnoid)),
              errdetail("A private aggregate's guarantee is stated for every row counted once, "
                        "and its order does not change the answer."),
-             errhint("Remove DISTINCT and ORDER BY from the aggregate's arguments.")));
+             errhint("Remove DISTINCT and ORDER BY from the aggregate's arguments (only "
+                     "dp_count takes DISTINCT).")));
 }
 
 void RefuseReexecution(Aggref* aggref, bool reexecuted) {
@@ -315,13 +391,14 @@ void CheckPerRowExpressions(Aggref* aggref) {
   CheckExpressions(aggref, reinterpret_cast<Node*>(aggref->aggfilter));
 }
 
-void CheckAggregateInput(Agg* plan, Aggref* aggref, EState* estate) {
+int CheckAggregateInput(Agg* plan, Aggref* aggref, EState* estate) {
   InputScan scan;
   CheckInput(plan->plan.lefttree, aggref, estate, &scan);
   if (scan.has_join) RequireOneProtectedTable(aggref, scan, estate);
   list_free(scan.tables);
   list_free(scan.roots);
   bms_free(scan.join_params);
+  return scan.unit_groups > 0 ? scan.unit_groups : 1;
 }
 
 void RejectWindowUse(Plan* plan) {

@@ -22,7 +22,12 @@
 namespace dp_pg {
 
 // DISTINCT or ORDER BY inside the call: refused for every role, before any
-// parameter is read.
+// parameter is read, except dp_count(DISTINCT ...) without ORDER BY.
+// Whether `aggref` calls a counting aggregate (dp_count, dp_count_interval):
+// the one family whose DISTINCT form keeps sensitivity 1 (removing one row
+// removes at most one distinct value).
+bool IsPrivateCount(const Aggref* aggref);
+
 void RefuseDistinctOrOrderBy(Aggref* aggref);
 
 // Rule (1): `reexecuted` says the call's node may run more than once per
@@ -33,7 +38,10 @@ void RefuseReexecution(Aggref* aggref, bool reexecuted);
 void CheckPerRowExpressions(Aggref* aggref);
 
 // Rule (2) on the input plan of `plan`, the Agg node computing `aggref`.
-void CheckAggregateInput(Agg* plan, Aggref* aggref, EState* estate);
+// Returns the max_groups of the privacy-unit level in the input (the
+// marker dp_agg.unit_sample_key(max_groups), unit_rewrite.h), 1 if none:
+// each call site of `plan` is charged that many times its epsilon and delta.
+int CheckAggregateInput(Agg* plan, Aggref* aggref, EState* estate);
 
 // A private aggregate used as a window function in `plan`'s target list.
 void RejectWindowUse(Plan* plan);

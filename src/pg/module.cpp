@@ -1,5 +1,6 @@
 // Library entry point: settings and hooks.
 #include "call_sites.h"
+#include "distributed.h"
 #include "drop_guard.h"
 #include "ledger.h"
 #include "pg_includes.h"
@@ -15,6 +16,8 @@ PG_MODULE_MAGIC;
 PGDLLEXPORT void _PG_init(void);
 
 void _PG_init(void) {
+  // dp_agg on Citus: defined before DefineSettings reserves the prefix.
+  dp_pg::DefineDistributedSettings();
   dp_pg::DefineSettings();
   // Only a library loaded at server start has its hook in place for every
   // query of every backend. Loaded later, it installs no hook, the initial

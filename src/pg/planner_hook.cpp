@@ -4,6 +4,7 @@ extern "C" {
 #include "optimizer/planner.h"
 }
 
+#include "distributed.h"
 #include "query_judgement.h"
 #include "query_rewrites.h"
 #include "release_once.h"
@@ -18,6 +19,8 @@ PlannedStmt* PlannerHook(Query* query, const char* query_string, int cursor_opti
                          ParamListInfo bound_parameters) {
   const Verdict verdict = JudgeQuery(query);  // raises ERROR if the query is refused
   ApplyRewrites(verdict.rewrites);
+  // dp_agg on Citus (distributed.cpp): before Citus plans the query.
+  PrepareDistributedQuery(query);
   PlannedStmt* plan =
       previous_planner != nullptr
           ? previous_planner(query, query_string, cursor_options, bound_parameters)

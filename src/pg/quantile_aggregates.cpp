@@ -11,6 +11,7 @@
 #include "../core/quantile.h"
 #include "../core/state_text.h"
 #include "aggregate_state.h"
+#include "distributed.h"
 #include "error_boundary.h"
 #include "initial_state.h"
 #include "quantile_aggregates.h"
@@ -114,6 +115,10 @@ PG_FUNCTION_INFO_V1(dp_quantile_transfn);
 Datum dp_quantile_transfn(PG_FUNCTION_ARGS) {
   dp_pg::RequireAggregateContext(fcinfo, "dp_quantile_transfn");
   auto* state = reinterpret_cast<QuantileState*>(PG_GETARG_POINTER(0));
+  if (state->initialized == 0) {  // dp_agg on Citus: states start from agginitcond
+    if (void* prepared = dp_pg::CitusPreparedState(fcinfo))
+      state = static_cast<QuantileState*>(prepared);
+  }
   dp_pg::RequireParametersPrepared(state->initialized != 0);
   const double value = PG_GETARG_FLOAT8(1);
   if (!std::isnan(value)) state->counts[dp_pg::GridOf(fcinfo, state)->BinIndex(value)] += 1;
@@ -125,6 +130,8 @@ Datum dp_quantile_combine(PG_FUNCTION_ARGS) {
   dp_pg::RequireAggregateContext(fcinfo, "dp_quantile_combine");
   auto* into = reinterpret_cast<QuantileState*>(PG_GETARG_POINTER(0));
   const QuantileState* partial = dp_pg::ReadQuantileState(fcinfo, 1);
+  if (into->initialized == 0 && dp_pg::IsCitusWrapperCall(fcinfo))  // dp_agg on Citus
+    into = static_cast<QuantileState*>(dp_pg::RequireCitusPreparedState(fcinfo));
   switch (dp_pg::DecideCombineStep(*reinterpret_cast<const dp_pg::StateHeader*>(into),
                                    *reinterpret_cast<const dp_pg::StateHeader*>(partial))) {
     case dp_pg::CombineStep::kKeepInto:
@@ -150,6 +157,10 @@ PG_FUNCTION_INFO_V1(dp_quantile_final);
 Datum dp_quantile_final(PG_FUNCTION_ARGS) {
   dp_pg::RequireAggregateContext(fcinfo, "dp_quantile_final");
   const QuantileState* state = dp_pg::ReadQuantileState(fcinfo, 0);
+  if (state->initialized == 0) {  // dp_agg on Citus: no partial state arrived
+    if (void* prepared = dp_pg::CitusPreparedState(fcinfo))
+      state = static_cast<QuantileState*>(prepared);
+  }
   dp_pg::RequireParametersPrepared(state->initialized != 0);
   const double answer = dp_pg::CallCore([&] {
     dp::QuantileGrid grid(state->lower, state->upper, static_cast<std::size_t>(state->bins));

@@ -19,6 +19,7 @@ extern "C" {
 #include "restriction.h"
 #include "row_expressions.h"
 #include "settings.h"
+#include "unit_rewrite.h"
 
 namespace dp_pg {
 
@@ -38,6 +39,7 @@ struct Judgement {
   List* protected_entries;    // RangeTblEntry* of protected tables read in FROM
   List* rewrites;             // Rewrite*, in order of application
   List* materialized_entries; // RangeTblEntry* of kMaterializeFromItem rewrites
+  List* unit_row_levels;      // Query* of row levels that return rows of a unit table
 };
 
 // The sources of a level: items of FROM, and branches of set operations.
@@ -363,13 +365,103 @@ bool GroupsNeedSelection(Query* query, const FromAnalysis& from, Bitmapset* key_
 
 // An aggregation level releases only private aggregates' answers and the
 // keys of the groups that partition selection lets through, in key order.
-void JudgeAggregationLevel(Query* query, const FromAnalysis& from, Judgement* judgement) {
+void JudgeAggregationLevel(Query* query, const FromAnalysis& from, int max_groups,
+                           Judgement* judgement) {
   Bitmapset* key_items = CheckGroupKeys(query);
   const bool gated = GroupsNeedSelection(query, from, key_items);
   CheckHavingExpression(query->havingQual, gated);
-  if (gated) Require(judgement, LevelRewrite(RewriteKind::kAddGroupSelection, query));
+  if (gated) {
+    Rewrite* selection = LevelRewrite(RewriteKind::kAddGroupSelection, query);
+    selection->max_groups = max_groups;
+    Require(judgement, selection);
+  }
   if (!TestFaultIs(TestFault::kHashGroupOrder))
     Require(judgement, LevelRewrite(RewriteKind::kOrderByGroupKeys, query));
+}
+
+// ---------------------------------------------------------------------------
+// Privacy units (unit_rewrite.h).
+// ---------------------------------------------------------------------------
+
+const CommonTableExpr* CteOf(const Level* level, const RangeTblEntry* entry) {
+  for (Index up = 0; up < entry->ctelevelsup && level != nullptr; ++up) level = level->parent;
+  if (level == nullptr) return nullptr;
+  ListCell* cell;
+  foreach (cell, level->query->cteList) {
+    auto* cte = static_cast<CommonTableExpr*>(lfirst(cell));
+    if (strcmp(cte->ctename, entry->ctename) == 0) return cte;
+  }
+  return nullptr;
+}
+
+bool FindUnitSampleKey(Node* node, Oid* function) {
+  if (node == nullptr) return false;
+  if (IsA(node, FuncExpr) && reinterpret_cast<FuncExpr*>(node)->funcid == *function) return true;
+  if (IsA(node, Query)) return false;  // judged as its own level
+  return expression_tree_walker(node, DP_EXPRESSION_WALKER(FindUnitSampleKey), function);
+}
+
+// The marker of the rewrite's per-unit level (input_checks.cpp accepts
+// aggregates below a private one only under it): never written by hand.
+void RefuseUnitSampleKey(Query* query) {
+  Oid function = UnitSampleKeyFunction();
+  if (OidIsValid(function) && query_tree_walker(query, DP_EXPRESSION_WALKER(FindUnitSampleKey),
+                                                &function, QTW_IGNORE_RC_SUBQUERIES))
+    Refuse(ERRCODE_INSUFFICIENT_PRIVILEGE, "restricted roles may not call dp_agg.unit_sample_key",
+           "Only dp_agg's privacy-unit rewrite uses it.", kAggregateHint);
+}
+
+// Which unit table the level aggregates directly, and the rewrite that
+// bounds each unit's contribution, or nullptr. A row level over a unit
+// table is remembered; a private level over such rows is refused (the
+// contribution is bounded only where the table is read).
+Rewrite* JudgePrivacyUnits(Query* query, const Sources& sources, const Level* level,
+                           Judgement* judgement) {
+  Index unit_item = 0;
+  AttrNumber unit_column = InvalidAttrNumber;
+  bool indirect = false;
+  Index index = 0;
+  ListCell* cell;
+  foreach (cell, query->rtable) {
+    ++index;
+    if (!bms_is_member(static_cast<int>(index), sources.items)) continue;
+    auto* entry = static_cast<RangeTblEntry*>(lfirst(cell));
+    if (entry->rtekind == RTE_RELATION) {
+      const AttrNumber column = UnitColumnOfItem(query, index);
+      if (column == InvalidAttrNumber) continue;
+      if (unit_item != 0)
+        Refuse(ERRCODE_FEATURE_NOT_SUPPORTED,
+               "a query level may read only one table with a privacy unit column",
+               "Joining two unit tables would mix two units' rows in one row.",
+               "Aggregate each table in its own query.");
+      unit_item = index;
+      unit_column = column;
+    } else if (entry->rtekind == RTE_SUBQUERY) {
+      indirect = indirect || list_member_ptr(judgement->unit_row_levels, entry->subquery);
+    } else if (entry->rtekind == RTE_CTE) {
+      const CommonTableExpr* cte = CteOf(level, entry);
+      indirect = indirect ||
+                 (cte != nullptr && list_member_ptr(judgement->unit_row_levels, cte->ctequery));
+    }
+  }
+  if (!IsAggregationLevel(query)) {
+    if (unit_item != 0 || indirect)
+      judgement->unit_row_levels = lappend(judgement->unit_row_levels, query);
+    return nullptr;
+  }
+  if (!CheckAggregateCalls(query, false)) return nullptr;
+  if (indirect)
+    Refuse(ERRCODE_FEATURE_NOT_SUPPORTED,
+           "private aggregates over rows of a privacy-unit table from a subquery or WITH query "
+           "are not supported",
+           "dp_agg bounds each unit's contribution in the query level that reads the table "
+           "with the privacy unit column directly.",
+           "Move the table into the FROM clause of the level that calls the private "
+           "aggregates.");
+  if (unit_item == 0) return nullptr;
+  CheckUnitLevel(query, unit_item, unit_column);
+  if (TestFaultIs(TestFault::kSkipUnitBounding)) return nullptr;
+  return PrivacyUnitsRewrite(query, unit_item, unit_column, max_groups_contributed);
 }
 
 // ---------------------------------------------------------------------------
@@ -382,6 +474,7 @@ bool JudgeLevel(Query* query, const Level* parent, Judgement* judgement) {
   const Level level = JudgeWithQueries(query, parent, judgement);
   const bool restricted = judgement->restricted;
   if (restricted) CheckCatalogAccess(query);
+  if (restricted) RefuseUnitSampleKey(query);
   const Sources sources = JudgeSources(query, &level, judgement);
   if (restricted && judgement->reads_protected && query->cteList != NIL)
     Require(judgement, LevelRewrite(RewriteKind::kMaterializeWithQueries, query));
@@ -391,6 +484,9 @@ bool JudgeLevel(Query* query, const Level* parent, Judgement* judgement) {
     if (restricted) RefuseSetOperation();
     return true;
   }
+  // Before the levels' other rewrites: they apply to the rewritten level.
+  Rewrite* units = JudgePrivacyUnits(query, sources, &level, judgement);
+  if (units != nullptr) Require(judgement, units);
   if (sources.protected_items == nullptr) return false;
 
   const bool aggregation = IsAggregationLevel(query);
@@ -412,9 +508,12 @@ bool JudgeLevel(Query* query, const Level* parent, Judgement* judgement) {
   CheckJoinConditions(query);
   if (!aggregation) {
     JudgeRowLevel(query, from);
+    Require(judgement, LevelRewrite(RewriteKind::kTotalArithmetic, query));
     return true;  // protected rows: an outer level must aggregate them
   }
-  JudgeAggregationLevel(query, from, judgement);
+  JudgeAggregationLevel(query, from, units != nullptr ? units->max_groups : 1, judgement);
+  // Last for the level: its expressions are final (group selection added).
+  Require(judgement, LevelRewrite(RewriteKind::kTotalArithmetic, query));
   return false;
 }
 
@@ -441,7 +540,7 @@ Verdict JudgeQuery(Query* query) {
 #ifdef USE_ASSERT_CHECKING
   Query* before = static_cast<Query*>(copyObjectImpl(query));
 #endif
-  Judgement judgement{RestrictedSession(), false, NIL, NIL, NIL};
+  Judgement judgement{RestrictedSession(), false, NIL, NIL, NIL, NIL};
   if (judgement.restricted) RefusePartitionwiseAggregation();
   const bool returns_protected_rows = JudgeLevel(query, nullptr, &judgement);
   if (judgement.restricted && returns_protected_rows) RefuseProtectedRows();

@@ -7,8 +7,11 @@ extern "C" {
 #include "rewrite/rewriteManip.h"
 }
 
+#include "aggregate_catalog.h"
+#include "allow_list.h"
 #include "group_keys.h"
 #include "settings.h"
+#include "unit_rewrite.h"
 
 namespace dp_pg {
 
@@ -104,7 +107,11 @@ Const* Float8Constant(double value) {
 // a group appears only if its noisy row count passes the threshold
 // (partition_selection.h). It is an ordinary private aggregate call site, so
 // the executor hook validates and charges it like the others.
-void AddGroupSelection(Query* query) {
+//
+// Over privacy units (max_groups > 1) a unit reaches up to max_groups
+// groups, so each group's selection runs at epsilon / max_groups and
+// delta / max_groups (basic composition); the executor charges the sum.
+void AddGroupSelection(Query* query, int max_groups) {
   auto* aggref = makeNode(Aggref);
   aggref->aggfnoid = GroupSelectionAggregate();
   aggref->aggtype = BOOLOID;
@@ -114,10 +121,10 @@ void AddGroupSelection(Query* query) {
   aggref->aggargtypes = list_make2_oid(FLOAT8OID, FLOAT8OID);
   aggref->aggdirectargs = NIL;
   aggref->args = list_make2(
-      makeTargetEntry(reinterpret_cast<Expr*>(Float8Constant(group_selection_epsilon)), 1,
-                      nullptr, false),
-      makeTargetEntry(reinterpret_cast<Expr*>(Float8Constant(group_selection_delta)), 2,
-                      nullptr, false));
+      makeTargetEntry(reinterpret_cast<Expr*>(Float8Constant(group_selection_epsilon / max_groups)),
+                      1, nullptr, false),
+      makeTargetEntry(reinterpret_cast<Expr*>(Float8Constant(group_selection_delta / max_groups)),
+                      2, nullptr, false));
   aggref->aggorder = NIL;
   aggref->aggdistinct = NIL;
   aggref->aggfilter = nullptr;
@@ -137,9 +144,112 @@ void AddGroupSelection(Query* query) {
   query->hasAggs = true;
 }
 
+// PostgreSQL 15 declares expression_tree_mutator as taking `Node *(*)()`.
+#define DP_EXPRESSION_MUTATOR(function) \
+  reinterpret_cast<Node* (*)()>(reinterpret_cast<void (*)()>(function))
+
+// dp_agg.total_<proname>, with the built-in's argument types. Looked up each
+// time (a syscache hit), like GroupSelectionAggregate.
+Oid TotalReplacementOf(Oid builtin) {
+  Oid* argument_types = nullptr;
+  int argument_count = 0;
+  get_func_signature(builtin, &argument_types, &argument_count);
+  char name[NAMEDATALEN + 8];
+  snprintf(name, sizeof name, "total_%s", get_func_name(builtin));
+  return LookupFuncName(list_make2(makeString(pstrdup("dp_agg")), makeString(pstrdup(name))),
+                        argument_count, argument_types, false);
+}
+
+FuncExpr* TotalCall(Oid builtin, Oid result_type, List* arguments, Oid result_collation,
+                    Oid input_collation, int location) {
+  FuncExpr* call = makeFuncExpr(TotalReplacementOf(builtin), result_type, arguments,
+                                result_collation, input_collation, COERCE_EXPLICIT_CALL);
+  call->location = location;
+  return call;
+}
+
+// Bottom-up: replaces each call of a built-in that has a total version.
+// Other query levels (sublinks) are judged and rewritten on their own.
+Node* ReplaceByTotalVersions(Node* node, void* context) {
+  if (node == nullptr || IsA(node, Query)) return node;
+  if (IsA(node, Aggref)) {
+    // A private aggregate's parameters (epsilon, bounds, ...) are evaluated
+    // once before any row is read and must be built-in functions of
+    // constants and parameters (call_parameters.h): only its per-row
+    // values and FILTER run on protected rows.
+    auto* aggref = static_cast<Aggref*>(copyObjectImpl(node));
+    const int per_row = PerRowArgumentCount(aggref);
+    int position = 0;
+    ListCell* cell;
+    foreach (cell, aggref->args) {
+      if (position++ >= per_row) break;
+      auto* argument = static_cast<TargetEntry*>(lfirst(cell));
+      argument->expr = reinterpret_cast<Expr*>(
+          ReplaceByTotalVersions(reinterpret_cast<Node*>(argument->expr), context));
+    }
+    aggref->aggfilter = reinterpret_cast<Expr*>(
+        ReplaceByTotalVersions(reinterpret_cast<Node*>(aggref->aggfilter), context));
+    return reinterpret_cast<Node*>(aggref);
+  }
+  node = expression_tree_mutator(node, DP_EXPRESSION_MUTATOR(ReplaceByTotalVersions), context);
+  if (IsA(node, OpExpr)) {
+    auto* operation = reinterpret_cast<OpExpr*>(node);
+    set_opfuncid(operation);
+    if (HasTotalReplacement(operation->opfuncid))
+      return reinterpret_cast<Node*>(TotalCall(operation->opfuncid, operation->opresulttype,
+                                               operation->args, operation->opcollid,
+                                               operation->inputcollid, operation->location));
+  } else if (IsA(node, FuncExpr)) {
+    auto* call = reinterpret_cast<FuncExpr*>(node);
+    if (HasTotalReplacement(call->funcid))
+      return reinterpret_cast<Node*>(TotalCall(call->funcid, call->funcresulttype, call->args,
+                                               call->funccollid, call->inputcollid,
+                                               call->location));
+  }
+  return node;
+}
+
+// Folds first, exactly as the judge did before judging (row_expressions.cpp)
+// and as the planner will: constant sub-expressions such as 1/0 still fail
+// while planning, whatever the data, and SQL functions are inlined, so that
+// their bodies' arithmetic is replaced too.
+Node* TotalVersion(Node* expression) {
+  if (expression == nullptr) return nullptr;
+  return ReplaceByTotalVersions(eval_const_expressions(nullptr, expression), nullptr);
+}
+
+void TotalJoinTree(Node* node) {
+  if (node == nullptr) return;
+  if (IsA(node, FromExpr)) {
+    auto* from = reinterpret_cast<FromExpr*>(node);
+    ListCell* cell;
+    foreach (cell, from->fromlist) TotalJoinTree(static_cast<Node*>(lfirst(cell)));
+    from->quals = TotalVersion(from->quals);
+  } else if (IsA(node, JoinExpr)) {
+    auto* join = reinterpret_cast<JoinExpr*>(node);
+    TotalJoinTree(join->larg);
+    TotalJoinTree(join->rarg);
+    join->quals = TotalVersion(join->quals);
+  }
+}
+
+// Every expression of the level: WHERE and ON, the select list (group keys,
+// aggregate arguments and FILTER, and what is computed from them, which
+// must stay equal() to the group keys it contains), and HAVING.
+void UseTotalArithmetic(Query* level) {
+  TotalJoinTree(reinterpret_cast<Node*>(level->jointree));
+  ListCell* cell;
+  foreach (cell, level->targetList) {
+    auto* column = static_cast<TargetEntry*>(lfirst(cell));
+    column->expr = reinterpret_cast<Expr*>(TotalVersion(reinterpret_cast<Node*>(column->expr)));
+  }
+  level->havingQual = TotalVersion(level->havingQual);
+}
+
 Rewrite* NewRewrite(RewriteKind kind) {
   auto* rewrite = static_cast<Rewrite*>(palloc0(sizeof(Rewrite)));
   rewrite->kind = kind;
+  rewrite->max_groups = 1;
   return rewrite;
 }
 
@@ -159,14 +269,21 @@ void ApplyRewrite(const Rewrite& rewrite) {
     case RewriteKind::kMaterializeWithQueries:
       MaterializeWithQueries(rewrite.level);
       return;
+    case RewriteKind::kPrivacyUnits:
+      RewriteForPrivacyUnits(rewrite.level, rewrite.unit_item, rewrite.unit_column,
+                             rewrite.max_groups);
+      return;
     case RewriteKind::kAddGroupSelection:
-      AddGroupSelection(rewrite.level);
+      AddGroupSelection(rewrite.level, rewrite.max_groups);
       return;
     case RewriteKind::kOrderByGroupKeys:
       OrderByGroupKeys(rewrite.level);
       return;
     case RewriteKind::kOwnerAccess:
       rewrite.entry->checkAsUser = rewrite.owner;
+      return;
+    case RewriteKind::kTotalArithmetic:
+      if (!TestFaultIs(TestFault::kBuiltinArithmetic)) UseTotalArithmetic(rewrite.level);
       return;
   }
   elog(ERROR, "dp_agg: unknown query rewrite %d", static_cast<int>(rewrite.kind));
@@ -195,6 +312,15 @@ Rewrite* SubLinkRewrite(SubLink* sublink) {
 Rewrite* OwnerAccessRewrite(RangeTblEntry* entry, Oid owner) {
   Rewrite* rewrite = EntryRewrite(RewriteKind::kOwnerAccess, entry);
   rewrite->owner = owner;
+  return rewrite;
+}
+
+Rewrite* PrivacyUnitsRewrite(Query* level, Index unit_item, AttrNumber unit_column,
+                             int max_groups) {
+  Rewrite* rewrite = LevelRewrite(RewriteKind::kPrivacyUnits, level);
+  rewrite->unit_item = unit_item;
+  rewrite->unit_column = unit_column;
+  rewrite->max_groups = max_groups;
   return rewrite;
 }
 

@@ -24,12 +24,21 @@ enum class RewriteKind {
   kMaterializeSubLink,
   // level: every WITH query of the level becomes MATERIALIZED.
   kMaterializeWithQueries,
-  // level: dp_agg.group_selection(epsilon, delta) ANDed in front of HAVING.
+  // level: rewritten into a per-unit level and a private level over it
+  // (unit_rewrite.h); comes before the level's other rewrites.
+  kPrivacyUnits,
+  // level: dp_agg.group_selection(epsilon / max_groups, delta / max_groups)
+  // ANDed in front of HAVING.
   kAddGroupSelection,
   // level: its group keys appended to its ORDER BY (group_keys.h).
   kOrderByGroupKeys,
   // entry (a protected table): read with the privileges of `owner`.
   kOwnerAccess,
+  // level (one that evaluates expressions on protected rows): its
+  // expressions folded as the planner folds them, then every built-in
+  // function with a total replacement (HasTotalReplacement, allow_list.h)
+  // replaced by dp_agg.total_<name> (total_functions.cpp).
+  kTotalArithmetic,
 };
 
 // One change, with the node it applies to (the other pointers are nullptr).
@@ -39,6 +48,11 @@ struct Rewrite {
   RangeTblEntry* entry;
   SubLink* sublink;
   Oid owner;
+  // kPrivacyUnits: the unit table's FROM item and column; kPrivacyUnits and
+  // kAddGroupSelection: dp_agg.max_groups_contributed (1 otherwise).
+  Index unit_item;
+  AttrNumber unit_column;
+  int max_groups;
 };
 
 // A palloc'd Rewrite of `kind` on `level`, `entry` or `sublink`.
@@ -46,6 +60,7 @@ Rewrite* LevelRewrite(RewriteKind kind, Query* level);
 Rewrite* EntryRewrite(RewriteKind kind, RangeTblEntry* entry);
 Rewrite* SubLinkRewrite(SubLink* sublink);
 Rewrite* OwnerAccessRewrite(RangeTblEntry* entry, Oid owner);
+Rewrite* PrivacyUnitsRewrite(Query* level, Index unit_item, AttrNumber unit_column, int max_groups);
 
 // Applies `rewrites` (Rewrite*) in list order. The judge lists them as it
 // finishes each level: the rewrites of a level's WITH queries, FROM items

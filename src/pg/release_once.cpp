@@ -111,6 +111,13 @@ void WalkPlans(List* plans, const PlanWalk& walk) {
 void WalkPlan(Plan* plan, PlanWalk walk) {
   if (plan == nullptr) return;
   check_stack_depth();
+  // A node's own init plans run where the node runs, and those of a Gather
+  // or Gather Merge in the leader, before it starts the workers: ExecGather
+  // evaluates its initParam and ships the values to them. So they are walked
+  // before a Gather below them counts; otherwise an uncorrelated scalar
+  // subquery is refused whenever the planner puts a Gather on top, an outcome
+  // that planner settings and table sizes would decide.
+  WalkSubPlans(reinterpret_cast<Node*>(plan->initPlan), &walk);
   if (IsA(plan, Gather)) {
     if (!reinterpret_cast<Gather*>(plan)->single_copy) walk.below_gather = true;
   } else if (IsA(plan, GatherMerge)) {
@@ -120,11 +127,9 @@ void WalkPlan(Plan* plan, PlanWalk walk) {
     FindReplicatedRelease(reinterpret_cast<Node*>(plan->targetlist), nullptr);
     FindReplicatedRelease(reinterpret_cast<Node*>(plan->qual), nullptr);
   }
-  // Subplans called from expressions run where the expression runs; init
-  // plans below a Gather too.
+  // Subplans called from expressions run where the expression runs.
   WalkSubPlans(reinterpret_cast<Node*>(plan->targetlist), &walk);
   WalkSubPlans(reinterpret_cast<Node*>(plan->qual), &walk);
-  WalkSubPlans(reinterpret_cast<Node*>(plan->initPlan), &walk);
   switch (nodeTag(plan)) {
     case T_Append:
       WalkPlans(reinterpret_cast<Append*>(plan)->appendplans, walk);

@@ -37,6 +37,7 @@ namespace {
 constexpr const char* kProvider = "dp_agg";
 constexpr const char* kProtected = "protected";
 constexpr const char* kRestricted = "restricted";
+constexpr const char* kPrivacyUnit = "privacy_unit";
 
 // Objects of class `class_id` that carry our label `wanted`, read from
 // pg_seclabel (tables, column 0 only) or pg_shseclabel (roles).
@@ -184,6 +185,32 @@ void PropagateProtection(Oid extra_table) {
 
 }  // namespace
 
+AttrNumber PrivacyUnitColumn(Oid relation) {
+  Relation labels = table_open(SecLabelRelationId, AccessShareLock);
+  ScanKeyData keys[2];
+  ScanKeyInit(&keys[0], Anum_pg_seclabel_objoid, BTEqualStrategyNumber, F_OIDEQ,
+              ObjectIdGetDatum(relation));
+  ScanKeyInit(&keys[1], Anum_pg_seclabel_classoid, BTEqualStrategyNumber, F_OIDEQ,
+              ObjectIdGetDatum(RelationRelationId));
+  SysScanDesc scan = systable_beginscan(labels, SecLabelObjectIndexId, true, nullptr, 2, keys);
+  AttrNumber column = InvalidAttrNumber;
+  HeapTuple tuple;
+  TupleDesc descriptor = RelationGetDescr(labels);
+  while (column == InvalidAttrNumber && HeapTupleIsValid(tuple = systable_getnext(scan))) {
+    bool is_null = false;
+    const Datum subid = heap_getattr(tuple, Anum_pg_seclabel_objsubid, descriptor, &is_null);
+    if (is_null || DatumGetInt32(subid) <= 0) continue;
+    const Datum provider = heap_getattr(tuple, Anum_pg_seclabel_provider, descriptor, &is_null);
+    if (is_null || strcmp(TextDatumGetCString(provider), kProvider) != 0) continue;
+    const Datum label = heap_getattr(tuple, Anum_pg_seclabel_label, descriptor, &is_null);
+    if (is_null || strcmp(TextDatumGetCString(label), kPrivacyUnit) != 0) continue;
+    column = static_cast<AttrNumber>(DatumGetInt32(subid));
+  }
+  systable_endscan(scan);
+  table_close(labels, AccessShareLock);
+  return column;
+}
+
 bool IsProtectedRelation(Oid relation, bool with_children) {
   if (HasProtectedLabel(relation)) return true;
   // A partition of a protected table holds protected rows too (INHERITS
@@ -269,6 +296,31 @@ bool IsLabelAdministrator() {
   return OidIsValid(role) && is_member_of_role(session_user, role);
 }
 
+// A column's label: 'privacy_unit' (unit_rewrite.h). One per table, on a
+// column of a table the label provider could protect; any type with a
+// default btree and hash opclass works (it is grouped and partitioned by).
+void CheckColumnLabel(const ObjectAddress* object, const char* label) {
+  const char kind = get_rel_relkind(object->objectId);
+  if (kind != RELKIND_RELATION && kind != RELKIND_PARTITIONED_TABLE &&
+      kind != RELKIND_MATVIEW && kind != RELKIND_FOREIGN_TABLE)
+    ereport(ERROR, (errcode(ERRCODE_WRONG_OBJECT_TYPE),
+                    errmsg("dp_agg labels privacy units on columns of tables only")));
+  if (label == nullptr) return;
+  if (strcmp(label, kPrivacyUnit) != 0)
+    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                    errmsg("invalid dp_agg label for a column: \"%s\"", label),
+                    errhint("The only label of a column is 'privacy_unit' (or NULL to remove "
+                            "it).")));
+  const AttrNumber existing = PrivacyUnitColumn(object->objectId);
+  if (existing != InvalidAttrNumber && existing != object->objectSubId)
+    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                    errmsg("table %s already has a privacy unit column, %s",
+                           get_rel_name(object->objectId),
+                           get_attname(object->objectId, existing, false)),
+                    errdetail("Each table has at most one privacy unit column."),
+                    errhint("Remove that label first (IS NULL).")));
+}
+
 void CheckLabel(const ObjectAddress* object, const char* label) {
   if (!IsLabelAdministrator())
     ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
@@ -302,9 +354,12 @@ void CheckLabel(const ObjectAddress* object, const char* label) {
                       errdetail("Superusers bypass every permission check."),
                       errhint("Restrict an ordinary role (NOSUPERUSER).")));
     if (label != nullptr) CheckRestrictionInvariant(InvalidOid, object->objectId);
+  } else if (object->classId == RelationRelationId && object->objectSubId > 0) {
+    CheckColumnLabel(object, label);
   } else {
     ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-                    errmsg("dp_agg labels only tables ('protected') and roles ('restricted')")));
+                    errmsg("dp_agg labels only tables ('protected'), columns ('privacy_unit') and "
+                           "roles ('restricted')")));
   }
   // Cached plans were validated under the old labels: plan again. A role's
   // label can change how any query is judged, so every relation is
@@ -370,7 +425,8 @@ void CheckUtilityForRestrictedRole(Node* statement) {
       if (set->name != nullptr && IsAnalystSetting(set->name)) return;
       RefuseUtility(statement, "Restricted roles may change only client settings (DateStyle, "
                                "search_path, statement_timeout, ...) and "
-                               "dp_agg.group_selection_epsilon/_delta: planner and debugging "
+                               "dp_agg.group_selection_epsilon/_delta, "
+                               "dp_agg.max_groups_contributed: planner and debugging "
                                "settings show or change how protected rows are read.");
     }
     case T_CopyStmt: {
@@ -502,7 +558,7 @@ bool IsAnalystSetting(const char* name) {
       "default_transaction_isolation", "default_transaction_read_only",
       "default_transaction_deferrable", "plan_cache_mode", "role", "lc_monetary", "lc_numeric",
       "lc_time", "xmlbinary", "xmloption", "dp_agg.group_selection_epsilon",
-      "dp_agg.group_selection_delta"};
+      "dp_agg.group_selection_delta", "dp_agg.max_groups_contributed"};
   if (name == nullptr) return false;
   for (const char* allowed : kAllowed)
     if (pg_strcasecmp(name, allowed) == 0) return true;

@@ -28,6 +28,11 @@ bool RoleIsRestricted(Oid role);
 // (`with_children`), whether any of them is.
 bool IsProtectedRelation(Oid relation, bool with_children);
 
+// The column of `relation` labelled 'privacy_unit' (InvalidAttrNumber if
+// none): all rows with the same value belong to one person, whom private
+// aggregates protect as a whole (unit_rewrite.h).
+AttrNumber PrivacyUnitColumn(Oid relation);
+
 // Checks at ExecutorStart that cannot be made on the query tree: EXPLAIN
 // (also of a prepared statement, which is not planned again) shows row
 // counts and estimates, so restricted roles may not explain plans that read

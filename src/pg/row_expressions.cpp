@@ -5,6 +5,7 @@ extern "C" {
 }
 
 #include "allow_list.h"
+#include "constant_arguments.h"
 #include "refusal.h"
 #include "settings.h"
 
@@ -70,7 +71,12 @@ void CheckCall(Oid function, List* arguments, Oid input_collation, Node* call,
   // Test fault: the old rule that took a simple CASE's test value for a
   // constant folded at planning.
   if (TestFaultIs(TestFault::kCaseTestConstant) && !ContainsVarOrParam(call, nullptr)) return;
-  if (!IsTotalFunction(function)) RefuseNonTotalFunction(function, check->place);
+  // A function with a total version is accepted: the rewrite step puts
+  // that version in its place (RewriteKind::kTotalArithmetic), in the same
+  // folded expression that is judged here.
+  if (!IsTotalFunction(function) && !HasTotalReplacement(function))
+    RefuseNonTotalCall(function, call, check->place);
+  CheckConstantArguments(function, arguments, call, check->place);
   if (!TestFaultIs(TestFault::kIndeterminateCollation) &&
       !CollationIsTotal(NeedsCollation(arguments), input_collation))
     RefuseCollation(function, check);
@@ -193,6 +199,18 @@ void CheckFolded(Node* expression, RowCheck check) {
 }  // namespace
 
 [[noreturn]] void RefuseNonTotalFunction(Oid function, const char* place) {
+  RefuseNonTotalCall(function, nullptr, place);
+}
+
+[[noreturn]] void RefuseNonTotalCall(Oid function, const Node* call, const char* place) {
+  // Named as the user wrote it: an operator by its symbol and operand
+  // types (not its internal function, such as textlike), a function by its
+  // SQL name and argument types.
+  Oid operator_oid = InvalidOid;
+  if (call != nullptr && (IsA(call, OpExpr) || IsA(call, DistinctExpr) || IsA(call, NullIfExpr)))
+    operator_oid = reinterpret_cast<const OpExpr*>(call)->opno;
+  else if (call != nullptr && IsA(call, ScalarArrayOpExpr))
+    operator_oid = reinterpret_cast<const ScalarArrayOpExpr*>(call)->opno;
   char detail[512];
   snprintf(detail, sizeof detail,
            "It would run for protected rows in %s, and it is not on dp_agg's list of total "
@@ -200,9 +218,28 @@ void CheckFolded(Node* expression, RowCheck check) {
            "error): an error that happens only for some rows reveals them.",
            place);
   char rule[256];
-  snprintf(rule, sizeof rule, "function %s may not be applied to protected rows",
-           format_procedure(function));
-  Refuse(ERRCODE_INSUFFICIENT_PRIVILEGE, rule, detail, kTotalHint);
+  const char* spelling = nullptr;
+  if (OidIsValid(operator_oid)) {
+    spelling = get_opname(operator_oid);
+    // LIKE and ILIKE are the operators ~~ and ~~*: say which one was written.
+    const char* keyword = nullptr;
+    if (strcmp(spelling, "~~") == 0) keyword = "LIKE";
+    if (strcmp(spelling, "!~~") == 0) keyword = "NOT LIKE";
+    if (strcmp(spelling, "~~*") == 0) keyword = "ILIKE";
+    if (strcmp(spelling, "!~~*") == 0) keyword = "NOT ILIKE";
+    if (keyword != nullptr) spelling = keyword;
+    if (keyword != nullptr)
+      snprintf(rule, sizeof rule, "%s (operator %s) may not be applied to protected rows", keyword,
+               format_operator(operator_oid));
+    else
+      snprintf(rule, sizeof rule, "operator %s may not be applied to protected rows",
+               format_operator(operator_oid));
+  } else {
+    snprintf(rule, sizeof rule, "function %s may not be applied to protected rows",
+             format_procedure(function));
+    spelling = get_func_name(function);
+  }
+  RefuseAt(ERRCODE_INSUFFICIENT_PRIVILEGE, rule, detail, kTotalHint, exprLocation(call), spelling);
 }
 
 void CheckRowExpression(Node* expression, const char* place) {

@@ -24,6 +24,10 @@ void CheckHavingExpression(Node* having, bool groups_gated);
 // Refuses a call of `function`, which is not total, in `place`.
 [[noreturn]] void RefuseNonTotalFunction(Oid function, const char* place);
 
+// The same, naming `call` (the FuncExpr, OpExpr, ... that calls `function`,
+// or nullptr) as the user wrote it, with its position in the query text.
+[[noreturn]] void RefuseNonTotalCall(Oid function, const Node* call, const char* place);
+
 }  // namespace dp_pg
 
 #endif  // DP_AGG_PG_ROW_EXPRESSIONS_H

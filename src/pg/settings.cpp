@@ -6,19 +6,36 @@
 
 namespace dp_pg {
 
-double max_epsilon = 10.0;
-int test_fault = static_cast<int>(TestFault::kNone);
-int charge_timeout_ms = 60000;
-double max_delta = 1e-5;
-bool allow_drop_extension = false;
-char* admin_role = nullptr;
-double group_selection_epsilon = 1.0;
-double group_selection_delta = 1e-6;
+// Each default is stated once, here: the variable starts with it and its
+// DefineCustom*Variable call registers it (docs/settings.md is checked
+// against pg_settings by make test).
+namespace defaults {
+constexpr double kMaxEpsilon = 10.0;
+constexpr double kMaxDelta = 1e-5;
+constexpr int kChargeTimeoutMs = 60000;
+constexpr bool kAllowDropExtension = false;
+constexpr const char* kAdminRole = "";
+constexpr double kGroupSelectionEpsilon = 1.0;
+constexpr double kGroupSelectionDelta = 1e-6;
+constexpr int kTestFault = static_cast<int>(TestFault::kNone);
+constexpr int kInsecureTestSeed = 0;
+constexpr int kMaxGroupsContributed = 1;
+}  // namespace defaults
+
+double max_epsilon = defaults::kMaxEpsilon;
+int test_fault = defaults::kTestFault;
+int charge_timeout_ms = defaults::kChargeTimeoutMs;
+double max_delta = defaults::kMaxDelta;
+bool allow_drop_extension = defaults::kAllowDropExtension;
+char* admin_role = nullptr;  // the string GUC machinery sets it to a copy of kAdminRole
+double group_selection_epsilon = defaults::kGroupSelectionEpsilon;
+double group_selection_delta = defaults::kGroupSelectionDelta;
+int max_groups_contributed = defaults::kMaxGroupsContributed;
 bool session_may_use_test_seed = false;
 
 namespace {
 
-int insecure_test_seed = 0;
+int insecure_test_seed = defaults::kInsecureTestSeed;
 
 const struct config_enum_entry kTestFaults[] = {
     {"none", static_cast<int>(TestFault::kNone), false},
@@ -28,6 +45,8 @@ const struct config_enum_entry kTestFaults[] = {
     {"case_test_constant", static_cast<int>(TestFault::kCaseTestConstant), false},
     {"hash_group_order", static_cast<int>(TestFault::kHashGroupOrder), false},
     {"first_key_spelling", static_cast<int>(TestFault::kFirstKeySpelling), false},
+    {"skip_unit_bounding", static_cast<int>(TestFault::kSkipUnitBounding), false},
+    {"builtin_arithmetic", static_cast<int>(TestFault::kBuiltinArithmetic), false},
     {nullptr, 0, false},
 };
 
@@ -54,8 +73,9 @@ void AssignTestSeed(int new_value, void* /*extra*/) {
 bool CheckAllowDropExtension(bool* new_value, void** /*extra*/, GucSource source) {
   if (!*new_value || source == PGC_S_SESSION || source == PGC_S_CLIENT) return true;
   GUC_check_errcode(ERRCODE_INVALID_PARAMETER_VALUE);
-  GUC_check_errdetail("dp_agg.allow_drop_extension can only be turned on with SET in the "
-                      "session that drops the extension.");
+  GUC_check_errdetail(
+      "dp_agg.allow_drop_extension can only be turned on with SET in the "
+      "session that drops the extension.");
   return false;
 }
 
@@ -66,35 +86,35 @@ void DefineSettings() {
       "dp_agg.max_epsilon", "Largest epsilon that one differentially private aggregate may use.",
       "Calls with a larger epsilon are refused with SQLSTATE 22023. Values above about 10 give "
       "essentially no privacy.",
-      &max_epsilon, 10.0, 1e-6, 1e6, PGC_SUSET, 0, nullptr, nullptr, nullptr);
+      &max_epsilon, defaults::kMaxEpsilon, 1e-6, 1e6, PGC_SUSET, 0, nullptr, nullptr, nullptr);
   DefineCustomIntVariable(
       "dp_agg.insecure_test_seed",
       "FOR TESTS ONLY: draw noise from a predictable generator seeded with this value.",
       "0 (the default) draws noise from OpenSSL's CSPRNG. Any other value makes every noisy "
       "answer predictable and therefore not private; only superusers can set it.",
-      &insecure_test_seed, 0, 0, INT_MAX, PGC_SUSET, GUC_NOT_IN_SAMPLE | GUC_SUPERUSER_ONLY, nullptr,
-      AssignTestSeed, nullptr);
+      &insecure_test_seed, defaults::kInsecureTestSeed, 0, INT_MAX, PGC_SUSET,
+      GUC_NOT_IN_SAMPLE | GUC_SUPERUSER_ONLY, nullptr, AssignTestSeed, nullptr);
   DefineCustomRealVariable(
       "dp_agg.max_delta",
       "Largest delta that one (epsilon, delta)-differentially private aggregate may use.",
       "delta is the probability that the epsilon guarantee fails; keep it far below 1/n.",
-      &max_delta, 1e-5, 1e-300, 0.5, PGC_SUSET, 0, nullptr, nullptr, nullptr);
+      &max_delta, defaults::kMaxDelta, 1e-300, 0.5, PGC_SUSET, 0, nullptr, nullptr, nullptr);
   DefineCustomIntVariable(
       "dp_agg.charge_timeout",
       "How long a private query waits for its budget charge to be recorded durably.",
-      "After this, the query fails without computing anything.", &charge_timeout_ms, 60000,
-      100, 3600000, PGC_SUSET, GUC_UNIT_MS, nullptr, nullptr, nullptr);
+      "After this, the query fails without computing anything.", &charge_timeout_ms,
+      defaults::kChargeTimeoutMs, 100, 3600000, PGC_SUSET, GUC_UNIT_MS, nullptr, nullptr, nullptr);
   DefineCustomBoolVariable(
       "dp_agg.allow_drop_extension",
       "Confirms that DROP EXTENSION dp_agg may delete every privacy budget and the ledger.",
       "Off (the default) refuses the drop. Superusers only, and only with SET in the session "
       "that drops the extension.",
-      &allow_drop_extension, false, PGC_SUSET, GUC_NOT_IN_SAMPLE, CheckAllowDropExtension,
-      nullptr, nullptr);
-  DefineCustomStringVariable(
-      "dp_agg.admin_role", "Role whose members may manage privacy budgets.",
-      "Superusers always may. Empty (the default) means superusers only.", &admin_role, "",
-      PGC_SUSET, 0, nullptr, nullptr, nullptr);
+      &allow_drop_extension, defaults::kAllowDropExtension, PGC_SUSET, GUC_NOT_IN_SAMPLE,
+      CheckAllowDropExtension, nullptr, nullptr);
+  DefineCustomStringVariable("dp_agg.admin_role", "Role whose members may manage privacy budgets.",
+                             "Superusers always may. Empty (the default) means superusers only.",
+                             &admin_role, defaults::kAdminRole, PGC_SUSET, 0, nullptr, nullptr,
+                             nullptr);
   // USERSET: the analyst chooses how to spend budget on group selection, and
   // pays for it like for any epsilon in a query; the limits above still hold.
   DefineCustomRealVariable(
@@ -102,18 +122,28 @@ void DefineSettings() {
       "Epsilon spent by DP partition selection of groups whose keys come from protected rows.",
       "Restricted roles only: a group is shown only if its noisy row count passes a threshold "
       "set by this epsilon and dp_agg.group_selection_delta; both are charged per query.",
-      &group_selection_epsilon, 1.0, 1e-6, 1e6, PGC_USERSET, 0, nullptr, nullptr, nullptr);
+      &group_selection_epsilon, defaults::kGroupSelectionEpsilon, 1e-6, 1e6, PGC_USERSET, 0,
+      nullptr, nullptr, nullptr);
   DefineCustomRealVariable(
       "dp_agg.group_selection_delta",
       "Delta spent by DP partition selection: the chance that a group of one row is shown.",
-      "Must not exceed dp_agg.max_delta.", &group_selection_delta, 1e-6, 1e-300, 0.5,
-      PGC_USERSET, 0, nullptr, nullptr, nullptr);
+      "Must not exceed dp_agg.max_delta.", &group_selection_delta, defaults::kGroupSelectionDelta,
+      1e-300, 0.5, PGC_USERSET, 0, nullptr, nullptr, nullptr);
+  // USERSET: the analyst trades noise (which scales with it) for how many
+  // groups of each privacy unit are kept; the charge does not depend on it.
+  DefineCustomIntVariable(
+      "dp_agg.max_groups_contributed",
+      "Most groups of one GROUP BY that a privacy unit contributes to.",
+      "For tables with a privacy_unit column: each unit keeps at most this many groups, "
+      "chosen at random per query, and the noise of every private aggregate and of group "
+      "selection scales with it.",
+      &max_groups_contributed, defaults::kMaxGroupsContributed, 1, 1000000, PGC_USERSET, 0, nullptr,
+      nullptr, nullptr);
   DefineCustomEnumVariable(
-      "dp_agg.insecure_test_fault",
-      "FOR TESTS ONLY: break a mechanism or a query rule on purpose.",
+      "dp_agg.insecure_test_fault", "FOR TESTS ONLY: break a mechanism or a query rule on purpose.",
       "Used by the privacy audit suite to show that it detects broken mechanisms. Any value "
       "but none voids the privacy guarantee; only superusers can set it.",
-      &test_fault, static_cast<int>(TestFault::kNone), kTestFaults, PGC_SUSET,
+      &test_fault, defaults::kTestFault, kTestFaults, PGC_SUSET,
       GUC_NOT_IN_SAMPLE | GUC_SUPERUSER_ONLY, nullptr, nullptr, nullptr);
 #if PG_VERSION_NUM >= 150000
   MarkGUCPrefixReserved("dp_agg");

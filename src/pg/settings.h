@@ -28,6 +28,10 @@ extern bool allow_drop_extension;
 extern double group_selection_epsilon;
 extern double group_selection_delta;
 
+// dp_agg.max_groups_contributed: how many groups of one GROUP BY a privacy
+// unit may contribute to (unit_rewrite.h); the noise scales with it.
+extern int max_groups_contributed;
+
 // dp_agg.insecure_test_fault: deliberately broken mechanisms, so that the
 // privacy audit suite can show that it catches them, and query rules
 // replayed as they were before a leak was fixed, so that the
@@ -41,6 +45,8 @@ enum class TestFault {
   kCaseTestConstant = 4,        // a simple CASE's test value taken for a constant
   kHashGroupOrder = 5,          // released groups in hash-table order
   kFirstKeySpelling = 6,        // group keys of types whose equality is coarser than text
+  kSkipUnitBounding = 7,        // private aggregates over unit tables left at row level
+  kBuiltinArithmetic = 8,       // PostgreSQL's own (raising) arithmetic on protected rows
 };
 extern int test_fault;  // a TestFault
 inline bool TestFaultIs(TestFault fault) { return test_fault == static_cast<int>(fault); }

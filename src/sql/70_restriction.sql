@@ -32,8 +32,8 @@ CREATE AGGREGATE dp_agg.group_selection(float8, float8) (
 CREATE FUNCTION dp_agg.set_label(object_kind text, object_name text, new_label text)
 RETURNS void LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
-  IF object_kind NOT IN ('TABLE', 'ROLE') THEN
-    RAISE EXCEPTION 'dp_agg labels only tables and roles' USING ERRCODE = 'invalid_parameter_value';
+  IF object_kind NOT IN ('TABLE', 'ROLE', 'COLUMN') THEN
+    RAISE EXCEPTION 'dp_agg labels only tables, columns and roles' USING ERRCODE = 'invalid_parameter_value';
   END IF;
   EXECUTE format('SECURITY LABEL FOR dp_agg ON %s %s IS %s', object_kind, object_name,
                  coalesce(quote_literal(new_label), 'NULL'));
@@ -52,6 +52,21 @@ LANGUAGE sql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
 AS $$ SELECT dp_agg.set_label('ROLE', target::text, NULL) $$;
 -- PUBLIC may call them (90_privileges.sql): the label provider refuses everyone but
 -- superusers and members of dp_agg.admin_role (judged by the session user).
+
+CREATE FUNCTION dp_agg.set_privacy_unit(target regclass, unit_column name) RETURNS void
+LANGUAGE sql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$ SELECT dp_agg.set_label('COLUMN', format('%s.%I', target, unit_column), 'privacy_unit') $$;
+CREATE FUNCTION dp_agg.unset_privacy_unit(target regclass, unit_column name) RETURNS void
+LANGUAGE sql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$ SELECT dp_agg.set_label('COLUMN', format('%s.%I', target, unit_column), NULL) $$;
+
+-- dp_agg.unit_sample_key(max_groups): a fresh random bigint per call from
+-- OpenSSL's CSPRNG. dp_agg's privacy-unit rewrite orders each unit's groups
+-- by it to keep max_groups of them at random; restricted roles may not call
+-- it themselves. PARALLEL RESTRICTED: computed in the leader only.
+CREATE FUNCTION dp_agg.unit_sample_key(integer) RETURNS bigint
+  AS 'MODULE_PATHNAME', 'dp_unit_sample_key'
+  LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
 
 CREATE VIEW dp_agg.protected_tables AS
   SELECT l.objoid::regclass AS table_name
@@ -76,6 +91,12 @@ COMMENT ON FUNCTION dp_agg.restrict_role(regrole) IS
   'restrict_role(role): labels a role restricted, so it reads protected tables only through private aggregates (administrators)';
 COMMENT ON FUNCTION dp_agg.unrestrict_role(regrole) IS
   'unrestrict_role(role): removes the restricted label of a role (administrators)';
+COMMENT ON FUNCTION dp_agg.set_privacy_unit(regclass, name) IS
+  'set_privacy_unit(table, column): labels the column privacy_unit, so private aggregates protect all rows of one unit value together (administrators)';
+COMMENT ON FUNCTION dp_agg.unset_privacy_unit(regclass, name) IS
+  'unset_privacy_unit(table, column): removes the privacy_unit label of a column (administrators)';
+COMMENT ON FUNCTION dp_agg.unit_sample_key(integer) IS
+  'A random bigint from the CSPRNG, by which dp_agg keeps max_groups random groups per privacy unit (internal: used by the privacy-unit rewrite)';
 COMMENT ON VIEW dp_agg.protected_tables IS
   'Tables labelled protected';
 COMMENT ON VIEW dp_agg.restricted_roles IS

@@ -31,9 +31,107 @@ GRANT EXECUTE ON FUNCTION
   dp_agg.protect_table(regclass),
   dp_agg.unprotect_table(regclass),
   dp_agg.restrict_role(regrole),
-  dp_agg.unrestrict_role(regrole)
+  dp_agg.unrestrict_role(regrole),
+  dp_agg.set_privacy_unit(regclass, name),
+  dp_agg.unset_privacy_unit(regclass, name)
 TO PUBLIC;
+
+-- dp_agg's privacy-unit rewrite puts this function into a query over a
+-- table with a privacy unit column, which runs as the querying role. It only
+-- returns random numbers; restricted roles may not write it themselves.
+GRANT EXECUTE ON FUNCTION dp_agg.unit_sample_key(integer) TO PUBLIC;
 
 -- dp_agg puts this aggregate into the HAVING clause of a restricted role's
 -- query, which runs as that role.
 GRANT EXECUTE ON ROUTINE dp_agg.group_selection(float8, float8) TO PUBLIC;
+
+-- dp_agg on Citus: the planner hook writes these into the analyst's query
+-- over a distributed table (dp_count's monomorphic forms, charged like
+-- dp_count, and the identity around a distribution-column group key).
+GRANT EXECUTE ON ROUTINE
+  dp_agg.citus_count(boolean, float8),
+  dp_agg.citus_count(boolean, float8, float8),
+  dp_agg.citus_count_interval(boolean, float8, float8),
+  dp_agg.citus_count_interval(boolean, float8, float8, float8),
+  dp_agg.citus_group_key(anyelement)
+TO PUBLIC;
+
+-- dp_agg puts these into a restricted role's expressions over protected rows
+-- in place of the built-in arithmetic (75_total_functions.sql), and that query
+-- runs as that role. They are pure and never raise.
+GRANT EXECUTE ON FUNCTION
+  dp_agg.total_int2pl(int2, int2),
+  dp_agg.total_int2mi(int2, int2),
+  dp_agg.total_int2mul(int2, int2),
+  dp_agg.total_int2div(int2, int2),
+  dp_agg.total_int4pl(int4, int4),
+  dp_agg.total_int4mi(int4, int4),
+  dp_agg.total_int4mul(int4, int4),
+  dp_agg.total_int4div(int4, int4),
+  dp_agg.total_int8pl(int8, int8),
+  dp_agg.total_int8mi(int8, int8),
+  dp_agg.total_int8mul(int8, int8),
+  dp_agg.total_int8div(int8, int8),
+  dp_agg.total_int24pl(int2, int4),
+  dp_agg.total_int24mi(int2, int4),
+  dp_agg.total_int24mul(int2, int4),
+  dp_agg.total_int24div(int2, int4),
+  dp_agg.total_int42pl(int4, int2),
+  dp_agg.total_int42mi(int4, int2),
+  dp_agg.total_int42mul(int4, int2),
+  dp_agg.total_int42div(int4, int2),
+  dp_agg.total_int28pl(int2, int8),
+  dp_agg.total_int28mi(int2, int8),
+  dp_agg.total_int28mul(int2, int8),
+  dp_agg.total_int28div(int2, int8),
+  dp_agg.total_int82pl(int8, int2),
+  dp_agg.total_int82mi(int8, int2),
+  dp_agg.total_int82mul(int8, int2),
+  dp_agg.total_int82div(int8, int2),
+  dp_agg.total_int48pl(int4, int8),
+  dp_agg.total_int48mi(int4, int8),
+  dp_agg.total_int48mul(int4, int8),
+  dp_agg.total_int48div(int4, int8),
+  dp_agg.total_int84pl(int8, int4),
+  dp_agg.total_int84mi(int8, int4),
+  dp_agg.total_int84mul(int8, int4),
+  dp_agg.total_int84div(int8, int4),
+  dp_agg.total_int2mod(int2, int2),
+  dp_agg.total_int2um(int2),
+  dp_agg.total_int4mod(int4, int4),
+  dp_agg.total_int4um(int4),
+  dp_agg.total_int8mod(int8, int8),
+  dp_agg.total_int8um(int8),
+  dp_agg.total_float4pl(float4, float4),
+  dp_agg.total_float4mi(float4, float4),
+  dp_agg.total_float4mul(float4, float4),
+  dp_agg.total_float4div(float4, float4),
+  dp_agg.total_float8pl(float8, float8),
+  dp_agg.total_float8mi(float8, float8),
+  dp_agg.total_float8mul(float8, float8),
+  dp_agg.total_float8div(float8, float8),
+  dp_agg.total_float48pl(float4, float8),
+  dp_agg.total_float48mi(float4, float8),
+  dp_agg.total_float48mul(float4, float8),
+  dp_agg.total_float48div(float4, float8),
+  dp_agg.total_float84pl(float8, float4),
+  dp_agg.total_float84mi(float8, float4),
+  dp_agg.total_float84mul(float8, float4),
+  dp_agg.total_float84div(float8, float4),
+  dp_agg.total_numeric_add(numeric, numeric),
+  dp_agg.total_numeric_sub(numeric, numeric),
+  dp_agg.total_numeric_mul(numeric, numeric),
+  dp_agg.total_numeric_div(numeric, numeric),
+  dp_agg.total_numeric_mod(numeric, numeric),
+  dp_agg.total_float8(numeric),
+  dp_agg.total_date_pli(date, int4),
+  dp_agg.total_date_mii(date, int4),
+  dp_agg.total_timestamp_pl_interval(timestamp, interval),
+  dp_agg.total_timestamp_mi_interval(timestamp, interval),
+  dp_agg.total_timestamptz_pl_interval(timestamptz, interval),
+  dp_agg.total_timestamptz_mi_interval(timestamptz, interval),
+  dp_agg.total_timestamp(date),
+  dp_agg.total_timestamptz(date),
+  dp_agg.total_date_trunc(text, timestamp),
+  dp_agg.total_date_trunc(text, timestamptz)
+TO PUBLIC;

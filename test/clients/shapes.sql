@@ -116,148 +116,127 @@ SQLStatistics(schema @SCHEMA@, table patients)
 -- ---- refused today, to be widened by issue 13 ------------------------------
 
 -- shape: now_comparison
--- expect: refused 42501  -- TODO(issue 13): now() - interval on the allow-list
--- guidance: hint-only
+-- expect: works
 -- rows: 1 1
 -- values: 250 350
 SELECT dp_count(id, 1.0) FROM @TABLE@ WHERE last_visit >= now() - interval '1 year'
 
 -- shape: current_date_minus_days
--- expect: refused 42501  -- TODO(issue 13): CURRENT_DATE - 365 on the allow-list
--- guidance: hint-only
+-- expect: works
 -- rows: 1 1
 -- values: 139 189
 SELECT dp_count(id, 1.0) FROM @TABLE@ WHERE admitted >= CURRENT_DATE - 365
 
 -- shape: date_arithmetic
--- expect: refused 42501  -- TODO(issue 13): date + integer on protected rows
--- guidance: hint-only
+-- expect: works
 -- rows: 1 1
 -- values: 561 611
 SELECT dp_count(id, 1.0) FROM @TABLE@ WHERE admitted + 30 <= CURRENT_DATE
 
 -- shape: date_trunc_month
--- expect: refused 42501  -- TODO(issue 13): date_trunc with a constant field
--- guidance: hint-only
+-- expect: works
 -- rows: 0 26
 -- values: -25 125
 SELECT date_trunc('month', last_visit) AS month, dp_count(id, 1.0) FROM @TABLE@ GROUP BY 1
 
 -- shape: extract_year
--- expect: refused 42501  -- TODO(issue 13): extract with a constant field
--- guidance: hint-only
+-- expect: works
 -- rows: 1 6
 -- values: -25 625
 SELECT extract(year FROM admitted) AS year, dp_count(id, 1.0) FROM @TABLE@ GROUP BY 1
 
 -- shape: date_part_dow
--- expect: refused 42501  -- TODO(issue 13): date_part with a constant field
--- guidance: hint-only
+-- expect: works
 -- rows: 5 7
 -- values: -25 625
 SELECT date_part('dow', last_visit) AS weekday, dp_count(id, 1.0) FROM @TABLE@ GROUP BY 1
 
 -- shape: to_char_month
 -- expect: refused 42501  -- TODO(issue 13): to_char with a constant format
--- guidance: hint-only
 -- rows: 0 25
 -- values: -25 125
 SELECT to_char(last_visit, 'YYYY-MM') AS month, dp_count(id, 1.0) FROM @TABLE@ GROUP BY 1
 
 -- shape: width_bucket
 -- expect: refused 42501  -- TODO(issue 13): width_bucket with constant bounds
--- guidance: hint-only
 -- rows: 0 12
 -- values: -25 225
 SELECT width_bucket(income, 0, 100000, 10) AS bucket, dp_count(id, 1.0) FROM @TABLE@ GROUP BY 1
 
 -- shape: floor_division
 -- expect: refused 42501  -- TODO(issue 13): arithmetic that cannot raise
--- guidance: hint-only
 -- rows: 6 9
 -- values: -25 225
 SELECT floor(income / 10000) AS band, dp_count(id, 1.0) FROM @TABLE@ GROUP BY 1
 
 -- shape: round_numeric
 -- expect: refused 42501  -- TODO(issue 13): round/trunc/ceil on protected rows
--- guidance: hint-only
 -- rows: 0 10
 -- values: -25 225
 SELECT round(income, -4) AS band, dp_count(id, 1.0) FROM @TABLE@ GROUP BY 1
 
 -- shape: age_decade
--- expect: refused 42501  -- TODO(issue 13): (age / 10) * 10 with a total evaluation
--- guidance: hint-only
+-- expect: works
 -- rows: 6 8
 -- values: -25 125
 SELECT (age / 10) * 10 AS decade, dp_count(id, 1.0) FROM @TABLE@ GROUP BY 1
 
 -- shape: ratio_expression
--- expect: refused 42501  -- TODO(issue 13): arithmetic such as a BMI expression
--- guidance: hint-only
+-- expect: works
 -- rows: 1 1
 -- values: 0 10000
 SELECT dp_avg(income / age, 0, 10000, 1.0) FROM @TABLE@
 
 -- shape: dp_median_numeric
--- expect: refused 42501  -- TODO(issue 13): numeric -> float8 for dp_median/dp_percentile
--- guidance: hint-only
+-- expect: works
 -- rows: 1 1
 -- values: 0 200000
 SELECT dp_median(income, 0, 200000, 1.0) FROM @TABLE@
 
 -- shape: like_prefix
--- expect: refused 42501  -- TODO(issue 13): LIKE with a constant pattern
--- guidance: hint-only
+-- expect: works
 -- rows: 1 1
 -- values: 175 225
 SELECT dp_count(id, 1.0) FROM @TABLE@ WHERE region LIKE 'n%'
 
 -- shape: ilike
 -- expect: refused 42501  -- TODO(issue 13): ILIKE with a constant pattern
--- guidance: hint-only
 -- rows: 1 1
 -- values: 175 225
 SELECT dp_count(id, 1.0) FROM @TABLE@ WHERE region ILIKE 'N%'
 
 -- shape: regex_match
 -- expect: refused 42501  -- TODO(issue 13): ~ with a constant pattern
--- guidance: hint-only
 -- rows: 1 1
 -- values: 175 225
 SELECT dp_count(id, 1.0) FROM @TABLE@ WHERE region ~ '^s'
 
 -- shape: lower_group
 -- expect: refused 42501  -- TODO(issue 13): lower/upper
--- guidance: hint-only
 -- rows: 3 3
 -- values: 175 225
 SELECT lower(region) AS region, dp_count(id, 1.0) FROM @TABLE@ GROUP BY 1
 
 -- shape: upper_group
 -- expect: refused 42501  -- TODO(issue 13): lower/upper
--- guidance: hint-only
 -- rows: 3 3
 -- values: 175 225
 SELECT upper(region) AS region, dp_count(id, 1.0) FROM @TABLE@ GROUP BY 1
 
 -- shape: length_filter
--- expect: refused 42501  -- TODO(issue 13): length
--- guidance: hint-only
+-- expect: works
 -- rows: 1 1
 -- values: 375 425
 SELECT dp_count(id, 1.0) FROM @TABLE@ WHERE length(region) = 5
 
 -- shape: substring_group
 -- expect: refused 42501  -- TODO(issue 13): substring with constant positions
--- guidance: hint-only
 -- rows: 3 3
 -- values: 175 225
 SELECT substring(region FROM 1 FOR 1) AS initial, dp_count(id, 1.0) FROM @TABLE@ GROUP BY 1
 
 -- shape: count_distinct
--- expect: refused 42501  -- TODO(issue 13): dp_count(DISTINCT col, e) (README says 0A000 for every role)
--- guidance: hint-only
+-- expect: works
 -- rows: 1 1
 -- values: -22 28
 SELECT dp_count(DISTINCT region, 1.0) FROM @TABLE@

@@ -142,3 +142,43 @@ SELECT region, dp_count(id, 0.5) AS patients FROM patients GROUP BY region ORDER
 SELECT epsilon_spent, delta_spent FROM dp_agg.budgets;
 RESET SESSION AUTHORIZATION;
 DELETE FROM patients WHERE id = 999999;
+
+\echo
+\echo '== 10. Privacy units: a visits table with many rows per patient'
+\echo 'Patients 1..20000 have 1 to 10 visits each, every 1000th patient 200 visits.'
+\o /dev/null
+SELECT dp_agg.add_budget(session_user::regrole, 3, 0);
+SET client_min_messages = warning;
+DROP TABLE IF EXISTS visits;
+RESET client_min_messages;
+CREATE TABLE visits AS
+SELECT p.id AS patient_id,
+       CASE p.cholesterol WHEN 1 THEN 'checkup' WHEN 2 THEN 'lipids' ELSE 'cardiology' END
+         AS diagnosis,
+       50 + (p.id * 7 + n) % 150 AS cost
+FROM patients p,
+     generate_series(1, CASE WHEN p.id % 1000 = 0 THEN 200 ELSE 1 + p.id % 10 END) n
+WHERE p.id <= 20000;
+ANALYZE visits;
+\o
+\echo 'Row level (no unit declared): dp_count counts visits, a heavy patient weighs 200 rows.'
+CREATE TEMP TABLE row_level AS
+SELECT diagnosis, dp_count(1, 0.5) AS dp_visits, dp_sum(cost, 0, 200, 0.5) AS dp_spent_rows
+FROM visits GROUP BY diagnosis;
+\echo 'SECURITY LABEL FOR dp_agg ON COLUMN visits.patient_id IS ''privacy_unit'';'
+SECURITY LABEL FOR dp_agg ON COLUMN visits.patient_id IS 'privacy_unit';
+\echo 'Unit level: dp_count counts patients; dp_sum clamps each patient''s total to [0, 2000];'
+\echo 'each patient contributes to dp_agg.max_groups_contributed = 1 diagnosis, chosen at random.'
+CREATE TEMP TABLE unit_level AS
+SELECT diagnosis, dp_count(1, 0.5) AS dp_patients, dp_sum(cost, 0, 2000, 0.5) AS dp_spent_units
+FROM visits GROUP BY diagnosis;
+SELECT t.diagnosis,
+       t.true_visits, r.dp_visits AS dp_row_level,
+       t.true_patients, u.dp_patients AS dp_unit_level,
+       t.true_spent, r.dp_spent_rows, u.dp_spent_units
+FROM (SELECT diagnosis, count(*) AS true_visits, count(DISTINCT patient_id) AS true_patients,
+             sum(cost) AS true_spent
+      FROM visits GROUP BY diagnosis) t
+JOIN row_level r USING (diagnosis)
+JOIN unit_level u USING (diagnosis)
+ORDER BY t.diagnosis;

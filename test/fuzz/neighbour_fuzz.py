@@ -47,10 +47,11 @@ DB_NBR = "dp_fuzz_nb_with"
 ANALYST = "dp_fuzz_analyst"
 READER = "dp_fuzz_reader"
 FAULTS = ["indeterminate_collation", "case_test_constant", "hash_group_order",
-          "first_key_spelling"]
+          "first_key_spelling", "builtin_arithmetic"]
 # which finding class each fault must produce
 FAULT_CLASS = {"indeterminate_collation": "error:collation", "case_test_constant": "error:cast",
-               "hash_group_order": "order", "first_key_spelling": "keys"}
+               "hash_group_order": "order", "first_key_spelling": "keys",
+               "builtin_arithmetic": "error:arithmetic"}
 
 N_COHORTS = 64
 PER_COHORT = 200
@@ -277,6 +278,8 @@ class Gen:
                               ("ssn", "int"), ("age", "int2"), ("phone", "int2"),
                               ("income", "int"), ("name", "varchar(3)")])
             return f"{a}.{col}::{t} IS NOT NULL"
+        if r < 0.81 and r >= 0.77:
+            return self.arith_pred(a) if self.r.random() < 0.6 else self.date_text_pred(a)
         if r < 0.77:
             return f"{a}.tags {self.ch(['@>', '&&', '='])} ARRAY[{self.ch(['' + chr(39) + 'rare' + chr(39), chr(39) + 'x' + chr(39)])}]"
         col = self.ch(PRED_COLS) if self.r.random() < 0.9 else self.ch(list(NBR))
@@ -285,6 +288,61 @@ class Gen:
         if col in TEXT_COLS and self.r.random() < 0.2:
             c += self.ch([' COLLATE "C"', ' COLLATE "POSIX"'])
         return f"{a}.{col} {op} {c}"
+
+    def arith_expr(self, a):
+        """Arithmetic over protected columns that PostgreSQL's own operators would
+        raise on for the neighbour only (age 99, small 32000, phone 5e9, income
+        123456.78, visit 1999-12-31): dp_agg replaces them by total versions."""
+        return self.ch([
+            f"{a}.age / ({a}.age - 99)",                        # int4 division by zero
+            f"100 % ({a}.age - 99)",                            # int4 modulo by zero
+            f"({a}.small * 2::int2)",                           # int2 overflow
+            f"-({a}.small - 32000::int2 - 32767::int2 - 1::int2)",  # int2 unary minus
+            f"{a}.phone * 2000000000",                          # int8 overflow
+            f"{a}.age + {a}.phone * 1",                         # int48
+            f"({a}.age - 20) * 10 / 3",                         # harmless
+            f"{a}.income / ({a}.income - 123456.78)",           # numeric division by zero
+            f"{a}.income % ({a}.income - 123456.78)",           # numeric modulo by zero
+            f"1 / ({a}.age - 99)::float8",                      # float8 division by zero
+            f"{a}.score * 1e308 * ({a}.age - 98)",              # float8 overflow (neighbour)
+            f"({a}.age * 1.5)::float8",
+        ])
+
+    def date_arith_pred(self, a):
+        return self.ch([
+            f"{a}.visit + ({a}.age / 99) * 2140000000 > '2000-01-01'::date",   # date out of range
+            f"{a}.visit - ({a}.age / 99) * 2140000000 < '2000-01-01'::date",
+            f"CASE WHEN {a}.age = 99 THEN {a}.visit_ts + interval '300000 years' > LOCALTIMESTAMP END",
+            f"{a}.visit_ts - interval '1 month' < now() - interval '1 year'",
+            f"{a}.visit >= CURRENT_DATE - 365 * ({a}.age - 98)",
+            f"{a}.visit_ts >= LOCALTIMESTAMP - interval '1000000 years'",
+        ])
+
+    def date_text_pred(self, a):
+        """LIKE with constant patterns, extract/date_part/date_trunc with constant
+        fields (the neighbour: name 'mallory', visit 1999-12-31 23:59:59)."""
+        return self.ch([
+            f"{a}.name LIKE " + self.ch(["'mal%'", "'%ory'", "'_a%'", "'alice'", "'%\\_%'",
+                                          "'m\\a%'", "'%'", "'a%\\'"]),
+            f"{a}.region NOT LIKE " + self.ch(["'village%'", "'%h'"]),
+            f"extract({self.ch(['year', 'month', 'day', 'dow', 'epoch', 'julian', 'isoyear', 'hour'])} FROM {a}.visit) "
+            f"{self.ch(['=', '<', '>='])} {self.ch(['1999', '12', '31', '5', '2024', '0'])}",
+            f"date_part({self.ch([chr(39) + x + chr(39) for x in ['dow', 'hour', 'second', 'doy', 'timezone', 'week', 'decade']])}, {a}.visit_ts) "
+            f"{self.ch(['=', '>'])} {self.ch(['5', '23', '59', '365', '0', '1'])}",
+            f"date_trunc({self.ch([chr(39) + x + chr(39) for x in ['month', 'year', 'week', 'day', 'millennium', 'hour']])}, {a}.visit_ts) "
+            f"{self.ch(['=', '<', '>='])} {self.ch(['timestamp ' + chr(39) + '1999-12-01' + chr(39), 'timestamp ' + chr(39) + '2024-01-01' + chr(39)])}",
+            f"date_trunc('month', {a}.visit) {self.ch(['=', '<'])} timestamptz '1999-12-01'",
+        ])
+
+    def arith_pred(self, a):
+        if self.r.random() < 0.3:
+            return self.date_arith_pred(a)
+        op = self.ch(["=", "<>", "<", ">=", "IS DISTINCT FROM"])
+        e = self.arith_expr(a)
+        if self.r.random() < 0.4:  # gated: evaluated for the neighbour only
+            col = self.ch(PRED_COLS)
+            return f"CASE WHEN {a}.{col} = {self.const(col)} THEN {e} {op} 0 ELSE true END"
+        return f"({e}) {op} 0"
 
     def collation_pred(self, a):
         """Two implicit collations meeting, gated on a neighbour probe."""
@@ -315,6 +373,8 @@ class Gen:
             if self.r.random() < 0.2:
                 return f"{f}({a}.{col}, {lo}, {hi}, {e}, {self.delta()})"
             arg = f"CASE WHEN {self.pred(a, 1)} THEN {a}.{col} ELSE 0 END" if self.r.random() < 0.15 else f"{a}.{col}"
+            if self.r.random() < 0.15:
+                arg = f"COALESCE(({self.arith_expr(a)})::numeric, 0)"
             return f"{f}({arg}, {lo}, {hi}, {e})"
         if r < 0.7:
             f = self.ch(["dp_count_interval({a}.id, {e}, 0.95)", "dp_sum_interval({a}.age, 0, 100, {e}, 0.9)",
@@ -377,6 +437,11 @@ class Gen:
         key_exprs = []
         for k in keys:
             e = f"{a}.{k}"
+            if self.r.random() < 0.12:  # an expression key: bucketing BI tools send
+                e = {"age": f"({a}.age / 10) * 10", "visit": f"extract(year FROM {a}.visit)",
+                     "visit_ts": f"date_trunc('month', {a}.visit_ts)", "small": f"{a}.small % 3::int2",
+                     "score": f"date_part('hour', {a}.visit_ts)", "name": f"length({a}.name)",
+                     "income": f"floor({a}.score)"}.get(k, e)
             if k in TEXT_COLS and self.r.random() < 0.1 and k != "nick":
                 e += self.ch([' COLLATE "C"', ' COLLATE "POSIX"'])
             key_exprs.append(e)
@@ -399,6 +464,8 @@ class Gen:
             vals = self.r.sample(COMMON[k], min(len(COMMON[k]), self.r.randint(2, 4))) + [NBR[k]]
             self.r.shuffle(vals)
             conds.append(f"{a}.{k} IN ({', '.join(vals)})")
+        elif f == "builtin_arithmetic":
+            conds.append(self.arith_pred(a))
         elif f is None and self.r.random() < 0.7:
             conds.append(self.pred(a))
         q = f"SELECT {sel} FROM {src}"
@@ -503,6 +570,8 @@ def normalise_detail(d):
 
 def error_class(a, b):
     msgs = " ".join(o["msg"] for o in (a, b) if not o["ok"])
+    if re.search(r"division by zero|value out of range: (overflow|underflow)", msgs):
+        return "error:arithmetic"
     if "collation" in msgs:
         return "error:collation"
     if re.search(r"out of range|invalid input syntax|value too long", msgs):
@@ -511,8 +580,8 @@ def error_class(a, b):
 
 
 def compare(a, b):
-    """None if the outcomes agree, else (class, description). Classes: error:collation,
-    error:cast, error:other, columns, rows, order, keys."""
+    """None if the outcomes agree, else (class, description). Classes: error:arithmetic,
+    error:collation, error:cast, error:other, columns, rows, order, keys."""
     if a["ok"] != b["ok"]:
         return (error_class(a, b), "one side raised an error, the other did not")
     if not a["ok"]:

@@ -119,6 +119,12 @@ fuzz_passed=$(sed -n 's/^fuzz: \([0-9]*\) passed, [0-9]* failed$/\1/p' "$log_dir
 fuzz_failed=$(sed -n 's/^fuzz: [0-9]* passed, \([0-9]*\) failed$/\1/p' "$log_dir/fuzz.log" | tail -1)
 note_suite fuzz "$status" "${fuzz_passed:-0}" "${fuzz_failed:-0}"
 
+echo "== Citus (3-node loopback cluster with TLS; skipped when citus.so is not installed)"
+bash test/citus/run_citus_tests.sh 2>&1 | tee "$log_dir/citus.log"
+status=${PIPESTATUS[0]}
+note_suite citus "$status" "$(grep -c '^ok: ' "$log_dir/citus.log")" \
+  "$(grep -c '^FAILED: ' "$log_dir/citus.log")"
+
 echo "== TAP tests (crash, restart, races, standby, cancellation, restricted roles without the library)"
 bash test/tap/run_tap.sh 2>&1 | tee "$log_dir/tap.log"
 status=${PIPESTATUS[0]}

@@ -53,6 +53,15 @@ on P[released] and FAILS when it exceeds delta. Its self-check: under
 halve_noise (noise and threshold for 2 epsilon), at epsilon x1.25, and with
 a threshold one too low (a larger delta), the audits must FAIL.
 
+Privacy units (README "Privacy units"): neighbours differ by all rows of one
+unit. The table's rows are (u, k, x) with u labelled privacy_unit (made
+distinct per group g), and the release is group k = 1 of
+    SELECT k, dp_...(x, ...) FROM dataset WHERE g <= n GROUP BY g, k
+D' adds a unit with 10 rows in k = 1 and 10 in k = 2; the certified loss of
+dp_count and dp_sum must stay below epsilon, and under the fault
+skip_unit_bounding (the per-unit rewrite left out, rows counted one by one)
+the self-check must FAIL.
+
 Besides, the suite compares the released noise with its exact distribution
 (chi-square against the discrete Laplace pmf, and against the discrete
 Gaussian pmf whose variance it calibrates independently and checks through

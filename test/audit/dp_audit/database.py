@@ -114,13 +114,19 @@ class AuditDatabase:
             values = ", ".join(["(" + ", ".join(["NULL"] * len(columns)) + ")"]
                                + [placeholders] * len(rows))
             names = ", ".join(n for n, _ in columns)
-            selected = ", ".join(f"v.{n}::{t} AS {n}" for n, t in columns)
+            # A privacy unit u is made distinct per group g, so that the
+            # groups stay independent releases.
+            selected = ", ".join(f"(g * 1000 + v.u)::integer AS u" if n == "u"
+                                 else f"v.{n}::{t} AS {n}" for n, t in columns)
             with self.main.cursor() as cur:
                 cur.execute(f"CREATE UNLOGGED TABLE {name} AS "
                             f"SELECT g, {selected} "
                             f"FROM generate_series(1, {self.GROUPS_PER_TABLE}) AS g, "
                             f"(VALUES {values}) AS v({names})",
                             [repr(v) for r in tuple_rows for v in r])
+                if any(n == "u" for n, _ in columns):
+                    cur.execute(f"SECURITY LABEL FOR dp_agg ON COLUMN {name}.u "
+                                f"IS 'privacy_unit'")
                 cur.execute(f"ANALYZE {name}")
             self.tables[key] = name
         return self.tables[key]
@@ -186,10 +192,16 @@ class AuditDatabase:
         chunk = (self.QUANTILE_GROUPS_PER_STATEMENT if mechanism.kind == "quantile"
                  else self.GROUPS_PER_TABLE)
         sizes = [min(chunk, count - start) for start in range(0, count, chunk)]
-        futures = [executor.submit(
-            self._draw_chunk,
-            f"SELECT {mechanism.call(epsilon)}{cast} FROM {table} WHERE g <= {size} GROUP BY g",
-            fault, exact_text, mechanism.delta) for size in sizes]
+        def query(size):
+            if mechanism.unit:
+                # The unit level groups by (g, k, u) and keeps one group per
+                # unit; the release is group k = 1 of each g.
+                return (f"SELECT a FROM (SELECT k, {mechanism.call(epsilon)}{cast} AS a "
+                        f"FROM {table} WHERE g <= {size} GROUP BY g, k) s WHERE k = 1")
+            return (f"SELECT {mechanism.call(epsilon)}{cast} FROM {table} WHERE g <= {size} "
+                    f"GROUP BY g")
+        futures = [executor.submit(self._draw_chunk, query(size), fault, exact_text,
+                                   mechanism.delta) for size in sizes]
         self.releases_drawn += count
         return PendingReleases(futures)
 

@@ -32,6 +32,10 @@ class Mechanism:
     fraction: Optional[float] = None  # dp_percentile
     candidates: Tuple = ()  # dp_select
     weighted: bool = False  # dp_select(x, w, lower, upper, ...): rows are (x, w)
+    # Privacy units (README "Privacy units"): rows are (u, k, x), u the unit
+    # (labelled privacy_unit, made distinct per group g), k a group key; the
+    # release is the answer of group k = 1 of GROUP BY g, k.
+    unit: bool = False
 
     @property
     def value_kind(self) -> str:
@@ -48,6 +52,8 @@ class Mechanism:
 
     @property
     def columns(self) -> Tuple[Tuple[str, str], ...]:
+        if self.unit:
+            return (("u", "integer"), ("k", "integer"), ("x", self.column_type))
         return (("x", self.column_type),) + ((("w", "double precision"),) if self.weighted else ())
 
     @property
@@ -55,6 +61,8 @@ class Mechanism:
         """The test faults that act on this mechanism: skip_clamping is wired
         into the count/sum/mean states only (call_sites.cpp); dp_select and
         the quantiles clamp in their own transition functions."""
+        if self.unit:
+            return (HALVE, SKIP, SKIP_UNITS)
         return (HALVE, SKIP) if self.kind in ("laplace", "gaussian") else (HALVE,)
 
     def call(self, epsilon: float) -> str:
@@ -128,13 +136,15 @@ class Mechanism:
 
 @dataclass(frozen=True)
 class NeighbourPair:
-    """D and D' = D plus one row (add/remove-one-row neighbours)."""
+    """D and D' = D plus one row (add/remove-one-row neighbours), or, for
+    privacy units, plus every row of one unit (added_row and more_rows)."""
     rows_d: Tuple
     added_row: object
+    more_rows: Tuple = ()
 
     @property
     def rows_d_prime(self) -> Tuple:
-        return self.rows_d + (self.added_row,)
+        return self.rows_d + (self.added_row,) + self.more_rows
 
     @property
     def label(self) -> str:
@@ -149,6 +159,8 @@ class NeighbourPair:
             for row, n in runs:
                 parts += [f"{row!r} x{n}"] if n > 2 else [repr(row)] * n
             return "{" + ", ".join(parts) + "}"
+        if self.more_rows:
+            return f"{show(self.rows_d)} vs +unit {show((self.added_row,) + self.more_rows)}"
         return f"{show(self.rows_d)} vs +{self.added_row!r}"
 
 
@@ -200,7 +212,16 @@ AVG_FLOAT8_NARROW = Mechanism("dp_avg float8 [0.99,1]", "dp_avg", "double precis
                               "float8")
 AVG_INT = Mechanism("dp_avg int4 [0,10]", "dp_avg", "integer", 0, 10, "numeric")
 
-HALVE, SKIP = "halve_noise", "skip_clamping"
+HALVE, SKIP, SKIP_UNITS = "halve_noise", "skip_clamping", "skip_unit_bounding"
+
+# Privacy units: neighbours differ by all rows of one unit. Unit 1 keeps
+# group k = 1 in existence in D; the added unit 2 has 10 rows in k = 1 and 10
+# in k = 2 (max_groups_contributed 1: one of the two groups is kept, at
+# random). The release of group 1 must stay epsilon-DP; with the bounding
+# skipped (skip_unit_bounding) its 10 rows there move a count by 10.
+UNIT_COUNT = Mechanism("dp_count units", "dp_count", "integer", unit=True)
+UNIT_SUM = Mechanism("dp_sum units int4 [0,10]", "dp_sum", "integer", 0, 10, unit=True)
+UNIT_PAIR = NeighbourPair(((1, 1, 1),), (2, 1, 10), ((2, 1, 10),) * 9 + ((2, 2, 10),) * 10)
 
 PRIVACY_LOSS_AUDITS = [
     PrivacyLossAudit("count_empty", COUNT, NeighbourPair((), 1), 1.0,
@@ -247,6 +268,12 @@ PRIVACY_LOSS_AUDITS = [
                      "integer mean (numeric answer), 0 vs 1 rows"),
     PrivacyLossAudit("avg_int_clamp", AVG_INT, NeighbourPair((0,) * 10, 10000), 1.0,
                      "integer mean, one row at 1000x the upper bound", (SKIP,)),
+    PrivacyLossAudit("unit_count", UNIT_COUNT, UNIT_PAIR, 1.0,
+                     "a unit of 20 rows in two groups removed: counted once, one group",
+                     (HALVE, SKIP_UNITS)),
+    PrivacyLossAudit("unit_sum", UNIT_SUM, UNIT_PAIR, 1.0,
+                     "a unit of 20 rows at the upper bound in two groups: its total clamped",
+                     (HALVE, SKIP_UNITS)),
 ]
 
 # dp_select. Under add/remove-one-row neighbours a row adds to the score of
@@ -526,7 +553,8 @@ CI_SELF_CHECKS = (("count_empty", HALVE, 1.0), ("count_empty", "none", 1.25),
                   ("sum_float8_clamp", "none", 1.25), ("avg_narrow_clamp", SKIP, 1.0),
                   ("select_tie", HALVE, 1.0), ("select_tie", "none", 1.25),
                   ("percentile_extreme", HALVE, 1.0), ("gauss_count_empty", HALVE, 1.0),
-                  ("gauss_sum_int_clamp", SKIP, 1.0))
+                  ("gauss_sum_int_clamp", SKIP, 1.0), ("unit_count", SKIP_UNITS, 1.0),
+                  ("unit_sum", SKIP_UNITS, 1.0))
 CI_EXACT_SELF_CHECKS = (("count_noise", HALVE), ("gauss_count_noise", HALVE))
 ALL_EXACT_SELF_CHECKS = tuple((a.key, HALVE) for a in EXACT_NOISE_AUDITS)
 # Releases at epsilon x factor that a selection audit must catch: those whose

@@ -1,0 +1,177 @@
+-- Privacy units (issue 12): a column labelled 'privacy_unit' makes all rows
+-- of one value one person, protected as a whole. Noisy answers are printed
+-- as properties; each states its false-failure probability (at most 1e-9).
+-- Discrete Laplace noise with epsilon e: P(|Z| >= k) = 2 q^k / (1 + q),
+-- q = exp(-e).
+
+-- ---------------------------------------------------------------------------
+-- Fixtures (superuser).
+-- ---------------------------------------------------------------------------
+SET client_min_messages = warning;
+DROP SCHEMA IF EXISTS units CASCADE;
+DROP ROLE IF EXISTS regress_unit_analyst;
+DROP ROLE IF EXISTS regress_unit_outsider;
+RESET client_min_messages;
+CREATE SCHEMA units;
+-- 1000 patients with one visit each ('cold' or 'flu' by parity), patient 1
+-- with 40 more 'flu' visits, and patients 2001..2100 with one visit in each
+-- of 'a', 'b' and 'c' (they contribute to three groups).
+CREATE TABLE units.visits (patient_id int, diagnosis text NOT NULL, cost int NOT NULL);
+INSERT INTO units.visits
+  SELECT g, CASE WHEN g % 2 = 0 THEN 'flu' ELSE 'cold' END, 10 FROM generate_series(1, 1000) g;
+INSERT INTO units.visits SELECT 1, 'flu', 100 FROM generate_series(1, 40);
+CREATE TABLE units.spread (patient_id int, grp text NOT NULL, cost int NOT NULL);
+INSERT INTO units.spread
+  SELECT p, g, 1 FROM generate_series(2001, 2100) p, unnest(ARRAY['a', 'b', 'c']) g;
+CREATE TABLE units.kinds (diagnosis text PRIMARY KEY, kind int NOT NULL);
+INSERT INTO units.kinds VALUES ('cold', 1), ('flu', 1);
+ANALYZE units.visits, units.spread, units.kinds;
+CREATE ROLE regress_unit_analyst LOGIN;
+CREATE ROLE regress_unit_outsider;
+GRANT USAGE ON SCHEMA units TO regress_unit_analyst, regress_unit_outsider;
+GRANT SELECT ON units.kinds TO regress_unit_analyst;
+SELECT dp_agg.set_budget('regress_unit_analyst', 1000, 0.001);
+
+-- ---------------------------------------------------------------------------
+-- Declaring the unit.
+-- ---------------------------------------------------------------------------
+SECURITY LABEL FOR dp_agg ON COLUMN units.visits.patient_id IS 'privacy_unit';
+SELECT dp_agg.set_privacy_unit('units.spread', 'patient_id');
+-- One unit column per table.
+SECURITY LABEL FOR dp_agg ON COLUMN units.visits.cost IS 'privacy_unit';
+-- The only column label.
+SECURITY LABEL FOR dp_agg ON COLUMN units.visits.cost IS 'person';
+-- Administrators only.
+SET SESSION AUTHORIZATION regress_unit_outsider;
+SELECT dp_agg.unset_privacy_unit('units.visits', 'patient_id');
+RESET SESSION AUTHORIZATION;
+SELECT objoid::regclass, objsubid, label FROM pg_seclabel
+WHERE provider = 'dp_agg' AND objsubid > 0 ORDER BY 1::text;
+SELECT dp_agg.protect_table('units.visits');
+SELECT dp_agg.protect_table('units.spread');
+SELECT dp_agg.restrict_role('regress_unit_analyst');
+
+-- ---------------------------------------------------------------------------
+-- Unit-level answers for a restricted role.
+-- ---------------------------------------------------------------------------
+SET SESSION AUTHORIZATION regress_unit_analyst;
+-- U1. A patient with 40 visits counts once: 1000 units, 1040 rows.
+-- |Z| < 25 at epsilon 1 fails with probability 2 e^-25 / (1 + e^-1) < 1e-10.
+SELECT abs(dp_count(1, 1.0) - 1000) < 25 AS counts_people FROM units.visits;
+-- U2. dp_count of a column counts the units with a non-NULL value.
+SELECT abs(dp_count(cost, 1.0) - 1000) < 25 AS counts_people FROM units.visits;
+-- U3. dp_sum clamps each unit's total to [lower, upper]: patient 1 spends
+-- 4000 in 'flu' (and 10 in 'cold'; one of the two groups is kept) but
+-- contributes at most 200, so the flu sum is 5000 or 5200, not 9000.
+-- Noise: Laplace scale 200 / 10: |Z| < 20 * 21 fails with probability
+-- e^-21 < 1e-9.
+SELECT abs(dp_sum(cost, 0, 200, 10.0) - 5100) < 100 + 20 * 21 AS clamped_per_unit
+FROM units.visits WHERE diagnosis = 'flu';
+-- U4. dp_avg averages per-unit means (patient 1's flu mean is 100, clamped
+-- to 20): the flu mean is 10 or (500 * 10 + 20) / 501 = 10.04, far from the
+-- row-level mean (500 * 10 + 4000) / 540 = 16.7 (the noisy mean of 500
+-- values in [0, 20] at epsilon 10 is within 2 of the truth except with
+-- probability below 1e-10).
+SELECT abs(dp_avg(cost, 0, 20, 10.0) - 10) < 2 AS mean_of_units
+FROM units.visits WHERE diagnosis = 'flu';
+-- U5. Joins to a public table on its key, WHERE and HAVING work as before.
+SELECT k.kind, abs(dp_count(1, 1.0) - 1000) < 25 AS counts_people
+FROM units.visits v JOIN units.kinds k ON k.diagnosis = v.diagnosis
+WHERE v.cost > 0 GROUP BY k.kind ORDER BY k.kind;
+
+-- ---------------------------------------------------------------------------
+-- max_groups_contributed: 100 patients in each of three groups.
+-- ---------------------------------------------------------------------------
+-- U6. Default 1: each patient keeps one group, chosen at random, so the
+-- three counts add up to 100 (not 300). At epsilon 10 per group each count
+-- is within 2 of its truth except with probability 2 e^-20 / (1 + e^-10) <
+-- 5e-9; the sum within 6. Group selection passes every group of >= 20
+-- units at its default epsilon 1 except with probability below 1e-9.
+SELECT abs(sum(n) - 100) <= 6 AS one_group_per_unit
+FROM (SELECT grp, dp_count(1, 10.0) AS n FROM units.spread GROUP BY grp) x;
+-- U7. 2 groups per unit: counts add up to 200; noise at epsilon 10 / 2 per
+-- group: each within 5 except with probability 2 e^-25 < 1e-10.
+SET dp_agg.max_groups_contributed = 2;
+SELECT abs(sum(n) - 200) <= 15 AS two_groups_per_unit
+FROM (SELECT grp, dp_count(1, 10.0) AS n FROM units.spread GROUP BY grp) x;
+-- U8. 3 groups per unit: every visit kept (300).
+SET dp_agg.max_groups_contributed = 3;
+SELECT abs(sum(n) - 300) <= 24 AS three_groups_per_unit
+FROM (SELECT grp, dp_count(1, 10.0) AS n FROM units.spread GROUP BY grp) x;
+RESET dp_agg.max_groups_contributed;
+-- U9. The charge does not depend on max_groups_contributed: epsilon per call
+-- site (plus group selection), as for rows.
+RESET SESSION AUTHORIZATION;
+SELECT epsilon_spent AS before FROM dp_agg.budgets WHERE role = 'regress_unit_analyst' \gset
+SET SESSION AUTHORIZATION regress_unit_analyst;
+SET dp_agg.max_groups_contributed = 3;
+SELECT count(*) FROM (SELECT grp, dp_count(1, 2.0) FROM units.spread GROUP BY grp) x;
+RESET dp_agg.max_groups_contributed;
+RESET SESSION AUTHORIZATION;
+SELECT epsilon_spent - :before AS charged FROM dp_agg.budgets
+WHERE role = 'regress_unit_analyst';
+
+-- ---------------------------------------------------------------------------
+-- Refusals.
+-- ---------------------------------------------------------------------------
+SET SESSION AUTHORIZATION regress_unit_analyst;
+-- R1. The unit is never a group key, nor output.
+SELECT patient_id, dp_count(1, 1.0) FROM units.visits GROUP BY patient_id;
+-- R2. Aggregates without unit-level semantics yet are refused, not released
+-- at row level.
+SELECT dp_select(diagnosis COLLATE "C", ARRAY['flu', 'cold'], 1.0) FROM units.visits;
+SELECT dp_median(cost, 0, 100, 1.0) FROM units.visits;
+-- R3. A private level over unit rows from a subquery.
+SELECT dp_count(1, 1.0) FROM (SELECT diagnosis, patient_id FROM units.visits) x;
+-- R4. An outer join at a unit level.
+SELECT k.kind, dp_count(1, 1.0)
+FROM units.kinds k LEFT JOIN units.visits v ON k.diagnosis = v.diagnosis GROUP BY k.kind;
+-- R5. Two unit tables in one level.
+SELECT dp_count(1, 1.0) FROM units.visits v JOIN units.spread s USING (patient_id);
+
+-- ---------------------------------------------------------------------------
+-- The analyst cannot write the per-unit level by hand to skip the bounds.
+-- ---------------------------------------------------------------------------
+-- B1. Built-in aggregates over protected rows.
+SELECT dp_sum(c, 0, 1000, 1.0)
+FROM (SELECT patient_id, count(*) AS c FROM units.visits GROUP BY patient_id) x;
+-- B2. The rewrite's marker.
+SELECT dp_count(1, 1.0) FROM units.kinds WHERE dp_agg.unit_sample_key(1) > 0;
+-- B3. The sampler's window function.
+SELECT dp_count(1, 1.0) FROM (SELECT diagnosis, row_number() OVER (PARTITION BY patient_id) r
+                              FROM units.visits) x WHERE r <= 1;
+RESET SESSION AUTHORIZATION;
+-- B4. The executor accepts aggregates below a private one only under the
+-- rewrite's sampler (here an unrestricted role over an unlabelled table).
+SELECT dp_sum(c, 0, 200, 1.0) FROM (SELECT x % 7, count(*) AS c FROM numbers GROUP BY 1) t;
+SELECT dp_count(1, 1.0)
+FROM (SELECT x, row_number() OVER (PARTITION BY x % 7 ORDER BY x) r FROM numbers) t
+WHERE r <= 1;
+
+-- ---------------------------------------------------------------------------
+-- Unrestricted roles: a unit column applies to their private aggregates too.
+-- ---------------------------------------------------------------------------
+SELECT abs(dp_count(1, 1.0) - 1000) < 25 AS counts_people FROM units.visits;
+SELECT count(*) AS rows_for_the_owner FROM units.visits;
+
+-- Parallel plans keep the per-unit level and charge once.
+SET max_parallel_workers_per_gather = 2;
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SELECT diagnosis, abs(dp_count(1, 1.0) - 500) < 25 AS counts_people
+FROM units.visits GROUP BY diagnosis ORDER BY diagnosis;
+RESET max_parallel_workers_per_gather;
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
+
+-- Removing the label restores row-level semantics for unrestricted roles.
+SECURITY LABEL FOR dp_agg ON COLUMN units.spread.patient_id IS NULL;
+SELECT count(*) FROM pg_seclabel WHERE provider = 'dp_agg' AND objsubid > 0;
+
+SET client_min_messages = warning;
+DROP SCHEMA units CASCADE;
+DROP OWNED BY regress_unit_analyst, regress_unit_outsider;
+DROP ROLE regress_unit_analyst;
+DROP ROLE regress_unit_outsider;

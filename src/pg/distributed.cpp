@@ -1,0 +1,891 @@
+// dp_agg on Citus.
+//
+// Citus splits an aggregate that has a combine function and a non-pseudo
+// state type into
+//   worker_partial_agg('agg'::regprocedure, ROW(args...))   on every shard, and
+//   coord_combine_agg('agg'::regprocedure, partial_text, NULL::result)   on the coordinator.
+// Both are Citus's own aggregates, so dp_agg's executor hook recognises them by
+// the inner aggregate (the first argument) and treats them as:
+//  * the partial site (worker): the inner call's parameters are checked and
+//    written into the initial state exactly as on one node, but nothing is
+//    charged and nothing is released: worker_partial_agg's final function only
+//    prints the state. Workers run it only for a connection that presents the
+//    coordinator's client certificate (verified by PostgreSQL's TLS layer
+//    against ssl_ca_file; dp_agg.coordinator_cn names it). Any other private
+//    aggregate on a worker is refused, so worker ledgers are never used.
+//  * the release site (coordinator): the parameters are read from the
+//    worker_partial_agg call in Citus's worker job (the very expressions the
+//    workers evaluate), validated, and charged once, in ExecutorStart, before
+//    Citus dispatches any task (tasks start in ExecutorRun). The combining
+//    state starts from the coordinator's prepared state, partial states with
+//    other parameters are refused, and the final function adds the noise once
+//    per group, also for groups whose shards saw no row.
+// Sequential and parallel composition are unchanged: the shards partition the
+// rows, so one charge of epsilon covers every group of the single release.
+#include "distributed.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+extern "C" {
+#include "access/genam.h"
+#include "access/table.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_namespace.h"
+#include "commands/extension.h"
+#include "nodes/makefuncs.h"
+#include "parser/parse_func.h"
+#include "parser/parsetree.h"
+#include "utils/fmgroids.h"
+#include "utils/rel.h"
+}
+
+#include "aggregate_catalog.h"
+#include "aggregate_functions.h"
+#include "citus_plan.h"
+#include "restriction.h"
+
+extern "C" {
+#include "nodes/extensible.h"
+}
+
+namespace dp_pg {
+
+namespace {
+
+// --- settings --------------------------------------------------------------
+
+enum class NodeRole { kStandalone, kCoordinator, kWorker };
+int node_role = static_cast<int>(NodeRole::kStandalone);
+char* coordinator_cn = nullptr;
+
+const struct config_enum_entry kNodeRoles[] = {
+    {"standalone", static_cast<int>(NodeRole::kStandalone), false},
+    {"coordinator", static_cast<int>(NodeRole::kCoordinator), false},
+    {"worker", static_cast<int>(NodeRole::kWorker), false},
+    {nullptr, 0, false},
+};
+
+bool IsWorkerNode() { return node_role == static_cast<int>(NodeRole::kWorker); }
+
+// The connection presented a client certificate that PostgreSQL verified
+// against the worker's ssl_ca_file, with the configured common name. An
+// analyst connecting to a worker does not hold the coordinator's key, and
+// application_name (Citus's own marker) can be set by anyone.
+bool IsAuthenticatedCoordinator() {
+  if (coordinator_cn == nullptr || coordinator_cn[0] == '\0') return false;
+  const char* peer = dp_citus_verified_peer_cn();
+  return peer != nullptr && std::strcmp(peer, coordinator_cn) == 0;
+}
+
+// --- Citus's wrappers ------------------------------------------------------
+
+enum class Wrapper { kNone, kWorkerPartial, kCoordinatorCombine };
+
+// Citus creates both in pg_catalog with its extension (so normal OIDs).
+Wrapper WrapperOf(Oid function) {
+  if (function < FirstNormalObjectId) return Wrapper::kNone;
+  if (get_func_namespace(function) != PG_CATALOG_NAMESPACE) return Wrapper::kNone;
+  char* name = get_func_name(function);
+  if (name == nullptr) return Wrapper::kNone;
+  Wrapper wrapper = Wrapper::kNone;
+  if (std::strcmp(name, "worker_partial_agg") == 0) wrapper = Wrapper::kWorkerPartial;
+  if (std::strcmp(name, "coord_combine_agg") == 0) wrapper = Wrapper::kCoordinatorCombine;
+  pfree(name);
+  return wrapper;
+}
+
+Node* StripRelabel(Node* node) {
+  while (node != nullptr && IsA(node, RelabelType))
+    node = reinterpret_cast<Node*>(reinterpret_cast<RelabelType*>(node)->arg);
+  return node;
+}
+
+// The inner aggregate of a wrapper call: its first argument, a constant.
+// InvalidOid when it is not a constant (then nobody can tell what it wraps).
+Oid InnerAggregateOid(Aggref* outer) {
+  if (list_length(outer->args) < 2) return InvalidOid;
+  Node* first =
+      StripRelabel(reinterpret_cast<Node*>(static_cast<TargetEntry*>(linitial(outer->args))->expr));
+  if (first == nullptr || !IsA(first, Const)) return InvalidOid;
+  const auto* constant = reinterpret_cast<Const*>(first);
+  if (constant->constisnull) return InvalidOid;
+  return DatumGetObjectId(constant->constvalue);
+}
+
+// A wrapper around a private aggregate, or one whose inner aggregate is not
+// known from the query alone (treated as private: fail closed).
+bool WrapsPrivateAggregate(Aggref* outer) {
+  const Oid inner = InnerAggregateOid(outer);
+  return !OidIsValid(inner) || LookupPrivateAggregate(inner) != nullptr;
+}
+
+// worker_partial_agg(oid, ROW(a, b, ...)) -> inner(a, b, ...): the same
+// expressions, in the inner aggregate's argument order.
+Aggref* InnerCall(Aggref* partial, Oid inner) {
+  Node* packed = reinterpret_cast<Node*>(static_cast<TargetEntry*>(lsecond(partial->args))->expr);
+  List* arguments = NIL;
+  if (IsA(packed, RowExpr)) {
+    arguments = reinterpret_cast<RowExpr*>(packed)->args;
+  } else {
+    arguments = list_make1(packed);
+  }
+  Aggref* call = makeNode(Aggref);
+  *call = *partial;
+  call->aggfnoid = inner;
+  call->aggtype = get_func_rettype(inner);
+  call->args = NIL;
+  call->aggargtypes = NIL;
+  AttrNumber position = 1;
+  ListCell* cell;
+  foreach (cell, arguments) {
+    auto* expression = static_cast<Expr*>(lfirst(cell));
+    call->args = lappend(call->args, makeTargetEntry(expression, position++, nullptr, false));
+    call->aggargtypes =
+        lappend_oid(call->aggargtypes, exprType(reinterpret_cast<Node*>(expression)));
+  }
+  return call;
+}
+
+[[noreturn]] void RefuseDistributed(const char* message, const char* detail, const char* hint) {
+  ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED), errmsg("%s", message),
+                  errdetail("%s", detail), hint != nullptr ? errhint("%s", hint) : 0));
+  pg_unreachable();
+}
+
+// --- Citus's distributed plan ------------------------------------------------
+//
+// Citus keeps its DistributedPlan in the CustomScan's custom_private, as an
+// extensible node with its own text output. dp_agg reads the fields it needs
+// from that text with PostgreSQL's node reader, so it is built without
+// Citus's headers and depends only on the field names Citus writes.
+
+struct WorkerJob {
+  Query* job_query = nullptr;
+  int task_count = 0;
+  int relation_count = 0;
+  bool has_subplans = false;
+  bool has_dependent_jobs = false;
+  bool is_modification = false;
+};
+
+// The text of field `name` of the node whose text starts at `node` ('{'):
+// from after ":name " to the end of its value, at the node's own depth.
+// Backslash escapes the next character (outToken).
+bool FieldText(const char* node, const char* name, const char** begin, const char** end) {
+  const std::size_t name_length = std::strlen(name);
+  int depth = 0;
+  for (const char* p = node; *p != '\0'; ++p) {
+    if (*p == '\\') {
+      if (p[1] != '\0') ++p;
+      continue;
+    }
+    if (*p == '{' || *p == '(') ++depth;
+    if (*p == '}' || *p == ')') {
+      if (--depth == 0) return false;
+    }
+    if (depth == 1 && *p == ':' && std::strncmp(p + 1, name, name_length) == 0 &&
+        p[1 + name_length] == ' ') {
+      const char* value = p + 2 + name_length;
+      // the value: a balanced {...} / (...) or one token
+      int value_depth = 0;
+      const char* q = value;
+      for (; *q != '\0'; ++q) {
+        if (*q == '\\') {
+          if (q[1] != '\0') ++q;
+          continue;
+        }
+        if (*q == '{' || *q == '(') ++value_depth;
+        if (*q == '}' || *q == ')') {
+          if (value_depth == 0) break;
+          if (--value_depth == 0) {
+            ++q;
+            break;
+          }
+        }
+        if (value_depth == 0 && *q == ' ') break;
+      }
+      *begin = value;
+      *end = q;
+      return true;
+    }
+  }
+  return false;
+}
+
+// Number of top-level nodes ({...}) or values in a list's text.
+int ListLength(const char* begin, const char* end) {
+  if (end - begin >= 2 && std::strncmp(begin, "<>", 2) == 0) return 0;
+  int depth = 0;
+  int items = 0;
+  bool in_token = false;
+  for (const char* p = begin; p < end; ++p) {
+    if (*p == '\\') {
+      ++p;
+      continue;
+    }
+    if (*p == '{' || *p == '(') {
+      if (depth == 1 && *p == '{') ++items;
+      ++depth;
+      continue;
+    }
+    if (*p == '}' || *p == ')') {
+      --depth;
+      continue;
+    }
+    if (depth == 1) {
+      const bool token = *p != ' ';
+      if (token && !in_token && *p != 'o' && *p != 'i') ++items;  // "(o 1 2)": skip the tag
+      in_token = token;
+    }
+  }
+  return items;
+}
+
+bool ReadWorkerJob(CustomScan* scan, WorkerJob* job) {
+  if (scan == nullptr || scan->methods == nullptr || scan->methods->CustomName == nullptr ||
+      std::strncmp(scan->methods->CustomName, "Citus ", 6) != 0 ||
+      list_length(scan->custom_private) != 1)
+    return false;
+  Node* node = static_cast<Node*>(linitial(scan->custom_private));
+  if (node == nullptr || !IsA(node, ExtensibleNode) ||
+      std::strcmp(reinterpret_cast<ExtensibleNode*>(node)->extnodename, "DistributedPlan") != 0)
+    return false;
+  char* plan_text = nodeToString(node);
+  const char* begin = nullptr;
+  const char* end = nullptr;
+  if (!FieldText(plan_text, "workerJob", &begin, &end) || *begin != '{') return false;
+  const std::string worker_job(begin, end);
+  if (FieldText(plan_text, "modLevel", &begin, &end))
+    job->is_modification = std::atoi(begin) >= 2;  // ROW_MODIFY_COMMUTATIVE and above
+  if (FieldText(plan_text, "subPlanList", &begin, &end))
+    job->has_subplans = ListLength(begin, end) != 0;
+  if (FieldText(plan_text, "relationIdList", &begin, &end))
+    job->relation_count = ListLength(begin, end);
+  const char* job_text = worker_job.c_str();
+  if (!FieldText(job_text, "jobQuery", &begin, &end) || *begin != '{') return false;
+  const std::string query_text(begin, end);
+  if (FieldText(job_text, "taskList", &begin, &end)) job->task_count = ListLength(begin, end);
+  if (FieldText(job_text, "dependentJobList", &begin, &end))
+    job->has_dependent_jobs = ListLength(begin, end) != 0;
+  Node* query = static_cast<Node*>(stringToNode(pstrdup(query_text.c_str())));
+  if (query == nullptr || !IsA(query, Query)) return false;
+  job->job_query = reinterpret_cast<Query*>(query);
+  pfree(plan_text);
+  return true;
+}
+
+// Follows the value of `expression` (an Agg input column) down through
+// plan nodes that only pass columns on, to the Citus scan, and returns the
+// remote_scan column it reads (0 if it is anything else).
+AttrNumber RemoteColumn(Node* expression, Plan* plan, CustomScan** scan) {
+  Node* node = StripRelabel(expression);
+  for (;;) {
+    if (plan == nullptr || node == nullptr || !IsA(node, Var)) return 0;
+    const auto* var = reinterpret_cast<Var*>(node);
+    if (var->varno != OUTER_VAR || var->varattno < 1 ||
+        var->varattno > list_length(plan->targetlist))
+      return 0;
+    node = StripRelabel(reinterpret_cast<Node*>(
+        static_cast<TargetEntry*>(list_nth(plan->targetlist, var->varattno - 1))->expr));
+    if (IsA(plan, CustomScan)) break;
+    if (!IsA(plan, Sort) && !IsA(plan, IncrementalSort) && !IsA(plan, Material)) return 0;
+    plan = plan->lefttree;
+  }
+  auto* custom = reinterpret_cast<CustomScan*>(plan);
+  // The scan's output entry reads a scan column, directly (scanrelid) or
+  // through custom_scan_tlist (INDEX_VAR).
+  if (node == nullptr || !IsA(node, Var)) return 0;
+  const auto* scan_var = reinterpret_cast<Var*>(node);
+  if (scan_var->varno == INDEX_VAR) {
+    if (scan_var->varattno < 1 || scan_var->varattno > list_length(custom->custom_scan_tlist))
+      return 0;
+    node = StripRelabel(reinterpret_cast<Node*>(
+        static_cast<TargetEntry*>(list_nth(custom->custom_scan_tlist, scan_var->varattno - 1))
+            ->expr));
+    if (node == nullptr || !IsA(node, Var)) return 0;
+    scan_var = reinterpret_cast<Var*>(node);
+  }
+  if (IS_SPECIAL_VARNO(scan_var->varno)) return 0;
+  *scan = custom;
+  return scan_var->varattno;
+}
+
+// The Citus scan below an Agg node (through Sort/Material only).
+CustomScan* CitusScanBelow(Plan* plan) {
+  while (plan != nullptr && (IsA(plan, Sort) || IsA(plan, IncrementalSort) || IsA(plan, Material)))
+    plan = plan->lefttree;
+  return plan != nullptr && IsA(plan, CustomScan) ? reinterpret_cast<CustomScan*>(plan) : nullptr;
+}
+
+// The coordinator's combine call -> the worker_partial_agg call in the job
+// that produces its input column, rebuilt as the inner private call.
+Aggref* ReleaseSiteInnerCall(Aggref* combine, Agg* plan, Oid inner) {
+  if (list_length(combine->args) != 3)
+    RefuseDistributed("dp_agg cannot verify a Citus combine step",
+                      "coord_combine_agg was called with an unexpected argument list.", nullptr);
+  Node* partial_column =
+      reinterpret_cast<Node*>(static_cast<TargetEntry*>(lsecond(combine->args))->expr);
+  CustomScan* scan = nullptr;
+  const AttrNumber column = RemoteColumn(partial_column, plan->plan.lefttree, &scan);
+  WorkerJob job;
+  if (column == 0 || !ReadWorkerJob(scan, &job))
+    RefuseDistributed(
+        "dp_agg releases a distributed private aggregate only from Citus's own plan",
+        column == 0 ? "The input of coord_combine_agg is not a column of a Citus scan."
+                    : "dp_agg cannot read the worker job of this Citus plan.",
+        "Write the private aggregate itself (dp_sum, dp_count, ...), never Citus's wrappers.");
+  ListCell* cell;
+  foreach (cell, job.job_query->targetList) {
+    auto* entry = static_cast<TargetEntry*>(lfirst(cell));
+    if (entry->resno != column) continue;
+    Node* expression = StripRelabel(reinterpret_cast<Node*>(entry->expr));
+    if (expression == nullptr || !IsA(expression, Aggref)) break;
+    auto* partial = reinterpret_cast<Aggref*>(expression);
+    if (WrapperOf(partial->aggfnoid) != Wrapper::kWorkerPartial ||
+        InnerAggregateOid(partial) != inner)
+      break;
+    return InnerCall(partial, inner);
+  }
+  RefuseDistributed("dp_agg releases a distributed private aggregate only from Citus's own plan",
+                    "The combined column does not come from worker_partial_agg of the same "
+                    "aggregate in the distributed plan.",
+                    nullptr);
+}
+
+// --- per-query states of wrapper sites --------------------------------------
+
+struct PreparedSite {
+  Aggref* aggref;  // the wrapper call (pointer in the executing plan)
+  EState* estate;  // whose es_query_cxt holds `state`
+  void* state;
+  Size size;
+  void* final_cache;  // the final function's per-query cache (CitusFinalCacheSlot)
+};
+
+List* prepared_sites = NIL;  // of PreparedSite*, in TopMemoryContext
+
+void ForgetSitesOf(void* argument) {
+  auto* estate = static_cast<EState*>(argument);
+  List* kept = NIL;
+  ListCell* cell;
+  MemoryContext previous = MemoryContextSwitchTo(TopMemoryContext);
+  foreach (cell, prepared_sites) {
+    auto* site = static_cast<PreparedSite*>(lfirst(cell));
+    if (site->estate == estate) {
+      pfree(site);
+    } else {
+      kept = lappend(kept, site);
+    }
+  }
+  list_free(prepared_sites);
+  prepared_sites = kept;
+  MemoryContextSwitchTo(previous);
+}
+
+PreparedSite* FindSite(Aggref* aggref) {
+  if (aggref == nullptr) return nullptr;
+  ListCell* cell;
+  foreach (cell, prepared_sites) {
+    auto* site = static_cast<PreparedSite*>(lfirst(cell));
+    if (site->aggref == aggref) return site;
+  }
+  // A final function may be given an equal Aggref of another output that
+  // shares the transition (nodeAgg merges identical calls).
+  for (int i = list_length(prepared_sites) - 1; i >= 0; --i) {
+    auto* site = static_cast<PreparedSite*>(list_nth(prepared_sites, i));
+    if (site->aggref->aggfnoid == aggref->aggfnoid && equal(site->aggref, aggref)) return site;
+  }
+  return nullptr;
+}
+
+// --- planner pre-pass --------------------------------------------------------
+
+bool CitusInstalled() { return OidIsValid(get_extension_oid("citus", true)); }
+
+// pg_dist_partition (logicalrelid, partmethod, partkey, ...), read without
+// Citus's headers. Returns the distribution column of a hash/range/append
+// distributed table, or 0.
+AttrNumber DistributionColumn(Oid relation) {
+  const Oid catalog = get_relname_relid("pg_dist_partition", PG_CATALOG_NAMESPACE);
+  if (!OidIsValid(catalog)) return 0;
+  Relation table = table_open(catalog, AccessShareLock);
+  ScanKeyData key;
+  ScanKeyInit(&key, 1, BTEqualStrategyNumber, F_OIDEQ, ObjectIdGetDatum(relation));
+  SysScanDesc scan = systable_beginscan(table, InvalidOid, false, nullptr, 1, &key);
+  AttrNumber column = 0;
+  HeapTuple tuple = systable_getnext(scan);
+  if (HeapTupleIsValid(tuple)) {
+    bool method_null = false;
+    bool key_null = false;
+    const char method = DatumGetChar(heap_getattr(tuple, 2, RelationGetDescr(table), &method_null));
+    const Datum key_text = heap_getattr(tuple, 3, RelationGetDescr(table), &key_null);
+    if (!method_null && !key_null && method != 'n') {
+      char* serialized = text_to_cstring(reinterpret_cast<text*>(
+          pg_detoast_datum_packed(reinterpret_cast<struct varlena*>(DatumGetPointer(key_text)))));
+      Node* node = static_cast<Node*>(stringToNode(serialized));
+      if (node != nullptr && IsA(node, Var)) column = reinterpret_cast<Var*>(node)->varattno;
+    }
+  }
+  systable_endscan(scan);
+  table_close(table, AccessShareLock);
+  return column;
+}
+
+struct WrapperSearch {
+  bool found;
+};
+
+bool FindPrivateWrapper(Node* node, void* context) {
+  if (node == nullptr) return false;
+  if (IsA(node, Aggref)) {
+    auto* aggref = reinterpret_cast<Aggref*>(node);
+    if (WrapperOf(aggref->aggfnoid) != Wrapper::kNone && WrapsPrivateAggregate(aggref)) {
+      static_cast<WrapperSearch*>(context)->found = true;
+      return true;
+    }
+  }
+  if (IsA(node, Query))
+    return query_tree_walker(reinterpret_cast<Query*>(node),
+                             DP_EXPRESSION_WALKER(FindPrivateWrapper), context, 0);
+  return expression_tree_walker(node, DP_EXPRESSION_WALKER(FindPrivateWrapper), context);
+}
+
+bool HasPrivateAggregate(Node* node, void*) {
+  if (node == nullptr) return false;
+  if (IsA(node, Aggref) && LookupPrivateAggregate(reinterpret_cast<Aggref*>(node)->aggfnoid))
+    return true;
+  if (IsA(node, Query)) return false;  // other levels are visited on their own
+  return expression_tree_walker(node, DP_EXPRESSION_WALKER(HasPrivateAggregate), nullptr);
+}
+
+// dp_count(value anyelement, ...) -> dp_agg.citus_count(CASE WHEN value IS
+// NOT NULL THEN true END, ...): Citus checks the ROW's field types against
+// pg_proc.proargtypes literally, so a polymorphic signature never passes.
+// The boolean is NULL exactly when the value is, so the count is the same.
+void MakeCountMonomorphic(Aggref* aggref) {
+  if (list_length(aggref->aggargtypes) < 2) return;
+  if (get_func_nargs(aggref->aggfnoid) != list_length(aggref->aggargtypes)) return;
+  Oid* declared = nullptr;
+  int count = 0;
+  get_func_signature(aggref->aggfnoid, &declared, &count);
+  const bool polymorphic = count > 0 && declared[0] == ANYELEMENTOID;
+  pfree(declared);
+  if (!polymorphic) return;
+  HeapTuple tuple = SearchSysCache1(AGGFNOID, ObjectIdGetDatum(aggref->aggfnoid));
+  if (!HeapTupleIsValid(tuple)) return;
+  const Oid final_function = reinterpret_cast<Form_pg_aggregate>(GETSTRUCT(tuple))->aggfinalfn;
+  ReleaseSysCache(tuple);
+  FmgrInfo info;
+  fmgr_info(final_function, &info);
+  const char* name = nullptr;
+  if (info.fn_addr == dp_count_final) name = "citus_count";
+  if (info.fn_addr == dp_count_interval_final) name = "citus_count_interval";
+  if (name == nullptr) return;  // dp_select: polymorphic result, not supported on Citus
+  Oid types[FUNC_MAX_ARGS];
+  int position = 0;
+  ListCell* cell;
+  foreach (cell, aggref->aggargtypes) types[position++] = lfirst_oid(cell);
+  types[0] = BOOLOID;
+  List* qualified = list_make2(makeString(pstrdup("dp_agg")), makeString(pstrdup(name)));
+  const Oid replacement = LookupFuncName(qualified, position, types, true);
+  if (!OidIsValid(replacement)) return;  // older install script: Citus will refuse it
+  auto* value_entry = static_cast<TargetEntry*>(linitial(aggref->args));
+  NullTest* present = makeNode(NullTest);
+  present->arg = value_entry->expr;
+  present->nulltesttype = IS_NOT_NULL;
+  present->argisrow = false;
+  present->location = -1;
+  CaseWhen* when = makeNode(CaseWhen);
+  when->expr = reinterpret_cast<Expr*>(present);
+  when->result = reinterpret_cast<Expr*>(makeBoolConst(true, false));
+  when->location = -1;
+  CaseExpr* mark = makeNode(CaseExpr);
+  mark->casetype = BOOLOID;
+  mark->casecollid = InvalidOid;
+  mark->arg = nullptr;
+  mark->args = list_make1(when);
+  mark->defresult = reinterpret_cast<Expr*>(makeNullConst(BOOLOID, -1, InvalidOid));
+  mark->location = -1;
+  value_entry->expr = reinterpret_cast<Expr*>(mark);
+  linitial_oid(aggref->aggargtypes) = BOOLOID;
+  aggref->aggfnoid = replacement;
+}
+
+// Citus's wrappers check EXECUTE on the aggregate's support functions for the
+// querying role, on the coordinator and on every worker (aggregate_utils.c,
+// aclcheckAggregate). dp_agg keeps those functions from PUBLIC (their states
+// hold exact sums: a role that may execute them could build its own
+// aggregate that returns a state), so a role without them is refused here,
+// before anything is charged, instead of by Citus after the charge.
+void RequireSupportFunctionAccess(Oid aggregate) {
+  HeapTuple tuple = SearchSysCache1(AGGFNOID, ObjectIdGetDatum(aggregate));
+  if (!HeapTupleIsValid(tuple)) return;
+  const auto* form = reinterpret_cast<Form_pg_aggregate>(GETSTRUCT(tuple));
+  const Oid functions[] = {form->aggtransfn, form->aggfinalfn, form->aggcombinefn,
+                           form->aggserialfn, form->aggdeserialfn};
+  ReleaseSysCache(tuple);
+  for (const Oid function : functions) {
+    if (!OidIsValid(function)) continue;
+    if (pg_proc_aclcheck(function, GetUserId(), ACL_EXECUTE) == ACLCHECK_OK) continue;
+    ereport(ERROR,
+            (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+             errmsg("%s on a Citus distributed table needs EXECUTE on its support functions",
+                    get_func_name(aggregate)),
+             errdetail("Citus checks the support function %s for the querying role on every "
+                       "node, and dp_agg does not grant it to PUBLIC. dp_agg on Citus currently "
+                       "serves roles that hold EXECUTE on the support functions of schema "
+                       "dp_agg (trusted roles: with it a role could build an aggregate that "
+                       "returns exact partial states). Nothing was charged.",
+                       get_func_name(function)),
+             errhint("Query a local or reference table, or run the query as a trusted role.")));
+  }
+}
+
+bool RewriteCounts(Node* node, void*) {
+  if (node == nullptr) return false;
+  if (IsA(node, Query)) return false;
+  if (IsA(node, Aggref) && LookupPrivateAggregate(reinterpret_cast<Aggref*>(node)->aggfnoid)) {
+    MakeCountMonomorphic(reinterpret_cast<Aggref*>(node));
+    RequireSupportFunctionAccess(reinterpret_cast<Aggref*>(node)->aggfnoid);
+  }
+  return expression_tree_walker(node, DP_EXPRESSION_WALKER(RewriteCounts), nullptr);
+}
+
+struct GroupKeyRewrite {
+  List* columns;  // Var nodes (varno, varattno) of distribution columns
+  Oid wrapper;  // dp_agg.citus_group_key(anyelement)
+};
+
+Node* WrapDistributionColumns(Node* node, void* context) {
+  if (node == nullptr) return nullptr;
+  auto* rewrite = static_cast<GroupKeyRewrite*>(context);
+  if (IsA(node, Aggref)) return node;  // aggregate arguments are per row, not group keys
+  if (IsA(node, Var)) {
+    const auto* var = reinterpret_cast<Var*>(node);
+    ListCell* cell;
+    foreach (cell, rewrite->columns) {
+      const auto* column = static_cast<Var*>(lfirst(cell));
+      if (var->varlevelsup == 0 && var->varno == column->varno &&
+          var->varattno == column->varattno) {
+        FuncExpr* call =
+            makeFuncExpr(rewrite->wrapper, var->vartype, list_make1(copyObjectImpl(var)),
+                         var->varcollid, var->varcollid, COERCE_EXPLICIT_CALL);
+        return reinterpret_cast<Node*>(call);
+      }
+    }
+    return node;
+  }
+  return expression_tree_mutator(
+      node, reinterpret_cast<Node* (*)()>(reinterpret_cast<void (*)()>(WrapDistributionColumns)),
+      context);
+}
+
+// Citus pushes a GROUP BY on the distribution column down whole: the final
+// function, and so the noise, would run on the workers. Grouping by the same
+// value through an identity function that Citus does not see through keeps
+// the split into partial (workers) and final (coordinator) steps.
+void HideDistributionColumn(Query* query) {
+  if (query->groupClause == NIL) return;
+  GroupKeyRewrite rewrite{NIL, InvalidOid};
+  ListCell* cell;
+  foreach (cell, query->groupClause) {
+    auto* clause = static_cast<SortGroupClause*>(lfirst(cell));
+    TargetEntry* entry = get_sortgroupclause_tle(clause, query->targetList);
+    Node* key = StripRelabel(reinterpret_cast<Node*>(entry->expr));
+    if (key == nullptr || !IsA(key, Var)) continue;
+    auto* var = reinterpret_cast<Var*>(key);
+    if (var->varlevelsup != 0 || var->varno < 1 ||
+        var->varno > static_cast<int>(list_length(query->rtable)))
+      continue;
+    RangeTblEntry* table = rt_fetch(var->varno, query->rtable);
+    if (table->rtekind != RTE_RELATION) continue;
+    if (DistributionColumn(table->relid) != var->varattno) continue;
+    rewrite.columns = lappend(rewrite.columns, var);
+  }
+  if (rewrite.columns == NIL) return;
+  Oid types[1] = {ANYELEMENTOID};
+  List* qualified =
+      list_make2(makeString(pstrdup("dp_agg")), makeString(pstrdup("citus_group_key")));
+  rewrite.wrapper = LookupFuncName(qualified, 1, types, true);
+  if (!OidIsValid(rewrite.wrapper)) return;
+  List* columns = static_cast<List*>(copyObjectImpl(rewrite.columns));
+  rewrite.columns = columns;
+  query->targetList = reinterpret_cast<List*>(
+      WrapDistributionColumns(reinterpret_cast<Node*>(query->targetList), &rewrite));
+  query->havingQual = WrapDistributionColumns(query->havingQual, &rewrite);
+}
+
+bool ReadsDistributedTable(Query* query) {
+  ListCell* cell;
+  foreach (cell, query->rtable) {
+    auto* table = static_cast<RangeTblEntry*>(lfirst(cell));
+    if (table->rtekind == RTE_RELATION && DistributionColumn(table->relid) != 0) return true;
+  }
+  return false;
+}
+
+// A selection aggregate (dp_select, the group selection of restricted
+// roles): polymorphic or without a partial form Citus can ship, so Citus
+// would run it whole on the workers, noise included.
+bool HasSelectionAggregate(Node* node, void*) {
+  if (node == nullptr) return false;
+  if (IsA(node, Aggref)) {
+    const PrivateAggregateKind* kind =
+        LookupPrivateAggregate(reinterpret_cast<Aggref*>(node)->aggfnoid);
+    if (kind != nullptr &&
+        (kind->family == Family::kSelection || kind->family == Family::kGroupSelection))
+      return true;
+  }
+  if (IsA(node, Query)) return false;  // other levels are visited on their own
+  return expression_tree_walker(node, DP_EXPRESSION_WALKER(HasSelectionAggregate), nullptr);
+}
+
+// What dp_agg does not (yet) run on a distributed table, refused before
+// planning so that nothing is charged and no task is sent.
+void RefuseUnsupportedDistributed(Query* query) {
+  bool reads_protected = false;
+  ListCell* cell;
+  foreach (cell, query->rtable) {
+    auto* table = static_cast<RangeTblEntry*>(lfirst(cell));
+    if (table->rtekind == RTE_RELATION && DistributionColumn(table->relid) != 0 &&
+        IsProtectedRelation(table->relid, true))
+      reads_protected = true;
+  }
+  if (reads_protected && RestrictedSession())
+    ereport(
+        ERROR,
+        (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+         errmsg("dp_agg does not support restricted roles on protected Citus distributed tables"),
+         errdetail("Restricted roles read only through dp_agg's per-query grants, which "
+                   "Citus's worker connections do not carry; the query is refused before "
+                   "anything is charged."),
+         errhint("Query a local or reference table, or use a role that is not restricted.")));
+  if (HasSelectionAggregate(reinterpret_cast<Node*>(query->targetList), nullptr) ||
+      HasSelectionAggregate(query->havingQual, nullptr))
+    ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                    errmsg("dp_select is not supported on Citus distributed tables"),
+                    errdetail("Citus has no partial-aggregation path for it, so its noise would be "
+                              "drawn on the workers; the query is refused before anything is "
+                              "charged."),
+                    errhint("Use dp_count with GROUP BY on the candidate column, or query a local "
+                            "table.")));
+}
+
+bool RewriteLevels(Node* node, void*) {
+  if (node == nullptr) return false;
+  if (IsA(node, Query)) {
+    auto* query = reinterpret_cast<Query*>(node);
+    const bool distributed = ReadsDistributedTable(query);
+    if (distributed) RefuseUnsupportedDistributed(query);
+    if (query->hasAggs && distributed &&
+        (HasPrivateAggregate(reinterpret_cast<Node*>(query->targetList), nullptr) ||
+         HasPrivateAggregate(query->havingQual, nullptr))) {
+      RewriteCounts(reinterpret_cast<Node*>(query->targetList), nullptr);
+      RewriteCounts(query->havingQual, nullptr);
+      HideDistributionColumn(query);
+    }
+    return query_tree_walker(query, DP_EXPRESSION_WALKER(RewriteLevels), nullptr, 0);
+  }
+  return expression_tree_walker(node, DP_EXPRESSION_WALKER(RewriteLevels), nullptr);
+}
+
+}  // namespace
+
+void DefineDistributedSettings() {
+  DefineCustomEnumVariable(
+      "dp_agg.node_role", "This server's part in a Citus cluster.",
+      "standalone: no Citus; coordinator: charges and releases distributed private aggregates; "
+      "worker: computes partial states only, for the authenticated coordinator.",
+      &node_role, static_cast<int>(NodeRole::kStandalone), kNodeRoles, PGC_SIGHUP, 0, nullptr,
+      nullptr, nullptr);
+  DefineCustomStringVariable(
+      "dp_agg.coordinator_cn",
+      "On a worker: the common name of the client certificate the coordinator connects with.",
+      "Private partial aggregation runs only for connections whose certificate PostgreSQL "
+      "verified against ssl_ca_file and whose common name is this one.",
+      &coordinator_cn, "", PGC_SIGHUP, 0, nullptr, nullptr, nullptr);
+}
+
+Aggref* CitusInnerAggregate(Aggref* outer, Agg* plan, EState* estate, CitusSiteRole* role) {
+  *role = CitusSiteRole::kNone;
+  const Wrapper wrapper = WrapperOf(outer->aggfnoid);
+  if (wrapper == Wrapper::kNone) {
+    if (IsWorkerNode() && LookupPrivateAggregate(outer->aggfnoid) != nullptr)
+      ereport(ERROR,
+              (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+               errmsg("%s cannot run on a Citus worker", get_func_name(outer->aggfnoid)),
+               errdetail("Private aggregates are charged and released only on the coordinator; "
+                         "a worker only computes partial states for it."),
+               errhint("Run the query on the coordinator. A single-shard (router) query on a "
+                       "distributed table is not supported.")));
+    return nullptr;
+  }
+  if (!WrapsPrivateAggregate(outer)) return nullptr;
+  const Oid inner = InnerAggregateOid(outer);
+  if (!OidIsValid(inner))
+    RefuseDistributed("dp_agg cannot tell which aggregate a Citus wrapper runs",
+                      "Its aggregate argument is not a constant.", nullptr);
+  if (wrapper == Wrapper::kWorkerPartial) {
+    if (!IsWorkerNode() || !IsAuthenticatedCoordinator())
+      ereport(ERROR,
+              (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+               errmsg("dp_agg computes partial states only on a worker, for the coordinator"),
+               errdetail("This connection did not present the coordinator's client certificate "
+                         "(dp_agg.coordinator_cn), or this server is not a worker "
+                         "(dp_agg.node_role)."),
+               errhint("Run private aggregates on the coordinator.")));
+    *role = CitusSiteRole::kPartial;
+    return InnerCall(outer, inner);
+  }
+  if (IsWorkerNode())
+    ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+                    errmsg("%s cannot be released on a Citus worker", get_func_name(inner)),
+                    errhint("Run the query on the coordinator.")));
+  *role = CitusSiteRole::kRelease;
+  return ReleaseSiteInnerCall(outer, plan, inner);
+}
+
+namespace {
+// In a worker job, Citus stands for "the shard of this task" with a function
+// range-table entry calling pg_catalog.citus_extradata_container(...).
+bool IsShardPlaceholder(RangeTblEntry* entry) {
+  if (entry->rtekind == RTE_RELATION) return true;
+  if (entry->rtekind != RTE_FUNCTION || list_length(entry->functions) != 1) return false;
+  Node* call = static_cast<RangeTblFunction*>(linitial(entry->functions))->funcexpr;
+  if (call == nullptr || !IsA(call, FuncExpr)) return false;
+  const Oid function = reinterpret_cast<FuncExpr*>(call)->funcid;
+  if (get_func_namespace(function) != PG_CATALOG_NAMESPACE) return false;
+  char* name = get_func_name(function);
+  const bool placeholder = name != nullptr && std::strcmp(name, "citus_extradata_container") == 0;
+  return placeholder;
+}
+}  // namespace
+
+void CheckCitusReleaseInput(Aggref* inner, Agg* plan) {
+  CustomScan* scan = CitusScanBelow(plan->plan.lefttree);
+  WorkerJob job;
+  if (scan == nullptr || !ReadWorkerJob(scan, &job))
+    RefuseDistributed("dp_agg cannot bound how often one row feeds a distributed aggregate",
+                      "Its input is not a Citus distributed scan.", nullptr);
+  Query* query = job.job_query;
+  // One table, read once per shard, by tasks that each aggregate their own
+  // shard: the shards partition the rows, so every row feeds one partial.
+  const char* problem = nullptr;
+  if (job.is_modification) problem = "The distributed plan modifies a table.";
+  if (job.has_subplans) problem = "The distributed plan runs subqueries or CTEs first.";
+  if (job.has_dependent_jobs) problem = "The distributed plan repartitions rows between nodes.";
+  if (job.relation_count != 1) problem = "The distributed plan reads several tables.";
+  bool one_table = list_length(query->jointree->fromlist) == 1 &&
+                   IsA(linitial(query->jointree->fromlist), RangeTblRef);
+  if (one_table) {
+    const int index = reinterpret_cast<RangeTblRef*>(linitial(query->jointree->fromlist))->rtindex;
+    one_table = IsShardPlaceholder(rt_fetch(index, query->rtable));
+  }
+  ListCell* entry_cell;
+  foreach (entry_cell, query->rtable) {
+    auto* entry = static_cast<RangeTblEntry*>(lfirst(entry_cell));
+    if (entry->rtekind != RTE_RESULT && !IsShardPlaceholder(entry)) one_table = false;
+  }
+  if (!one_table) problem = "Each task reads more than one table or subquery.";
+  if (query->hasSubLinks) problem = "A condition in the tasks depends on a subquery.";
+  if (query->limitCount != nullptr || query->limitOffset != nullptr)
+    problem = "The tasks contain LIMIT or OFFSET below the aggregation.";
+  if (query->setOperations != nullptr) problem = "The tasks contain set operations.";
+  if (query->hasWindowFuncs) problem = "The tasks contain window functions.";
+  if (query->hasTargetSRFs) problem = "The tasks contain set-returning functions.";
+  if (query->groupingSets != NIL) problem = "The tasks contain grouping sets.";
+  if (query->hasDistinctOn || query->distinctClause != NIL) problem = "The tasks contain DISTINCT.";
+  if (problem != nullptr)
+    ereport(
+        ERROR,
+        (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+         errmsg("dp_agg cannot bound how often one row feeds %s", get_func_name(inner->aggfnoid)),
+         errdetail("%s", problem),
+         errhint("Aggregate rows of a single distributed table, filtered by conditions on "
+                 "that table's own columns.")));
+}
+
+void RegisterCitusPreparedState(Aggref* outer, Datum state, Size size, EState* estate) {
+  bool first_of_estate = true;
+  ListCell* cell;
+  foreach (cell, prepared_sites)
+    if (static_cast<PreparedSite*>(lfirst(cell))->estate == estate) first_of_estate = false;
+  if (first_of_estate) {
+    auto* callback = static_cast<MemoryContextCallback*>(
+        MemoryContextAllocZero(estate->es_query_cxt, sizeof(MemoryContextCallback)));
+    callback->func = ForgetSitesOf;
+    callback->arg = estate;
+    MemoryContextRegisterResetCallback(estate->es_query_cxt, callback);
+  }
+  MemoryContext previous = MemoryContextSwitchTo(TopMemoryContext);
+  auto* site = static_cast<PreparedSite*>(palloc0(sizeof(PreparedSite)));
+  site->aggref = outer;
+  site->estate = estate;
+  site->state = DatumGetPointer(state);
+  site->size = size;
+  prepared_sites = lappend(prepared_sites, site);
+  MemoryContextSwitchTo(previous);
+}
+
+void* CitusPreparedState(FunctionCallInfo fcinfo) {
+  if (prepared_sites == NIL) return nullptr;
+  const PreparedSite* site = FindSite(AggGetAggref(fcinfo));
+  if (site == nullptr) return nullptr;
+  void* copy = palloc(site->size);
+  std::memcpy(copy, site->state, site->size);
+  return copy;
+}
+
+void** CitusFinalCacheSlot(FunctionCallInfo fcinfo, MemoryContext* context) {
+  if (prepared_sites == NIL) return nullptr;
+  PreparedSite* site = FindSite(AggGetAggref(fcinfo));
+  if (site == nullptr) return nullptr;
+  *context = site->estate->es_query_cxt;
+  return &site->final_cache;
+}
+
+bool IsCitusWrapperCall(FunctionCallInfo fcinfo) {
+  Aggref* aggref = AggGetAggref(fcinfo);
+  return aggref != nullptr && WrapperOf(aggref->aggfnoid) != Wrapper::kNone;
+}
+
+void* RequireCitusPreparedState(FunctionCallInfo fcinfo) {
+  void* prepared = CitusPreparedState(fcinfo);
+  if (prepared == nullptr)
+    ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+                    errmsg("dp_agg combines only partial states of a query it prepared"),
+                    errdetail("Citus's combine step was called on private aggregate states "
+                              "that this backend did not prepare and charge for this query.")));
+  return prepared;
+}
+
+void PrepareDistributedQuery(Query* query) {
+  if (!CitusInstalled()) return;
+  WrapperSearch search{false};
+  FindPrivateWrapper(reinterpret_cast<Node*>(query), &search);
+  if (search.found && !(IsWorkerNode() && IsAuthenticatedCoordinator()))
+    ereport(ERROR,
+            (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+             errmsg("Citus's aggregate wrappers cannot be called on private aggregates"),
+             errdetail("worker_partial_agg and coord_combine_agg are run by Citus itself, for "
+                       "the coordinator's connections to its workers."),
+             errhint("Write the private aggregate itself (dp_sum, dp_count, ...).")));
+  if (IsWorkerNode()) return;
+  RewriteLevels(reinterpret_cast<Node*>(query), nullptr);
+}
+
+}  // namespace dp_pg
+
+extern "C" {
+
+// dp_agg.citus_group_key(anyelement): the value itself (see
+// HideDistributionColumn). Not STRICT: a NULL key stays a NULL group.
+PG_FUNCTION_INFO_V1(dp_citus_group_key);
+Datum dp_citus_group_key(PG_FUNCTION_ARGS) {
+  if (PG_ARGISNULL(0)) PG_RETURN_NULL();
+  PG_RETURN_DATUM(PG_GETARG_DATUM(0));
+}
+
+}  // extern "C"

@@ -1,0 +1,313 @@
+// Total versions of the arithmetic operators, for expressions evaluated on
+// protected rows (README "Restricted analysts", "Arithmetic that cannot
+// fail"). The query rewrite (query_rewrites.cpp, kTotalArithmetic) replaces a
+// built-in operator's function by dp_agg.total_<proname> with the same
+// signature, so PostgreSQL's own function never runs on protected rows.
+//
+// Each function returns a value (possibly NULL) for every input and reaches
+// no ereport: where the built-in raises, it returns
+//   * integers: overflow saturates to the type's range (INT_MIN / -1 gives
+//     INT_MAX); division or modulo by zero gives NULL;
+//   * float4/float8: the IEEE result (overflow +-Infinity, underflow 0 or a
+//     subnormal, NaN propagates); division by zero gives NULL;
+//   * numeric: division or modulo by zero and results beyond numeric's range
+//     give NULL (the *_opt_error variants of utils/numeric.h report instead
+//     of raising);
+//   * numeric -> float8: beyond the double range +-Infinity, below it 0 (the
+//     built-in float8(numeric) raises for both);
+//   * date +- integer: results beyond the date range give -infinity or
+//     +infinity; infinite dates stay as they are;
+//   * timestamp[tz] +- interval: see TotalTimestampShift.
+// Plain C data only and no PostgreSQL call that can raise: no C++ object
+// with a destructor is live anywhere here.
+#include "pg_includes.h"
+
+extern "C" {
+#include "datatype/timestamp.h"
+#include "utils/date.h"
+#include "utils/timestamp.h"
+}
+
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+
+namespace {
+
+template <typename T>
+T Saturate(__int128 value) {
+  if (value > static_cast<__int128>(std::numeric_limits<T>::max()))
+    return std::numeric_limits<T>::max();
+  if (value < static_cast<__int128>(std::numeric_limits<T>::min()))
+    return std::numeric_limits<T>::min();
+  return static_cast<T>(value);
+}
+
+// Integer division truncates toward zero, like C and PostgreSQL; the only
+// quotient out of range is INT_MIN / -1, which saturates.
+template <typename T>
+T SaturatingDivide(__int128 dividend, __int128 divisor) {
+  return Saturate<T>(dividend / divisor);
+}
+
+Numeric NumericOrNull(Numeric result, bool failed, FunctionCallInfo fcinfo) {
+  if (failed || result == nullptr) fcinfo->isnull = true;
+  return result;
+}
+
+// Whether `timestamp` (finite) moved by at most `reach` microseconds stays
+// two days inside the valid range. Two days cover any time zone offset (at
+// most 16 hours in PostgreSQL) and a daylight-saving shift, which
+// timestamptz arithmetic applies in the session's time zone.
+bool FarFromRangeEnds(Timestamp timestamp, double reach) {
+  const double margin = 2.0 * USECS_PER_DAY;
+  return static_cast<double>(timestamp) - reach - margin > static_cast<double>(MIN_TIMESTAMP) &&
+         static_cast<double>(timestamp) + reach + margin < static_cast<double>(END_TIMESTAMP);
+}
+
+// timestamp[tz] +- interval. Infinite timestamps stay as they are (as in
+// PostgreSQL). A finite result is the built-in's whenever the timestamp is
+// farther from the ends of the range (4714 BC, 294276 AD) than the
+// interval's reach (months counted as 31 days) plus two days: there the
+// built-in cannot raise "timestamp out of range" (and its month arithmetic
+// cannot overflow). Closer to the ends the result is +infinity or -infinity
+// by the sign of the interval's mean length (months of 30.436875 days, as
+// the Gregorian calendar averages), or the timestamp itself for a length of
+// zero.
+Datum TotalTimestampShift(PGFunction builtin, Datum timestamp_datum, Interval* span, bool subtract,
+                          FunctionCallInfo fcinfo) {
+  const Timestamp timestamp = DatumGetTimestamp(timestamp_datum);
+  if (TIMESTAMP_NOT_FINITE(timestamp)) return timestamp_datum;
+  const double day = static_cast<double>(USECS_PER_DAY);
+  const double reach = std::fabs(static_cast<double>(span->month)) * 31.0 * day +
+                       std::fabs(static_cast<double>(span->day)) * day +
+                       std::fabs(static_cast<double>(span->time));
+  if (FarFromRangeEnds(timestamp, reach))
+    return DirectFunctionCall2Coll(builtin, InvalidOid, timestamp_datum, PointerGetDatum(span));
+  double length = static_cast<double>(span->month) * 30.436875 * day +
+                  static_cast<double>(span->day) * day + static_cast<double>(span->time);
+  if (subtract) length = -length;
+  Timestamp result = timestamp;
+  if (length > 0) TIMESTAMP_NOEND(result);
+  if (length < 0) TIMESTAMP_NOBEGIN(result);
+  return TimestampGetDatum(result);
+}
+
+DateADT TotalDateShift(DateADT date, int64 days) {
+  if (DATE_NOT_FINITE(date)) return date;
+  const int64 result = static_cast<int64>(date) + days;
+  DateADT saturated;
+  if (result < static_cast<int64>(DATETIME_MIN_JULIAN - POSTGRES_EPOCH_JDATE)) {
+    DATE_NOBEGIN(saturated);
+    return saturated;
+  }
+  if (result >= static_cast<int64>(DATE_END_JULIAN - POSTGRES_EPOCH_JDATE)) {
+    DATE_NOEND(saturated);
+    return saturated;
+  }
+  return static_cast<DateADT>(result);
+}
+
+}  // namespace
+
+extern "C" {
+
+// Integer + - * / and cross-width variants: PROC(name, left, right, result).
+#define DP_INT_OPS(name, LT, RT, RESULT, GET_L, GET_R, RETURN)            \
+  PG_FUNCTION_INFO_V1(dp_total_##name##pl);                               \
+  Datum dp_total_##name##pl(PG_FUNCTION_ARGS) {                           \
+    RETURN(Saturate<RESULT>(static_cast<__int128>(GET_L(0)) + GET_R(1))); \
+  }                                                                       \
+  PG_FUNCTION_INFO_V1(dp_total_##name##mi);                               \
+  Datum dp_total_##name##mi(PG_FUNCTION_ARGS) {                           \
+    RETURN(Saturate<RESULT>(static_cast<__int128>(GET_L(0)) - GET_R(1))); \
+  }                                                                       \
+  PG_FUNCTION_INFO_V1(dp_total_##name##mul);                              \
+  Datum dp_total_##name##mul(PG_FUNCTION_ARGS) {                          \
+    RETURN(Saturate<RESULT>(static_cast<__int128>(GET_L(0)) * GET_R(1))); \
+  }                                                                       \
+  PG_FUNCTION_INFO_V1(dp_total_##name##div);                              \
+  Datum dp_total_##name##div(PG_FUNCTION_ARGS) {                          \
+    if (GET_R(1) == 0) PG_RETURN_NULL();                                  \
+    RETURN(SaturatingDivide<RESULT>(GET_L(0), GET_R(1)));                 \
+  }
+
+DP_INT_OPS(int2, int16, int16, int16, PG_GETARG_INT16, PG_GETARG_INT16, PG_RETURN_INT16)
+DP_INT_OPS(int4, int32, int32, int32, PG_GETARG_INT32, PG_GETARG_INT32, PG_RETURN_INT32)
+DP_INT_OPS(int8, int64, int64, int64, PG_GETARG_INT64, PG_GETARG_INT64, PG_RETURN_INT64)
+DP_INT_OPS(int24, int16, int32, int32, PG_GETARG_INT16, PG_GETARG_INT32, PG_RETURN_INT32)
+DP_INT_OPS(int42, int32, int16, int32, PG_GETARG_INT32, PG_GETARG_INT16, PG_RETURN_INT32)
+DP_INT_OPS(int28, int16, int64, int64, PG_GETARG_INT16, PG_GETARG_INT64, PG_RETURN_INT64)
+DP_INT_OPS(int82, int64, int16, int64, PG_GETARG_INT64, PG_GETARG_INT16, PG_RETURN_INT64)
+DP_INT_OPS(int48, int32, int64, int64, PG_GETARG_INT32, PG_GETARG_INT64, PG_RETURN_INT64)
+DP_INT_OPS(int84, int64, int32, int64, PG_GETARG_INT64, PG_GETARG_INT32, PG_RETURN_INT64)
+
+// Modulo: x % 0 is NULL; INT_MIN % -1 is 0 (as in PostgreSQL; C's own
+// operator would trap on it). Unary minus: -INT_MIN saturates to INT_MAX.
+#define DP_INT_MOD_UM(name, T, GET, RETURN)              \
+  PG_FUNCTION_INFO_V1(dp_total_##name##mod);             \
+  Datum dp_total_##name##mod(PG_FUNCTION_ARGS) {         \
+    const T divisor = GET(1);                            \
+    if (divisor == 0) PG_RETURN_NULL();                  \
+    if (divisor == -1) RETURN(0);                        \
+    RETURN(static_cast<T>(GET(0) % divisor));            \
+  }                                                      \
+  PG_FUNCTION_INFO_V1(dp_total_##name##um);              \
+  Datum dp_total_##name##um(PG_FUNCTION_ARGS) {          \
+    RETURN(Saturate<T>(-static_cast<__int128>(GET(0)))); \
+  }
+
+DP_INT_MOD_UM(int2, int16, PG_GETARG_INT16, PG_RETURN_INT16)
+DP_INT_MOD_UM(int4, int32, PG_GETARG_INT32, PG_RETURN_INT32)
+DP_INT_MOD_UM(int8, int64, PG_GETARG_INT64, PG_RETURN_INT64)
+
+// Floats: plain IEEE arithmetic, as PostgreSQL computes it before its
+// overflow/underflow checks (float.h), without those checks.
+#define DP_FLOAT_OPS(name, RESULT, GET_L, GET_R, RETURN)                   \
+  PG_FUNCTION_INFO_V1(dp_total_##name##pl);                                \
+  Datum dp_total_##name##pl(PG_FUNCTION_ARGS) {                            \
+    RETURN(static_cast<RESULT>(GET_L(0)) + static_cast<RESULT>(GET_R(1))); \
+  }                                                                        \
+  PG_FUNCTION_INFO_V1(dp_total_##name##mi);                                \
+  Datum dp_total_##name##mi(PG_FUNCTION_ARGS) {                            \
+    RETURN(static_cast<RESULT>(GET_L(0)) - static_cast<RESULT>(GET_R(1))); \
+  }                                                                        \
+  PG_FUNCTION_INFO_V1(dp_total_##name##mul);                               \
+  Datum dp_total_##name##mul(PG_FUNCTION_ARGS) {                           \
+    RETURN(static_cast<RESULT>(GET_L(0)) * static_cast<RESULT>(GET_R(1))); \
+  }                                                                        \
+  PG_FUNCTION_INFO_V1(dp_total_##name##div);                               \
+  Datum dp_total_##name##div(PG_FUNCTION_ARGS) {                           \
+    if (GET_R(1) == 0) PG_RETURN_NULL();                                   \
+    RETURN(static_cast<RESULT>(GET_L(0)) / static_cast<RESULT>(GET_R(1))); \
+  }
+
+DP_FLOAT_OPS(float4, float4, PG_GETARG_FLOAT4, PG_GETARG_FLOAT4, PG_RETURN_FLOAT4)
+DP_FLOAT_OPS(float8, float8, PG_GETARG_FLOAT8, PG_GETARG_FLOAT8, PG_RETURN_FLOAT8)
+DP_FLOAT_OPS(float48, float8, PG_GETARG_FLOAT4, PG_GETARG_FLOAT8, PG_RETURN_FLOAT8)
+DP_FLOAT_OPS(float84, float8, PG_GETARG_FLOAT8, PG_GETARG_FLOAT4, PG_RETURN_FLOAT8)
+
+// numeric: the *_opt_error functions report division by zero and overflow
+// through `failed` instead of raising.
+#define DP_NUMERIC_OP(name, builtin)                                               \
+  PG_FUNCTION_INFO_V1(dp_total_numeric_##name);                                    \
+  Datum dp_total_numeric_##name(PG_FUNCTION_ARGS) {                                \
+    bool failed = false;                                                           \
+    Numeric result = builtin(PG_GETARG_NUMERIC(0), PG_GETARG_NUMERIC(1), &failed); \
+    result = NumericOrNull(result, failed, fcinfo);                                \
+    if (fcinfo->isnull) return static_cast<Datum>(0);                              \
+    PG_RETURN_NUMERIC(result);                                                     \
+  }
+
+DP_NUMERIC_OP(add, numeric_add_opt_error)
+DP_NUMERIC_OP(sub, numeric_sub_opt_error)
+DP_NUMERIC_OP(mul, numeric_mul_opt_error)
+DP_NUMERIC_OP(div, numeric_div_opt_error)
+DP_NUMERIC_OP(mod, numeric_mod_opt_error)
+
+// numeric -> float8 through the decimal text, parsed by strtod, which
+// saturates to +-HUGE_VAL (Infinity) and underflows to 0 or a subnormal
+// without raising (float8in raises for both). numeric_out raises nothing for
+// a valid numeric: it prints NaN, Infinity, -Infinity or the digits.
+PG_FUNCTION_INFO_V1(dp_total_float8_numeric);
+Datum dp_total_float8_numeric(PG_FUNCTION_ARGS) {
+  char* text = DatumGetCString(DirectFunctionCall1(numeric_out, PG_GETARG_DATUM(0)));
+  if (strcmp(text, "NaN") == 0) PG_RETURN_FLOAT8(get_float8_nan());
+  if (strcmp(text, "Infinity") == 0) PG_RETURN_FLOAT8(get_float8_infinity());
+  if (strcmp(text, "-Infinity") == 0) PG_RETURN_FLOAT8(-get_float8_infinity());
+  const double value = strtod(text, nullptr);
+  pfree(text);
+  PG_RETURN_FLOAT8(value);
+}
+
+PG_FUNCTION_INFO_V1(dp_total_date_pli);
+Datum dp_total_date_pli(PG_FUNCTION_ARGS) {
+  PG_RETURN_DATEADT(TotalDateShift(PG_GETARG_DATEADT(0), PG_GETARG_INT32(1)));
+}
+
+PG_FUNCTION_INFO_V1(dp_total_date_mii);
+Datum dp_total_date_mii(PG_FUNCTION_ARGS) {
+  PG_RETURN_DATEADT(TotalDateShift(PG_GETARG_DATEADT(0), -static_cast<int64>(PG_GETARG_INT32(1))));
+}
+
+PG_FUNCTION_INFO_V1(dp_total_timestamp_pl_interval);
+Datum dp_total_timestamp_pl_interval(PG_FUNCTION_ARGS) {
+  return TotalTimestampShift(timestamp_pl_interval, PG_GETARG_DATUM(0), PG_GETARG_INTERVAL_P(1),
+                             false, fcinfo);
+}
+
+PG_FUNCTION_INFO_V1(dp_total_timestamp_mi_interval);
+Datum dp_total_timestamp_mi_interval(PG_FUNCTION_ARGS) {
+  return TotalTimestampShift(timestamp_mi_interval, PG_GETARG_DATUM(0), PG_GETARG_INTERVAL_P(1),
+                             true, fcinfo);
+}
+
+PG_FUNCTION_INFO_V1(dp_total_timestamptz_pl_interval);
+Datum dp_total_timestamptz_pl_interval(PG_FUNCTION_ARGS) {
+  return TotalTimestampShift(timestamptz_pl_interval, PG_GETARG_DATUM(0), PG_GETARG_INTERVAL_P(1),
+                             false, fcinfo);
+}
+
+PG_FUNCTION_INFO_V1(dp_total_timestamptz_mi_interval);
+Datum dp_total_timestamptz_mi_interval(PG_FUNCTION_ARGS) {
+  return TotalTimestampShift(timestamptz_mi_interval, PG_GETARG_DATUM(0), PG_GETARG_INTERVAL_P(1),
+                             true, fcinfo);
+}
+
+}  // extern "C"
+
+namespace {
+
+// date_trunc moves a timestamp down by at most a millennium and a week (the
+// ISO week of January 1st), and across a time zone offset: farther than
+// this from the start of the range and two days from its end, the built-in
+// cannot raise "timestamp out of range".
+bool TruncationStaysInRange(Timestamp timestamp) {
+  const double day = static_cast<double>(USECS_PER_DAY);
+  return static_cast<double>(timestamp) >
+             static_cast<double>(MIN_TIMESTAMP) + (1001.0 * 366.0 + 9.0) * day &&
+         static_cast<double>(timestamp) < static_cast<double>(END_TIMESTAMP) - 2.0 * day;
+}
+
+}  // namespace
+
+extern "C" {
+
+// date_trunc(field, timestamp[tz]) with a field checked at judgement
+// (constant_arguments.h): infinite timestamps stay as they are (as in the
+// built-in); finite ones within 1001 years of the start of the range (before
+// 3713 BC) or two days of its end give NULL.
+PG_FUNCTION_INFO_V1(dp_total_date_trunc_timestamp);
+Datum dp_total_date_trunc_timestamp(PG_FUNCTION_ARGS) {
+  const Timestamp timestamp = PG_GETARG_TIMESTAMP(1);
+  if (TIMESTAMP_NOT_FINITE(timestamp)) PG_RETURN_TIMESTAMP(timestamp);
+  if (!TruncationStaysInRange(timestamp)) PG_RETURN_NULL();
+  return DirectFunctionCall2(timestamp_trunc, PG_GETARG_DATUM(0), PG_GETARG_DATUM(1));
+}
+
+PG_FUNCTION_INFO_V1(dp_total_date_trunc_timestamptz);
+Datum dp_total_date_trunc_timestamptz(PG_FUNCTION_ARGS) {
+  const TimestampTz timestamp = PG_GETARG_TIMESTAMPTZ(1);
+  if (TIMESTAMP_NOT_FINITE(timestamp)) PG_RETURN_TIMESTAMPTZ(timestamp);
+  if (!TruncationStaysInRange(timestamp)) PG_RETURN_NULL();
+  return DirectFunctionCall2(timestamptz_trunc, PG_GETARG_DATUM(0), PG_GETARG_DATUM(1));
+}
+
+// date -> timestamp[tz]: the *_opt_overflow conversions report a date
+// beyond the timestamp range (or, for timestamptz, pushed beyond it by the
+// session's time zone) as +-infinity instead of raising.
+PG_FUNCTION_INFO_V1(dp_total_timestamp_date);
+Datum dp_total_timestamp_date(PG_FUNCTION_ARGS) {
+  int overflow = 0;
+  const Timestamp result = date2timestamp_opt_overflow(PG_GETARG_DATEADT(0), &overflow);
+  PG_RETURN_TIMESTAMP(result);
+}
+
+PG_FUNCTION_INFO_V1(dp_total_timestamptz_date);
+Datum dp_total_timestamptz_date(PG_FUNCTION_ARGS) {
+  int overflow = 0;
+  const TimestampTz result = date2timestamptz_opt_overflow(PG_GETARG_DATEADT(0), &overflow);
+  PG_RETURN_TIMESTAMPTZ(result);
+}
+
+}  // extern "C"

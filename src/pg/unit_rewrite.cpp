@@ -1,0 +1,523 @@
+#include "unit_rewrite.h"
+
+extern "C" {
+#include "catalog/namespace.h"
+#include "nodes/makefuncs.h"
+#include "parser/parse_coerce.h"
+#include "parser/parse_func.h"
+#include "parser/parse_oper.h"
+#include "parser/parsetree.h"
+#include "rewrite/rewriteManip.h"
+#include "utils/fmgroids.h"
+}
+
+#include <cstdint>
+
+#include "aggregate_catalog.h"
+#include "error_boundary.h"
+#include "restriction.h"
+#include "settings.h"
+
+#define DP_EXPRESSION_MUTATOR(function) \
+  reinterpret_cast<Node* (*)()>(reinterpret_cast<void (*)()>(function))
+
+namespace dp_pg {
+
+namespace {
+
+[[noreturn]] void RefuseUnitLevel(const char* message, const char* detail) {
+  ereport(ERROR,
+          (errcode(ERRCODE_FEATURE_NOT_SUPPORTED), errmsg("%s", message), errdetail("%s", detail),
+           errhint("See README \"Privacy units\" for what is supported.")));
+  pg_unreachable();
+}
+
+// Whether the unit level supports this private aggregate: the plain count,
+// sum and mean (each unit's rows combined first: count, total, mean).
+bool IsSupportedUnitAggregate(Aggref* aggref) {
+  const AggregateCacheEntry* entry = LookupAggregate(aggref->aggfnoid);
+  if (entry->kind == nullptr || entry->layout == nullptr || entry->interval) return false;
+  if (entry->kind->family != Family::kStatistic) return false;
+  return entry->final_kind == FinalKind::kCount || entry->final_kind == FinalKind::kSum ||
+         entry->final_kind == FinalKind::kMean;
+}
+
+struct LevelShape {
+  List* keys;  // Expr* of the group keys, in groupClause order
+  Index item;
+  AttrNumber column;
+};
+
+List* GroupKeyExpressions(Query* query) {
+  List* keys = NIL;
+  ListCell* cell;
+  foreach (cell, query->groupClause) {
+    auto* clause = static_cast<SortGroupClause*>(lfirst(cell));
+    keys = lappend(keys, get_sortgroupclause_tle(clause, query->targetList)->expr);
+  }
+  return keys;
+}
+
+int KeyPosition(const LevelShape& shape, Node* node) {
+  int position = 0;
+  ListCell* cell;
+  foreach (cell, shape.keys) {
+    if (equal(node, lfirst(cell))) return position;
+    ++position;
+  }
+  return -1;
+}
+
+bool ReferencesUnit(Node* node, LevelShape* shape) {
+  if (node == nullptr) return false;
+  if (IsA(node, Var)) {
+    const auto* var = reinterpret_cast<Var*>(node);
+    return var->varlevelsup == 0 && var->varno == static_cast<int>(shape->item) &&
+           var->varattno == shape->column;
+  }
+  return expression_tree_walker(node, DP_EXPRESSION_WALKER(ReferencesUnit), shape);
+}
+
+// The select list and HAVING outside aggregates: only group keys, and the
+// private aggregates the rewrite knows how to combine per unit.
+bool CheckOuterExpression(Node* node, LevelShape* shape) {
+  if (node == nullptr) return false;
+  if (KeyPosition(*shape, node) >= 0) return false;
+  if (IsA(node, Aggref)) {
+    auto* aggref = reinterpret_cast<Aggref*>(node);
+    if (aggref->agglevelsup != 0) return false;
+    if (LookupPrivateAggregate(aggref->aggfnoid) == nullptr) {
+      char message[256];
+      snprintf(message, sizeof message, "%s cannot be used over a table with a privacy unit column",
+               get_func_name(aggref->aggfnoid));
+      RefuseUnitLevel(message,
+                      "Only differentially private aggregates may aggregate a table "
+                      "whose rows are grouped into privacy units.");
+    }
+    if (!IsSupportedUnitAggregate(aggref)) {
+      char message[256];
+      snprintf(message, sizeof message,
+               "%s is not supported over a table with a privacy unit column",
+               get_func_name(aggref->aggfnoid));
+      RefuseUnitLevel(message,
+                      "Over privacy units dp_agg supports dp_count, dp_sum and dp_avg "
+                      "so far; any other aggregate would be released at row level, "
+                      "protecting a person with many rows less than claimed.");
+    }
+    if (aggref->aggdistinct != NIL || aggref->aggorder != NIL)
+      RefuseUnitLevel(
+          "DISTINCT or ORDER BY inside a private aggregate over privacy units is "
+          "not supported",
+          "Each unit's rows are combined into one value before the private "
+          "aggregate; dp_count(1, epsilon) already counts units.");
+    return false;
+  }
+  if (IsA(node, Var) && reinterpret_cast<Var*>(node)->varlevelsup == 0)
+    RefuseUnitLevel("a column outside the aggregates is not a group key",
+                    "Over privacy units every column in the select list or HAVING must be "
+                    "written exactly as one of the GROUP BY expressions.");
+  if (IsA(node, SubLink) || IsA(node, Query))
+    RefuseUnitLevel(
+        "subqueries in a private aggregation level over privacy units are not "
+        "supported",
+        "The level is rewritten into a per-unit level and a private level.");
+  return expression_tree_walker(node, DP_EXPRESSION_WALKER(CheckOuterExpression), shape);
+}
+
+bool HasOuterJoin(Node* node) {
+  if (node == nullptr) return false;
+  if (IsA(node, JoinExpr)) {
+    auto* join = reinterpret_cast<JoinExpr*>(node);
+    if (join->jointype != JOIN_INNER) return true;
+    return HasOuterJoin(join->larg) || HasOuterJoin(join->rarg);
+  }
+  if (IsA(node, FromExpr)) {
+    ListCell* cell;
+    foreach (cell, reinterpret_cast<FromExpr*>(node)->fromlist)
+      if (HasOuterJoin(static_cast<Node*>(lfirst(cell)))) return true;
+  }
+  return false;
+}
+
+Const* Int4Constant(int value) {
+  return makeConst(INT4OID, -1, InvalidOid, sizeof(int32), Int32GetDatum(value), false, true);
+}
+
+Const* Float8Constant(double value) {
+  return makeConst(FLOAT8OID, -1, InvalidOid, sizeof(float8), Float8GetDatum(value), false,
+                   FLOAT8PASSBYVAL);
+}
+
+Oid CatalogAggregate(const char* name, Oid argument_type) {
+  return LookupFuncName(list_make2(makeString(pstrdup("pg_catalog")), makeString(pstrdup(name))), 1,
+                        &argument_type, false);
+}
+
+// A built-in aggregate call name(value) FILTER (filter), of the inner level.
+Aggref* InnerAggregate(const char* name, Expr* value, Expr* filter, Oid input_collation) {
+  const Oid input_type = exprType(reinterpret_cast<Node*>(value));
+  const Oid function =
+      strcmp(name, "count") == 0 ? F_COUNT_ANY : CatalogAggregate(name, input_type);
+  auto* aggref = makeNode(Aggref);
+  aggref->aggfnoid = function;
+  aggref->aggtype = get_func_rettype(function);
+  aggref->aggcollid = InvalidOid;
+  aggref->inputcollid = input_collation;
+  aggref->aggtranstype = InvalidOid;
+  aggref->aggargtypes = list_make1_oid(input_type);
+  aggref->args = list_make1(makeTargetEntry(value, 1, nullptr, false));
+  aggref->aggfilter = filter;
+  aggref->aggkind = AGGKIND_NORMAL;
+  aggref->aggsplit = AGGSPLIT_SIMPLE;
+  aggref->aggno = -1;
+  aggref->aggtransno = -1;
+  aggref->location = -1;
+  return aggref;
+}
+
+Expr* Coerced(Expr* expression, Oid target) {
+  const Oid source = exprType(reinterpret_cast<Node*>(expression));
+  if (source == target) return expression;
+  Node* coerced = coerce_to_target_type(nullptr, reinterpret_cast<Node*>(expression), source,
+                                        target, -1, COERCION_IMPLICIT, COERCE_IMPLICIT_CAST, -1);
+  if (coerced == nullptr)
+    elog(ERROR, "dp_agg: no implicit cast from %s to %s for a privacy unit level",
+         format_type_be(source), format_type_be(target));
+  return reinterpret_cast<Expr*>(coerced);
+}
+
+Expr* Divided(Expr* expression, int divisor) {
+  if (divisor == 1) return expression;
+  return reinterpret_cast<Expr*>(makeFuncExpr(
+      F_FLOAT8DIV, FLOAT8OID, list_make2(Coerced(expression, FLOAT8OID), Float8Constant(divisor)),
+      InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL));
+}
+
+struct Rewriter {
+  LevelShape shape;
+  int max_groups;
+  Query* inner;
+  List* columns;  // TargetEntry* of the inner level, in order
+};
+
+Var* InnerColumn(Rewriter* rewriter, Expr* expression, const char* name) {
+  const auto position = static_cast<AttrNumber>(list_length(rewriter->columns) + 1);
+  rewriter->columns =
+      lappend(rewriter->columns, makeTargetEntry(expression, position, pstrdup(name), false));
+  Node* node = reinterpret_cast<Node*>(expression);
+  return makeVar(1, position, exprType(node), exprTypmod(node), exprCollation(node), 0);
+}
+
+Expr* ArgumentAt(Aggref* aggref, int position) {
+  return static_cast<TargetEntry*>(list_nth(aggref->args, position))->expr;
+}
+
+// The private aggregate over per-unit rows that replaces `aggref`.
+Node* RewrittenAggregate(Aggref* aggref, Rewriter* rewriter) {
+  const AggregateCacheEntry* entry = LookupAggregate(aggref->aggfnoid);
+  const ArgumentLayout& layout = ArgumentLayoutOf(aggref);
+  const auto* original = aggref;
+  auto* outer = static_cast<Aggref*>(copyObjectImpl(aggref));
+  if (entry->kind == nullptr) return reinterpret_cast<Node*>(outer);
+  // Group selection: counts the rows of the outer level, one per unit kept
+  // in the group; calibrated for a unit in up to max_groups groups.
+  if (entry->kind->family == Family::kGroupSelection) {
+    for (int position = 0; position < list_length(outer->args); ++position) {
+      auto* argument = static_cast<TargetEntry*>(list_nth(outer->args, position));
+      argument->expr = Divided(argument->expr, rewriter->max_groups);
+    }
+    return reinterpret_cast<Node*>(outer);
+  }
+  auto* value = static_cast<Expr*>(copyObjectImpl(ArgumentAt(aggref, 0)));
+  auto* filter = static_cast<Expr*>(copyObjectImpl(original->aggfilter));
+  Var* combined = nullptr;
+  Oid combined_type = InvalidOid;
+  if (entry->final_kind == FinalKind::kCount) {
+    // A unit counts once in a group if it has a counted row there: count
+    // per unit, NULL when zero, and dp_count counts the non-NULL rows.
+    Aggref* count = InnerAggregate("count", value, filter, original->inputcollid);
+    auto* nonzero = makeNode(NullIfExpr);
+    nonzero->opno = OpernameGetOprid(list_make1(makeString(pstrdup("="))), INT8OID, INT8OID);
+    nonzero->opfuncid = F_INT8EQ;
+    nonzero->opresulttype = INT8OID;
+    nonzero->args = list_make2(count, makeConst(INT8OID, -1, InvalidOid, sizeof(int64),
+                                                Int64GetDatum(0), false, FLOAT8PASSBYVAL));
+    nonzero->location = -1;
+    combined = InnerColumn(rewriter, reinterpret_cast<Expr*>(nonzero), "unit_count");
+    combined_type = INT8OID;
+  } else if (entry->final_kind == FinalKind::kSum) {
+    // Sum: each unit's total in the group, clamped to [lower, upper] in the
+    // type of the built-in sum and cast back to the value's type (in range
+    // after the clamp), so the private sum keeps its signature and result
+    // type and clamps the per-unit total again (idempotent).
+    Aggref* inner = InnerAggregate("sum", value, filter, original->inputcollid);
+    const Oid value_type = exprType(reinterpret_cast<Node*>(value));
+    auto* clamp_low = makeNode(MinMaxExpr);
+    clamp_low->minmaxtype = inner->aggtype;
+    clamp_low->op = IS_GREATEST;
+    clamp_low->args = list_make2(
+        inner, Coerced(static_cast<Expr*>(copyObjectImpl(ArgumentAt(aggref, layout.lower))),
+                       inner->aggtype));
+    clamp_low->location = -1;
+    auto* clamp_high = makeNode(MinMaxExpr);
+    clamp_high->minmaxtype = inner->aggtype;
+    clamp_high->op = IS_LEAST;
+    clamp_high->args = list_make2(
+        clamp_low, Coerced(static_cast<Expr*>(copyObjectImpl(ArgumentAt(aggref, layout.upper))),
+                           inner->aggtype));
+    clamp_high->location = -1;
+    Node* back = coerce_to_target_type(nullptr, reinterpret_cast<Node*>(clamp_high), inner->aggtype,
+                                       value_type, -1, COERCION_EXPLICIT, COERCE_IMPLICIT_CAST, -1);
+    if (back == nullptr) elog(ERROR, "dp_agg: no cast back to %s", format_type_be(value_type));
+    combined = InnerColumn(rewriter, reinterpret_cast<Expr*>(back), "unit_sum");
+    combined_type = value_type;
+  } else {
+    // Mean: BigQuery's per-unit semantics, each unit's mean in the group,
+    // clamped and averaged by the private mean (the overload for the type of
+    // the built-in avg, whose result type is the same), so a unit weighs one
+    // value whatever its number of rows.
+    Aggref* inner = InnerAggregate("avg", value, filter, original->inputcollid);
+    combined_type = inner->aggtype;
+    combined = InnerColumn(rewriter, reinterpret_cast<Expr*>(inner), "unit_avg");
+  }
+  List* arguments = NIL;
+  List* types = NIL;
+  for (int position = 0; position < list_length(original->args); ++position) {
+    Expr* argument = static_cast<Expr*>(copyObjectImpl(ArgumentAt(outer, position)));
+    if (position == 0) {
+      argument = reinterpret_cast<Expr*>(combined);
+    } else if (position == layout.lower || position == layout.upper) {
+      argument = Coerced(argument, combined_type);
+    } else if (position == layout.epsilon || position == layout.delta) {
+      argument = Divided(argument, rewriter->max_groups);
+    }
+    arguments = lappend(arguments, makeTargetEntry(argument, static_cast<AttrNumber>(position + 1),
+                                                   nullptr, false));
+    types = lappend_oid(types, exprType(reinterpret_cast<Node*>(argument)));
+  }
+  outer->args = arguments;
+  outer->aggargtypes = types;
+  outer->aggfilter = nullptr;
+  outer->inputcollid = InvalidOid;
+  if (entry->final_kind == FinalKind::kMean) {
+    // The overload of the same aggregate for the combined type.
+    Oid argument_types[FUNC_MAX_ARGS];
+    int count = 0;
+    ListCell* cell;
+    foreach (cell, types) argument_types[count++] = lfirst_oid(cell);
+    List* name = list_make2(makeString(get_namespace_name(get_func_namespace(aggref->aggfnoid))),
+                            makeString(get_func_name(aggref->aggfnoid)));
+    outer->aggfnoid = LookupFuncName(name, count, argument_types, false);
+    if (get_func_rettype(outer->aggfnoid) != aggref->aggtype)
+      elog(ERROR, "dp_agg: %s over per-unit means changes its result type",
+           get_func_name(aggref->aggfnoid));
+  }
+  return reinterpret_cast<Node*>(outer);
+}
+
+Node* RewriteOuterExpression(Node* node, Rewriter* rewriter) {
+  if (node == nullptr) return nullptr;
+  const int key = KeyPosition(rewriter->shape, node);
+  if (key >= 0) {
+    const auto* column = static_cast<TargetEntry*>(list_nth(rewriter->columns, key));
+    Node* expression = reinterpret_cast<Node*>(column->expr);
+    return reinterpret_cast<Node*>(makeVar(1, static_cast<AttrNumber>(key + 1),
+                                           exprType(expression), exprTypmod(expression),
+                                           exprCollation(expression), 0));
+  }
+  if (IsA(node, Aggref) && reinterpret_cast<Aggref*>(node)->agglevelsup == 0)
+    return RewrittenAggregate(reinterpret_cast<Aggref*>(node), rewriter);
+  return expression_tree_mutator(node, DP_EXPRESSION_MUTATOR(RewriteOuterExpression), rewriter);
+}
+
+SortGroupClause* GroupClauseFor(Oid type, Index reference) {
+  Oid less = InvalidOid;
+  Oid equal_operator = InvalidOid;
+  bool hashable = false;
+  get_sort_group_operators(type, true, true, false, &less, &equal_operator, nullptr, &hashable);
+  auto* clause = makeNode(SortGroupClause);
+  clause->tleSortGroupRef = reference;
+  clause->eqop = equal_operator;
+  clause->sortop = less;
+  clause->nulls_first = false;
+  clause->hashable = hashable;
+  return clause;
+}
+
+}  // namespace
+
+AttrNumber UnitColumnOfItem(const Query* query, Index item) {
+  const auto* entry = static_cast<RangeTblEntry*>(list_nth(query->rtable, item - 1));
+  if (entry->rtekind != RTE_RELATION) return InvalidAttrNumber;
+  return PrivacyUnitColumn(entry->relid);
+}
+
+void CheckUnitLevel(Query* query, Index item, AttrNumber column) {
+  LevelShape shape{GroupKeyExpressions(query), item, column};
+  if (HasOuterJoin(reinterpret_cast<Node*>(query->jointree)))
+    RefuseUnitLevel(
+        "outer joins in a private aggregation level over privacy units are not "
+        "supported",
+        "NULL-extended rows would form one pseudo-unit whose sampled groups "
+        "depend on which rows are unmatched.");
+  if (query->groupingSets != NIL)
+    RefuseUnitLevel("GROUPING SETS over privacy units are not supported",
+                    "Each grouping set would need its own bound on a unit's groups.");
+  if (query->hasWindowFuncs || query->hasTargetSRFs || query->hasSubLinks)
+    RefuseUnitLevel(
+        "window functions, set-returning functions and subqueries in a private "
+        "aggregation level over privacy units are not supported",
+        "The level is rewritten into a per-unit level and a private level.");
+  ListCell* cell;
+  foreach (cell, shape.keys) {
+    if (ReferencesUnit(static_cast<Node*>(lfirst(cell)), &shape))
+      RefuseUnitLevel("the privacy unit column cannot be a group key",
+                      "Grouping by the unit would release one answer per person.");
+  }
+  foreach (cell, query->targetList) {
+    auto* entry = static_cast<TargetEntry*>(lfirst(cell));
+    CheckOuterExpression(reinterpret_cast<Node*>(entry->expr), &shape);
+  }
+  CheckOuterExpression(query->havingQual, &shape);
+}
+
+void RewriteForPrivacyUnits(Query* level, Index item, AttrNumber column, int max_groups) {
+  Rewriter rewriter{{GroupKeyExpressions(level), item, column}, max_groups, nullptr, NIL};
+  const Oid relation = rt_fetch(item, level->rtable)->relid;
+  auto* inner = makeNode(Query);
+  inner->commandType = CMD_SELECT;
+  inner->querySource = QSRC_ORIGINAL;
+  inner->canSetTag = true;
+  inner->rtable = level->rtable;
+  inner->jointree = level->jointree;
+  inner->cteList = level->cteList;
+  inner->hasRowSecurity = level->hasRowSecurity;
+  inner->hasAggs = true;
+  inner->hasWindowFuncs = true;
+  rewriter.inner = inner;
+
+  // Inner columns 1..k: the group keys; k+1: the unit.
+  Index reference = 0;
+  ListCell* cell;
+  foreach (cell, level->groupClause) {
+    auto* clause = static_cast<SortGroupClause*>(copyObjectImpl(lfirst(cell)));
+    Expr* key = static_cast<Expr*>(copyObjectImpl(
+        get_sortgroupclause_tle(static_cast<SortGroupClause*>(lfirst(cell)), level->targetList)
+            ->expr));
+    char name[32];
+    snprintf(name, sizeof name, "key_%u", reference + 1);
+    InnerColumn(&rewriter, key, name);
+    clause->tleSortGroupRef = ++reference;
+    static_cast<TargetEntry*>(llast(rewriter.columns))->ressortgroupref = reference;
+    inner->groupClause = lappend(inner->groupClause, clause);
+  }
+  Oid unit_type = InvalidOid;
+  int32 unit_typmod = -1;
+  Oid unit_collation = InvalidOid;
+  get_atttypetypmodcoll(relation, column, &unit_type, &unit_typmod, &unit_collation);
+  InnerColumn(&rewriter,
+              reinterpret_cast<Expr*>(makeVar(static_cast<int>(item), column, unit_type,
+                                              unit_typmod, unit_collation, 0)),
+              "unit");
+  const Index unit_reference = ++reference;
+  static_cast<TargetEntry*>(llast(rewriter.columns))->ressortgroupref = unit_reference;
+  inner->groupClause = lappend(inner->groupClause, GroupClauseFor(unit_type, unit_reference));
+
+  // The outer level's expressions, with each private aggregate's per-unit
+  // combination appended to the inner columns.
+  ListCell* target_cell;
+  foreach (target_cell, level->targetList) {
+    auto* entry = static_cast<TargetEntry*>(lfirst(target_cell));
+    entry->expr = reinterpret_cast<Expr*>(
+        RewriteOuterExpression(reinterpret_cast<Node*>(entry->expr), &rewriter));
+  }
+  level->havingQual = RewriteOuterExpression(level->havingQual, &rewriter);
+
+  // The sampling of at most max_groups groups per unit: row_number() over
+  // the unit's groups in the order of fresh CSPRNG keys (never the order of
+  // rows or keys), kept where it is <= max_groups.
+  const Oid sample_function = UnitSampleKeyFunction();
+  if (!OidIsValid(sample_function)) elog(ERROR, "dp_agg: dp_agg.unit_sample_key is missing");
+  auto* sample_key = makeFuncExpr(sample_function, INT8OID, list_make1(Int4Constant(max_groups)),
+                                  InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL);
+  auto* window = makeNode(WindowFunc);
+  window->winfnoid = F_ROW_NUMBER;
+  window->wintype = INT8OID;
+  window->winref = 1;
+  window->location = -1;
+  Var* rank = InnerColumn(&rewriter, reinterpret_cast<Expr*>(window), "unit_group_rank");
+  const auto key_position = static_cast<AttrNumber>(list_length(rewriter.columns) + 1);
+  auto* key_entry = makeTargetEntry(reinterpret_cast<Expr*>(sample_key), key_position,
+                                    pstrdup("unit_sample_key"), true);
+  key_entry->ressortgroupref = ++reference;
+  rewriter.columns = lappend(rewriter.columns, key_entry);
+  auto* clause = makeNode(WindowClause);
+  clause->partitionClause = list_make1(GroupClauseFor(unit_type, unit_reference));
+  clause->orderClause = list_make1(GroupClauseFor(INT8OID, reference));
+  clause->frameOptions = FRAMEOPTION_DEFAULTS;
+  clause->winref = 1;
+  inner->windowClause = list_make1(clause);
+  inner->targetList = rewriter.columns;
+  // One level deeper now: references to outer queries reach one more up.
+  IncrementVarSublevelsUp(reinterpret_cast<Node*>(inner), 1, 1);
+
+  auto* entry = makeNode(RangeTblEntry);
+  entry->rtekind = RTE_SUBQUERY;
+  entry->subquery = inner;
+  entry->security_barrier = true;
+  entry->inFromCl = true;
+  List* names = NIL;
+  foreach (cell, rewriter.columns) {
+    auto* column_entry = static_cast<TargetEntry*>(lfirst(cell));
+    if (!column_entry->resjunk) names = lappend(names, makeString(column_entry->resname));
+  }
+  entry->alias = makeAlias("dp_agg_units", NIL);
+  entry->eref = makeAlias("dp_agg_units", names);
+  Oid less_equal = OpernameGetOprid(list_make1(makeString(pstrdup("<="))), INT8OID, INT8OID);
+  Expr* kept = make_opclause(
+      less_equal, BOOLOID, false, reinterpret_cast<Expr*>(rank),
+      reinterpret_cast<Expr*>(makeConst(INT8OID, -1, InvalidOid, sizeof(int64),
+                                        Int64GetDatum(max_groups), false, FLOAT8PASSBYVAL)),
+      InvalidOid, InvalidOid);
+  reinterpret_cast<OpExpr*>(kept)->opfuncid = get_opcode(less_equal);
+  auto* reference_node = makeNode(RangeTblRef);
+  reference_node->rtindex = 1;
+  level->rtable = list_make1(entry);
+  level->jointree = makeFromExpr(list_make1(reference_node), reinterpret_cast<Node*>(kept));
+  level->cteList = NIL;
+  level->hasWindowFuncs = false;
+  level->hasAggs = true;
+  level->hasRowSecurity = false;
+}
+
+Oid UnitSampleKeyFunction() {
+  const Oid argument = INT4OID;
+  return LookupFuncName(
+      list_make2(makeString(pstrdup("dp_agg")), makeString(pstrdup("unit_sample_key"))), 1,
+      &argument, true);
+}
+
+}  // namespace dp_pg
+
+extern "C" {
+
+PG_FUNCTION_INFO_V1(dp_unit_sample_key);
+
+// A uniformly random bigint from the noise source (OpenSSL's CSPRNG unless a
+// superuser set the test seed), so that which groups a unit keeps depends
+// on nothing an analyst sees or chooses.
+Datum dp_unit_sample_key(PG_FUNCTION_ARGS) {
+  if (PG_GETARG_INT32(0) < 1)
+    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                    errmsg("dp_agg.unit_sample_key needs max_groups >= 1")));
+  const std::uint64_t key = dp_pg::CallCore([] {
+    unsigned char bytes[8];
+    dp_pg::NoiseSource().Fill(bytes, sizeof bytes);
+    std::uint64_t value = 0;
+    for (unsigned char byte : bytes) value = (value << 8) | byte;
+    return value;
+  });
+  PG_RETURN_INT64(static_cast<int64>(key));
+}
+
+}  // extern "C"

@@ -1,0 +1,44 @@
+// Privacy units: a column labelled 'privacy_unit' (restriction.h) says that
+// all rows with one value belong to one person, and neighbouring databases
+// differ by all rows of one unit. A private aggregation level that reads such
+// a table directly is rewritten into two levels (README "Privacy units"):
+//
+//   SELECT keys, dp_sum(s, L, U, eps / m)             -- outer: private
+//   FROM (SELECT keys, unit, sum(v) AS s,             -- inner: per unit
+//                row_number() OVER (PARTITION BY unit
+//                  ORDER BY dp_agg.unit_sample_key(m)) AS rn
+//         FROM ... WHERE ... GROUP BY keys, unit) dp_agg_units
+//   WHERE rn <= m GROUP BY keys
+//
+// so that each unit contributes one bounded row to at most m groups (m =
+// dp_agg.max_groups_contributed), chosen uniformly at random per query by
+// CSPRNG keys. Each group's release is then (eps/m)-DP with respect to one
+// unit and a unit reaches at most m groups: eps in all (basic composition),
+// which is what the call site is charged (the executor multiplies the
+// charge by the m it finds in the marker, input_checks.h).
+#ifndef DP_AGG_PG_UNIT_REWRITE_H
+#define DP_AGG_PG_UNIT_REWRITE_H
+
+#include "pg_includes.h"
+
+namespace dp_pg {
+
+// The unit column of a FROM item of `query` at range-table index `item`, or
+// InvalidAttrNumber (a table without one, or not a table).
+AttrNumber UnitColumnOfItem(const Query* query, Index item);
+
+// Checks a private aggregation level over the unit table at `item` (column
+// `column`): only dp_count, dp_sum and dp_avg (and group selection), no other
+// aggregates, no unit column as group key, every column outside the
+// aggregates a group key. ERROR 0A000 with the reason in DETAIL otherwise.
+void CheckUnitLevel(Query* query, Index item, AttrNumber column);
+
+// Rewrites `level` in place into the two levels above. `max_groups` >= 1.
+void RewriteForPrivacyUnits(Query* level, Index item, AttrNumber column, int max_groups);
+
+// The OID of dp_agg.unit_sample_key(integer), the marker of the inner level.
+Oid UnitSampleKeyFunction();
+
+}  // namespace dp_pg
+
+#endif  // DP_AGG_PG_UNIT_REWRITE_H

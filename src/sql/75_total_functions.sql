@@ -1,0 +1,304 @@
+-- Total versions of built-in arithmetic (src/pg/total_functions.cpp): for each
+-- built-in function F listed there, dp_agg.total_F has F's signature and returns
+-- a value (or NULL) where F raises. A restricted role's expressions over
+-- protected rows call them instead of F (query_rewrites.cpp, kTotalArithmetic);
+-- README "Arithmetic that cannot fail" states what each returns where F raises.
+
+CREATE FUNCTION dp_agg.total_int2pl(int2, int2) RETURNS int2
+  AS 'MODULE_PATHNAME', 'dp_total_int2pl' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_int2mi(int2, int2) RETURNS int2
+  AS 'MODULE_PATHNAME', 'dp_total_int2mi' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_int2mul(int2, int2) RETURNS int2
+  AS 'MODULE_PATHNAME', 'dp_total_int2mul' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_int2div(int2, int2) RETURNS int2
+  AS 'MODULE_PATHNAME', 'dp_total_int2div' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_int4pl(int4, int4) RETURNS int4
+  AS 'MODULE_PATHNAME', 'dp_total_int4pl' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_int4mi(int4, int4) RETURNS int4
+  AS 'MODULE_PATHNAME', 'dp_total_int4mi' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_int4mul(int4, int4) RETURNS int4
+  AS 'MODULE_PATHNAME', 'dp_total_int4mul' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_int4div(int4, int4) RETURNS int4
+  AS 'MODULE_PATHNAME', 'dp_total_int4div' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_int8pl(int8, int8) RETURNS int8
+  AS 'MODULE_PATHNAME', 'dp_total_int8pl' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_int8mi(int8, int8) RETURNS int8
+  AS 'MODULE_PATHNAME', 'dp_total_int8mi' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_int8mul(int8, int8) RETURNS int8
+  AS 'MODULE_PATHNAME', 'dp_total_int8mul' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_int8div(int8, int8) RETURNS int8
+  AS 'MODULE_PATHNAME', 'dp_total_int8div' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_int24pl(int2, int4) RETURNS int4
+  AS 'MODULE_PATHNAME', 'dp_total_int24pl' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_int24mi(int2, int4) RETURNS int4
+  AS 'MODULE_PATHNAME', 'dp_total_int24mi' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_int24mul(int2, int4) RETURNS int4
+  AS 'MODULE_PATHNAME', 'dp_total_int24mul' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_int24div(int2, int4) RETURNS int4
+  AS 'MODULE_PATHNAME', 'dp_total_int24div' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_int42pl(int4, int2) RETURNS int4
+  AS 'MODULE_PATHNAME', 'dp_total_int42pl' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_int42mi(int4, int2) RETURNS int4
+  AS 'MODULE_PATHNAME', 'dp_total_int42mi' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_int42mul(int4, int2) RETURNS int4
+  AS 'MODULE_PATHNAME', 'dp_total_int42mul' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_int42div(int4, int2) RETURNS int4
+  AS 'MODULE_PATHNAME', 'dp_total_int42div' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_int28pl(int2, int8) RETURNS int8
+  AS 'MODULE_PATHNAME', 'dp_total_int28pl' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_int28mi(int2, int8) RETURNS int8
+  AS 'MODULE_PATHNAME', 'dp_total_int28mi' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_int28mul(int2, int8) RETURNS int8
+  AS 'MODULE_PATHNAME', 'dp_total_int28mul' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_int28div(int2, int8) RETURNS int8
+  AS 'MODULE_PATHNAME', 'dp_total_int28div' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_int82pl(int8, int2) RETURNS int8
+  AS 'MODULE_PATHNAME', 'dp_total_int82pl' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_int82mi(int8, int2) RETURNS int8
+  AS 'MODULE_PATHNAME', 'dp_total_int82mi' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_int82mul(int8, int2) RETURNS int8
+  AS 'MODULE_PATHNAME', 'dp_total_int82mul' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_int82div(int8, int2) RETURNS int8
+  AS 'MODULE_PATHNAME', 'dp_total_int82div' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_int48pl(int4, int8) RETURNS int8
+  AS 'MODULE_PATHNAME', 'dp_total_int48pl' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_int48mi(int4, int8) RETURNS int8
+  AS 'MODULE_PATHNAME', 'dp_total_int48mi' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_int48mul(int4, int8) RETURNS int8
+  AS 'MODULE_PATHNAME', 'dp_total_int48mul' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_int48div(int4, int8) RETURNS int8
+  AS 'MODULE_PATHNAME', 'dp_total_int48div' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_int84pl(int8, int4) RETURNS int8
+  AS 'MODULE_PATHNAME', 'dp_total_int84pl' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_int84mi(int8, int4) RETURNS int8
+  AS 'MODULE_PATHNAME', 'dp_total_int84mi' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_int84mul(int8, int4) RETURNS int8
+  AS 'MODULE_PATHNAME', 'dp_total_int84mul' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_int84div(int8, int4) RETURNS int8
+  AS 'MODULE_PATHNAME', 'dp_total_int84div' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_int2mod(int2, int2) RETURNS int2
+  AS 'MODULE_PATHNAME', 'dp_total_int2mod' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_int2um(int2) RETURNS int2
+  AS 'MODULE_PATHNAME', 'dp_total_int2um' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_int4mod(int4, int4) RETURNS int4
+  AS 'MODULE_PATHNAME', 'dp_total_int4mod' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_int4um(int4) RETURNS int4
+  AS 'MODULE_PATHNAME', 'dp_total_int4um' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_int8mod(int8, int8) RETURNS int8
+  AS 'MODULE_PATHNAME', 'dp_total_int8mod' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_int8um(int8) RETURNS int8
+  AS 'MODULE_PATHNAME', 'dp_total_int8um' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_float4pl(float4, float4) RETURNS float4
+  AS 'MODULE_PATHNAME', 'dp_total_float4pl' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_float4mi(float4, float4) RETURNS float4
+  AS 'MODULE_PATHNAME', 'dp_total_float4mi' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_float4mul(float4, float4) RETURNS float4
+  AS 'MODULE_PATHNAME', 'dp_total_float4mul' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_float4div(float4, float4) RETURNS float4
+  AS 'MODULE_PATHNAME', 'dp_total_float4div' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_float8pl(float8, float8) RETURNS float8
+  AS 'MODULE_PATHNAME', 'dp_total_float8pl' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_float8mi(float8, float8) RETURNS float8
+  AS 'MODULE_PATHNAME', 'dp_total_float8mi' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_float8mul(float8, float8) RETURNS float8
+  AS 'MODULE_PATHNAME', 'dp_total_float8mul' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_float8div(float8, float8) RETURNS float8
+  AS 'MODULE_PATHNAME', 'dp_total_float8div' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_float48pl(float4, float8) RETURNS float8
+  AS 'MODULE_PATHNAME', 'dp_total_float48pl' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_float48mi(float4, float8) RETURNS float8
+  AS 'MODULE_PATHNAME', 'dp_total_float48mi' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_float48mul(float4, float8) RETURNS float8
+  AS 'MODULE_PATHNAME', 'dp_total_float48mul' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_float48div(float4, float8) RETURNS float8
+  AS 'MODULE_PATHNAME', 'dp_total_float48div' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_float84pl(float8, float4) RETURNS float8
+  AS 'MODULE_PATHNAME', 'dp_total_float84pl' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_float84mi(float8, float4) RETURNS float8
+  AS 'MODULE_PATHNAME', 'dp_total_float84mi' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_float84mul(float8, float4) RETURNS float8
+  AS 'MODULE_PATHNAME', 'dp_total_float84mul' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_float84div(float8, float4) RETURNS float8
+  AS 'MODULE_PATHNAME', 'dp_total_float84div' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_numeric_add(numeric, numeric) RETURNS numeric
+  AS 'MODULE_PATHNAME', 'dp_total_numeric_add' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_numeric_sub(numeric, numeric) RETURNS numeric
+  AS 'MODULE_PATHNAME', 'dp_total_numeric_sub' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_numeric_mul(numeric, numeric) RETURNS numeric
+  AS 'MODULE_PATHNAME', 'dp_total_numeric_mul' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_numeric_div(numeric, numeric) RETURNS numeric
+  AS 'MODULE_PATHNAME', 'dp_total_numeric_div' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_numeric_mod(numeric, numeric) RETURNS numeric
+  AS 'MODULE_PATHNAME', 'dp_total_numeric_mod' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_float8(numeric) RETURNS float8
+  AS 'MODULE_PATHNAME', 'dp_total_float8_numeric' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_date_pli(date, int4) RETURNS date
+  AS 'MODULE_PATHNAME', 'dp_total_date_pli' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_date_mii(date, int4) RETURNS date
+  AS 'MODULE_PATHNAME', 'dp_total_date_mii' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_timestamp_pl_interval(timestamp, interval) RETURNS timestamp
+  AS 'MODULE_PATHNAME', 'dp_total_timestamp_pl_interval' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_timestamp_mi_interval(timestamp, interval) RETURNS timestamp
+  AS 'MODULE_PATHNAME', 'dp_total_timestamp_mi_interval' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_timestamptz_pl_interval(timestamptz, interval) RETURNS timestamptz
+  AS 'MODULE_PATHNAME', 'dp_total_timestamptz_pl_interval' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_timestamptz_mi_interval(timestamptz, interval) RETURNS timestamptz
+  AS 'MODULE_PATHNAME', 'dp_total_timestamptz_mi_interval' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION dp_agg.total_int2pl(int2, int2) IS
+  'total version of int2pl(int2, int2) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_int2mi(int2, int2) IS
+  'total version of int2mi(int2, int2) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_int2mul(int2, int2) IS
+  'total version of int2mul(int2, int2) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_int2div(int2, int2) IS
+  'total version of int2div(int2, int2) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_int4pl(int4, int4) IS
+  'total version of int4pl(int4, int4) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_int4mi(int4, int4) IS
+  'total version of int4mi(int4, int4) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_int4mul(int4, int4) IS
+  'total version of int4mul(int4, int4) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_int4div(int4, int4) IS
+  'total version of int4div(int4, int4) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_int8pl(int8, int8) IS
+  'total version of int8pl(int8, int8) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_int8mi(int8, int8) IS
+  'total version of int8mi(int8, int8) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_int8mul(int8, int8) IS
+  'total version of int8mul(int8, int8) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_int8div(int8, int8) IS
+  'total version of int8div(int8, int8) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_int24pl(int2, int4) IS
+  'total version of int24pl(int2, int4) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_int24mi(int2, int4) IS
+  'total version of int24mi(int2, int4) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_int24mul(int2, int4) IS
+  'total version of int24mul(int2, int4) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_int24div(int2, int4) IS
+  'total version of int24div(int2, int4) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_int42pl(int4, int2) IS
+  'total version of int42pl(int4, int2) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_int42mi(int4, int2) IS
+  'total version of int42mi(int4, int2) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_int42mul(int4, int2) IS
+  'total version of int42mul(int4, int2) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_int42div(int4, int2) IS
+  'total version of int42div(int4, int2) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_int28pl(int2, int8) IS
+  'total version of int28pl(int2, int8) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_int28mi(int2, int8) IS
+  'total version of int28mi(int2, int8) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_int28mul(int2, int8) IS
+  'total version of int28mul(int2, int8) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_int28div(int2, int8) IS
+  'total version of int28div(int2, int8) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_int82pl(int8, int2) IS
+  'total version of int82pl(int8, int2) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_int82mi(int8, int2) IS
+  'total version of int82mi(int8, int2) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_int82mul(int8, int2) IS
+  'total version of int82mul(int8, int2) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_int82div(int8, int2) IS
+  'total version of int82div(int8, int2) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_int48pl(int4, int8) IS
+  'total version of int48pl(int4, int8) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_int48mi(int4, int8) IS
+  'total version of int48mi(int4, int8) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_int48mul(int4, int8) IS
+  'total version of int48mul(int4, int8) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_int48div(int4, int8) IS
+  'total version of int48div(int4, int8) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_int84pl(int8, int4) IS
+  'total version of int84pl(int8, int4) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_int84mi(int8, int4) IS
+  'total version of int84mi(int8, int4) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_int84mul(int8, int4) IS
+  'total version of int84mul(int8, int4) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_int84div(int8, int4) IS
+  'total version of int84div(int8, int4) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_int2mod(int2, int2) IS
+  'total version of int2mod(int2, int2) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_int2um(int2) IS
+  'total version of int2um(int2) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_int4mod(int4, int4) IS
+  'total version of int4mod(int4, int4) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_int4um(int4) IS
+  'total version of int4um(int4) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_int8mod(int8, int8) IS
+  'total version of int8mod(int8, int8) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_int8um(int8) IS
+  'total version of int8um(int8) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_float4pl(float4, float4) IS
+  'total version of float4pl(float4, float4) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_float4mi(float4, float4) IS
+  'total version of float4mi(float4, float4) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_float4mul(float4, float4) IS
+  'total version of float4mul(float4, float4) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_float4div(float4, float4) IS
+  'total version of float4div(float4, float4) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_float8pl(float8, float8) IS
+  'total version of float8pl(float8, float8) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_float8mi(float8, float8) IS
+  'total version of float8mi(float8, float8) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_float8mul(float8, float8) IS
+  'total version of float8mul(float8, float8) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_float8div(float8, float8) IS
+  'total version of float8div(float8, float8) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_float48pl(float4, float8) IS
+  'total version of float48pl(float4, float8) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_float48mi(float4, float8) IS
+  'total version of float48mi(float4, float8) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_float48mul(float4, float8) IS
+  'total version of float48mul(float4, float8) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_float48div(float4, float8) IS
+  'total version of float48div(float4, float8) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_float84pl(float8, float4) IS
+  'total version of float84pl(float8, float4) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_float84mi(float8, float4) IS
+  'total version of float84mi(float8, float4) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_float84mul(float8, float4) IS
+  'total version of float84mul(float8, float4) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_float84div(float8, float4) IS
+  'total version of float84div(float8, float4) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_numeric_add(numeric, numeric) IS
+  'total version of numeric_add(numeric, numeric) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_numeric_sub(numeric, numeric) IS
+  'total version of numeric_sub(numeric, numeric) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_numeric_mul(numeric, numeric) IS
+  'total version of numeric_mul(numeric, numeric) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_numeric_div(numeric, numeric) IS
+  'total version of numeric_div(numeric, numeric) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_numeric_mod(numeric, numeric) IS
+  'total version of numeric_mod(numeric, numeric) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_float8(numeric) IS
+  'total version of float8(numeric) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_date_pli(date, int4) IS
+  'total version of date_pli(date, int4) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_date_mii(date, int4) IS
+  'total version of date_mii(date, int4) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_timestamp_pl_interval(timestamp, interval) IS
+  'total version of timestamp_pl_interval(timestamp, interval) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_timestamp_mi_interval(timestamp, interval) IS
+  'total version of timestamp_mi_interval(timestamp, interval) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_timestamptz_pl_interval(timestamptz, interval) IS
+  'total version of timestamptz_pl_interval(timestamptz, interval) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_timestamptz_mi_interval(timestamptz, interval) IS
+  'total version of timestamptz_mi_interval(timestamptz, interval) for expressions over protected rows: never raises';
+
+CREATE FUNCTION dp_agg.total_timestamp(date) RETURNS timestamp
+  AS 'MODULE_PATHNAME', 'dp_total_timestamp_date' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_timestamptz(date) RETURNS timestamptz
+  AS 'MODULE_PATHNAME', 'dp_total_timestamptz_date' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_date_trunc(text, timestamp) RETURNS timestamp
+  AS 'MODULE_PATHNAME', 'dp_total_date_trunc_timestamp' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_date_trunc(text, timestamptz) RETURNS timestamptz
+  AS 'MODULE_PATHNAME', 'dp_total_date_trunc_timestamptz' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.total_timestamp(date) IS
+  'total version of timestamp(date) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_timestamptz(date) IS
+  'total version of timestamptz(date) for expressions over protected rows: never raises';
+COMMENT ON FUNCTION dp_agg.total_date_trunc(text, timestamp) IS
+  'total version of date_trunc(text, timestamp) for expressions over protected rows: never raises for the fields dp_agg accepts';
+COMMENT ON FUNCTION dp_agg.total_date_trunc(text, timestamptz) IS
+  'total version of date_trunc(text, timestamptz) for expressions over protected rows: never raises for the fields dp_agg accepts';

@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# Benchmark (not a test): a unit-level private query (README "Privacy units")
+# against the hand-written non-private two-level SQL that does the same work,
+#   SELECT g, sum(s) FROM (SELECT g, unit, least(greatest(sum(v), L), U) s
+#                          FROM t GROUP BY g, unit) x GROUP BY g
+# serial and with 2 workers, in the same run. Prints a Markdown table of
+# median execution times (EXPLAIN (ANALYZE, TIMING OFF, SUMMARY ON)) and the
+# ratio private / hand-written.
+#
+#   test/bench/bench_units.sh [--rows N] [--units N] [--groups N] [--runs N]
+#     defaults: 10000000 rows, 1000000 units, 100 groups, 5 timed runs (after 1 warm-up),
+#     private and hand-written interleaved. work_mem stays at the server's setting.
+#
+# Needs a running server: uses <repo root>/.cluster_env (test/scripts/cluster.sh start)
+# if present, else the usual PG* environment variables.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+ROWS=10000000
+UNITS=1000000
+GROUP_COUNT=100
+RUNS=5
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --rows) ROWS=${2:?}; shift 2 ;;
+    --units) UNITS=${2:?}; shift 2 ;;
+    --groups) GROUP_COUNT=${2:?}; shift 2 ;;
+    --runs) RUNS=${2:?}; shift 2 ;;
+    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+    *) echo "bench_units.sh: unknown option $1" >&2; exit 2 ;;
+  esac
+done
+for n in "$ROWS" "$UNITS" "$GROUP_COUNT" "$RUNS"; do
+  [[ "$n" =~ ^[1-9][0-9]*$ ]] || { echo "options take positive integers" >&2; exit 2; }
+done
+if [[ -f "$ROOT/.cluster_env" ]]; then
+  # shellcheck disable=SC1091
+  . "$ROOT/.cluster_env"
+fi
+export PGDATABASE=${PGDATABASE:-postgres}
+q() { psql -X -q -At -v ON_ERROR_STOP=1 "$@"; }
+
+q -c "CREATE EXTENSION IF NOT EXISTS dp_agg" >/dev/null
+q -c "SELECT dp_agg.set_budget(session_user::regrole, 1e9)" >/dev/null
+existing=""
+if [[ $(q -c "SELECT to_regclass('bench_units') IS NOT NULL") == t ]]; then
+  existing=$(q -c "SELECT count(*) || '/' || count(DISTINCT unit) FROM bench_units")
+fi
+if [[ "$existing" != "$ROWS/$UNITS" ]]; then
+  echo "building bench_units: $ROWS rows, $UNITS units, $GROUP_COUNT groups ..." >&2
+  q <<SQL
+DROP TABLE IF EXISTS bench_units;
+CREATE TABLE bench_units AS
+  -- unit u has rows i = u + k * units; row k of a unit goes to group (37 k + u) mod
+  -- groups, so each unit's rows spread over several groups.
+  SELECT (i % $UNITS)::int AS unit, ((i / $UNITS * 37 + i % $UNITS) % $GROUP_COUNT)::int AS g,
+         (i % 13)::int AS v
+  FROM generate_series(0::bigint, $ROWS - 1) i;
+SECURITY LABEL FOR dp_agg ON COLUMN bench_units.unit IS 'privacy_unit';
+VACUUM ANALYZE bench_units;
+SQL
+fi
+
+private="SELECT g, dp_sum(v, 0, 50, 1.0) FROM bench_units GROUP BY g"
+hand="SELECT g, sum(s) FROM (SELECT g, unit, least(greatest(sum(v), 0), 50) s
+      FROM bench_units GROUP BY g, unit) x GROUP BY g"
+
+time_of() {  # workers query
+  q -c "SET jit = off" -c "SET max_parallel_workers_per_gather = $1" \
+    -c "EXPLAIN (ANALYZE, TIMING OFF, SUMMARY ON) $2" |
+    sed -n 's/^Execution Time: \([0-9.]*\) ms$/\1/p'
+}
+median() { sort -n | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+
+echo "| plan | hand-written two-level SQL (ms) | unit-level dp_sum (ms) | ratio |"
+echo "|---|---|---|---|"
+for workers in 0 2; do
+  time_of "$workers" "$hand" >/dev/null
+  time_of "$workers" "$private" >/dev/null
+  : >/tmp/bench_units_hand.$$
+  : >/tmp/bench_units_private.$$
+  for _ in $(seq "$RUNS"); do
+    time_of "$workers" "$hand" >>/tmp/bench_units_hand.$$
+    time_of "$workers" "$private" >>/tmp/bench_units_private.$$
+  done
+  h=$(median </tmp/bench_units_hand.$$)
+  p=$(median </tmp/bench_units_private.$$)
+  label=$([[ $workers == 0 ]] && echo serial || echo "$workers workers")
+  echo "| $label | $h | $p | $(awk -v p="$p" -v h="$h" 'BEGIN {printf "%.2f", p / h}') |"
+done
+rm -f /tmp/bench_units_hand.$$ /tmp/bench_units_private.$$
+echo "($ROWS rows, $UNITS units, $GROUP_COUNT groups, median of $RUNS runs,"\
+     "work_mem $(q -c 'SHOW work_mem'))"
