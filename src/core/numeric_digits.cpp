@@ -15,6 +15,8 @@ constexpr std::uint64_t kTwoTo53 = std::uint64_t{1} << 53;
 // More significant base-10000 digits than this make M >= 10^20 before its
 // trailing decimal zeros are removed; 5 digits (< 10^20) fit in 128 bits.
 constexpr int kMaxSignificantDigits = 5;
+// 4 base-10000 digits make M < 10^16, well within 64 bits.
+constexpr int kMaxDigitsIn64Bits = 4;
 
 }  // namespace
 
@@ -32,6 +34,30 @@ bool Base10000ToDouble(const std::uint16_t* digits, int count, int weight, bool 
   if (first == end) {
     *out = negative ? -0.0 : 0.0;
     return true;
+  }
+  // The common case first, in 64-bit arithmetic only (the general path below
+  // divides 128-bit integers by 10, a library call that cost more than the
+  // rest of a dp_sum(numeric) row): up to 4 digits make M < 10^16 < 2^64,
+  // and when M < 2^53 and |exponent| <= 22 the single IEEE operation rounds
+  // the same exact value M * 10^exponent that the general path would reach
+  // after moving trailing zeros, so both give the same correctly rounded
+  // double.
+  if (end - first <= kMaxDigitsIn64Bits) {
+    std::uint64_t small_mantissa = 0;
+    for (int i = first; i < end; ++i)
+      small_mantissa = small_mantissa * kNumericDigitBase + digits[i];
+    const long small_exponent = 4L * (static_cast<long>(weight) - (end - 1));
+    if (small_mantissa < kTwoTo53 && small_exponent >= -kMaxExactPower &&
+        small_exponent <= kMaxExactPower) {
+      double magnitude = static_cast<double>(small_mantissa);  // exact
+      if (small_exponent >= 0) {
+        magnitude *= kExactPowersOfTen[small_exponent];
+      } else {
+        magnitude /= kExactPowersOfTen[-small_exponent];
+      }
+      *out = negative ? -magnitude : magnitude;
+      return true;
+    }
   }
   if (end - first > kMaxSignificantDigits) return false;
   // value = M * 10^exponent, M the digits first..end-1 read as one integer.
