@@ -15,6 +15,7 @@
 #include "../core/confidence.h"
 #include "../core/gaussian_mechanism.h"
 #include "../core/grid_value.h"
+#include "../core/mean_interval.h"
 #include "../core/noise_mechanism.h"
 #include "../core/numeric_digits.h"
 #include "../core/partition_selection.h"
@@ -299,7 +300,6 @@ struct PlanCache {
   dp::NoiseMechanism mechanism;  // count or sum
   double margin = 0;  // count/sum interval half-width at `confidence`
   dp::MeanMechanisms mean;
-  dp::MeanNoiseIntervals mean_noise;
 };
 
 bool SameKey(const PlanCache& cache, const AggregateState& state, bool is_count) {
@@ -396,8 +396,6 @@ MeanResult ReleaseMeanOf(FunctionCallInfo fcinfo, const AggregateState& state) {
                         .SetEpsilon(state.epsilon)
                         .SetDelta(state.delta)
                         .BuildMean(state.lower_units, state.upper_units);
-      if (state.confidence > 0)
-        cache->mean_noise = cache->mean.Intervals(state.unit_exponent, state.confidence);
       FillKey(cache, state, false);
     }
     const dp::MeanRelease release =
@@ -405,10 +403,22 @@ MeanResult ReleaseMeanOf(FunctionCallInfo fcinfo, const AggregateState& state) {
                              state.unit_exponent, NoiseSource());
     MeanResult result;
     result.mean = release.mean;
-    if (state.confidence > 0)
-      result.interval = dp::MeanConfidenceInterval(
-          release, state.lower_units, state.upper_units, state.unit_exponent,
-          cache->mean_noise.count, cache->mean_noise.centred_sum);
+    // The interval: inversion of the exact test on the two releases
+    // (mean_interval.h), nominal coverage without a union bound.
+    if (state.confidence > 0) {
+      const dp::MeanMechanisms& mean = cache->mean;
+      result.interval =
+          mean.count.kind() == dp::NoiseKind::kGaussian
+              ? dp::GaussianMeanTestInterval(
+                    release, state.lower_units, state.upper_units, state.unit_exponent,
+                    dp::GaussianMeanPlans{mean.count.gaussian_plan(),
+                                          mean.centred_sum.gaussian_plan()},
+                    state.confidence)
+              : dp::LaplaceMeanTestInterval(
+                    release, state.lower_units, state.upper_units, state.unit_exponent,
+                    dp::MeanPlans{mean.count.laplace_plan(), mean.centred_sum.laplace_plan()},
+                    state.confidence);
+    }
     return result;
   });
 }
