@@ -67,9 +67,13 @@ MeanMechanisms MechanismBuilder::BuildMean(std::int64_t lower_units,
     const GaussianMeanPlans plans =
         PlanGaussianMeanJoint(lower_units, upper_units, effective.epsilon, effective.delta);
     MeanMechanisms mean;
-    mean.count.kind_ = NoiseKind::kGaussian;
+    for (NoiseMechanism* part : {&mean.count, &mean.centred_sum}) {
+      part->kind_ = NoiseKind::kGaussian;
+      // No per-part (epsilon, delta): the pair is (epsilon, delta)-DP together.
+      part->epsilon_ = effective.epsilon;
+      part->delta_ = effective.delta;
+    }
     mean.count.gaussian_ = plans.count;
-    mean.centred_sum.kind_ = NoiseKind::kGaussian;
     mean.centred_sum.gaussian_ = plans.centred_sum;
     return mean;
   }

@@ -15,6 +15,7 @@ echo "bench_t: $rows rows; peak resident memory (VmHWM) of the backend after one
 echo
 echo "| query | peak RSS MiB |"
 echo "|---|---:|"
+peaks=()
 for query in \
   "SELECT 1" \
   "SELECT dp_median(f, 0.0, 1.0, 1.0) FROM bench_t" \
@@ -25,4 +26,9 @@ for query in \
   kib=$(psql -X -At -c "SET max_parallel_workers_per_gather = 0" -c "$query" \
     -c "SELECT (regexp_match(pg_read_file('/proc/self/status'), 'VmHWM:\s+(\d+)'))[1]" | tail -1)
   echo "| \`$query\` | $(awk -v k="$kib" 'BEGIN { printf "%.1f", k / 1024 }') |"
+  peaks+=("$kib")
 done
+# Above the idle backend (SELECT 1): what the aggregate itself added.
+awk -v idle="${peaks[0]}" -v dp="${peaks[1]}" -v pc="${peaks[2]}" 'BEGIN {
+  printf "\nabove SELECT 1: dp_median %.1f MiB, percentile_cont %.1f MiB, ratio %.2f\n",
+    (dp - idle) / 1024, (pc - idle) / 1024, (dp - idle) / (pc - idle) }'
