@@ -28,7 +28,8 @@ for query in \
   echo "| \`$query\` | $(awk -v k="$kib" 'BEGIN { printf "%.1f", k / 1024 }') |"
   peaks+=("$kib")
 done
-# Above the idle backend (SELECT 1): what the aggregate itself added.
-awk -v idle="${peaks[0]}" -v dp="${peaks[1]}" -v pc="${peaks[2]}" 'BEGIN {
-  printf "\nabove SELECT 1: dp_median %.1f MiB, percentile_cont %.1f MiB, ratio %.2f\n",
-    (dp - idle) / 1024, (pc - idle) / 1024, (dp - idle) / (pc - idle) }'
+# Above dp_select's peak (a constant-size state over the same scan, so the
+# shared buffers the scan touches cancel out): what each quantile state added.
+awk -v base="${peaks[3]}" -v dp="${peaks[1]}" -v pc="${peaks[2]}" -v rows="$rows" 'BEGIN {
+  printf "\nabove dp_select: dp_median %.1f MiB (%.1f bytes a row), percentile_cont %.1f MiB\n",
+    (dp - base) / 1024, (dp - base) * 1024 / rows, (pc - base) / 1024 }'
