@@ -369,8 +369,8 @@ double ReleaseSmithQuantile(const SmithLattice& lattice, std::int64_t* points, s
   ValidateEpsilonIsPositive(epsilon);
   if (lattice.lower_units == lattice.upper_units) return lattice.lower;  // public answer
   std::sort(points, points + rows);
-  const SmithSampler sampler(BuildSmithBlocks(points, rows, lattice.lower_units,
-                                              lattice.upper_units, fraction, epsilon));
+  const SmithSampler sampler(
+      BuildSmithBlocks(points, rows, lattice.lower_units, lattice.upper_units, fraction, epsilon));
   const std::int64_t y = sampler.SamplePoint(rng);
   const double value = ToDouble(GridValue{y, lattice.unit_exponent});
   return std::min(std::max(value, lattice.lower), lattice.upper);

@@ -40,8 +40,9 @@ bool ParsePartialState(const char* text, PartialStateFields* fields) {
 
 std::string FormatQuantileState(const QuantileStateFields& fields) {
   char head[256];
-  std::snprintf(head, sizeof head, "q2 epsilon=%a fraction=%a lower=%a upper=%a points=",
-                fields.epsilon, fields.fraction, fields.lower, fields.upper);
+  std::snprintf(head, sizeof head,
+                "q2 epsilon=%a fraction=%a lower=%a upper=%a points=", fields.epsilon,
+                fields.fraction, fields.lower, fields.upper);
   std::string text = head;
   text.reserve(text.size() + 21 * fields.points.size());
   for (std::size_t i = 0; i < fields.points.size(); ++i) {

@@ -113,10 +113,9 @@ QuantileState* WithRoomFor(QuantileState* state, std::int64_t needed) {
                            static_cast<long long>(kMaxQuantileRows)),
                     errdetail("The quantile mechanism keeps every row of a group, like "
                               "percentile_cont; split the group or sample the table.")));
-  std::int64_t enlarged = capacity < kInitialQuantileCapacity ? kInitialQuantileCapacity
-                                                              : capacity;
-  while (enlarged < needed) enlarged = enlarged > kMaxQuantileRows / 2 ? kMaxQuantileRows
-                                                                       : enlarged * 2;
+  std::int64_t enlarged = capacity < kInitialQuantileCapacity ? kInitialQuantileCapacity : capacity;
+  while (enlarged < needed)
+    enlarged = enlarged > kMaxQuantileRows / 2 ? kMaxQuantileRows : enlarged * 2;
   auto* copy = static_cast<QuantileState*>(palloc(QuantileStateSize(enlarged)));
   std::memcpy(copy, state, QuantileStateSize(state->rows));
   SET_VARSIZE(copy, QuantileStateSize(enlarged));
@@ -232,8 +231,7 @@ Datum dp_quantile_final(PG_FUNCTION_ARGS) {
   const double fraction = state->fraction;
   const double epsilon = state->epsilon;
   const double answer = dp_pg::CallCore([&] {
-    return dp::ReleaseSmithQuantile(lattice, points, rows, fraction, epsilon,
-                                    dp_pg::NoiseSource());
+    return dp::ReleaseSmithQuantile(lattice, points, rows, fraction, epsilon, dp_pg::NoiseSource());
   });
   pfree(points);
   PG_RETURN_FLOAT8(answer);

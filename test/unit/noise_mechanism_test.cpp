@@ -200,8 +200,7 @@ TEST(MechanismBuilderTest, MeanMatchesTheDedicatedPlanners) {
   const dp::MeanMechanisms gaussian =
       MechanismBuilder().SetEpsilon(epsilon).SetDelta(delta).BuildMean(-7, 300);
   // With delta: the count and the sum calibrated jointly in zCDP.
-  const dp::GaussianMeanPlans gaussian_plans =
-      dp::PlanGaussianMeanJoint(-7, 300, epsilon, delta);
+  const dp::GaussianMeanPlans gaussian_plans = dp::PlanGaussianMeanJoint(-7, 300, epsilon, delta);
   EXPECT_EQ(gaussian.centred_sum.kind(), NoiseKind::kGaussian);
   EXPECT_TRUE(gaussian.centred_sum.gaussian_plan().sigma2_numerator ==
               gaussian_plans.centred_sum.sigma2_numerator);

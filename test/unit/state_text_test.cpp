@@ -194,8 +194,9 @@ TEST(QuantileStateTextTest, RoundTripsAndRejectsNonCanonicalText) {
   fields.fraction = 0.3;
   fields.lower = -2.5;
   fields.upper = 1e300;
-  fields.points = {5, -7, std::numeric_limits<std::int64_t>::max(),
-                   std::numeric_limits<std::int64_t>::min(), 0, 5};
+  fields.points = {
+      5, -7, std::numeric_limits<std::int64_t>::max(), std::numeric_limits<std::int64_t>::min(),
+      0, 5};
   const std::string text = dp::FormatQuantileState(fields);
   dp::QuantileStateFields parsed;
   ASSERT_TRUE(dp::ParseQuantileState(text.c_str(), &parsed)) << text;
