@@ -404,20 +404,31 @@ MeanResult ReleaseMeanOf(FunctionCallInfo fcinfo, const AggregateState& state) {
     MeanResult result;
     result.mean = release.mean;
     // The interval: inversion of the exact test on the two releases
-    // (mean_interval.h), nominal coverage without a union bound.
+    // (mean_interval.h), nominal coverage without a union bound; the
+    // union-bound interval where the test's sum would be too long (decided
+    // by the public plans alone).
     if (state.confidence > 0) {
       const dp::MeanMechanisms& mean = cache->mean;
-      result.interval =
-          mean.count.kind() == dp::NoiseKind::kGaussian
-              ? dp::GaussianMeanTestInterval(
-                    release, state.lower_units, state.upper_units, state.unit_exponent,
-                    dp::GaussianMeanPlans{mean.count.gaussian_plan(),
-                                          mean.centred_sum.gaussian_plan()},
-                    state.confidence)
-              : dp::LaplaceMeanTestInterval(
-                    release, state.lower_units, state.upper_units, state.unit_exponent,
-                    dp::MeanPlans{mean.count.laplace_plan(), mean.centred_sum.laplace_plan()},
-                    state.confidence);
+      const dp::GaussianMeanPlans gaussian{mean.count.gaussian_plan(),
+                                           mean.centred_sum.gaussian_plan()};
+      const dp::MeanPlans laplace{mean.count.laplace_plan(), mean.centred_sum.laplace_plan()};
+      const bool is_gaussian = mean.count.kind() == dp::NoiseKind::kGaussian;
+      if (is_gaussian ? dp::GaussianMeanTestIsTractable(gaussian)
+                      : dp::LaplaceMeanTestIsTractable(laplace)) {
+        result.interval =
+            is_gaussian ? dp::GaussianMeanTestInterval(release, state.lower_units,
+                                                       state.upper_units, state.unit_exponent,
+                                                       gaussian, state.confidence)
+                        : dp::LaplaceMeanTestInterval(release, state.lower_units,
+                                                      state.upper_units, state.unit_exponent,
+                                                      laplace, state.confidence);
+      } else {
+        const dp::MeanNoiseIntervals noise =
+            mean.Intervals(state.unit_exponent, state.confidence);
+        result.interval = dp::MeanConfidenceInterval(release, state.lower_units,
+                                                     state.upper_units, state.unit_exponent,
+                                                     noise.count, noise.centred_sum);
+      }
     }
     return result;
   });
