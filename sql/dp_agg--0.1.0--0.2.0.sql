@@ -319,11 +319,11 @@ COMMENT ON VIEW dp_agg.ledger IS
 COMMENT ON FUNCTION dp_agg.remaining_budget() IS
   'The epsilon and delta the session user has left';
 COMMENT ON TYPE dp_agg.quantile_state IS
-  'Transition state of dp_percentile and dp_median (exact bin counts: never shown to analysts)';
+  'Transition state of dp_percentile and dp_median (every row''s exact value: never shown to analysts)';
 COMMENT ON AGGREGATE dp_percentile(float8, float8, float8, float8, float8) IS
-  'dp_percentile(value, fraction, lower, upper, epsilon): epsilon-DP quantile by the exponential mechanism over 1024 bins of [lower, upper]';
+  'dp_percentile(value, fraction, lower, upper, epsilon): epsilon-DP quantile by Smith''s exponential mechanism over [lower, upper] (no grid floor; keeps the group''s rows)';
 COMMENT ON AGGREGATE dp_median(float8, float8, float8, float8) IS
-  'dp_median(value, lower, upper, epsilon): epsilon-DP median by the exponential mechanism over 1024 bins of [lower, upper]';
+  'dp_median(value, lower, upper, epsilon): epsilon-DP median by Smith''s exponential mechanism over [lower, upper] (no grid floor; keeps the group''s rows)';
 COMMENT ON TYPE dp_agg.selection_state IS
   'Transition state of dp_select (exact candidate scores: never shown to analysts)';
 COMMENT ON AGGREGATE dp_select(anyelement, anyarray, float8) IS

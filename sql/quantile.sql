@@ -1,11 +1,14 @@
--- dp_percentile and dp_median: permute-and-flip over 1024 fixed bins.
+-- dp_percentile and dp_median: Smith's exponential mechanism over the
+-- fixed-point lattice between the bounds (core/continuous_quantile.h).
 --
--- Accuracy bound: a bin whose utility (minus the distance, in rows, of the
--- target rank from the ranks the bin spans) is g below the best is chosen
--- with probability at most exp(-epsilon g / 2); over 1024 bins, all bins with
--- g >= 6 together have probability below 1024 exp(-30) < 1e-10 at
--- epsilon 10. With one row per unit, that keeps the answer within 8 of the
--- true quantile.
+-- Accuracy bound: a lattice point whose rank is g rows from the target rank
+-- f n has weight exp(-lambda g) relative to the best, lambda =
+-- epsilon / (2 max(f, 1 - f)) >= epsilon / 2 = 5 at epsilon 10. With one row
+-- per unit the lattice points are spread evenly over the ranks (the same
+-- number between consecutive rows), so the answer lies g or more rows from
+-- the target with probability at most 2 exp(-5 g) / (1 - exp(-5)) per
+-- assertion: below 1e-17 for g = 8. That keeps it within 8 of the true
+-- quantile.
 \set VERBOSITY default
 
 SELECT pg_typeof(dp_median(x, 0, 1000, 1)) AS median_type,
@@ -48,7 +51,8 @@ SELECT dp_median(x, 0, 10, 1) OVER () FROM numbers LIMIT 1;
 -- charged like every private aggregate
 SELECT aggregates FROM dp_agg.ledger WHERE aggregates LIKE '%dp_percentile%' ORDER BY id DESC LIMIT 1;
 
--- the histogram is exact, so serial and parallel plans give identical
+-- the state keeps every row (sorted before the draw), so serial and
+-- parallel plans give identical
 -- answers under the same test seed
 SET max_parallel_workers_per_gather = 2;
 SET parallel_setup_cost = 0;
@@ -71,5 +75,9 @@ RESET min_parallel_table_scan_size;
 RESET parallel_leader_participation;
 
 SELECT 'uninitialized'::dp_agg.quantile_state;
+SELECT 'q2 epsilon=0x1p+0 fraction=0x1p-1 lower=0x0p+0 upper=0x1p+0 points=3,1,2'::dp_agg.quantile_state;
+SELECT 'q2 epsilon=0x1p+0 fraction=0x1p-1 lower=0x0p+0 upper=0x1p+0 points='::dp_agg.quantile_state;
+-- a point outside the bounds' lattice, a sign, the old grid form: rejected
+SELECT 'q2 epsilon=0x1p+0 fraction=0x1p-1 lower=0x0p+0 upper=0x1p+0 points=1,-2,3'::dp_agg.quantile_state;
+SELECT 'q2 epsilon=0x1p+0 fraction=0x1p-1 lower=0x0p+0 upper=0x1p+0 points=+1'::dp_agg.quantile_state;
 SELECT 'q1 epsilon=0x1p+0 fraction=0x1p-1 lower=0x0p+0 upper=0x1p+0 counts=1,2,3'::dp_agg.quantile_state;
-SELECT 'q1 epsilon=0x1p+0 fraction=0x1p-1 lower=0x0p+0 upper=0x1p+0 counts=1,-2,3'::dp_agg.quantile_state;

@@ -176,6 +176,13 @@ void Enclose(const SmithBlocks& sb, mpfr_prec_t precision, MpfrArray& low, MpfrA
 SmithBlocks BuildSmithBlocks(const std::vector<std::int64_t>& sorted_units,
                              std::int64_t lower_units, std::int64_t upper_units, double fraction,
                              double epsilon) {
+  return BuildSmithBlocks(sorted_units.data(), sorted_units.size(), lower_units, upper_units,
+                          fraction, epsilon);
+}
+
+SmithBlocks BuildSmithBlocks(const std::int64_t* sorted_units, std::size_t rows,
+                             std::int64_t lower_units, std::int64_t upper_units, double fraction,
+                             double epsilon) {
   CheckQuantileFraction(fraction);
   ValidateEpsilonIsPositive(epsilon);
   if (lower_units > upper_units) throw std::invalid_argument("Smith quantile: lower > upper");
@@ -210,7 +217,7 @@ SmithBlocks BuildSmithBlocks(const std::vector<std::int64_t>& sorted_units,
     }
   }
 
-  const std::size_t n = sorted_units.size();
+  const std::size_t n = rows;
   const uint128 target = f.numerator * static_cast<uint128>(n);
   result.target = target;
   // rank_above: the rank (2^bits-aligned) whose distance from the target this
@@ -337,6 +344,36 @@ std::int64_t ReleaseSmithUnits(const std::vector<std::int64_t>& sorted_units,
   const SmithSampler sampler(
       BuildSmithBlocks(sorted_units, lower_units, upper_units, fraction, epsilon));
   return sampler.SamplePoint(rng);
+}
+
+SmithLattice MakeSmithLattice(double lower, double upper) {
+  ValidateBounds(lower, upper);
+  SmithLattice lattice;
+  lattice.lower = lower;
+  lattice.upper = upper;
+  lattice.unit_exponent = ChooseUnitExponent(lower, upper);
+  lattice.unit_scale = UnitScale(lattice.unit_exponent);
+  lattice.lower_units = ToUnits(lower, lattice.unit_exponent, lattice.unit_scale);
+  lattice.upper_units = ToUnits(upper, lattice.unit_exponent, lattice.unit_scale);
+  return lattice;
+}
+
+std::int64_t SmithPointOf(const SmithLattice& lattice, double value) noexcept {
+  const double clamped = std::min(std::max(value, lattice.lower), lattice.upper);
+  return ToUnits(clamped, lattice.unit_exponent, lattice.unit_scale);
+}
+
+double ReleaseSmithQuantile(const SmithLattice& lattice, std::int64_t* points, std::size_t rows,
+                            double fraction, double epsilon, RandomSource& rng) {
+  CheckQuantileFraction(fraction);
+  ValidateEpsilonIsPositive(epsilon);
+  if (lattice.lower_units == lattice.upper_units) return lattice.lower;  // public answer
+  std::sort(points, points + rows);
+  const SmithSampler sampler(
+      BuildSmithBlocks(points, rows, lattice.lower_units, lattice.upper_units, fraction, epsilon));
+  const std::int64_t y = sampler.SamplePoint(rng);
+  const double value = ToDouble(GridValue{y, lattice.unit_exponent});
+  return std::min(std::max(value, lattice.lower), lattice.upper);
 }
 
 SmithQuantile::SmithQuantile(double lower, double upper) : lower_(lower), upper_(upper) {

@@ -118,6 +118,11 @@ struct SmithBlocks {
 SmithBlocks BuildSmithBlocks(const std::vector<std::int64_t>& sorted_units,
                              std::int64_t lower_units, std::int64_t upper_units, double fraction,
                              double epsilon);
+// The same over an array of `rows` sorted points (the PostgreSQL state's
+// storage, so that the final function needs no second copy of the rows).
+SmithBlocks BuildSmithBlocks(const std::int64_t* sorted_units, std::size_t rows,
+                             std::int64_t lower_units, std::int64_t upper_units, double fraction,
+                             double epsilon);
 
 // Draws from the blocks: the enclosures of the cumulative weights at the
 // base precision are computed once (a few microseconds per block), so that
@@ -147,6 +152,26 @@ class SmithSampler {
 std::int64_t ReleaseSmithUnits(const std::vector<std::int64_t>& sorted_units,
                                std::int64_t lower_units, std::int64_t upper_units,
                                double fraction, double epsilon, RandomSource& rng);
+
+// The public lattice of a pair of bounds, for callers that keep the rows in
+// their own storage (the PostgreSQL state): the same rule as SmithQuantile.
+struct SmithLattice {
+  double lower = 0;
+  double upper = 0;
+  int unit_exponent = 0;
+  double unit_scale = 0;
+  std::int64_t lower_units = 0;
+  std::int64_t upper_units = 0;
+};
+// Throws InvalidParameter unless lower and upper are finite, lower <= upper.
+SmithLattice MakeSmithLattice(double lower, double upper);
+// The lattice point of a row: clamped to the bounds, then ToUnits (monotone).
+// The caller drops NaN first.
+std::int64_t SmithPointOf(const SmithLattice& lattice, double value) noexcept;
+// The epsilon-DP `fraction` quantile of `rows` points of `lattice` (each in
+// [lower_units, upper_units]), sorting them in place; in [lower, upper].
+double ReleaseSmithQuantile(const SmithLattice& lattice, std::int64_t* points, std::size_t rows,
+                            double fraction, double epsilon, RandomSource& rng);
 
 // Rows of one group, kept as lattice points.
 class SmithQuantile {

@@ -262,6 +262,21 @@ double GaussianMeanPValue(const MeanRelease& release, std::int64_t lower_units,
                                     centred_mean));
 }
 
+bool LaplaceMeanTestIsTractable(const MeanPlans& plans) noexcept {
+  if (plans.count.sensitivity == 0) return true;
+  const LD rate = static_cast<LD>(plans.count.scale_denominator) /
+                  static_cast<LD>(plans.count.scale_numerator);
+  return std::ceil(kTruncationNats / rate) <= static_cast<LD>(kMaxMeanTestCountRadius);
+}
+
+bool GaussianMeanTestIsTractable(const GaussianMeanPlans& plans) noexcept {
+  if (plans.count.sensitivity == 0 || plans.count.sigma2_numerator == 0) return true;
+  const LD sigma2 = static_cast<LD>(plans.count.sigma2_numerator) /
+                    static_cast<LD>(plans.count.sigma2_denominator);
+  return std::ceil(std::sqrt(2 * kTruncationNats * sigma2)) + 1 <=
+         static_cast<LD>(kMaxMeanTestCountRadius);
+}
+
 ConfidenceInterval LaplaceMeanTestInterval(const MeanRelease& release, std::int64_t lower_units,
                                            std::int64_t upper_units, int unit_exponent,
                                            const MeanPlans& plans, double confidence) {

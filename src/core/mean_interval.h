@@ -53,6 +53,15 @@ ConfidenceInterval GaussianMeanTestInterval(const MeanRelease& release, std::int
                                             std::int64_t upper_units, int unit_exponent,
                                             const GaussianMeanPlans& plans, double confidence);
 
+// Whether the test inversion's sum over the count noise stays small (at most
+// kMaxMeanTestCountRadius grid steps each side): a function of the public
+// plans only. When it does not (tiny epsilon: the count noise spans up to
+// 2^40 grid steps), callers use the union-bound interval (confidence.h
+// MeanConfidenceInterval), which is conservative and costs O(1).
+inline constexpr long kMaxMeanTestCountRadius = 1L << 12;
+bool LaplaceMeanTestIsTractable(const MeanPlans& plans) noexcept;
+bool GaussianMeanTestIsTractable(const GaussianMeanPlans& plans) noexcept;
+
 // The p-value above at a centred mean mu (value units), for tests and the
 // benchmark.
 double LaplaceMeanPValue(const MeanRelease& release, std::int64_t lower_units,

@@ -1,6 +1,7 @@
 #include "noise_mechanism.h"
 
 #include "parameters.h"
+#include "privacy_accountant.h"
 
 namespace dp {
 
@@ -57,6 +58,25 @@ NoiseMechanism MechanismBuilder::Build() const {
 MeanMechanisms MechanismBuilder::BuildMean(std::int64_t lower_units,
                                            std::int64_t upper_units) const {
   const PrivacyParameters effective = Validate();
+  if (effective.delta > 0) {
+    // The Gaussian mean: count and centred sum calibrated jointly in zCDP
+    // (rho/2 each, rho from (epsilon, delta) by Canonne-Kamath-Steinke 2020's
+    // conversion), or the basic-composition halves when those are less noisy:
+    // either is (epsilon, delta)-DP, the charge of the call
+    // (privacy_accountant.h PlanGaussianMeanJoint).
+    const GaussianMeanPlans plans =
+        PlanGaussianMeanJoint(lower_units, upper_units, effective.epsilon, effective.delta);
+    MeanMechanisms mean;
+    for (NoiseMechanism* part : {&mean.count, &mean.centred_sum}) {
+      part->kind_ = NoiseKind::kGaussian;
+      // No per-part (epsilon, delta): the pair is (epsilon, delta)-DP together.
+      part->epsilon_ = effective.epsilon;
+      part->delta_ = effective.delta;
+    }
+    mean.count.gaussian_ = plans.count;
+    mean.centred_sum.gaussian_ = plans.centred_sum;
+    return mean;
+  }
   const MeanPartBudget part = SplitMeanBudget(effective.epsilon, effective.delta);
   // Centred half-unit values 2v - (lower + upper) lie in [-(upper - lower), upper - lower].
   const uint128 width = static_cast<uint128>(int128{upper_units} - int128{lower_units});

@@ -103,7 +103,9 @@ static_assert(std::is_trivially_destructible_v<NoiseMechanism>,
 
 // The bounded mean (private_statistics.h): a noisy count and a noisy sum of
 // values re-centred on the midpoint, in half-units, each a NoiseMechanism of
-// the same kind calibrated to the part of the budget SplitMeanBudget gives it.
+// the same kind. Laplace: each calibrated to the part of the budget
+// SplitMeanBudget gives it. Gaussian: calibrated jointly in zCDP
+// (PlanGaussianMeanJoint); both parts then report the whole (epsilon, delta).
 // Built only by MechanismBuilder::BuildMean.
 struct MeanMechanisms {
   NoiseMechanism count;        // sensitivity 1
@@ -148,7 +150,8 @@ class MechanismBuilder {
   NoiseMechanism Build() const;
   // The mean's two mechanisms for bounds [lower_units, upper_units]: epsilon
   // and delta are validated once, as for Build(), then split by
-  // SplitMeanBudget (the sensitivity set above is not used).
+  // SplitMeanBudget (Laplace) or calibrated jointly by PlanGaussianMeanJoint
+  // (with delta); the sensitivity set above is not used.
   MeanMechanisms BuildMean(std::int64_t lower_units, std::int64_t upper_units) const;
 
  private:

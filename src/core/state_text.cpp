@@ -1,6 +1,7 @@
 #include "state_text.h"
 
 #include <cinttypes>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 
@@ -39,34 +40,38 @@ bool ParsePartialState(const char* text, PartialStateFields* fields) {
 
 std::string FormatQuantileState(const QuantileStateFields& fields) {
   char head[256];
-  std::snprintf(head, sizeof head, "q1 epsilon=%a fraction=%a lower=%a upper=%a counts=",
-                fields.epsilon, fields.fraction, fields.lower, fields.upper);
+  std::snprintf(head, sizeof head,
+                "q2 epsilon=%a fraction=%a lower=%a upper=%a points=", fields.epsilon,
+                fields.fraction, fields.lower, fields.upper);
   std::string text = head;
-  for (std::size_t i = 0; i < fields.counts.size(); ++i) {
+  text.reserve(text.size() + 21 * fields.points.size());
+  for (std::size_t i = 0; i < fields.points.size(); ++i) {
     if (i > 0) text += ',';
-    text += std::to_string(fields.counts[i]);
+    text += std::to_string(fields.points[i]);
   }
   return text;
 }
 
 bool ParseQuantileState(const char* text, QuantileStateFields* fields) {
   int consumed = 0;
-  if (std::sscanf(text, "q1 epsilon=%la fraction=%la lower=%la upper=%la counts=%n",
+  if (std::sscanf(text, "q2 epsilon=%la fraction=%la lower=%la upper=%la points=%n",
                   &fields->epsilon, &fields->fraction, &fields->lower, &fields->upper,
                   &consumed) != 4 ||
       consumed == 0)
     return false;
-  fields->counts.clear();
+  fields->points.clear();
   const char* cursor = text + consumed;
   while (*cursor != '\0') {
     char* end = nullptr;
-    const long long count = std::strtoll(cursor, &end, 10);
-    if (end == cursor || count < 0) return false;
-    fields->counts.push_back(count);
+    errno = 0;
+    const long long point = std::strtoll(cursor, &end, 10);
+    if (end == cursor || errno == ERANGE) return false;
+    fields->points.push_back(point);
     cursor = end;
     if (*cursor == ',') ++cursor;
   }
-  return !fields->counts.empty() && FormatQuantileState(*fields) == text;
+  // The canonical form only (no signs, spaces or leading zeros).
+  return FormatQuantileState(*fields) == text;
 }
 
 std::string FormatSelectionStateHead(const SelectionStateFields& fields) {

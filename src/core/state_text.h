@@ -30,15 +30,15 @@ struct PartialStateFields {
 
 std::string FormatPartialState(const PartialStateFields& fields);
 
-// The partial state of dp_percentile / dp_median: parameters and the counts
-// of the fixed grid (core/quantile.h).
-//   q1 epsilon=E fraction=F lower=L upper=U counts=C0,C1,...
+// The partial state of dp_percentile / dp_median: parameters and the rows'
+// lattice points (core/continuous_quantile.h), in any order, possibly none:
+//   q2 epsilon=E fraction=F lower=L upper=U points=P0,P1,...
 struct QuantileStateFields {
   double epsilon = 0;
   double fraction = 0;
   double lower = 0;
   double upper = 0;
-  std::vector<std::int64_t> counts;
+  std::vector<std::int64_t> points;
 };
 std::string FormatQuantileState(const QuantileStateFields& fields);
 bool ParseQuantileState(const char* text, QuantileStateFields* fields);

@@ -15,6 +15,7 @@
 #include "../core/confidence.h"
 #include "../core/gaussian_mechanism.h"
 #include "../core/grid_value.h"
+#include "../core/mean_interval.h"
 #include "../core/noise_mechanism.h"
 #include "../core/numeric_digits.h"
 #include "../core/partition_selection.h"
@@ -318,7 +319,6 @@ struct PlanCache {
   dp::NoiseMechanism mechanism;  // count or sum
   double margin = 0;  // count/sum interval half-width at `confidence`
   dp::MeanMechanisms mean;
-  dp::MeanNoiseIntervals mean_noise;
 };
 
 bool SameKey(const PlanCache& cache, const AggregateState& state, bool is_count) {
@@ -429,8 +429,6 @@ MeanResult ReleaseMeanOf(FunctionCallInfo fcinfo, const AggregateState& state) {
                         .SetEpsilon(state.epsilon)
                         .SetDelta(state.delta)
                         .BuildMean(state.lower_units, state.upper_units);
-      if (state.confidence > 0)
-        cache->mean_noise = cache->mean.Intervals(state.unit_exponent, state.confidence);
       FillKey(cache, state, false);
     }
     const dp::MeanRelease release =
@@ -440,10 +438,33 @@ MeanResult ReleaseMeanOf(FunctionCallInfo fcinfo, const AggregateState& state) {
     result.mean = release.mean;
     result.noise_stddev = cache->mean.centred_sum.NoiseStddev(state.unit_exponent - 1) /
                           std::max(1.0, dp::ToDouble(release.noisy_count));
-    if (state.confidence > 0)
-      result.interval = dp::MeanConfidenceInterval(
-          release, state.lower_units, state.upper_units, state.unit_exponent,
-          cache->mean_noise.count, cache->mean_noise.centred_sum);
+    // The interval: inversion of the exact test on the two releases
+    // (mean_interval.h), nominal coverage without a union bound; the
+    // union-bound interval where the test's sum would be too long (decided
+    // by the public plans alone).
+    if (state.confidence > 0) {
+      const dp::MeanMechanisms& mean = cache->mean;
+      const dp::GaussianMeanPlans gaussian{mean.count.gaussian_plan(),
+                                           mean.centred_sum.gaussian_plan()};
+      const dp::MeanPlans laplace{mean.count.laplace_plan(), mean.centred_sum.laplace_plan()};
+      const bool is_gaussian = mean.count.kind() == dp::NoiseKind::kGaussian;
+      if (is_gaussian ? dp::GaussianMeanTestIsTractable(gaussian)
+                      : dp::LaplaceMeanTestIsTractable(laplace)) {
+        result.interval =
+            is_gaussian ? dp::GaussianMeanTestInterval(release, state.lower_units,
+                                                       state.upper_units, state.unit_exponent,
+                                                       gaussian, state.confidence)
+                        : dp::LaplaceMeanTestInterval(release, state.lower_units,
+                                                      state.upper_units, state.unit_exponent,
+                                                      laplace, state.confidence);
+      } else {
+        const dp::MeanNoiseIntervals noise =
+            mean.Intervals(state.unit_exponent, state.confidence);
+        result.interval = dp::MeanConfidenceInterval(release, state.lower_units,
+                                                     state.upper_units, state.unit_exponent,
+                                                     noise.count, noise.centred_sum);
+      }
+    }
     return result;
   });
 }

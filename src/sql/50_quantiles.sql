@@ -1,9 +1,10 @@
 -- ===========================================================================
 -- dp_percentile(value, fraction, lower, upper, epsilon) and
--- dp_median(value, lower, upper, epsilon): the exponential mechanism
--- (permute-and-flip, sampled exactly) over a fixed grid of 1024 bins between
--- the public bounds. Memory is fixed (8 KiB per group) whatever the number of
--- rows; the answer always lies in [lower, upper], also on empty input.
+-- dp_median(value, lower, upper, epsilon): Smith's exponential mechanism
+-- (2011) over the fixed-point lattice between the public bounds, sampled
+-- exactly, utility sensitivity max(f, 1 - f). The state keeps every row (8
+-- bytes each, like percentile_cont); the answer always lies in
+-- [lower, upper], also on empty input.
 -- ===========================================================================
 CREATE TYPE dp_agg.quantile_state;
 CREATE FUNCTION dp_agg.quantile_state_in(cstring) RETURNS dp_agg.quantile_state
@@ -36,8 +37,8 @@ CREATE AGGREGATE dp_median(float8, float8, float8, float8) (
 );
 
 COMMENT ON TYPE dp_agg.quantile_state IS
-  'Transition state of dp_percentile and dp_median (exact bin counts: never shown to analysts)';
+  'Transition state of dp_percentile and dp_median (every row''s exact value: never shown to analysts)';
 COMMENT ON AGGREGATE dp_percentile(float8, float8, float8, float8, float8) IS
-  'dp_percentile(value, fraction, lower, upper, epsilon): epsilon-DP quantile by the exponential mechanism over 1024 bins of [lower, upper]';
+  'dp_percentile(value, fraction, lower, upper, epsilon): epsilon-DP quantile by Smith''s exponential mechanism over [lower, upper] (no grid floor; keeps the group''s rows)';
 COMMENT ON AGGREGATE dp_median(float8, float8, float8, float8) IS
-  'dp_median(value, lower, upper, epsilon): epsilon-DP median by the exponential mechanism over 1024 bins of [lower, upper]';
+  'dp_median(value, lower, upper, epsilon): epsilon-DP median by Smith''s exponential mechanism over [lower, upper] (no grid floor; keeps the group''s rows)';

@@ -15,6 +15,7 @@ echo "bench_t: $rows rows; peak resident memory (VmHWM) of the backend after one
 echo
 echo "| query | peak RSS MiB |"
 echo "|---|---:|"
+peaks=()
 for query in \
   "SELECT 1" \
   "SELECT dp_median(f, 0.0, 1.0, 1.0) FROM bench_t" \
@@ -25,4 +26,10 @@ for query in \
   kib=$(psql -X -At -c "SET max_parallel_workers_per_gather = 0" -c "$query" \
     -c "SELECT (regexp_match(pg_read_file('/proc/self/status'), 'VmHWM:\s+(\d+)'))[1]" | tail -1)
   echo "| \`$query\` | $(awk -v k="$kib" 'BEGIN { printf "%.1f", k / 1024 }') |"
+  peaks+=("$kib")
 done
+# Above dp_select's peak (a constant-size state over the same scan, so the
+# shared buffers the scan touches cancel out): what each quantile state added.
+awk -v base="${peaks[3]}" -v dp="${peaks[1]}" -v pc="${peaks[2]}" -v rows="$rows" 'BEGIN {
+  printf "\nabove dp_select: dp_median %.1f MiB (%.1f bytes a row), percentile_cont %.1f MiB\n",
+    (dp - base) / 1024, (dp - base) * 1024 / rows, (pc - base) / 1024 }'

@@ -282,3 +282,47 @@ TEST(SmithQuantileTest, HighEpsilonFindsTheMedianOfManyRows) {
 }
 
 }  // namespace
+
+namespace {
+
+// The array API used by the PostgreSQL state (MakeSmithLattice, SmithPointOf,
+// ReleaseSmithQuantile) is the same mechanism as SmithQuantile: same lattice,
+// same points, and the same release from the same random stream.
+TEST(SmithLatticeTest, ArrayApiMatchesSmithQuantile) {
+  const double lower = -3.5, upper = 1234.25;
+  const dp::SmithLattice lattice = dp::MakeSmithLattice(lower, upper);
+  SmithQuantile q(lower, upper);
+  EXPECT_EQ(lattice.unit_exponent, q.unit_exponent());
+  EXPECT_EQ(lattice.lower_units, q.lower_units());
+  EXPECT_EQ(lattice.upper_units, q.upper_units());
+  std::vector<std::int64_t> points;
+  for (int i = 0; i < 300; ++i) {
+    const double v = (i % 7 == 0) ? 1e9 : (i % 11 == 0 ? -1e9 : i * 3.17 - 20);
+    q.Add(v);
+    points.push_back(dp::SmithPointOf(lattice, v));
+  }
+  EXPECT_EQ(points, q.units());
+  for (const std::int64_t p : points) {
+    EXPECT_GE(p, lattice.lower_units);
+    EXPECT_LE(p, lattice.upper_units);
+  }
+  for (const double f : {0.0, 0.25, 0.5, 0.9, 1.0}) {
+    SeededTestRandomSource a(77), b(77);
+    std::vector<std::int64_t> shuffled(points.rbegin(), points.rend());
+    const double from_array =
+        dp::ReleaseSmithQuantile(lattice, shuffled.data(), shuffled.size(), f, 0.7, a);
+    EXPECT_TRUE(std::is_sorted(shuffled.begin(), shuffled.end()));
+    EXPECT_EQ(from_array, q.Release(f, 0.7, b));
+  }
+  SeededTestRandomSource rng(1);
+  EXPECT_THROW(dp::MakeSmithLattice(2, 1), dp::InvalidParameter);
+  EXPECT_THROW(dp::MakeSmithLattice(0, INFINITY), dp::InvalidParameter);
+  EXPECT_THROW(dp::ReleaseSmithQuantile(lattice, points.data(), points.size(), 2.0, 1.0, rng),
+               dp::InvalidParameter);
+  // No rows: still an answer within the bounds.
+  const double empty = dp::ReleaseSmithQuantile(lattice, nullptr, 0, 0.5, 1.0, rng);
+  EXPECT_GE(empty, lower);
+  EXPECT_LE(empty, upper);
+}
+
+}  // namespace

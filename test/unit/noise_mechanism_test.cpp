@@ -9,6 +9,7 @@
 #include "gaussian_mechanism.h"
 #include "noise_mechanism.h"
 #include "parameters.h"
+#include "privacy_accountant.h"
 #include "private_statistics.h"
 #include "random_source.h"
 
@@ -198,7 +199,8 @@ TEST(MechanismBuilderTest, MeanMatchesTheDedicatedPlanners) {
   const double delta = dp::EffectivePrivacyParameter(1e-8);
   const dp::MeanMechanisms gaussian =
       MechanismBuilder().SetEpsilon(epsilon).SetDelta(delta).BuildMean(-7, 300);
-  const dp::GaussianMeanPlans gaussian_plans = dp::PlanGaussianMean(-7, 300, epsilon, delta);
+  // With delta: the count and the sum calibrated jointly in zCDP.
+  const dp::GaussianMeanPlans gaussian_plans = dp::PlanGaussianMeanJoint(-7, 300, epsilon, delta);
   EXPECT_EQ(gaussian.centred_sum.kind(), NoiseKind::kGaussian);
   EXPECT_TRUE(gaussian.centred_sum.gaussian_plan().sigma2_numerator ==
               gaussian_plans.centred_sum.sigma2_numerator);

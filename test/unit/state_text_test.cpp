@@ -183,3 +183,40 @@ TEST(StateTextTest, RejectsTextThatFormatCannotProduce) {
 }
 
 }  // namespace
+
+namespace {
+
+// The quantile state's text form (rows as lattice points, in any order,
+// possibly none) round-trips exactly and accepts only its canonical form.
+TEST(QuantileStateTextTest, RoundTripsAndRejectsNonCanonicalText) {
+  dp::QuantileStateFields fields;
+  fields.epsilon = 0.1;
+  fields.fraction = 0.3;
+  fields.lower = -2.5;
+  fields.upper = 1e300;
+  fields.points = {
+      5, -7, std::numeric_limits<std::int64_t>::max(), std::numeric_limits<std::int64_t>::min(),
+      0, 5};
+  const std::string text = dp::FormatQuantileState(fields);
+  dp::QuantileStateFields parsed;
+  ASSERT_TRUE(dp::ParseQuantileState(text.c_str(), &parsed)) << text;
+  EXPECT_EQ(parsed.points, fields.points);
+  EXPECT_TRUE(SameBits(parsed.epsilon, fields.epsilon));
+  EXPECT_TRUE(SameBits(parsed.fraction, fields.fraction));
+  EXPECT_TRUE(SameBits(parsed.lower, fields.lower));
+  EXPECT_TRUE(SameBits(parsed.upper, fields.upper));
+
+  fields.points.clear();
+  const std::string empty = dp::FormatQuantileState(fields);
+  EXPECT_EQ(empty.substr(empty.size() - 7), "points=");
+  ASSERT_TRUE(dp::ParseQuantileState(empty.c_str(), &parsed));
+  EXPECT_TRUE(parsed.points.empty());
+
+  const std::string head = empty;
+  for (const char* tail : {"+1", "01", "1,,2", "1,", " 1", "1 ", "9223372036854775808", "x"})
+    EXPECT_FALSE(dp::ParseQuantileState((head + tail).c_str(), &parsed)) << tail;
+  EXPECT_FALSE(dp::ParseQuantileState(
+      "q1 epsilon=0x1p+0 fraction=0x1p-1 lower=0x0p+0 upper=0x1p+0 counts=1,2,3", &parsed));
+}
+
+}  // namespace

@@ -244,17 +244,17 @@ class Auditor:
 
     def check_answer_set(self, audit, d: "Releases", d_prime: "Releases"):
         """README: dp_select's answer "is always a candidate", a quantile's is
-        the midpoint of the chosen bin, always in [lower, upper]
-        (deterministic)."""
+        always in [lower, upper] (deterministic)."""
         values = np.concatenate([d.values, d_prime.values])
         allowed = audit.mechanism.answer_set()
-        position = np.clip(np.searchsorted(allowed, values), 0, len(allowed) - 1)
-        outside = int(np.count_nonzero(allowed[position] != values))
-        what = "candidates" if audit.mechanism.kind == "selection" else "bin midpoints"
+        outside = int(np.count_nonzero(audit.mechanism.answer_classes(values) < 0))
+        selection = audit.mechanism.kind == "selection"
+        what = "candidates" if selection else "in [lower, upper]"
+        detail = (f"[{len(np.unique(values))} distinct answers of {len(allowed)}]" if selection
+                  else f"[{len(np.unique(values))} distinct answers]")
         self.record(Outcome("answer-set", audit.mechanism.label, audit.pair.label,
                             audit.claimed_epsilon, f"{outside} answers not {what}",
-                            len(values), outside == 0,
-                            f"[{len(np.unique(values))} distinct answers of {len(allowed)}]"))
+                            len(values), outside == 0, detail))
 
     def check_low_bits(self, audit, d: "Releases", d_prime: "Releases", exponent: int):
         """Two-sample chi-square homogeneity tests: do the low-order bits of
@@ -290,8 +290,8 @@ class Auditor:
         outside the answer set are left to check_answer_set."""
         allowed = audit.mechanism.answer_set()
         law = audit.mechanism.exact_law(rows, epsilon)
-        position = np.clip(np.searchsorted(allowed, answers.values), 0, len(allowed) - 1)
-        valid = allowed[position] == answers.values
+        position = audit.mechanism.answer_classes(answers.values)
+        valid = position >= 0
         n = int(np.count_nonzero(valid))
         groups = pooled_groups(law, n)
         observed = np.bincount(groups[position[valid]], minlength=groups[-1] + 1)
@@ -302,11 +302,13 @@ class Auditor:
             statistic, p_value = stats.chisquare(observed, expected)
         label = audit.mechanism.label + (f" [{fault}]" if fault != "none" else "")
         top = int(np.argmax(law))
-        seen = float(np.count_nonzero(answers.values == allowed[top])) / max(n, 1)
+        seen = float(np.count_nonzero(position == top)) / max(n, 1)
+        law_name = ("permute-and-flip" if audit.mechanism.kind == "selection"
+                    else "Smith exponential-mechanism cell")
         outcome = Outcome("exact-selection", label, f"{side} = {self.show_rows(rows)}",
                           audit.claimed_epsilon, f"chi2 p = {p_value:.3g}", n,
                           p_value >= self.alpha_per_test,
-                          f"[permute-and-flip law, {len(expected)} groups, chi2 {statistic:.1f}; "
+                          f"[{law_name} law, {len(expected)} groups, chi2 {statistic:.1f}; "
                           f"P[{allowed[top]:g}] = {law[top]:.4f}, observed {seen:.4f}]")
         outcome.empirical = p_value
         return outcome

@@ -4,6 +4,7 @@ discrete Laplace and Gaussian noise and the Gaussian calibration, DP partition
 selection's threshold and release law, permute-and-flip, the quantile grid.
 """
 
+import bisect
 import decimal
 import fractions
 import math
@@ -262,3 +263,50 @@ def quantile_utilities(bin_counts: np.ndarray, fraction: float) -> np.ndarray:
     target = fraction * n
     below = np.concatenate([[0.0], np.cumsum(bin_counts)])
     return -np.maximum(0.0, np.maximum(below[:-1] - target, target - below[1:]))
+
+
+# dp_median / dp_percentile: Smith's exponential mechanism on the lattice of
+# units 2^e between the bounds (continuous_quantile.h). A lattice point y has
+# weight exp(-min(lambda d(y), 64)) with d(y) = max(0, below(y) - f n,
+# f n - upto(y)) rows and lambda = epsilon' / (2 max(f, 1 - f)). The answers
+# are put in cells [i, i + 1) of width one (the last one closed), and the law
+# of the cell is summed exactly over the lattice points of each cell (a run of
+# points without a row has one weight). The released double is the nearest
+# double to y 2^e, which moves a point across a cell edge only within 2^-42 of
+# a cell's width of it: invisible here.
+def smith_cell_law(rows: Sequence[float], lower: float, upper: float, fraction: float,
+                   epsilon: float, cells: int) -> np.ndarray:
+    exponent = bound_units_exponent(lower, upper)
+    scale = fractions.Fraction(2) ** -exponent
+    to_units = lambda v: round(fractions.Fraction(min(max(v, lower), upper)) * scale)
+    points = sorted(to_units(r) for r in rows)
+    n = len(points)
+    target = fraction * n
+    rate = epsilon / (2.0 * max(fraction, 1.0 - fraction))
+    weight = lambda d: math.exp(-min(rate * d, MAX_SELECTION_EXPONENT))
+    below = lambda z: bisect.bisect_left(points, z)
+    upto = lambda z: bisect.bisect_right(points, z)
+    distinct = sorted(set(points))
+    low_units, high_units = to_units(lower), to_units(upper)
+    width = fractions.Fraction(high_units - low_units, cells)
+    law = np.zeros(cells)
+    for i in range(cells):
+        a = low_units + math.ceil(i * width)
+        b = high_units + 1 if i == cells - 1 else low_units + math.ceil((i + 1) * width)
+        mass, cursor = 0.0, a
+        for z in distinct[bisect.bisect_left(distinct, a):bisect.bisect_left(distinct, b)]:
+            rank = below(z)
+            mass += (z - cursor) * weight(abs(rank - target))
+            mass += weight(max(0.0, rank - target, target - upto(z)))
+            cursor = z + 1
+        mass += (b - cursor) * weight(abs(below(b) - target))
+        law[i] = mass
+    return law / law.sum()
+
+
+def smith_cell_of(values: np.ndarray, lower: float, upper: float, cells: int) -> np.ndarray:
+    """The cell of each answer, as smith_cell_law numbers them (-1 outside)."""
+    position = np.floor((values - lower) / (upper - lower) * cells)
+    position = np.where(values == upper, cells - 1, position)
+    inside = (values >= lower) & (values <= upper) & np.isfinite(values)
+    return np.where(inside, position, -1).astype(np.int64)

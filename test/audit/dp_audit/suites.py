@@ -13,8 +13,7 @@ import numpy as np
 from .constants import QUANTILE_BINS
 from .laws import (discrete_gaussian_pmf, epsilon_rounded_down, gaussian_sigma2_for,
                    partition_selection_release_probability, partition_selection_threshold,
-                   permute_and_flip_law, quantile_bin_of, quantile_bin_points, quantile_utilities,
-                   sum_release_grid)
+                   permute_and_flip_law, smith_cell_law, smith_cell_of, sum_release_grid)
 from .statistics import NoiseBins
 
 
@@ -101,10 +100,20 @@ class Mechanism:
 
     # --- dp_select and quantiles: the exact law of the answer -----------------
     def answer_set(self) -> np.ndarray:
-        """Every answer the mechanism can give, in increasing order."""
+        """dp_select: every answer it can give, in increasing order. Quantiles:
+        the lower edges of the cells [i, i + 1) that exact_law describes."""
         if self.kind == "selection":
             return np.sort(np.asarray(self.candidates, dtype=float))
-        return quantile_bin_points(self.lower, self.upper)
+        return self.lower + (self.upper - self.lower) / QUANTILE_BINS * np.arange(QUANTILE_BINS)
+
+    def answer_classes(self, values: np.ndarray) -> np.ndarray:
+        """Index in answer_set() of each answer's class (the candidate, or the
+        quantile's cell), -1 for an answer the mechanism cannot give."""
+        if self.kind == "quantile":
+            return smith_cell_of(values, self.lower, self.upper, QUANTILE_BINS)
+        allowed = self.answer_set()
+        position = np.clip(np.searchsorted(allowed, values), 0, len(allowed) - 1)
+        return np.where(allowed[position] == values, position, -1)
 
     def exact_law(self, rows: Tuple, epsilon: float) -> np.ndarray:
         """P[answer = answer_set()[i]] on the dataset `rows`, by the documented
@@ -113,12 +122,10 @@ class Mechanism:
         to 64 bits changes it by < 2^-63, invisible here)."""
         eps = float(epsilon_rounded_down(epsilon))
         if self.kind == "quantile":
-            counts = np.zeros(QUANTILE_BINS)
-            for r in rows:
-                counts[quantile_bin_of(r, self.lower, self.upper)] += 1
+            # Smith's mechanism (laws.smith_cell_law): utility sensitivity
+            # max(f, 1 - f), not monotonic: exp(-epsilon gap / (2 max(f, 1 - f))).
             fraction = 0.5 if self.function == "dp_median" else self.fraction
-            # Utility sensitivity 1 row, not monotonic: exp(-epsilon gap / 2).
-            return permute_and_flip_law(quantile_utilities(counts, fraction), eps / 2.0)
+            return smith_cell_law(rows, self.lower, self.upper, fraction, eps, QUANTILE_BINS)
         order = np.argsort(np.asarray(self.candidates, dtype=float))
         candidates = [self.candidates[i] for i in order]
         if not self.weighted:
@@ -296,12 +303,11 @@ SELECT_WEIGHTED_NEG = Mechanism("dp_select weighted [-10,0]", "dp_select", "inte
                                 candidates=(1, 2), weighted=True)
 SELECT_WEIGHTED_MIXED = Mechanism("dp_select weighted [-10,2]", "dp_select", "integer", -10.0,
                                   2.0, candidates=(1, 2), weighted=True)
-# Quantiles over [0, 1024]: bin i is [i, i + 1), its answer i + 0.5. The
-# utility -max(0, C_i - f n, f n - C_{i+1}) changes by at most max(f, 1 - f)
-# rows between neighbours (the documented sensitivity is 1), and permute-and-
-# flip runs at exp(-epsilon gap / 2): the loss is at most max(f, 1 - f) x
-# epsilon, e.g. epsilon / 2 for the median. The 0.75-quantile audit is the one
-# on which halve_noise shows (loss up to 1.5 x the claim).
+# Quantiles over [0, 1024] (Smith's mechanism on the lattice of units 2^-51):
+# the utility -max(0, below - f n, f n - upto) changes by at most
+# max(f, 1 - f) rows between neighbours, and the mechanism runs at
+# exp(-epsilon gap / (2 max(f, 1 - f))): the loss is at most epsilon. The
+# exact-law test puts the answers in the cells [i, i + 1) (laws.smith_cell_law).
 MEDIAN = Mechanism("dp_median [0,1024]", "dp_median", "double precision", 0.0, 1024.0, "float8")
 PERCENTILE_75 = Mechanism("dp_percentile 0.75 [0,1024]", "dp_percentile", "double precision",
                           0.0, 1024.0, "float8", fraction=0.75)
@@ -342,12 +348,13 @@ PRIVACY_LOSS_AUDITS += [
                      "weights [-10,2]: rate epsilon / Delta (one score moves), "
                      "Delta = max(|L|,|U|) = 10",
                      (HALVE,)),
-    # The empty table's answer is uniform at any epsilon, and one row adds a
-    # bump of 1.28 / 1024 (1.6 / 1024 under halve_noise): nothing to catch.
+    # The empty table's answer is uniform at any epsilon, and one row clamped
+    # to the upper bound changes the utility by 1/2 almost everywhere, i.e.
+    # not the answer's law (only the single point U differs): nothing to catch.
     PrivacyLossAudit("median_empty", MEDIAN, NeighbourPair((), 1e9), 1.0,
                      "empty vs one row far above the bounds (clamped)"),
     PrivacyLossAudit("median_concentrated", MEDIAN, NeighbourPair((512.5,) * 3, 1000.5), 1.0,
-                     "data in one bin vs one more row elsewhere", law_detects=(HALVE,)),
+                     "data at one value vs one more row elsewhere", law_detects=(HALVE,)),
     PrivacyLossAudit("percentile_extreme", PERCENTILE_75,
                      NeighbourPair((0.5, 512.5, 512.5), 1e9), 2.0,
                      "small dataset plus one row far above the bounds (clamped)", (HALVE,)),
