@@ -55,7 +55,8 @@ NoiseInterval MakeInterval(uint128 quantile, int grid_exponent, bool rounded, do
   } else {
     interval.half_width = GridValue{static_cast<int128>(quantile), grid_exponent};
   }
-  interval.half_width_value = interval.half_width.mantissa == 0 ? 0.0 : RoundUpToDouble(interval.half_width);
+  interval.half_width_value =
+      interval.half_width.mantissa == 0 ? 0.0 : RoundUpToDouble(interval.half_width);
   interval.noise_stddev = stddev;
   return interval;
 }
@@ -75,8 +76,8 @@ double RoundUp(LD x) {
 void ValidateConfidence(double confidence) {
   if (!std::isfinite(confidence) || !(confidence > 0) || !(confidence < 1)) {
     char buffer[120];
-    std::snprintf(buffer, sizeof buffer,
-                  "confidence must lie strictly between 0 and 1, not %g", confidence);
+    std::snprintf(buffer, sizeof buffer, "confidence must lie strictly between 0 and 1, not %g",
+                  confidence);
     throw InvalidParameter(buffer, "Give the confidence level as a fraction, e.g. 0.95.");
   }
 }
@@ -104,8 +105,8 @@ uint128 GaussianNoiseQuantile(const GaussianPlan& plan, double miss) {
   if (plan.sensitivity == 0 || plan.sigma2_numerator == 0) return 0;
   // P[|X| > k] = 2 P[X >= k + 1], non-increasing in k.
   auto ok = [&](uint128 k) {
-    const LD log_tail = DiscreteGaussianLogUpperTail(
-        plan.sigma2_numerator, plan.sigma2_denominator, static_cast<int128>(k + 1));
+    const LD log_tail = DiscreteGaussianLogUpperTail(plan.sigma2_numerator, plan.sigma2_denominator,
+                                                     static_cast<int128>(k + 1));
     return std::log(2.0L) + log_tail <= budget;
   };
   if (ok(0)) return 0;
@@ -127,8 +128,7 @@ uint128 GaussianNoiseQuantile(const GaussianPlan& plan, double miss) {
   return hi;
 }
 
-NoiseInterval LaplaceNoiseIntervalForMiss(const LaplacePlan& plan, int unit_exponent,
-                                          double miss) {
+NoiseInterval LaplaceNoiseIntervalForMiss(const LaplacePlan& plan, int unit_exponent, double miss) {
   return MakeInterval(LaplaceNoiseQuantile(plan, miss), unit_exponent + plan.grid_shift,
                       plan.grid_shift > 0, LaplaceNoiseStddev(plan, unit_exponent));
 }
@@ -155,8 +155,8 @@ ConfidenceInterval MeanConfidenceInterval(const MeanRelease& release, std::int64
   // Bounds in extended precision: 62-bit unit values are exact in a long double.
   const LD lower = std::ldexp(static_cast<LD>(lower_units), unit_exponent);
   const LD upper = std::ldexp(static_cast<LD>(upper_units), unit_exponent);
-  const LD mid = std::ldexp(static_cast<LD>(lower_units) + static_cast<LD>(upper_units),
-                            unit_exponent - 1);
+  const LD mid =
+      std::ldexp(static_cast<LD>(lower_units) + static_cast<LD>(upper_units), unit_exponent - 1);
   ConfidenceInterval result{RoundDown(lower), RoundUp(upper)};
   const LD noisy_count = ToLongDouble(release.noisy_count);
   const LD count_width = ToLongDouble(count.half_width);
@@ -177,8 +177,8 @@ ConfidenceInterval MeanConfidenceInterval(const MeanRelease& release, std::int64
   const LD pad = std::ldexp(1.0L, -58);
   const LD low = std::clamp(mid + deviation_min - (std::fabs(mid) + std::fabs(deviation_min)) * pad,
                             lower, upper);
-  const LD high = std::clamp(mid + deviation_max + (std::fabs(mid) + std::fabs(deviation_max)) * pad,
-                             lower, upper);
+  const LD high = std::clamp(
+      mid + deviation_max + (std::fabs(mid) + std::fabs(deviation_max)) * pad, lower, upper);
   result.low = RoundDown(low);
   result.high = RoundUp(high);
   return result;

@@ -68,12 +68,10 @@ struct NoiseInterval {
 // sum's unit exponent for a sum, unit_exponent - 1 for a mean's centred
 // sum in half-units).
 NoiseInterval LaplaceNoiseInterval(const LaplacePlan& plan, int unit_exponent, double confidence);
-NoiseInterval GaussianNoiseInterval(const GaussianPlan& plan, int unit_exponent,
-                                    double confidence);
+NoiseInterval GaussianNoiseInterval(const GaussianPlan& plan, int unit_exponent, double confidence);
 
 // The same at a given miss probability (confidence = 1 - miss).
-NoiseInterval LaplaceNoiseIntervalForMiss(const LaplacePlan& plan, int unit_exponent,
-                                          double miss);
+NoiseInterval LaplaceNoiseIntervalForMiss(const LaplacePlan& plan, int unit_exponent, double miss);
 NoiseInterval GaussianNoiseIntervalForMiss(const GaussianPlan& plan, int unit_exponent,
                                            double miss);
 

@@ -89,7 +89,7 @@ void EncloseExp(const SmithBlocks& sb, uint128 value, mpfr_ptr low, mpfr_ptr hig
   SetMpz(multiplier.get(), sb.scale.multiplier);
   SetMpz(product.get(), value);
   mpz_mul(product.get(), product.get(), multiplier.get());
-  mpfr_set_z(exponent.get(), product.get(), MPFR_RNDN);                    // exact
+  mpfr_set_z(exponent.get(), product.get(), MPFR_RNDN);  // exact
   mpfr_div_2si(exponent.get(), exponent.get(), sb.scale.shift, MPFR_RNDN);  // exact
   mpfr_neg(exponent.get(), exponent.get(), MPFR_RNDN);
   mpfr_exp(low, exponent.get(), MPFR_RNDD);
@@ -108,8 +108,8 @@ void Enclose(const SmithBlocks& sb, mpfr_prec_t precision, MpfrArray& low, MpfrA
   const uint128 phi_down = sb.target & mask;
   const uint128 phi_up = (one - phi_down) & mask;
   Mpfr base_up_low(precision), base_up_high(precision), base_down_low(precision),
-      base_down_high(precision), step_low(precision), step_high(precision),
-      capped_low(precision), capped_high(precision);
+      base_down_high(precision), step_low(precision), step_high(precision), capped_low(precision),
+      capped_high(precision);
   EncloseExp(sb, phi_up, base_up_low.get(), base_up_high.get());
   EncloseExp(sb, phi_down, base_down_low.get(), base_down_high.get());
   EncloseExp(sb, one, step_low.get(), step_high.get());
@@ -213,7 +213,8 @@ SmithBlocks BuildSmithBlocks(const std::int64_t* sorted_units, std::size_t rows,
       cap_reachable = true;
       cap_distance = 0;
       for (std::size_t i = mpz_size(quotient.get()); i-- > 0;)
-        cap_distance = (cap_distance << 64) | mpz_getlimbn(quotient.get(), static_cast<mp_size_t>(i));
+        cap_distance =
+            (cap_distance << 64) | mpz_getlimbn(quotient.get(), static_cast<mp_size_t>(i));
     }
   }
 
@@ -274,8 +275,8 @@ constexpr mpfr_prec_t kBasePrecision = 128;
 
 // The block of V in [v 2^-bits, (v + 1) 2^-bits) if certified by the
 // enclosures, or m (ambiguous).
-std::size_t Locate(MpfrArray& low, MpfrArray& high, std::size_t m, mpfr_prec_t precision,
-                   mpz_ptr v, unsigned long bits) {
+std::size_t Locate(MpfrArray& low, MpfrArray& high, std::size_t m, mpfr_prec_t precision, mpz_ptr v,
+                   unsigned long bits) {
   // V S lies in [v 2^-bits S_low, (v + 1) 2^-bits S_high].
   Mpfr target_low(precision + 64), target_high(precision + 64);
   Mpz v_next;
@@ -339,8 +340,8 @@ std::int64_t SmithSampler::SamplePoint(RandomSource& rng) const {
 }
 
 std::int64_t ReleaseSmithUnits(const std::vector<std::int64_t>& sorted_units,
-                               std::int64_t lower_units, std::int64_t upper_units,
-                               double fraction, double epsilon, RandomSource& rng) {
+                               std::int64_t lower_units, std::int64_t upper_units, double fraction,
+                               double epsilon, RandomSource& rng) {
   const SmithSampler sampler(
       BuildSmithBlocks(sorted_units, lower_units, upper_units, fraction, epsilon));
   return sampler.SamplePoint(rng);

@@ -72,10 +72,9 @@
 // only for the uncapped blocks (one or two directed-rounding products each:
 // every uncapped distance is k + phi rows for an integer k and one of two
 // public-given-n offsets phi, so exp(-lambda d) = E^k exp(-lambda phi) with
-// E = exp(-lambda), and E^k is enclosed by repeated directed multiplication), at most about 4 T + 6 of them
-// (T = kSmithExponentCap * 2 Delta / epsilon rows on each side of the
-// target rank), independent of n.
-// Timing is not constant: it grows with n, and the block count depends on how
+// E = exp(-lambda), and E^k is enclosed by repeated directed multiplication), at most about 4 T + 6
+// of them (T = kSmithExponentCap * 2 Delta / epsilon rows on each side of the target rank),
+// independent of n. Timing is not constant: it grows with n, and the block count depends on how
 // many distinct values lie within T ranks of the target.
 #ifndef DP_AGG_CORE_CONTINUOUS_QUANTILE_H
 #define DP_AGG_CORE_CONTINUOUS_QUANTILE_H
@@ -105,10 +104,10 @@ struct SmithBlock {
 
 struct SmithBlocks {
   std::vector<SmithBlock> blocks;  // in lattice order, none empty
-  SelectionScale scale;            // lambda
-  uint128 sensitivity = 0;         // max(f, 1 - f) in units of 2^-fraction_bits rows
+  SelectionScale scale;  // lambda
+  uint128 sensitivity = 0;  // max(f, 1 - f) in units of 2^-fraction_bits rows
   int fraction_bits = 0;
-  uint128 target = 0;              // f n in units of 2^-fraction_bits rows
+  uint128 target = 0;  // f n in units of 2^-fraction_bits rows
 };
 
 // The blocks for rows given as sorted lattice points (each in
@@ -150,8 +149,8 @@ class SmithSampler {
 
 // The mechanism on the lattice: a lattice point in [lower_units, upper_units].
 std::int64_t ReleaseSmithUnits(const std::vector<std::int64_t>& sorted_units,
-                               std::int64_t lower_units, std::int64_t upper_units,
-                               double fraction, double epsilon, RandomSource& rng);
+                               std::int64_t lower_units, std::int64_t upper_units, double fraction,
+                               double epsilon, RandomSource& rng);
 
 // The public lattice of a pair of bounds, for callers that keep the rows in
 // their own storage (the PostgreSQL state): the same rule as SmithQuantile.

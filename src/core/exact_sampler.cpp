@@ -25,7 +25,8 @@ U256 Mul(uint128 a, uint128 b) {
   const uint128 a0 = static_cast<std::uint64_t>(a), a1 = a >> 64;
   const uint128 b0 = static_cast<std::uint64_t>(b), b1 = b >> 64;
   const uint128 p00 = a0 * b0, p01 = a0 * b1, p10 = a1 * b0, p11 = a1 * b1;
-  const uint128 mid = (p00 >> 64) + static_cast<std::uint64_t>(p01) + static_cast<std::uint64_t>(p10);
+  const uint128 mid =
+      (p00 >> 64) + static_cast<std::uint64_t>(p01) + static_cast<std::uint64_t>(p10);
   U256 r;
   r.low = (mid << 64) | static_cast<std::uint64_t>(p00);
   r.high = p11 + (p01 >> 64) + (p10 >> 64) + (mid >> 64);
@@ -101,7 +102,7 @@ uint128 FreshU80(RandomSource& rng) {
 // Exact comparison of V in [u, u + 1) 2^-80 with the rational a / b.
 
 struct RationalDecision {
-  bool less;       // V < a / b, if not ambiguous
+  bool less;  // V < a / b, if not ambiguous
   bool ambiguous;  // u b < a 2^80 < (u + 1) b
 };
 
@@ -179,8 +180,7 @@ void Bounds(const internal::ConstantSpec& spec, mpfr_prec_t precision, mpfr_ptr 
     case internal::ConstantKind::kLogistic:
     case internal::ConstantKind::kTwiceLogistic: {
       // c = numerator / (1 + exp(gamma)) is decreasing in gamma.
-      const unsigned long numerator =
-          spec.kind == internal::ConstantKind::kLogistic ? 1UL : 2UL;
+      const unsigned long numerator = spec.kind == internal::ConstantKind::kLogistic ? 1UL : 2UL;
       Mpfr e(precision);
       mpfr_exp(e.get(), gamma_hi.get(), MPFR_RNDU);
       mpfr_add_ui(e.get(), e.get(), 1, MPFR_RNDU);
@@ -196,7 +196,8 @@ void Bounds(const internal::ConstantSpec& spec, mpfr_prec_t precision, mpfr_ptr 
 uint128 MpzToUint128(mpz_srcptr z) {  // 0 <= z < 2^128
   uint128 result = 0;
   const size_t limbs = mpz_size(z);
-  for (size_t i = limbs; i-- > 0;) result = (result << 64) | mpz_getlimbn(z, static_cast<mp_size_t>(i));
+  for (size_t i = limbs; i-- > 0;)
+    result = (result << 64) | mpz_getlimbn(z, static_cast<mp_size_t>(i));
   return result;
 }
 
@@ -249,7 +250,7 @@ struct LaplaceConstants {
   uint128 s = 0;
   int digits = 0;  // K
   internal::Thresholds digit[kMaxDigits];
-  internal::Thresholds tail;     // q^(2^K) <= 2^-80
+  internal::Thresholds tail;  // q^(2^K) <= 2^-80
   internal::Thresholds nonzero;  // 2q / (1 + q)
 };
 
@@ -284,7 +285,8 @@ void BuildLaplaceConstants(uint128 t, uint128 s, LaplaceConstants* c) {
   if (k > kMaxDigits) throw std::logic_error("discrete Laplace: too many digits");
   c->digits = k;
   for (int i = 0; i < k; ++i)
-    c->digit[i] = internal::ComputeThresholds(LaplaceSpec(t, s, internal::ConstantKind::kLogistic, i));
+    c->digit[i] =
+        internal::ComputeThresholds(LaplaceSpec(t, s, internal::ConstantKind::kLogistic, i));
   c->nonzero =
       internal::ComputeThresholds(LaplaceSpec(t, s, internal::ConstantKind::kTwiceLogistic, 0));
   c->valid = true;
@@ -413,8 +415,8 @@ bool RefineConstant(RandomSource& rng, const ConstantSpec& spec, uint128 u) {
   return result;
 }
 
-bool RefineRational(RandomSource& rng, uint128 a_high, uint128 a_low, uint128 b_high,
-                    uint128 b_low, uint128 u) {
+bool RefineRational(RandomSource& rng, uint128 a_high, uint128 a_low, uint128 b_high, uint128 b_low,
+                    uint128 u) {
   // r = a 2^80 - u b, 0 < r < b: the binary digits of a/b after the first 80
   // are those of r / b, produced by long division and compared one by one
   // with fresh bits of V (the first difference decides).
@@ -437,7 +439,7 @@ bool RefineRational(RandomSource& rng, uint128 a_high, uint128 a_low, uint128 b_
       if (digit) r = Sub(r, b);
       const bool v = ((word >> i) & 1U) != 0;
       if (v != digit) return digit;  // V's digit 0 where c's is 1: V < c
-      if (IsZero(r)) return false;   // c ends here and V >= c
+      if (IsZero(r)) return false;  // c ends here and V >= c
     }
   }
 }
@@ -470,8 +472,7 @@ bool SampleBernoulliExpMinusSmall(RandomSource& rng, unsigned whole, uint128 num
   uint128 leading_bits = 0;
   for (int k = 1; k <= kBernoulliExpLoopTrials; ++k) {
     const uint128 u = Read80(bytes + kComparisonBytes * (kWholeDigits + k - 1));
-    const RationalBits d =
-        CompareRationalBits(u, numerator, static_cast<uint128>(k), denominator);
+    const RationalBits d = CompareRationalBits(u, numerator, static_cast<uint128>(k), denominator);
     ambiguous_bits |= d.ambiguous;
     alive_bit &= d.less;
     leading_bits += alive_bit;

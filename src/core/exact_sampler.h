@@ -87,9 +87,9 @@ namespace internal {
 
 // The transcendental constants used above, gamma = 2^k s / t:
 enum class ConstantKind {
-  kLogistic,       // 1 / (1 + exp(gamma))   (a geometric digit)
+  kLogistic,  // 1 / (1 + exp(gamma))   (a geometric digit)
   kTwiceLogistic,  // 2 / (1 + exp(gamma))   (P[discrete Laplace != 0])
-  kExpMinus,       // exp(-gamma)
+  kExpMinus,  // exp(-gamma)
 };
 struct ConstantSpec {
   ConstantKind kind = ConstantKind::kExpMinus;
@@ -113,8 +113,8 @@ bool RefineConstant(RandomSource& rng, const ConstantSpec& spec, uint128 u);
 // Settles V < a / b exactly for V uniform in [u, u + 1) 2^-80, where the
 // comparison is ambiguous: u b < a 2^80 < (u + 1) b. Needs b < 2^133, a <= b.
 // a and b are given as (a_high, a_low) 256-bit pairs.
-bool RefineRational(RandomSource& rng, uint128 a_high, uint128 a_low, uint128 b_high,
-                    uint128 b_low, uint128 u);
+bool RefineRational(RandomSource& rng, uint128 a_high, uint128 a_low, uint128 b_high, uint128 b_low,
+                    uint128 u);
 
 // Bernoulli(exp(-(whole + numerator / denominator))) for whole <= 63 and
 // numerator <= denominator, denominator >= 1, with the fixed work described

@@ -34,7 +34,7 @@ constexpr LD kPi = 3.141592653589793238462643383279502884L;
 // a positive difference of two numbers of moderate size.
 
 struct Mills {
-  LD ratio;       // M(x) > 0
+  LD ratio;  // M(x) > 0
   LD complement;  // 1 - x M(x) > 0
 };
 
@@ -123,8 +123,8 @@ LD ContinuousLogDelta(LD s, LD epsilon) {
   if (u < -30) {
     // delta = 1 - Phi(u) - e^eps Phi(-v) = 1 - phi(u) (M(-u) + M(v)), and
     // phi(u) < e^-450: no cancellation.
-    const LD rest = std::exp(-u * u / 2 - kLogSqrt2Pi) *
-                    (MillsRatio(-u).ratio + MillsRatio(u + 2 * a).ratio);
+    const LD rest =
+        std::exp(-u * u / 2 - kLogSqrt2Pi) * (MillsRatio(-u).ratio + MillsRatio(u + 2 * a).ratio);
     return std::log1p(-rest);
   }
   return -kLogSqrt2Pi - u * u / 2 + std::log(MillsDifference(u, 2 * a));
@@ -207,8 +207,8 @@ struct Weight {
 };
 
 // Euler-Maclaurin coefficients B_2j / (2j)!.
-constexpr LD kEulerMaclaurin[] = {1.0L / 12,       -1.0L / 720,       1.0L / 30240,
-                                  -1.0L / 1209600, 1.0L / 47900160,   -691.0L / 1307674368000};
+constexpr LD kEulerMaclaurin[] = {1.0L / 12,       -1.0L / 720,     1.0L / 30240,
+                                  -1.0L / 1209600, 1.0L / 47900160, -691.0L / 1307674368000};
 
 // Terms below exp(-kCutoff) times the largest are left out of direct sums.
 constexpr LD kCutoff = 100;
@@ -236,8 +236,7 @@ LD LogWeightedSum(LD sigma2, LD sigma, LD m, const Weight& w) {
   if (k_hi - k_lo < kMaxDirectTerms) {
     LD sum = 0;
     for (LD k = k_lo; k <= k_hi; k += 1) {
-      const LD weight =
-          w.privacy ? -std::expm1(-w.sensitivity * ((k - m) + w.theta) / sigma2) : 1;
+      const LD weight = w.privacy ? -std::expm1(-w.sensitivity * ((k - m) + w.theta) / sigma2) : 1;
       sum += std::exp(-((k - k0) * (k + k0)) / (2 * sigma2)) * weight;
     }
     // Every term is at most 1 (relative to f(k0)); if all underflowed, say
@@ -265,9 +264,8 @@ LD LogWeightedSum(LD sigma2, LD sigma, LD m, const Weight& w) {
   const LD h = w.privacy ? w.sensitivity / sigma : 0;
   const LD v = u + h;
   const LD one_minus_keep = w.privacy ? -std::expm1(-w.sensitivity * w.theta / sigma2) : 1;
-  LD total = w.privacy
-                 ? sigma * (MillsDifference(u, h) + one_minus_keep * MillsRatio(v).ratio)
-                 : sigma * MillsRatio(u).ratio;
+  LD total = w.privacy ? sigma * (MillsDifference(u, h) + one_minus_keep * MillsRatio(v).ratio)
+                       : sigma * MillsRatio(u).ratio;
   total += one_minus_keep / 2;
   // He_n(v) and d_n = He_n(u) - He_n(v) by the three-term recurrence
   // He_{n+1}(x) = x He_n(x) - n He_{n-1}(x), i.e.
@@ -394,8 +392,7 @@ DyadicSigma2 CalibrateDiscrete(LD sensitivity, LD epsilon, LD log_target, LD nor
   // Verified at the exact value used (the curve is not monotone for small
   // sigma, so rounding up needs checking too).
   for (int attempt = 0; attempt < 200; ++attempt) {
-    if (DiscreteGaussianSupported(result.numerator, result.denominator) &&
-        ok(DyadicValue(result)))
+    if (DiscreteGaussianSupported(result.numerator, result.denominator) && ok(DyadicValue(result)))
       return result;
     result.numerator += std::max<uint128>(1, result.numerator >> 40);
   }
@@ -459,8 +456,8 @@ bool DivMod(const U256& n, uint128 d, uint128* quotient, uint128* remainder) {
 }
 
 struct SamplerSetup {
-  uint128 t = 0;        // floor(sigma) + 1
-  uint128 t_den = 0;    // t * den
+  uint128 t = 0;  // floor(sigma) + 1
+  uint128 t_den = 0;  // t * den
   uint128 divisor = 0;  // 2 num den t^2 < 2^127
 };
 
@@ -586,8 +583,8 @@ void ValidateDelta(double delta) {
 }
 
 double AnalyticGaussianLogDelta(double sensitivity, double sigma, double epsilon) {
-  if (!std::isfinite(sensitivity) || !(sensitivity > 0) || !std::isfinite(sigma) ||
-      !(sigma > 0) || !std::isfinite(epsilon) || !(epsilon > 0))
+  if (!std::isfinite(sensitivity) || !(sensitivity > 0) || !std::isfinite(sigma) || !(sigma > 0) ||
+      !std::isfinite(epsilon) || !(epsilon > 0))
     throw std::invalid_argument("AnalyticGaussianLogDelta: arguments must be finite and positive");
   return static_cast<double>(
       ContinuousLogDelta(static_cast<LD>(sigma) / static_cast<LD>(sensitivity), epsilon));
@@ -647,9 +644,9 @@ double DiscreteGaussianLogDelta(uint128 sensitivity, uint128 sigma2_numerator,
   if (sensitivity == 0 || sigma2_numerator == 0 || sigma2_denominator == 0 ||
       !std::isfinite(epsilon) || !(epsilon > 0))
     throw std::invalid_argument("DiscreteGaussianLogDelta: arguments must be positive");
-  return static_cast<double>(DiscreteLogDelta(
-      ToLongDouble(sigma2_numerator) / ToLongDouble(sigma2_denominator), epsilon,
-      ToLongDouble(sensitivity)));
+  return static_cast<double>(
+      DiscreteLogDelta(ToLongDouble(sigma2_numerator) / ToLongDouble(sigma2_denominator), epsilon,
+                       ToLongDouble(sensitivity)));
 }
 
 DyadicSigma2 DiscreteGaussianSigma2(uint128 sensitivity, double epsilon, double delta) {
@@ -744,10 +741,9 @@ GaussianMeanPlans PlanGaussianMean(std::int64_t lower_units, std::int64_t upper_
                            PlanGaussian(width, part.epsilon, part.delta)};
 }
 
-MeanRelease ReleaseGaussianMeanParts(std::int64_t count, int128 sum_units,
-                                     std::int64_t lower_units, std::int64_t upper_units,
-                                     int unit_exponent, const GaussianMeanPlans& plans,
-                                     RandomSource& rng) {
+MeanRelease ReleaseGaussianMeanParts(std::int64_t count, int128 sum_units, std::int64_t lower_units,
+                                     std::int64_t upper_units, int unit_exponent,
+                                     const GaussianMeanPlans& plans, RandomSource& rng) {
   const int128 centred_sum = CentredSumHalfUnits(count, sum_units, lower_units, upper_units);
   const GridValue noisy_count = ReleaseGaussian(count, 0, plans.count, rng);
   const GridValue noisy_centred_sum =

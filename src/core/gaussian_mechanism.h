@@ -148,8 +148,7 @@ DyadicSigma2 DiscreteGaussianSigma2(uint128 sensitivity, double epsilon, double 
 // Natural log of P[X >= k] for X ~ N_Z(0, num/den), k >= 1 (same
 // summation methods as DiscreteGaussianLogDelta; for k > 2^60, where the
 // tail is below exp(-2^57), a geometric-series upper bound).
-double DiscreteGaussianLogUpperTail(uint128 sigma2_numerator, uint128 sigma2_denominator,
-                                    int128 k);
+double DiscreteGaussianLogUpperTail(uint128 sigma2_numerator, uint128 sigma2_denominator, int128 k);
 
 // Var[X] for X ~ N_Z(0, num/den): a direct sum for sigma < 8, and sigma^2
 // itself above, where the difference (CKS20: Var < sigma^2, with relative
@@ -161,7 +160,7 @@ double DiscreteGaussianVariance(uint128 sigma2_numerator, uint128 sigma2_denomin
 
 // Derived from public parameters only.
 struct GaussianPlan {
-  int grid_shift = 0;       // R = 2^grid_shift units per grid step
+  int grid_shift = 0;  // R = 2^grid_shift units per grid step
   uint128 sensitivity = 0;  // in grid steps: ceil(D / R); 0 means no noise
   // Variance parameter of the discrete Gaussian noise, in grid steps^2:
   // sigma2_numerator / sigma2_denominator exactly (a dyadic rational).
@@ -211,10 +210,9 @@ GaussianMeanPlans PlanGaussianMean(std::int64_t lower_units, std::int64_t upper_
                                    double epsilon, double delta);
 
 // sum_units: the exact sum of the `count` clamped values, in units.
-MeanRelease ReleaseGaussianMeanParts(std::int64_t count, int128 sum_units,
-                                     std::int64_t lower_units, std::int64_t upper_units,
-                                     int unit_exponent, const GaussianMeanPlans& plans,
-                                     RandomSource& rng);
+MeanRelease ReleaseGaussianMeanParts(std::int64_t count, int128 sum_units, std::int64_t lower_units,
+                                     std::int64_t upper_units, int unit_exponent,
+                                     const GaussianMeanPlans& plans, RandomSource& rng);
 double ReleaseGaussianMean(std::int64_t count, int128 sum_units, std::int64_t lower_units,
                            std::int64_t upper_units, int unit_exponent,
                            const GaussianMeanPlans& plans, RandomSource& rng);

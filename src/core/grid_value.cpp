@@ -77,7 +77,8 @@ std::int64_t ToInt64Saturating(const GridValue& value) noexcept {
     const int shift = -value.exponent;
     if (shift >= 128) return 0;
     const bool negative = integer < 0;
-    const uint128 magnitude = negative ? -static_cast<uint128>(integer) : static_cast<uint128>(integer);
+    const uint128 magnitude =
+        negative ? -static_cast<uint128>(integer) : static_cast<uint128>(integer);
     const int128 truncated = static_cast<int128>(magnitude >> shift);
     integer = negative ? -truncated : truncated;
   } else {

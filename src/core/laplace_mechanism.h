@@ -42,7 +42,7 @@ double EffectivePrivacyParameter(double requested);
 // The grid and noise distribution for one release, derived only from public
 // parameters (sensitivity, epsilon): never from the data.
 struct LaplacePlan {
-  int grid_shift = 0;       // R = 2^grid_shift units per grid step
+  int grid_shift = 0;  // R = 2^grid_shift units per grid step
   uint128 sensitivity = 0;  // in grid steps: ceil(D / R)
   // Noise scale in grid steps is scale_numerator / scale_denominator
   // = sensitivity / epsilon', exactly.

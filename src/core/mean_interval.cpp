@@ -15,16 +15,15 @@ using LD = long double;
 // P[Z_c = k] on its support and P[Z_s >= k] for any integer k, in grid steps.
 struct NoiseLaws {
   std::vector<double> count_pmf;  // index k + K for k in [-K, K]
-  long count_radius = 0;      // K
-  LD count_omitted = 0;       // P[|Z_c| > K], bounded above
-  LD count_step = 1;          // R_c in value units
-  LD sum_step = 1;            // R_s in value units
-  LD slack_sum = 0;           // half a sum step if the sum was rounded to its grid
-  LD slack_count = 0;         // half a count step if the count was rounded
-  LD tail_error = 0;          // absolute error bound of SumTail (added to p)
+  long count_radius = 0;  // K
+  LD count_omitted = 0;  // P[|Z_c| > K], bounded above
+  LD count_step = 1;  // R_c in value units
+  LD sum_step = 1;  // R_s in value units
+  LD slack_sum = 0;  // half a sum step if the sum was rounded to its grid
+  LD slack_count = 0;  // half a count step if the count was rounded
+  LD tail_error = 0;  // absolute error bound of SumTail (added to p)
   std::function<double(double)> sum_tail;  // P[Z_s >= k], k an integer (as a double)
 };
-
 
 // The count's law is summed over |k| <= K with P[|Z_c| > K] < e^-28 ~ 7e-13
 // (that mass is added to the p-value, which is compared with alpha >= 1e-9
@@ -45,7 +44,8 @@ NoiseLaws LaplaceLaws(const MeanPlans& plans, int unit_exponent) {
     const LD q = std::exp(-rate);
     laws.count_radius = static_cast<long>(std::ceil(kTruncationNats / rate));
     for (long k = -laws.count_radius; k <= laws.count_radius; ++k)
-      laws.count_pmf.push_back(static_cast<double>((1 - q) / (1 + q) * std::exp(-rate * std::labs(k))));
+      laws.count_pmf.push_back(
+          static_cast<double>((1 - q) / (1 + q) * std::exp(-rate * std::labs(k))));
     laws.count_omitted = 2 * std::exp(-rate * (laws.count_radius + 1)) / (1 + q);
   }
   if (plans.centred_sum.sensitivity == 0) {
@@ -79,14 +79,17 @@ NoiseLaws GaussianLaws(const GaussianMeanPlans& plans, int unit_exponent) {
     const LD p0 = 1 - 2 * std::exp(static_cast<LD>(DiscreteGaussianLogUpperTail(num, den, 1)));
     laws.count_radius = static_cast<long>(std::ceil(std::sqrt(2 * kTruncationNats * sigma2))) + 1;
     for (long k = -laws.count_radius; k <= laws.count_radius; ++k)
-      laws.count_pmf.push_back(static_cast<double>(p0 * std::exp(-static_cast<LD>(k) * k / (2 * sigma2))));
+      laws.count_pmf.push_back(
+          static_cast<double>(p0 * std::exp(-static_cast<LD>(k) * k / (2 * sigma2))));
     laws.count_omitted =
-        2 * std::exp(static_cast<LD>(DiscreteGaussianLogUpperTail(num, den, laws.count_radius + 1)));
+        2 *
+        std::exp(static_cast<LD>(DiscreteGaussianLogUpperTail(num, den, laws.count_radius + 1)));
   }
   if (plans.centred_sum.sensitivity == 0 || plans.centred_sum.sigma2_numerator == 0) {
     laws.sum_tail = [](double k) { return k <= 0 ? 1.0 : 0.0; };
   } else {
-    const uint128 num = plans.centred_sum.sigma2_numerator, den = plans.centred_sum.sigma2_denominator;
+    const uint128 num = plans.centred_sum.sigma2_numerator,
+                  den = plans.centred_sum.sigma2_denominator;
     const LD sigma = std::sqrt(static_cast<LD>(num) / static_cast<LD>(den));
     if (sigma < 1024) {
       // Exact tail of the discrete Gaussian from a table of P[Z >= k],
@@ -123,9 +126,9 @@ NoiseLaws GaussianLaws(const GaussianMeanPlans& plans, int unit_exponent) {
 }
 
 struct Releases {
-  LD count = 0;        // C~ in value units (rows)
+  LD count = 0;  // C~ in value units (rows)
   LD centred_sum = 0;  // S~ in value units
-  LD half_range = 0;   // h = (upper - lower) / 2
+  LD half_range = 0;  // h = (upper - lower) / 2
   LD mid = 0;
   LD lower = 0;
   LD upper = 0;
@@ -139,8 +142,10 @@ Releases ReadReleases(const MeanRelease& release, std::int64_t lower_units,
                              release.noisy_centred_sum.exponent);
   r.lower = std::ldexp(static_cast<LD>(lower_units), unit_exponent);
   r.upper = std::ldexp(static_cast<LD>(upper_units), unit_exponent);
-  r.mid = std::ldexp(static_cast<LD>(lower_units) + static_cast<LD>(upper_units), unit_exponent - 1);
-  r.half_range = std::ldexp(static_cast<LD>(upper_units) - static_cast<LD>(lower_units), unit_exponent - 1);
+  r.mid =
+      std::ldexp(static_cast<LD>(lower_units) + static_cast<LD>(upper_units), unit_exponent - 1);
+  r.half_range =
+      std::ldexp(static_cast<LD>(upper_units) - static_cast<LD>(lower_units), unit_exponent - 1);
   return r;
 }
 
@@ -155,7 +160,8 @@ LD PValue(const NoiseLaws& laws, const Releases& r, LD mu) {
   for (long k = -laws.count_radius; k <= laws.count_radius; ++k) {
     const double shift = shift_steps * static_cast<double>(k);
     const double pmf = laws.count_pmf[static_cast<std::size_t>(k + laws.count_radius)];
-    p += pmf * (laws.sum_tail(std::ceil(w_steps + shift)) + laws.sum_tail(std::ceil(w_steps - shift)));
+    p += pmf *
+         (laws.sum_tail(std::ceil(w_steps + shift)) + laws.sum_tail(std::ceil(w_steps - shift)));
   }
   return std::min<LD>(1, p + laws.count_omitted + laws.tail_error + 1e-13L);
 }
@@ -193,7 +199,8 @@ ConfidenceInterval InvertTest(const NoiseLaws& laws, const Releases& r, double c
   // moments (only a starting step; correctness does not depend on it).
   LD var_count = 0, var_sum_steps = 0;
   for (long k = -laws.count_radius; k <= laws.count_radius; ++k)
-    var_count += laws.count_pmf[static_cast<std::size_t>(k + laws.count_radius)] * static_cast<LD>(k) * k;
+    var_count +=
+        laws.count_pmf[static_cast<std::size_t>(k + laws.count_radius)] * static_cast<LD>(k) * k;
   for (long k = 1; k < 1L << 20; k = k * 2 + 1) {  // rough tail-based spread of Z_s
     if (laws.sum_tail(static_cast<double>(k)) < 0.16) {
       var_sum_steps = static_cast<LD>(k) * k;
@@ -264,8 +271,8 @@ double GaussianMeanPValue(const MeanRelease& release, std::int64_t lower_units,
 
 bool LaplaceMeanTestIsTractable(const MeanPlans& plans) noexcept {
   if (plans.count.sensitivity == 0) return true;
-  const LD rate = static_cast<LD>(plans.count.scale_denominator) /
-                  static_cast<LD>(plans.count.scale_numerator);
+  const LD rate =
+      static_cast<LD>(plans.count.scale_denominator) / static_cast<LD>(plans.count.scale_numerator);
   return std::ceil(kTruncationNats / rate) <= static_cast<LD>(kMaxMeanTestCountRadius);
 }
 

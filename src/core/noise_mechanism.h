@@ -108,7 +108,7 @@ static_assert(std::is_trivially_destructible_v<NoiseMechanism>,
 // (PlanGaussianMeanJoint); both parts then report the whole (epsilon, delta).
 // Built only by MechanismBuilder::BuildMean.
 struct MeanMechanisms {
-  NoiseMechanism count;        // sensitivity 1
+  NoiseMechanism count;  // sensitivity 1
   NoiseMechanism centred_sum;  // sensitivity upper - lower half-units
 
   // sum_units: the exact sum of the `count` clamped values, in units.

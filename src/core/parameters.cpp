@@ -27,9 +27,8 @@ void ValidateEpsilon(double epsilon, double max_epsilon) {
   const char* hint = kEpsilonHint;
   ValidateEpsilonIsPositive(epsilon);
   if (epsilon < kMinEpsilon)
-    throw InvalidParameter(Format("epsilon %g is below the smallest supported value %g", epsilon,
-                                  kMinEpsilon),
-                           hint);
+    throw InvalidParameter(
+        Format("epsilon %g is below the smallest supported value %g", epsilon, kMinEpsilon), hint);
   if (epsilon > max_epsilon)
     throw InvalidParameter(
         Format("epsilon %g exceeds the maximum allowed by dp_agg.max_epsilon (%g)", epsilon,

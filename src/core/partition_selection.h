@@ -34,7 +34,7 @@ struct PartitionSelectionPlan {
   uint128 scale_numerator = 1;
   uint128 scale_denominator = 1;
   double epsilon = 0;  // epsilon' as used
-  double delta = 0;    // delta' (rounded down to 24 bits) as used
+  double delta = 0;  // delta' (rounded down to 24 bits) as used
   // A group is released iff count + Z >= threshold; threshold >= 2.
   std::int64_t threshold = 2;
 };

@@ -62,7 +62,7 @@ void CheckAmount(double x, const char* what) {
 // releases: alpha rho + min(E1, alpha E2 / 2).
 struct RenyiCurve {
   LD rho = 0;
-  LD pure = 0;          // E1
+  LD pure = 0;  // E1
   LD pure_squared = 0;  // E2
   LD Tau(LD alpha) const { return alpha * rho + std::min(pure, alpha * pure_squared / 2); }
   bool Empty() const { return rho == 0 && pure == 0; }

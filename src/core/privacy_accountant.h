@@ -73,11 +73,11 @@ double RhoForEpsilonDelta(double epsilon, double delta);
 
 // Totals of what a role (or a query) has spent, in the three currencies.
 struct PrivacySpend {
-  double pure_epsilon = 0;          // sum of the epsilons of pure releases
+  double pure_epsilon = 0;  // sum of the epsilons of pure releases
   double pure_epsilon_squared = 0;  // sum of their squares
-  double rho = 0;                   // sum of rho of zCDP (Gaussian) releases
-  double approx_epsilon = 0;        // sum of (epsilon, delta) releases' epsilons
-  double approx_delta = 0;          // ... and deltas
+  double rho = 0;  // sum of rho of zCDP (Gaussian) releases
+  double approx_epsilon = 0;  // sum of (epsilon, delta) releases' epsilons
+  double approx_delta = 0;  // ... and deltas
 };
 
 class PrivacyAccountant {

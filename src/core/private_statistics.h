@@ -53,7 +53,7 @@ MeanPlans PlanMean(std::int64_t lower_units, std::int64_t upper_units, double ep
 // clamp(mid + S / max(1, C), lower, upper); the error bars (confidence.h)
 // are computed from these. All three are post-processing of the releases.
 struct MeanRelease {
-  GridValue noisy_count;        // exponent 0 + grid shift
+  GridValue noisy_count;  // exponent 0 + grid shift
   GridValue noisy_centred_sum;  // in half-units: exponent unit_exponent - 1 + grid shift
   double mean = 0;
 };
@@ -66,8 +66,7 @@ int128 CentredSumHalfUnits(std::int64_t count, int128 sum_units, std::int64_t lo
 // The mean from the released count and centred sum, using only released
 // values and the public bounds (shared by the Laplace and Gaussian means).
 MeanRelease MeanFromReleases(const GridValue& noisy_count, const GridValue& noisy_centred_sum,
-                             std::int64_t lower_units, std::int64_t upper_units,
-                             int unit_exponent);
+                             std::int64_t lower_units, std::int64_t upper_units, int unit_exponent);
 
 // sum_units: the exact sum of the `count` clamped values, in units.
 MeanRelease ReleaseMeanParts(std::int64_t count, int128 sum_units, std::int64_t lower_units,

@@ -63,14 +63,12 @@ DyadicFraction ToDyadic(double fraction) {
   return result;
 }
 
-
 QuantileGrid::QuantileGrid(double lower, double upper, std::size_t bins)
     : lower_(lower), upper_(upper) {
   ValidateBounds(lower, upper);
   if (bins < 1 || bins > kMaxQuantileBins)
     throw InvalidParameter("the number of quantile bins must lie in [1, " +
-                               std::to_string(kMaxQuantileBins) + "], not " +
-                               std::to_string(bins),
+                               std::to_string(kMaxQuantileBins) + "], not " + std::to_string(bins),
                            "The bins are a fixed public grid over [lower, upper].");
   unit_exponent_ = ChooseUnitExponent(lower, upper);
   unit_scale_ = UnitScale(unit_exponent_);
@@ -85,8 +83,9 @@ std::size_t QuantileGrid::BinIndex(double value) const noexcept {
   if (width_units_ == 0) return 0;
   const double clamped = std::min(std::max(value, lower_), upper_);
   // ToUnits is monotone, so lower <= clamped <= upper gives 0 <= p <= W.
-  const std::uint64_t p = static_cast<std::uint64_t>(ToUnits(clamped, unit_exponent_, unit_scale_)) -
-                          static_cast<std::uint64_t>(lower_units_);
+  const std::uint64_t p =
+      static_cast<std::uint64_t>(ToUnits(clamped, unit_exponent_, unit_scale_)) -
+      static_cast<std::uint64_t>(lower_units_);
   const uint128 bin = (uint128{p} * counts_.size()) / width_units_;  // < 2^63 * 2^17
   return bin >= counts_.size() ? counts_.size() - 1 : static_cast<std::size_t>(bin);
 }
@@ -101,8 +100,7 @@ void QuantileGrid::Add(double value) {
 void QuantileGrid::Merge(const QuantileGrid& other) {
   if (other.lower_ != lower_ || other.upper_ != upper_ || other.counts_.size() != counts_.size())
     throw std::invalid_argument("quantile states with different grids cannot be merged");
-  if (other.total_ > kInt64Max - total_)
-    throw std::overflow_error("quantile state: too many rows");
+  if (other.total_ > kInt64Max - total_) throw std::overflow_error("quantile state: too many rows");
   for (std::size_t i = 0; i < counts_.size(); ++i) counts_[i] += other.counts_[i];
   total_ += other.total_;
 }
@@ -139,8 +137,8 @@ double QuantileGrid::BinPoint(std::size_t bin) const {
   if (bin >= counts_.size()) throw std::out_of_range("quantile grid: no such bin");
   if (width_units_ == 0) return lower_;
   // (e_i + e_{i+1}) / 2 above lower, in half units: exact.
-  const int128 twice = 2 * int128{lower_units_} + int128{EdgeUnits(bin)} +
-                       int128{EdgeUnits(bin + 1)};
+  const int128 twice =
+      2 * int128{lower_units_} + int128{EdgeUnits(bin)} + int128{EdgeUnits(bin + 1)};
   const double value = ToDouble({twice, unit_exponent_ - 1});
   return std::min(std::max(value, lower_), upper_);
 }

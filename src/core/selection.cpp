@@ -146,9 +146,8 @@ SelectionScale PlanSelection(uint128 sensitivity, double epsilon, bool monotonic
 
 long double SelectionExponent(uint128 gap, const SelectionScale& scale) {
   if (gap == 0) return 0.0L;
-  const long double x =
-      std::ldexp(static_cast<long double>(scale.multiplier), -scale.shift) *
-      static_cast<long double>(gap);
+  const long double x = std::ldexp(static_cast<long double>(scale.multiplier), -scale.shift) *
+                        static_cast<long double>(gap);
   return x < kMaxSelectionExponent ? x : static_cast<long double>(kMaxSelectionExponent);
 }
 
@@ -212,8 +211,8 @@ std::size_t PermuteAndFlip(const std::vector<int128>& scores, const SelectionSca
   return chosen;
 }
 
-std::size_t PermuteAndFlip(const std::vector<int128>& scores, uint128 sensitivity,
-                           double epsilon, bool monotonic, RandomSource& rng) {
+std::size_t PermuteAndFlip(const std::vector<int128>& scores, uint128 sensitivity, double epsilon,
+                           bool monotonic, RandomSource& rng) {
   if (scores.empty())
     throw InvalidParameter("there are no candidates to select from",
                            "The private selection needs at least one candidate.");

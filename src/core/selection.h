@@ -101,8 +101,8 @@ bool SampleSelectionAcceptance(RandomSource& rng, uint128 gap, const SelectionSc
 // denominator: integers in any fixed-point unit) with score sensitivity
 // `sensitivity` in the same unit. Returns the index of the chosen candidate.
 // Throws InvalidParameter for an empty candidate list or a bad epsilon.
-std::size_t PermuteAndFlip(const std::vector<int128>& scores, uint128 sensitivity,
-                           double epsilon, bool monotonic, RandomSource& rng);
+std::size_t PermuteAndFlip(const std::vector<int128>& scores, uint128 sensitivity, double epsilon,
+                           bool monotonic, RandomSource& rng);
 
 // The same with a precomputed scale (e.g. for repeated releases).
 std::size_t PermuteAndFlip(const std::vector<int128>& scores, const SelectionScale& scale,

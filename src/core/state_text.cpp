@@ -12,8 +12,10 @@ namespace dp {
 std::string FormatPartialState(const PartialStateFields& fields) {
   char text[512];
   std::snprintf(text, sizeof text,
-                "v1 kind=%u count=%" PRId64 " sum=%s epsilon=%a lower=%a upper=%a "
-                "lower_units=%" PRId64 " upper_units=%" PRId64 " unit_exponent=%d delta=%a confidence=%a",
+                "v1 kind=%u count=%" PRId64
+                " sum=%s epsilon=%a lower=%a upper=%a "
+                "lower_units=%" PRId64 " upper_units=%" PRId64
+                " unit_exponent=%d delta=%a confidence=%a",
                 fields.kind, fields.count, Int128ToString(fields.sum).c_str(), fields.epsilon,
                 fields.lower, fields.upper, fields.lower_units, fields.upper_units,
                 fields.unit_exponent, fields.delta, fields.confidence);
@@ -76,9 +78,9 @@ bool ParseQuantileState(const char* text, QuantileStateFields* fields) {
 
 std::string FormatSelectionStateHead(const SelectionStateFields& fields) {
   char head[256];
-  std::snprintf(head, sizeof head, "s1 weighted=%d epsilon=%a lower=%a upper=%a unit_exponent=%d scores=",
-                fields.weighted ? 1 : 0, fields.epsilon, fields.lower, fields.upper,
-                fields.unit_exponent);
+  std::snprintf(
+      head, sizeof head, "s1 weighted=%d epsilon=%a lower=%a upper=%a unit_exponent=%d scores=",
+      fields.weighted ? 1 : 0, fields.epsilon, fields.lower, fields.upper, fields.unit_exponent);
   std::string text = head;
   for (std::size_t i = 0; i < fields.scores.size(); ++i) {
     if (i > 0) text += ',';
@@ -90,7 +92,8 @@ std::string FormatSelectionStateHead(const SelectionStateFields& fields) {
 bool ParseSelectionStateHead(const std::string& text, SelectionStateFields* fields) {
   int weighted = 0;
   int consumed = 0;
-  if (std::sscanf(text.c_str(), "s1 weighted=%d epsilon=%la lower=%la upper=%la unit_exponent=%d scores=%n",
+  if (std::sscanf(text.c_str(),
+                  "s1 weighted=%d epsilon=%la lower=%la upper=%la unit_exponent=%d scores=%n",
                   &weighted, &fields->epsilon, &fields->lower, &fields->upper,
                   &fields->unit_exponent, &consumed) != 5 ||
       consumed == 0 || (weighted != 0 && weighted != 1))

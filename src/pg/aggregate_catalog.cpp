@@ -41,10 +41,12 @@ const ArgumentLayout kArgumentLayouts[] = {
     {Family::kStatistic, true, false, 5, 1, kNo, 1, 2, kNo, 3, 4, kNo},
     {Family::kStatistic, true, true, 5, 1, kNo, 1, 2, kNo, 3, kNo, 4},
     {Family::kStatistic, true, true, 6, 1, kNo, 1, 2, kNo, 3, 4, 5},
-    // dp_median(value, lower, upper, epsilon), dp_percentile(value, fraction, lower, upper, epsilon)
+    // dp_median(value, lower, upper, epsilon), dp_percentile(value, fraction, lower, upper,
+    // epsilon)
     {Family::kQuantile, true, false, 4, 1, kNo, 1, 2, kNo, 3, kNo, kNo},
     {Family::kQuantile, true, false, 5, 1, 1, 2, 3, kNo, 4, kNo, kNo},
-    // dp_select(value, candidates, epsilon), dp_select(value, weight, lower, upper, candidates, epsilon)
+    // dp_select(value, candidates, epsilon), dp_select(value, weight, lower, upper, candidates,
+    // epsilon)
     {Family::kSelection, false, false, 3, 1, kNo, kNo, kNo, 1, 2, kNo, kNo},
     {Family::kSelection, false, false, 6, 2, kNo, 2, 3, 4, 5, kNo, kNo},
     // dp_agg.group_selection(epsilon, delta)
@@ -55,8 +57,8 @@ const ArgumentLayout* FindLayout(const PrivateAggregateKind& kind, bool interval
   const bool bounded = kind.family == Family::kQuantile ||
                        (kind.family == Family::kStatistic && kind.value_kind != ValueKind::kNone);
   for (const ArgumentLayout& layout : kArgumentLayouts)
-    if (layout.family == kind.family && layout.bounded == bounded &&
-        layout.interval == interval && layout.declared == declared)
+    if (layout.family == kind.family && layout.bounded == bounded && layout.interval == interval &&
+        layout.declared == declared)
       return &layout;
   return nullptr;
 }
@@ -95,9 +97,9 @@ AggregateCacheEntry ClassifyAggregate(Oid aggregate) {
   }
   if (entry.kind != nullptr) {
     const PGFunction final_address = FunctionAddress(final_function);
-    entry.interval =
-        final_address == dp_avg_interval_final || final_address == dp_sum_interval_final ||
-        final_address == dp_count_interval_final;
+    entry.interval = final_address == dp_avg_interval_final ||
+                     final_address == dp_sum_interval_final ||
+                     final_address == dp_count_interval_final;
     if (final_address == dp_count_final || final_address == dp_count_interval_final)
       entry.final_kind = FinalKind::kCount;
     else if (final_address == dp_sum_final_int8 || final_address == dp_sum_final_numeric ||
@@ -150,10 +152,10 @@ int DeclaredArgumentCount(Aggref* aggref) {
   // aggargtypes has one entry per argument of the signature; args may have
   // more (resjunk ORDER BY keys), which are never parameters.
   if (declared != list_length(aggref->aggargtypes) || declared > list_length(aggref->args))
-    ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-                    errmsg("%s is called with %d arguments, but its signature has %d",
-                           get_func_name(aggref->aggfnoid), list_length(aggref->aggargtypes),
-                           declared)));
+    ereport(ERROR,
+            (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+             errmsg("%s is called with %d arguments, but its signature has %d",
+                    get_func_name(aggref->aggfnoid), list_length(aggref->aggargtypes), declared)));
   return declared;
 }
 

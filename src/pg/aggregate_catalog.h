@@ -26,9 +26,9 @@ enum class FinalKind : std::uint8_t { kCount, kSum, kMean, kOther };
 // parameters, evaluated once before any row is read.
 struct ArgumentLayout {
   Family family;
-  bool bounded;   // the statistic family: value_kind != kNone
+  bool bounded;  // the statistic family: value_kind != kNone
   bool interval;  // the *_interval aggregates
-  int declared;   // pronargs
+  int declared;  // pronargs
   int per_row;
   int fraction, lower, upper, candidates, epsilon, delta, confidence;
 };

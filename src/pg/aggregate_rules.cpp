@@ -42,7 +42,8 @@ void CheckDistinctCount(Aggref* aggref) {
   const Oid type = exprType(value);
   if (!IsExactKeyType(type)) {
     char rule[256];
-    snprintf(rule, sizeof rule, "dp_count(DISTINCT ...) over protected rows may not count values of type %s",
+    snprintf(rule, sizeof rule,
+             "dp_count(DISTINCT ...) over protected rows may not count values of type %s",
              format_type_be(type));
     Refuse(ERRCODE_INSUFFICIENT_PRIVILEGE, rule,
            "Equal values of this type can differ in spelling (1.0 and 1.00, -0 and 0).",

@@ -25,9 +25,9 @@ namespace dp_pg {
 
 // How the values of the aggregated column become fixed-point units.
 enum class ValueKind : std::uint8_t {
-  kNone = 0,     // dp_count: values are only counted
+  kNone = 0,  // dp_count: values are only counted
   kInteger = 1,  // smallint, integer, bigint: the integers themselves (unit 2^0)
-  kFloat = 2,    // real, double precision, numeric: via double, unit 2^unit_exponent
+  kFloat = 2,  // real, double precision, numeric: via double, unit 2^unit_exponent
 };
 
 inline constexpr std::uint8_t kStateFormatVersion = 1;
@@ -37,20 +37,20 @@ struct AggregateState {
   std::int32_t varlena_header;  // set with SET_VARSIZE; never touch directly
   std::uint8_t format_version;
   std::uint8_t initialized;  // parameters present (set by the executor hook)
-  std::uint8_t value_kind;   // ValueKind
+  std::uint8_t value_kind;  // ValueKind
   std::uint8_t skip_clamping;  // test fault only (dp_agg.insecure_test_fault)
   std::int32_t unit_exponent;
-  std::int64_t count;        // rows that contributed (non-NULL, not NaN)
-  std::uint64_t sum_low;     // exact sum of clamped units, an int128 kept as
-  std::int64_t sum_high;     // two halves: palloc only guarantees 8-byte alignment
+  std::int64_t count;  // rows that contributed (non-NULL, not NaN)
+  std::uint64_t sum_low;  // exact sum of clamped units, an int128 kept as
+  std::int64_t sum_high;  // two halves: palloc only guarantees 8-byte alignment
   double epsilon;
-  double lower;              // public bounds, as doubles for clamping
+  double lower;  // public bounds, as doubles for clamping
   double upper;
   std::int64_t lower_units;  // the same bounds in units
   std::int64_t upper_units;
-  double unit_scale;         // dp::UnitScale(unit_exponent), precomputed for the row loop
-  double delta;              // 0: Laplace (epsilon-DP); > 0: discrete Gaussian, (epsilon, delta)
-  double confidence;         // interval aggregates only: the level of the interval
+  double unit_scale;  // dp::UnitScale(unit_exponent), precomputed for the row loop
+  double delta;  // 0: Laplace (epsilon-DP); > 0: discrete Gaussian, (epsilon, delta)
+  double confidence;  // interval aggregates only: the level of the interval
 };
 
 inline dp::int128 GetSum(const AggregateState* state) {

@@ -44,11 +44,10 @@ void RequireAggregateContext(FunctionCallInfo fcinfo, const char* function) {
 
 void RequireParametersPrepared(bool prepared) {
   if (!prepared)
-    ereport(ERROR,
-            (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-             errmsg("dp_agg aggregate parameters were not prepared by the executor hook"),
-             errhint("Add dp_agg to shared_preload_libraries in postgresql.conf and restart "
-                     "the server.")));
+    ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+                    errmsg("dp_agg aggregate parameters were not prepared by the executor hook"),
+                    errhint("Add dp_agg to shared_preload_libraries in postgresql.conf and restart "
+                            "the server.")));
 }
 
 AggregateState* NewAggregateState() {
@@ -286,8 +285,8 @@ void CopyParameters(AggregateState* to, const AggregateState* from) {
 // A read-only state argument (final functions; the second combine input,
 // which may come from a tuple). Copies it out so alignment never matters.
 void ReadState(FunctionCallInfo fcinfo, int argument, AggregateState* out) {
-  const void* raw = ReadStateCopy(fcinfo, argument, sizeof(AggregateState), kStateFormatVersion,
-                                  "dp_agg state");
+  const void* raw =
+      ReadStateCopy(fcinfo, argument, sizeof(AggregateState), kStateFormatVersion, "dp_agg state");
   if (VARSIZE(raw) != sizeof(AggregateState))
     ereport(ERROR, (errcode(ERRCODE_DATA_CORRUPTED), errmsg("invalid dp_agg state")));
   std::memcpy(out, raw, sizeof(AggregateState));
@@ -381,17 +380,15 @@ Release ReleaseOf(FunctionCallInfo fcinfo, const AggregateState& state, bool is_
       cache->margin = 0;
       // The state holds effective parameters (initial_state.h), validated
       // when the call was prepared; building again rounds nothing.
-      cache->mechanism =
-          dp::MechanismBuilder()
-              .SetEpsilon(state.epsilon)
-              .SetDelta(state.delta)
-              .SetSensitivityUnits(is_count ? dp::uint128{1}
-                                            : dp::SumSensitivity(state.lower_units,
-                                                                 state.upper_units))
-              .Build();
+      cache->mechanism = dp::MechanismBuilder()
+                             .SetEpsilon(state.epsilon)
+                             .SetDelta(state.delta)
+                             .SetSensitivityUnits(is_count ? dp::uint128{1}
+                                                           : dp::SumSensitivity(state.lower_units,
+                                                                                state.upper_units))
+                             .Build();
       if (state.confidence > 0)
-        cache->margin =
-            cache->mechanism.Interval(unit_exponent, state.confidence).half_width_value;
+        cache->margin = cache->mechanism.Interval(unit_exponent, state.confidence).half_width_value;
       FillKey(cache, state, is_count);
     }
     Release release;
@@ -451,18 +448,16 @@ MeanResult ReleaseMeanOf(FunctionCallInfo fcinfo, const AggregateState& state) {
       if (is_gaussian ? dp::GaussianMeanTestIsTractable(gaussian)
                       : dp::LaplaceMeanTestIsTractable(laplace)) {
         result.interval =
-            is_gaussian ? dp::GaussianMeanTestInterval(release, state.lower_units,
-                                                       state.upper_units, state.unit_exponent,
-                                                       gaussian, state.confidence)
-                        : dp::LaplaceMeanTestInterval(release, state.lower_units,
-                                                      state.upper_units, state.unit_exponent,
-                                                      laplace, state.confidence);
+            is_gaussian
+                ? dp::GaussianMeanTestInterval(release, state.lower_units, state.upper_units,
+                                               state.unit_exponent, gaussian, state.confidence)
+                : dp::LaplaceMeanTestInterval(release, state.lower_units, state.upper_units,
+                                              state.unit_exponent, laplace, state.confidence);
       } else {
-        const dp::MeanNoiseIntervals noise =
-            mean.Intervals(state.unit_exponent, state.confidence);
-        result.interval = dp::MeanConfidenceInterval(release, state.lower_units,
-                                                     state.upper_units, state.unit_exponent,
-                                                     noise.count, noise.centred_sum);
+        const dp::MeanNoiseIntervals noise = mean.Intervals(state.unit_exponent, state.confidence);
+        result.interval =
+            dp::MeanConfidenceInterval(release, state.lower_units, state.upper_units,
+                                       state.unit_exponent, noise.count, noise.centred_sum);
       }
     }
     return result;
@@ -492,8 +487,7 @@ char* ExactDecimalText(const dp::GridValue& value) {
     std::memcpy(buffer, text.c_str(), text.size() + 1);
     return true;
   });
-  if (!fits)
-    ereport(ERROR, (errcode(ERRCODE_INTERNAL_ERROR), errmsg("dp_agg result too long")));
+  if (!fits) ereport(ERROR, (errcode(ERRCODE_INTERNAL_ERROR), errmsg("dp_agg result too long")));
   return pstrdup(buffer);
 }
 
@@ -629,8 +623,8 @@ Datum dp_avg_final_numeric(PG_FUNCTION_ARGS) {
   const dp_pg::MeanResult released = dp_pg::ReleaseMeanOf(fcinfo, state);
   // Rounded to the places its noise leaves meaningful, then clamped (a
   // bound is exact, so the clamped answer is too).
-  Datum result = dp_pg::RoundedToNoise(dp_pg::ExactNumericFromDouble(released.mean),
-                                       released.noise_stddev);
+  Datum result =
+      dp_pg::RoundedToNoise(dp_pg::ExactNumericFromDouble(released.mean), released.noise_stddev);
   const bool integer = state.value_kind == static_cast<std::uint8_t>(dp_pg::ValueKind::kInteger);
   // Equal non-integer bounds: the answer is that constant, written as the
   // shortest decimal that reads back as the same double (0.1, not its exact

@@ -89,16 +89,15 @@ double BoundAsDouble(Datum value, Oid type, bool is_lower) {
     case NUMERICOID: {
       double bound = DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow, value));
       if (!std::isfinite(bound)) return bound;
-      const int order = DatumGetInt32(
-          DirectFunctionCall2(numeric_cmp, ExactNumericFromDouble(bound), value));
+      const int order =
+          DatumGetInt32(DirectFunctionCall2(numeric_cmp, ExactNumericFromDouble(bound), value));
       if (is_lower && order < 0) bound = std::nextafter(bound, HUGE_VAL);
       if (!is_lower && order > 0) bound = std::nextafter(bound, -HUGE_VAL);
       return bound;
     }
     default:
       ereport(ERROR, (errcode(ERRCODE_DATATYPE_MISMATCH),
-                      errmsg("dp_agg: bounds of type %s are not supported",
-                             format_type_be(type))));
+                      errmsg("dp_agg: bounds of type %s are not supported", format_type_be(type))));
   }
   return 0.0;
 }
@@ -113,8 +112,7 @@ std::int64_t BoundAsInteger(Datum value, Oid type) {
       return DatumGetInt64(value);
     default:
       ereport(ERROR, (errcode(ERRCODE_DATATYPE_MISMATCH),
-                      errmsg("dp_agg: bounds of type %s are not supported",
-                             format_type_be(type))));
+                      errmsg("dp_agg: bounds of type %s are not supported", format_type_be(type))));
   }
   return 0;
 }
@@ -175,13 +173,13 @@ Datum EvaluateParameter(Aggref* aggref, int position, const char* role, EState* 
   auto* entry = static_cast<TargetEntry*>(list_nth(aggref->args, position));
   Expr* expression = entry->expr;
   if (VariesByRow(reinterpret_cast<Node*>(expression), nullptr))
-    ereport(ERROR,
-            (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-             errmsg("%s of %s must be the same for every row", role,
-                    get_func_name(aggref->aggfnoid)),
-             errhint("Pass a constant or a query parameter such as $1, or built-in immutable "
-                     "functions of those: not a column, a subquery or a user-defined, stable or "
-                     "volatile function.")));
+    ereport(
+        ERROR,
+        (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+         errmsg("%s of %s must be the same for every row", role, get_func_name(aggref->aggfnoid)),
+         errhint("Pass a constant or a query parameter such as $1, or built-in immutable "
+                 "functions of those: not a column, a subquery or a user-defined, stable or "
+                 "volatile function.")));
   if (IsA(expression, Const)) {
     auto* constant = reinterpret_cast<Const*>(expression);
     *is_null = constant->constisnull;

@@ -27,9 +27,9 @@ bool IsStatisticsFunction(Oid function) {
   if (strncmp(name, "pg_stat_", 8) == 0) return true;
   if (function >= FirstNormalObjectId || get_func_namespace(function) != PG_CATALOG_NAMESPACE)
     return false;
-  static const char* const kSizeFunctions[] = {
-      "pg_relation_size", "pg_table_size",      "pg_total_relation_size",
-      "pg_indexes_size",  "pg_database_size",   "pg_tablespace_size"};
+  static const char* const kSizeFunctions[] = {"pg_relation_size",       "pg_table_size",
+                                               "pg_total_relation_size", "pg_indexes_size",
+                                               "pg_database_size",       "pg_tablespace_size"};
   for (const char* size_function : kSizeFunctions)
     if (strcmp(name, size_function) == 0) return true;
   return false;
@@ -129,8 +129,8 @@ void MaskPlannerStatistics(RangeTblEntry* entry) {
   table_close(relation, AccessShareLock);
   appendStringInfoString(&sql, " FROM pg_catalog.pg_class c");
   List* raw = raw_parser(sql.data, RAW_PARSE_DEFAULT);
-  Query* masked = parse_analyze_fixedparams(static_cast<RawStmt*>(linitial(raw)), sql.data,
-                                            nullptr, 0, nullptr);
+  Query* masked = parse_analyze_fixedparams(static_cast<RawStmt*>(linitial(raw)), sql.data, nullptr,
+                                            0, nullptr);
   entry->rtekind = RTE_SUBQUERY;
   entry->subquery = masked;
   entry->security_barrier = false;
@@ -159,10 +159,9 @@ List* CheckCatalogAccess(Query* query) {
              "Planner statistics and activity counters describe the data of protected tables.",
              "Estimate what you need with dp_agg's private aggregates.");
     }
-    if (entry->relid == RelationRelationId &&
-        (SelectsColumn(entry, Anum_pg_class_reltuples) ||
-         SelectsColumn(entry, Anum_pg_class_relpages) ||
-         SelectsColumn(entry, Anum_pg_class_relallvisible))) {
+    if (entry->relid == RelationRelationId && (SelectsColumn(entry, Anum_pg_class_reltuples) ||
+                                               SelectsColumn(entry, Anum_pg_class_relpages) ||
+                                               SelectsColumn(entry, Anum_pg_class_relallvisible))) {
       // Masked rather than refused: drivers' catalog queries (JDBC
       // getIndexInfo) select them along with what they need.
       if (SelectsSystemColumn(entry) || entry->tablesample != nullptr)

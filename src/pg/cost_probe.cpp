@@ -61,15 +61,15 @@ Datum dp_agg_query_cost(PG_FUNCTION_ARGS) {
   if (list_length(raw) != 1)
     dp_pg::RefuseProbe("dp_agg.query_cost takes exactly one statement",
                        "Pass the text of one SELECT statement, without a trailing second one.");
-  List* queries = pg_analyze_and_rewrite_fixedparams(
-      static_cast<RawStmt*>(linitial(raw)), query_text, nullptr, 0, nullptr);
+  List* queries = pg_analyze_and_rewrite_fixedparams(static_cast<RawStmt*>(linitial(raw)),
+                                                     query_text, nullptr, 0, nullptr);
   if (list_length(queries) != 1)
     dp_pg::RefuseProbe("dp_agg.query_cost takes one SELECT statement",
                        "The statement was rewritten into several; only a plain SELECT can be "
                        "costed.");
   Query* query = static_cast<Query*>(linitial(queries));
-  if (query->commandType != CMD_SELECT || query->utilityStmt != nullptr ||
-      query->hasModifyingCTE || query->rowMarks != NIL)
+  if (query->commandType != CMD_SELECT || query->utilityStmt != nullptr || query->hasModifyingCTE ||
+      query->rowMarks != NIL)
     dp_pg::RefuseProbe("dp_agg.query_cost takes one SELECT statement",
                        "Only a plain SELECT (no INSERT/UPDATE/DELETE, SELECT INTO, "
                        "data-modifying WITH or FOR UPDATE) can be costed; nothing was run.");

@@ -13,12 +13,12 @@
 namespace dp_pg {
 
 struct CostProbe {
-  QueryDesc* query;        // the one executor start this probe is for
-  MemoryContext context;   // where the results are copied
+  QueryDesc* query;  // the one executor start this probe is for
+  MemoryContext context;  // where the results are copied
   bool measured;
   int sites;
   Datum epsilon;  // numeric
-  Datum delta;    // numeric
+  Datum delta;  // numeric
   char* description;
 };
 

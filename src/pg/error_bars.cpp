@@ -98,8 +98,8 @@ Datum dp_sum_margin(PG_FUNCTION_ARGS) {
     const bool integer_bounds = std::floor(lower) == lower && std::floor(upper) == upper &&
                                 std::fabs(lower) < kTwoTo62 && std::fabs(upper) < kTwoTo62;
     if (integer_bounds) {
-      const dp::uint128 integer_sensitivity = dp::SumSensitivity(
-          static_cast<std::int64_t>(lower), static_cast<std::int64_t>(upper));
+      const dp::uint128 integer_sensitivity =
+          dp::SumSensitivity(static_cast<std::int64_t>(lower), static_cast<std::int64_t>(upper));
       margin = std::max(margin, dp_pg::Margin(integer_sensitivity, 0, parameters));
     }
     return margin;

@@ -91,7 +91,8 @@ AggregateState* PrepareStatisticState(const PrivateAggregateKind& kind, FinalKin
     }
     if (sum) {
       const dp::NoiseMechanism mechanism =
-          builder.SetSensitivityUnits(dp::SumSensitivity(prepared.lower_units, prepared.upper_units))
+          builder
+              .SetSensitivityUnits(dp::SumSensitivity(prepared.lower_units, prepared.upper_units))
               .Build();
       if (level > 0) mechanism.Interval(prepared.unit_exponent, level);
     }

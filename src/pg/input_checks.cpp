@@ -18,20 +18,21 @@ namespace dp_pg {
 namespace {
 
 [[noreturn]] void RefuseInput(Aggref* aggref, const char* detail) {
-  ereport(ERROR,
-          (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-           errmsg("dp_agg cannot bound how often one row feeds %s", get_func_name(aggref->aggfnoid)),
-           errdetail("%s", detail),
-           errhint("Aggregate rows of a single table, filtered by conditions on that table's "
-                   "own columns; join or repeat rows only after the private aggregation.")));
+  ereport(
+      ERROR,
+      (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+       errmsg("dp_agg cannot bound how often one row feeds %s", get_func_name(aggref->aggfnoid)),
+       errdetail("%s", detail),
+       errhint("Aggregate rows of a single table, filtered by conditions on that table's "
+               "own columns; join or repeat rows only after the private aggregation.")));
   pg_unreachable();
 }
 
 // What the walk over an aggregate's input has seen.
 struct InputScan {
-  List* tables = NIL;          // OIDs of the tables read
-  List* roots = NIL;           // for each, the range-table index of the table the query names
-                               // (a scanned partition's partitioned ancestor)
+  List* tables = NIL;  // OIDs of the tables read
+  List* roots = NIL;  // for each, the range-table index of the table the query names
+                      // (a scanned partition's partitioned ancestor)
   bool has_join = false;
   Bitmapset* join_params = nullptr;  // PARAM_EXEC ids a nested loop passes to its inner side
   int unit_groups = 0;  // > 0 below the privacy-unit sampler: its max_groups
@@ -65,8 +66,9 @@ void CheckBuiltinFunctions(Aggref* aggref, List* functions) {
     auto* function = static_cast<RangeTblFunction*>(lfirst(cell));
     if (!IsA(function->funcexpr, FuncExpr) ||
         reinterpret_cast<FuncExpr*>(function->funcexpr)->funcid >= FirstNormalObjectId)
-      RefuseInput(aggref, "Its input calls a user-defined set-returning function, whose rows "
-                          "may repeat the rows of a table.");
+      RefuseInput(aggref,
+                  "Its input calls a user-defined set-returning function, whose rows "
+                  "may repeat the rows of a table.");
   }
 }
 
@@ -188,8 +190,7 @@ void CheckInput(Plan* plan, Aggref* aggref, EState* estate, InputScan* scan) {
       if (IsA(plan, BitmapHeapScan))
         CheckExpressions(
             aggref,
-            reinterpret_cast<Node*>(reinterpret_cast<BitmapHeapScan*>(plan)->bitmapqualorig),
-            scan);
+            reinterpret_cast<Node*>(reinterpret_cast<BitmapHeapScan*>(plan)->bitmapqualorig), scan);
       return;  // bitmap index scans below read the same table
     }
     case T_FunctionScan:
@@ -218,8 +219,9 @@ void CheckInput(Plan* plan, Aggref* aggref, EState* estate, InputScan* scan) {
       // promotes another, a swap), like LIMIT: refused.
       const auto* unique = reinterpret_cast<Unique*>(plan);
       if (!KeysCoverOutput(plan->targetlist, unique->numCols, unique->uniqColIdx))
-        RefuseInput(aggref, "Its input contains DISTINCT ON, which keeps a row chosen by the "
-                            "others.");
+        RefuseInput(aggref,
+                    "Its input contains DISTINCT ON, which keeps a row chosen by the "
+                    "others.");
       CheckInput(plan->lefttree, aggref, estate, scan);
       return;
     }
@@ -229,8 +231,9 @@ void CheckInput(Plan* plan, Aggref* aggref, EState* estate, InputScan* scan) {
       // its own sensitivity analysis.
       const auto* grouping = reinterpret_cast<Agg*>(plan);
       if (grouping->groupingSets != NIL || grouping->chain != NIL)
-        RefuseInput(aggref, "Its input contains GROUPING SETS, ROLLUP or CUBE, which repeat "
-                            "every row once per grouping set.");
+        RefuseInput(aggref,
+                    "Its input contains GROUPING SETS, ROLLUP or CUBE, which repeat "
+                    "every row once per grouping set.");
       const bool aggregates = contain_agg_clause(reinterpret_cast<Node*>(plan->targetlist)) ||
                               contain_agg_clause(reinterpret_cast<Node*>(plan->qual));
       // One row feeds one group of the per-unit level, whose value the
@@ -268,8 +271,8 @@ void CheckInput(Plan* plan, Aggref* aggref, EState* estate, InputScan* scan) {
       // The outer row's values reach the inner side as PARAM_EXEC.
       ListCell* cell;
       foreach (cell, reinterpret_cast<NestLoop*>(plan)->nestParams)
-        scan->join_params = bms_add_member(scan->join_params,
-                                           static_cast<NestLoopParam*>(lfirst(cell))->paramno);
+        scan->join_params =
+            bms_add_member(scan->join_params, static_cast<NestLoopParam*>(lfirst(cell))->paramno);
       [[fallthrough]];
     }
     case T_MergeJoin:
@@ -289,8 +292,9 @@ void CheckInput(Plan* plan, Aggref* aggref, EState* estate, InputScan* scan) {
       CheckInput(plan->lefttree, aggref, estate, scan);
       return;
     case T_ProjectSet:
-      RefuseInput(aggref, "Its input contains a set-returning function in a select list, which "
-                          "repeats rows.");
+      RefuseInput(aggref,
+                  "Its input contains a set-returning function in a select list, which "
+                  "repeats rows.");
     case T_Limit:
       RefuseInput(aggref, "Its input contains LIMIT, whose selected rows depend on other rows.");
     case T_WindowAgg: {
@@ -302,8 +306,9 @@ void CheckInput(Plan* plan, Aggref* aggref, EState* estate, InputScan* scan) {
       return;
     }
     case T_SetOp:
-      RefuseInput(aggref, "Its input contains INTERSECT or EXCEPT, which compare rows of "
-                          "different inputs.");
+      RefuseInput(aggref,
+                  "Its input contains INTERSECT or EXCEPT, which compare rows of "
+                  "different inputs.");
     default:
       RefuseInput(aggref, "Its input contains a plan step that dp_agg does not analyse.");
   }
@@ -315,7 +320,7 @@ void RequireOneProtectedTable(Aggref* aggref, const InputScan& scan, EState* est
   List* protected_roots = NIL;
   ListCell* table_cell;
   ListCell* root_cell;
-  forboth (table_cell, scan.tables, root_cell, scan.roots) {
+  forboth(table_cell, scan.tables, root_cell, scan.roots) {
     const int root = lfirst_int(root_cell);
     if (list_member_int(protected_roots, root)) continue;
     if (IsProtectedRelation(lfirst_oid(table_cell), false) ||
@@ -325,9 +330,10 @@ void RequireOneProtectedTable(Aggref* aggref, const InputScan& scan, EState* est
   const int protected_tables = list_length(protected_roots);
   list_free(protected_roots);
   if (protected_tables != 1)
-    RefuseInput(aggref, "Its input contains a join, which can repeat a row of either side; "
-                        "joins are accepted only between one protected table and public tables "
-                        "looked up by a unique key.");
+    RefuseInput(aggref,
+                "Its input contains a join, which can repeat a row of either side; "
+                "joins are accepted only between one protected table and public tables "
+                "looked up by a unique key.");
 }
 
 // Number of grouping sets of an Agg node (and its chained phases): every row
@@ -361,22 +367,21 @@ void RefuseDistinctOrOrderBy(Aggref* aggref) {
   // at most 1 when one row is removed, so the count's calibration holds.
   if (aggref->aggorder == NIL && aggref->aggdistinct != NIL && IsPrivateCount(aggref)) return;
   if (aggref->aggorder != NIL || aggref->aggdistinct != NIL)
-    ereport(ERROR,
-            (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-             errmsg("DISTINCT or ORDER BY inside %s is not supported",
-                    get_func_name(aggref->aggfnoid)),
-             errdetail("A private aggregate's guarantee is stated for every row counted once, "
-                       "and its order does not change the answer."),
-             errhint("Remove DISTINCT and ORDER BY from the aggregate's arguments (only "
-                     "dp_count takes DISTINCT).")));
+    ereport(
+        ERROR,
+        (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+         errmsg("DISTINCT or ORDER BY inside %s is not supported", get_func_name(aggref->aggfnoid)),
+         errdetail("A private aggregate's guarantee is stated for every row counted once, "
+                   "and its order does not change the answer."),
+         errhint("Remove DISTINCT and ORDER BY from the aggregate's arguments (only "
+                 "dp_count takes DISTINCT).")));
 }
 
 void RefuseReexecution(Aggref* aggref, bool reexecuted) {
   if (reexecuted)
     ereport(ERROR,
             (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-             errmsg("%s cannot run once per row of another query",
-                    get_func_name(aggref->aggfnoid)),
+             errmsg("%s cannot run once per row of another query", get_func_name(aggref->aggfnoid)),
              errdetail("It is inside a correlated subquery, a LATERAL join or a recursive "
                        "query, so it would release a data-dependent number of answers."),
              errhint("Use GROUP BY to get one private answer per group.")));
@@ -404,11 +409,10 @@ int CheckAggregateInput(Agg* plan, Aggref* aggref, EState* estate) {
 void RejectWindowUse(Plan* plan) {
   Oid function = InvalidOid;
   if (FindPrivateWindowFunction(reinterpret_cast<Node*>(plan->targetlist), &function))
-    ereport(ERROR,
-            (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-             errmsg("%s cannot be used as a window function", get_func_name(function)),
-             errhint("Use it as an aggregate with GROUP BY: every window frame would be a "
-                     "separate noisy release of overlapping rows.")));
+    ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                    errmsg("%s cannot be used as a window function", get_func_name(function)),
+                    errhint("Use it as an aggregate with GROUP BY: every window frame would be a "
+                            "separate noisy release of overlapping rows.")));
 }
 
 }  // namespace dp_pg

@@ -32,7 +32,7 @@ bool CollectVarnos(Node* node, Bitmapset** varnos) {
 // An equality that may pin down the row of a public table: where it holds.
 struct Equality {
   OpExpr* expression;
-  bool everywhere;           // WHERE, or the ON of an inner join
+  bool everywhere;  // WHERE, or the ON of an inner join
   Bitmapset* nullable_side;  // else: the nullable side of its outer join
 };
 
@@ -62,7 +62,8 @@ void AnalyzeJoinTree(Query* query, Node* node, FromAnalysis* analysis) {
   if (IsA(node, FromExpr)) {
     auto* from = reinterpret_cast<FromExpr*>(node);
     ListCell* cell;
-    foreach (cell, from->fromlist) AnalyzeJoinTree(query, static_cast<Node*>(lfirst(cell)), analysis);
+    foreach (cell, from->fromlist)
+      AnalyzeJoinTree(query, static_cast<Node*>(lfirst(cell)), analysis);
     AddConjuncts(query, from->quals, true, nullptr, analysis);
     return;
   }
@@ -123,8 +124,7 @@ bool PinsColumn(const FromAnalysis& analysis, Index item, AttrNumber column, Oid
       Node* other_side = static_cast<Node*>(list_nth(expression->args, 1 - side));
       if (!IsA(column_side, Var)) continue;
       const auto* var = reinterpret_cast<Var*>(column_side);
-      if (var->varlevelsup != 0 || var->varno != static_cast<int>(item) ||
-          var->varattno != column)
+      if (var->varlevelsup != 0 || var->varno != static_cast<int>(item) || var->varattno != column)
         continue;
       Bitmapset* other_items = VarnosOf(other_side);
       const bool pinned = !bms_is_member(item, other_items) && bms_is_subset(other_items, known);
@@ -198,8 +198,9 @@ void CheckPublicItemKinds(Query* query, const Bitmapset* public_items,
       Refuse(code, "LATERAL next to protected rows is not supported",
              "A LATERAL item runs once per row of the items before it.", kJoinHint);
     if (entry->rtekind != RTE_RELATION)
-      Refuse(code, "protected rows are combined with a function, VALUES list, subquery or WITH "
-                   "query",
+      Refuse(code,
+             "protected rows are combined with a function, VALUES list, subquery or WITH "
+             "query",
              "Each protected row could meet many of its rows; only tables with a unique key "
              "can be looked up safely.",
              kJoinHint);

@@ -29,7 +29,7 @@ void CollectConditions(Node* node, List** conditions);
 struct FromAnalysis {
   Index protected_item = 0;
   bool protected_nullable = false;  // inside the nullable side of an outer join
-  List* equalities = NIL;           // Equality* (join_analysis.cpp)
+  List* equalities = NIL;  // Equality* (join_analysis.cpp)
 };
 
 // Checks that every row of the level's output contains at most one

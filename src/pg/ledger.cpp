@@ -77,7 +77,7 @@ struct ChargeRequest {
 
 struct LedgerWorkerSlot {
   Oid database;  // InvalidOid: free
-  int procno;    // -1 until the worker is ready
+  int procno;  // -1 until the worker is ready
   pid_t pid;
 };
 
@@ -191,12 +191,11 @@ int EnsureWorker() {
     LWLockAcquire(ledger->lock, LW_EXCLUSIVE);
     if (worker->database == MyDatabaseId && worker->procno == -1) worker->database = InvalidOid;
     LWLockRelease(ledger->lock);
-    ereport(ERROR,
-            (errcode(ERRCODE_INSUFFICIENT_RESOURCES),
-             errmsg("could not start the dp_agg ledger writer, so no privacy charge can be "
-                    "recorded"),
-             errhint("Raise max_worker_processes: the ledger writer needs one background "
-                     "worker per database.")));
+    ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_RESOURCES),
+                    errmsg("could not start the dp_agg ledger writer, so no privacy charge can be "
+                           "recorded"),
+                    errhint("Raise max_worker_processes: the ledger writer needs one background "
+                            "worker per database.")));
   }
   return -1;
 }
@@ -259,8 +258,7 @@ void WaitForRequest(ChargeRequest* slot) {
     // Wake (or start again) the writer of this database in case it missed us.
     const int worker_procno = EnsureWorker();
     WakeProc(worker_procno);
-    const long waited_ms =
-        TimestampDifferenceMilliseconds(start, GetCurrentTimestamp());
+    const long waited_ms = TimestampDifferenceMilliseconds(start, GetCurrentTimestamp());
     if (waited_ms >= charge_timeout_ms)
       ereport(ERROR, (errcode(ERRCODE_QUERY_CANCELED),
                       errmsg("timed out waiting for the dp_agg ledger writer to record the "
@@ -324,8 +322,7 @@ void ApplyOne(ChargeRequest* request) {
       Int64GetDatum(request->query_id),        ValidTextDatum(request->aggregates),
       ValidTextDatum(request->query_text),     ObjectIdGetDatum(request->role_oid)};
   char nulls[8] = {' ', ' ', ' ', ' ', request->query_id == 0 ? 'n' : ' ', ' ', ' ', ' '};
-  if (SPI_execute_plan(*cached, values, nulls, false, 1) != SPI_OK_SELECT ||
-      SPI_processed != 1)
+  if (SPI_execute_plan(*cached, values, nulls, false, 1) != SPI_OK_SELECT || SPI_processed != 1)
     elog(ERROR, "dp_agg: the charge statement returned no row");
   HeapTuple row = SPI_tuptable->vals[0];
   TupleDesc description = SPI_tuptable->tupdesc;
@@ -342,7 +339,8 @@ void ApplyOne(ChargeRequest* request) {
   }
   char* fields[4] = {request->epsilon_total, request->epsilon_spent, request->delta_total,
                      request->delta_spent};
-  for (int i = 0; i < 4; ++i) CopyText(fields[i], kNumberText, SPI_getvalue(row, description, i + 2));
+  for (int i = 0; i < 4; ++i)
+    CopyText(fields[i], kNumberText, SPI_getvalue(row, description, i + 2));
 }
 
 // Applies one request in a subtransaction of its own, so that its failure
@@ -405,9 +403,8 @@ void ApplyBatch(int* indexes, int count, bool* deferred) {
     for (int i = 0; i < count; ++i) {
       ChargeRequest* request = &ledger->requests[indexes[i]];
       const bool role_locked =
-          std::any_of(locked_roles, locked_roles + num_locked, [&](const char* role) {
-            return std::strcmp(role, request->role_name) == 0;
-          });
+          std::any_of(locked_roles, locked_roles + num_locked,
+                      [&](const char* role) { return std::strcmp(role, request->role_name) == 0; });
       if (role_locked || !ApplyIsolated(request)) {
         deferred[i] = true;
         if (!role_locked) locked_roles[num_locked++] = request->role_name;
@@ -520,8 +517,8 @@ bool OwnTransactionLocksBudget(const char* role, Oid role_oid) {
     if (!locked && (infomask & HEAP_XMAX_INVALID) == 0 && TransactionIdIsValid(xmax)) {
       if ((infomask & HEAP_XMAX_IS_MULTI) != 0) {
         MultiXactMember* members = nullptr;
-        const int n = GetMultiXactIdMembers(xmax, &members, false,
-                                            HEAP_XMAX_IS_LOCKED_ONLY(infomask));
+        const int n =
+            GetMultiXactIdMembers(xmax, &members, false, HEAP_XMAX_IS_LOCKED_ONLY(infomask));
         for (int i = 0; i < n && !locked; ++i)
           locked = TransactionIdIsCurrentTransactionId(members[i].xid);
         if (members != nullptr) pfree(members);
@@ -543,8 +540,8 @@ Datum NumericFromText(const char* text) {
 
 // Whether spent + needed > total, as exact numerics.
 bool Exceeds(const char* spent, const char* needed, const char* total) {
-  const Datum sum = DirectFunctionCall2(numeric_add, NumericFromText(spent),
-                                        NumericFromText(needed));
+  const Datum sum =
+      DirectFunctionCall2(numeric_add, NumericFromText(spent), NumericFromText(needed));
   return DatumGetInt32(DirectFunctionCall2(numeric_cmp, sum, NumericFromText(total))) > 0;
 }
 
@@ -576,8 +573,8 @@ bool OnlyDeltaIsShort(const ChargeRequest& result) {
                     errdetail("It needs epsilon %s and delta %s (%s); the role has epsilon %s of "
                               "%s spent and a delta total of 0. %s Nothing was charged or "
                               "released.",
-                              result.epsilon, result.delta, result.aggregates,
-                              result.epsilon_spent, result.epsilon_total, guidance)));
+                              result.epsilon, result.delta, result.aggregates, result.epsilon_spent,
+                              result.epsilon_total, guidance)));
   ereport(ERROR,
           (errcode(ERRCODE_DP_AGG_BUDGET_EXHAUSTED),
            errmsg("this query needs delta %s%s; the delta budget of role \"%s\" is exhausted",
@@ -720,10 +717,10 @@ extern "C" void dp_agg_ledger_worker_main(Datum database) {
 
   MemoryContext loop_context =
       AllocSetContextCreate(TopMemoryContext, "dp_agg ledger writer", ALLOCSET_DEFAULT_SIZES);
-  int* batch = static_cast<int*>(
-      MemoryContextAlloc(TopMemoryContext, sizeof(int) * ledger->num_requests));
-  bool* deferred = static_cast<bool*>(
-      MemoryContextAlloc(TopMemoryContext, sizeof(bool) * ledger->num_requests));
+  int* batch =
+      static_cast<int*>(MemoryContextAlloc(TopMemoryContext, sizeof(int) * ledger->num_requests));
+  bool* deferred =
+      static_cast<bool*>(MemoryContextAlloc(TopMemoryContext, sizeof(bool) * ledger->num_requests));
   for (;;) {
     ResetLatch(MyLatch);
     CHECK_FOR_INTERRUPTS();
@@ -751,7 +748,8 @@ extern "C" void dp_agg_ledger_worker_main(Datum database) {
     }
     long timeout_ms = kIdleExitMs;
     if (next_retry != 0)
-      timeout_ms = std::max(1L, std::min(timeout_ms, TimestampDifferenceMilliseconds(now, next_retry)));
+      timeout_ms =
+          std::max(1L, std::min(timeout_ms, TimestampDifferenceMilliseconds(now, next_retry)));
     const int events = WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
                                  timeout_ms, PG_WAIT_EXTENSION);
     if ((events & WL_TIMEOUT) != 0 && ExitIfIdle()) proc_exit(0);

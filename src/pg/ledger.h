@@ -25,7 +25,7 @@ namespace dp_pg {
 // What a query is about to release, summed over its private aggregates.
 struct QueryCharge {
   Datum epsilon;  // numeric, exact
-  Datum delta;    // numeric, exact
+  Datum delta;  // numeric, exact
   char description[512];  // which aggregates, e.g. "dp_count(eps 0.1); dp_sum(eps 0.5 x 2 sets)"
 };
 

@@ -21,10 +21,9 @@ PlannedStmt* PlannerHook(Query* query, const char* query_string, int cursor_opti
   ApplyRewrites(verdict.rewrites);
   // dp_agg on Citus (distributed.cpp): before Citus plans the query.
   PrepareDistributedQuery(query);
-  PlannedStmt* plan =
-      previous_planner != nullptr
-          ? previous_planner(query, query_string, cursor_options, bound_parameters)
-          : standard_planner(query, query_string, cursor_options, bound_parameters);
+  PlannedStmt* plan = previous_planner != nullptr
+                          ? previous_planner(query, query_string, cursor_options, bound_parameters)
+                          : standard_planner(query, query_string, cursor_options, bound_parameters);
   // The judgement depends on who runs the query: a cached plan is made again
   // when the current user changes.
   if (verdict.reads_protected) plan->dependsOnRole = true;

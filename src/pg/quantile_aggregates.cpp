@@ -307,7 +307,8 @@ Datum dp_quantile_state_out(PG_FUNCTION_ARGS) {
     std::memcpy(text, formatted.c_str(), formatted.size() + 1);
     return true;
   });
-  if (!fits) ereport(ERROR, (errcode(ERRCODE_INTERNAL_ERROR), errmsg("dp_agg quantile state too long")));
+  if (!fits)
+    ereport(ERROR, (errcode(ERRCODE_INTERNAL_ERROR), errmsg("dp_agg quantile state too long")));
   PG_RETURN_CSTRING(text);
 }
 

@@ -39,17 +39,17 @@ void StartQueryCost(QueryCost* cost, bool leader_paid) {
 int GroupingSetCount(Agg* plan) {
   int sets = list_length(plan->groupingSets);
   ListCell* cell;
-  foreach (cell, plan->chain) sets += list_length(reinterpret_cast<Agg*>(lfirst(cell))->groupingSets);
+  foreach (cell, plan->chain)
+    sets += list_length(reinterpret_cast<Agg*>(lfirst(cell))->groupingSets);
   return sets > 0 ? sets : 1;
 }
 
 void AddCost(QueryCost* cost, Aggref* aggref, double epsilon, double delta, int multiplier) {
   const Datum times = DirectFunctionCall1(int4_numeric, Int32GetDatum(multiplier));
-  cost->epsilon = DirectFunctionCall2(
-      numeric_add, cost->epsilon,
-      DirectFunctionCall2(numeric_mul, ChargeFor(epsilon), times));
-  cost->delta = DirectFunctionCall2(
-      numeric_add, cost->delta, DirectFunctionCall2(numeric_mul, ChargeFor(delta), times));
+  cost->epsilon = DirectFunctionCall2(numeric_add, cost->epsilon,
+                                      DirectFunctionCall2(numeric_mul, ChargeFor(epsilon), times));
+  cost->delta = DirectFunctionCall2(numeric_add, cost->delta,
+                                    DirectFunctionCall2(numeric_mul, ChargeFor(delta), times));
   cost->sites += 1;
   appendStringInfo(&cost->description, "%s%s(epsilon %g", cost->sites > 1 ? "; " : "",
                    get_func_name(aggref->aggfnoid), epsilon);

@@ -17,9 +17,9 @@ struct QueryCost {
   // plan cache's choice between a custom and a generic plan, which is made
   // from cost estimates, i.e. table statistics: such queries always pay.
   bool constants_decide;
-  int sites;         // call sites charged by this process
-  Datum epsilon;     // numeric
-  Datum delta;       // numeric
+  int sites;  // call sites charged by this process
+  Datum epsilon;  // numeric
+  Datum delta;  // numeric
   StringInfoData description;
 };
 

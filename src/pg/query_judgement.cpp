@@ -34,19 +34,19 @@ struct Level {
 
 // What the judge has learnt so far, in the order it walks the query.
 struct Judgement {
-  bool restricted;            // the rules for restricted roles apply
-  bool reads_protected;       // some level judged so far reads a protected table
-  List* protected_entries;    // RangeTblEntry* of protected tables read in FROM
-  List* rewrites;             // Rewrite*, in order of application
-  List* materialized_entries; // RangeTblEntry* of kMaterializeFromItem rewrites
-  List* unit_row_levels;      // Query* of row levels that return rows of a unit table
+  bool restricted;  // the rules for restricted roles apply
+  bool reads_protected;  // some level judged so far reads a protected table
+  List* protected_entries;  // RangeTblEntry* of protected tables read in FROM
+  List* rewrites;  // Rewrite*, in order of application
+  List* materialized_entries;  // RangeTblEntry* of kMaterializeFromItem rewrites
+  List* unit_row_levels;  // Query* of row levels that return rows of a unit table
 };
 
 // The sources of a level: items of FROM, and branches of set operations.
 struct Sources {
-  Bitmapset* items;            // range table indexes of the FROM items
+  Bitmapset* items;  // range table indexes of the FROM items
   Bitmapset* protected_items;  // those that return protected rows
-  bool branch_protected;       // a set operation's branch returns protected rows
+  bool branch_protected;  // a set operation's branch returns protected rows
 };
 
 void Require(Judgement* judgement, Rewrite* rewrite) {
@@ -119,8 +119,9 @@ bool JudgeProtectedTable(Query* query, Index index, RangeTblEntry* entry, bool i
   judgement->protected_entries = lappend(judgement->protected_entries, entry);
   if (judgement->restricted && entry->tablesample != nullptr &&
       entry->tablesample->tsmhandler >= FirstNormalObjectId)
-    Refuse(ERRCODE_INSUFFICIENT_PRIVILEGE, "only built-in TABLESAMPLE methods may sample "
-                                           "protected tables",
+    Refuse(ERRCODE_INSUFFICIENT_PRIVILEGE,
+           "only built-in TABLESAMPLE methods may sample "
+           "protected tables",
            "A method such as SYSTEM_ROWS(n) picks rows depending on the others, like LIMIT.",
            "Use TABLESAMPLE BERNOULLI or SYSTEM.");
   return true;
@@ -175,8 +176,8 @@ void RefuseInlinableFunctions(const RangeTblEntry* entry) {
     ReleaseSysCache(tuple);
     if (inlinable) {
       char rule[256];
-      snprintf(rule, sizeof rule,
-               "restricted roles may not call SQL function %s in FROM", format_procedure(oid));
+      snprintf(rule, sizeof rule, "restricted roles may not call SQL function %s in FROM",
+               format_procedure(oid));
       Refuse(ERRCODE_INSUFFICIENT_PRIVILEGE, rule,
              "PostgreSQL inlines a SQL set-returning function's body into the query after "
              "dp_agg has judged it, so its reads of protected tables would not be checked.",
@@ -269,27 +270,31 @@ void RefuseSetOperation() {
 // level's shape.
 void RefuseUnsupportedClauses(const Query* query) {
   if (query->commandType != CMD_SELECT)
-    Refuse(ERRCODE_INSUFFICIENT_PRIVILEGE, "restricted roles may not modify data using protected "
-                                           "rows",
+    Refuse(ERRCODE_INSUFFICIENT_PRIVILEGE,
+           "restricted roles may not modify data using protected "
+           "rows",
            "Its row counts and RETURNING would reveal the data.", kAggregateHint);
   if (query->rowMarks != NIL)
     Refuse(ERRCODE_INSUFFICIENT_PRIVILEGE, "FOR UPDATE/SHARE of protected rows is not allowed",
            "Locking rows reveals which exist.", kAggregateHint);
   if (query->hasSubLinks)
-    Refuse(ERRCODE_INSUFFICIENT_PRIVILEGE, "subqueries in expressions over protected rows are "
-                                           "not allowed",
+    Refuse(ERRCODE_INSUFFICIENT_PRIVILEGE,
+           "subqueries in expressions over protected rows are "
+           "not allowed",
            "They can make one protected row decide about others, or run once per row.",
            "Move the subquery to FROM, or compute it in an outer query.");
   if (query->hasWindowFuncs)
     Refuse(ERRCODE_INSUFFICIENT_PRIVILEGE, "window functions over protected rows are not allowed",
            "Every window frame would be an exact release of overlapping rows.", kAggregateHint);
   if (query->hasTargetSRFs)
-    Refuse(ERRCODE_INSUFFICIENT_PRIVILEGE, "set-returning functions over protected rows are not "
-                                           "allowed",
+    Refuse(ERRCODE_INSUFFICIENT_PRIVILEGE,
+           "set-returning functions over protected rows are not "
+           "allowed",
            "They repeat protected rows.", kAggregateHint);
   if (query->groupingSets != NIL)
-    Refuse(ERRCODE_INSUFFICIENT_PRIVILEGE, "GROUPING SETS, ROLLUP and CUBE over protected rows "
-                                           "are not supported",
+    Refuse(ERRCODE_INSUFFICIENT_PRIVILEGE,
+           "GROUPING SETS, ROLLUP and CUBE over protected rows "
+           "are not supported",
            "Each grouping set would need its own partition selection.",
            "Run one query per grouping.");
 }
@@ -507,9 +512,9 @@ bool JudgeLevel(Query* query, const Level* parent, Judgement* judgement) {
 
   RefuseUnsupportedClauses(query);
   if (!aggregation && parent == nullptr) RefuseProtectedRows();
-  const FromAnalysis from = CheckFrom(query, sources.items, sources.protected_items,
-                                      judgement->materialized_entries,
-                                      ERRCODE_INSUFFICIENT_PRIVILEGE);
+  const FromAnalysis from =
+      CheckFrom(query, sources.items, sources.protected_items, judgement->materialized_entries,
+                ERRCODE_INSUFFICIENT_PRIVILEGE);
   CheckJoinConditions(query);
   if (!aggregation) {
     JudgeRowLevel(query, from);

@@ -138,10 +138,10 @@ void AddGroupSelection(Query* query, int max_groups) {
   aggref->aggtransno = -1;
   aggref->location = -1;
   Node* gate = reinterpret_cast<Node*>(aggref);
-  query->havingQual =
-      query->havingQual == nullptr
-          ? gate
-          : reinterpret_cast<Node*>(makeBoolExpr(AND_EXPR, list_make2(gate, query->havingQual), -1));
+  query->havingQual = query->havingQual == nullptr
+                          ? gate
+                          : reinterpret_cast<Node*>(
+                                makeBoolExpr(AND_EXPR, list_make2(gate, query->havingQual), -1));
   query->hasAggs = true;
 }
 

@@ -79,8 +79,7 @@ bool WalkSubPlans(Node* node, PlanWalk* walk) {
   if (node == nullptr) return false;
   if (IsA(node, SubPlan)) {
     const auto* subplan = reinterpret_cast<SubPlan*>(node);
-    WalkPlan(static_cast<Plan*>(list_nth(walk->statement->subplans, subplan->plan_id - 1)),
-             *walk);
+    WalkPlan(static_cast<Plan*>(list_nth(walk->statement->subplans, subplan->plan_id - 1)), *walk);
   }
   return expression_tree_walker(node, DP_EXPRESSION_WALKER(WalkSubPlans), walk);
 }

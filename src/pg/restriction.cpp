@@ -54,9 +54,9 @@ List* LabelledObjects(Oid class_id, const char* wanted) {
   HeapTuple tuple;
   while (HeapTupleIsValid(tuple = systable_getnext(scan))) {
     bool is_null = false;
-    const Datum provider = heap_getattr(
-        tuple, shared ? Anum_pg_shseclabel_provider : Anum_pg_seclabel_provider, descriptor,
-        &is_null);
+    const Datum provider =
+        heap_getattr(tuple, shared ? Anum_pg_shseclabel_provider : Anum_pg_seclabel_provider,
+                     descriptor, &is_null);
     if (is_null || strcmp(TextDatumGetCString(provider), kProvider) != 0) continue;
     const Datum label = heap_getattr(
         tuple, shared ? Anum_pg_shseclabel_label : Anum_pg_seclabel_label, descriptor, &is_null);
@@ -114,8 +114,9 @@ bool RestrictedSession() {
     return restriction_cache.restricted;
   }
   List* restricted_roles = LabelledObjects(AuthIdRelationId, kRestricted);
-  const bool restricted = restricted_roles != NIL && (IsMemberOfAny(session_user, restricted_roles) ||
-                                                      IsMemberOfAny(current_user, restricted_roles));
+  const bool restricted =
+      restricted_roles != NIL && (IsMemberOfAny(session_user, restricted_roles) ||
+                                  IsMemberOfAny(current_user, restricted_roles));
   list_free(restricted_roles);
   restriction_cache = RestrictionCache{MyProc->lxid, session_user, current_user, restricted};
   last_answer_restricted = restricted;
@@ -171,8 +172,7 @@ void PropagateProtection(Oid extra_table) {
   ListCell* cell;
   foreach (cell, family) {
     const Oid child = lfirst_oid(cell);
-    if (child == extra_table || get_rel_relispartition(child) || HasProtectedLabel(child))
-      continue;
+    if (child == extra_table || get_rel_relispartition(child) || HasProtectedLabel(child)) continue;
     ObjectAddress address;
     address.classId = RelationRelationId;
     address.objectId = child;
@@ -256,8 +256,8 @@ void CheckNoDirectAccess(Oid table, Oid role) {
       pg_attribute_aclcheck_all(table, role, kColumnRights, ACLMASK_ANY) == ACLCHECK_OK)
     ereport(ERROR,
             (errcode(ERRCODE_INVALID_GRANT_OPERATION),
-             errmsg("restricted role \"%s\" holds a privilege on protected table \"%s\"",
-                    role_name, table_name ? table_name : "?"),
+             errmsg("restricted role \"%s\" holds a privilege on protected table \"%s\"", role_name,
+                    table_name ? table_name : "?"),
              errdetail("A restricted role must hold no privilege on a protected table or its "
                        "partitions, not even through PUBLIC or a role it belongs to: dp_agg "
                        "grants read access query by query."),
@@ -301,8 +301,8 @@ bool IsLabelAdministrator() {
 // default btree and hash opclass works (it is grouped and partitioned by).
 void CheckColumnLabel(const ObjectAddress* object, const char* label) {
   const char kind = get_rel_relkind(object->objectId);
-  if (kind != RELKIND_RELATION && kind != RELKIND_PARTITIONED_TABLE &&
-      kind != RELKIND_MATVIEW && kind != RELKIND_FOREIGN_TABLE)
+  if (kind != RELKIND_RELATION && kind != RELKIND_PARTITIONED_TABLE && kind != RELKIND_MATVIEW &&
+      kind != RELKIND_FOREIGN_TABLE)
     ereport(ERROR, (errcode(ERRCODE_WRONG_OBJECT_TYPE),
                     errmsg("dp_agg labels privacy units on columns of tables only")));
   if (label == nullptr) return;
@@ -313,12 +313,12 @@ void CheckColumnLabel(const ObjectAddress* object, const char* label) {
                             "it).")));
   const AttrNumber existing = PrivacyUnitColumn(object->objectId);
   if (existing != InvalidAttrNumber && existing != object->objectSubId)
-    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                    errmsg("table %s already has a privacy unit column, %s",
-                           get_rel_name(object->objectId),
-                           get_attname(object->objectId, existing, false)),
-                    errdetail("Each table has at most one privacy unit column."),
-                    errhint("Remove that label first (IS NULL).")));
+    ereport(ERROR,
+            (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+             errmsg("table %s already has a privacy unit column, %s",
+                    get_rel_name(object->objectId), get_attname(object->objectId, existing, false)),
+             errdetail("Each table has at most one privacy unit column."),
+             errhint("Remove that label first (IS NULL).")));
 }
 
 void CheckLabel(const ObjectAddress* object, const char* label) {
@@ -329,8 +329,8 @@ void CheckLabel(const ObjectAddress* object, const char* label) {
                             "protect tables and restrict roles.")));
   if (object->classId == RelationRelationId && object->objectSubId == 0) {
     const char kind = get_rel_relkind(object->objectId);
-    if (kind != RELKIND_RELATION && kind != RELKIND_PARTITIONED_TABLE &&
-        kind != RELKIND_MATVIEW && kind != RELKIND_FOREIGN_TABLE)
+    if (kind != RELKIND_RELATION && kind != RELKIND_PARTITIONED_TABLE && kind != RELKIND_MATVIEW &&
+        kind != RELKIND_FOREIGN_TABLE)
       ereport(ERROR, (errcode(ERRCODE_WRONG_OBJECT_TYPE),
                       errmsg("dp_agg protects tables, materialized views and foreign tables "
                              "only"),
@@ -349,10 +349,10 @@ void CheckLabel(const ObjectAddress* object, const char* label) {
                       errmsg("invalid dp_agg label for a role: \"%s\"", label),
                       errhint("The only label of a role is 'restricted' (or NULL to remove it).")));
     if (label != nullptr && superuser_arg(object->objectId))
-      ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                      errmsg("a superuser cannot be restricted"),
-                      errdetail("Superusers bypass every permission check."),
-                      errhint("Restrict an ordinary role (NOSUPERUSER).")));
+      ereport(ERROR,
+              (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("a superuser cannot be restricted"),
+               errdetail("Superusers bypass every permission check."),
+               errhint("Restrict an ordinary role (NOSUPERUSER).")));
     if (label != nullptr) CheckRestrictionInvariant(InvalidOid, object->objectId);
   } else if (object->classId == RelationRelationId && object->objectSubId > 0) {
     CheckColumnLabel(object, label);
@@ -381,7 +381,6 @@ void CheckLabel(const ObjectAddress* object, const char* label) {
 // ---------------------------------------------------------------------------
 
 int explain_depth = 0;  // > 0 while an EXPLAIN statement runs
-
 
 [[noreturn]] void RefuseUtility(Node* statement, const char* why) {
   ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
@@ -423,11 +422,12 @@ void CheckUtilityForRestrictedRole(Node* statement) {
       if (set->kind == VAR_RESET_ALL || set->kind == VAR_RESET || set->kind == VAR_SET_MULTI)
         return;
       if (set->name != nullptr && IsAnalystSetting(set->name)) return;
-      RefuseUtility(statement, "Restricted roles may change only client settings (DateStyle, "
-                               "search_path, statement_timeout, ...) and "
-                               "dp_agg.group_selection_epsilon/_delta, "
-                               "dp_agg.max_groups_contributed: planner and debugging "
-                               "settings show or change how protected rows are read.");
+      RefuseUtility(statement,
+                    "Restricted roles may change only client settings (DateStyle, "
+                    "search_path, statement_timeout, ...) and "
+                    "dp_agg.group_selection_epsilon/_delta, "
+                    "dp_agg.max_groups_contributed: planner and debugging "
+                    "settings show or change how protected rows are read.");
     }
     case T_CopyStmt: {
       const auto* copy = reinterpret_cast<CopyStmt*>(statement);
@@ -436,16 +436,18 @@ void CheckUtilityForRestrictedRole(Node* statement) {
       if (OidIsValid(relation) && IsProtectedRelation(relation, true))
         RefuseUtility(statement, "COPY of a protected table copies its rows.");
       if (OidIsValid(relation) && get_rel_namespace(relation) == PG_CATALOG_NAMESPACE)
-        RefuseUtility(statement, "COPY of a system catalog is not judged like a query; "
-                                 "catalogs such as pg_class hold row counts (select them "
-                                 "instead).");
+        RefuseUtility(statement,
+                      "COPY of a system catalog is not judged like a query; "
+                      "catalogs such as pg_class hold row counts (select them "
+                      "instead).");
       return;
     }
     case T_LoadStmt:
       RefuseUtility(statement, "Loading libraries could change how queries run.");
     default:
-      RefuseUtility(statement, "It is not on dp_agg's list of statements that cannot read "
-                               "protected data.");
+      RefuseUtility(statement,
+                    "It is not on dp_agg's list of statements that cannot read "
+                    "protected data.");
   }
 }
 
@@ -455,8 +457,8 @@ void RunUtility(PlannedStmt* statement, const char* query_string, bool read_only
                 ProcessUtilityContext context, ParamListInfo params, QueryEnvironment* environment,
                 DestReceiver* destination, QueryCompletion* completion) {
   if (previous_process_utility != nullptr) {
-    previous_process_utility(statement, query_string, read_only_tree, context, params,
-                             environment, destination, completion);
+    previous_process_utility(statement, query_string, read_only_tree, context, params, environment,
+                             destination, completion);
   } else {
     standard_ProcessUtility(statement, query_string, read_only_tree, context, params, environment,
                             destination, completion);
@@ -471,16 +473,16 @@ void ProcessUtilityHook(PlannedStmt* statement, const char* query_string, bool r
   RefuseUnconfirmedExtensionDrop(parse_tree);
   // Sub-commands (the index of a PRIMARY KEY in CREATE TABLE) belong to a
   // statement that was already allowed.
-  const bool restricted = context != PROCESS_UTILITY_SUBCOMMAND && IsTransactionState() &&
-                          RestrictedSession();
+  const bool restricted =
+      context != PROCESS_UTILITY_SUBCOMMAND && IsTransactionState() && RestrictedSession();
   if (restricted) CheckUtilityForRestrictedRole(parse_tree);
   if (IsA(parse_tree, ExplainStmt)) {
     const int depth = explain_depth;
     PG_TRY();
     {
       ++explain_depth;
-      RunUtility(statement, query_string, read_only_tree, context, params, environment,
-                 destination, completion);
+      RunUtility(statement, query_string, read_only_tree, context, params, environment, destination,
+                 completion);
     }
     PG_FINALLY();
     { explain_depth = depth; }
@@ -525,12 +527,11 @@ void CheckExecutionForRestrictedRole(QueryDesc* query, int flags) {
   const bool explaining = explain_depth > 0 || (flags & EXEC_FLAG_EXPLAIN_ONLY) != 0;
   if (!explaining || !RestrictedSession()) return;
   if (PlanReadsProtectedTable(query->plannedstmt))
-    ereport(ERROR,
-            (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-             errmsg("dp_agg: restricted roles may not EXPLAIN queries on protected tables"),
-             errdetail("A plan shows row counts and row estimates of the data."),
-             errhint("Run the query itself; its differentially private answers are the only "
-                     "output about protected tables.")));
+    ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+                    errmsg("dp_agg: restricted roles may not EXPLAIN queries on protected tables"),
+                    errdetail("A plan shows row counts and row estimates of the data."),
+                    errhint("Run the query itself; its differentially private answers are the only "
+                            "output about protected tables.")));
 }
 
 namespace {
@@ -549,16 +550,36 @@ void EmitLogHook(ErrorData* error) {
 }  // namespace
 
 bool IsAnalystSetting(const char* name) {
-  static const char* const kAllowed[] = {
-      "application_name", "extra_float_digits", "datestyle", "intervalstyle", "timezone",
-      "client_encoding", "search_path", "statement_timeout", "lock_timeout",
-      "idle_in_transaction_session_timeout", "idle_session_timeout",
-      "standard_conforming_strings", "bytea_output", "client_min_messages",
-      "transaction_isolation", "transaction_read_only", "transaction_deferrable",
-      "default_transaction_isolation", "default_transaction_read_only",
-      "default_transaction_deferrable", "plan_cache_mode", "role", "lc_monetary", "lc_numeric",
-      "lc_time", "xmlbinary", "xmloption", "dp_agg.group_selection_epsilon",
-      "dp_agg.group_selection_delta", "dp_agg.max_groups_contributed"};
+  static const char* const kAllowed[] = {"application_name",
+                                         "extra_float_digits",
+                                         "datestyle",
+                                         "intervalstyle",
+                                         "timezone",
+                                         "client_encoding",
+                                         "search_path",
+                                         "statement_timeout",
+                                         "lock_timeout",
+                                         "idle_in_transaction_session_timeout",
+                                         "idle_session_timeout",
+                                         "standard_conforming_strings",
+                                         "bytea_output",
+                                         "client_min_messages",
+                                         "transaction_isolation",
+                                         "transaction_read_only",
+                                         "transaction_deferrable",
+                                         "default_transaction_isolation",
+                                         "default_transaction_read_only",
+                                         "default_transaction_deferrable",
+                                         "plan_cache_mode",
+                                         "role",
+                                         "lc_monetary",
+                                         "lc_numeric",
+                                         "lc_time",
+                                         "xmlbinary",
+                                         "xmloption",
+                                         "dp_agg.group_selection_epsilon",
+                                         "dp_agg.group_selection_delta",
+                                         "dp_agg.max_groups_contributed"};
   if (name == nullptr) return false;
   for (const char* allowed : kAllowed)
     if (pg_strcasecmp(name, allowed) == 0) return true;

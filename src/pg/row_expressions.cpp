@@ -15,16 +15,15 @@ namespace {
 
 struct RowCheck {
   const char* place;  // "WHERE", "GROUP BY", ... for messages
-  bool having;        // HAVING: aggregates are leaves
-  bool gated;         // groups may be suppressed after HAVING runs
+  bool having;  // HAVING: aggregates are leaves
+  bool gated;  // groups may be suppressed after HAVING runs
 };
 
 bool ContainsVarOutsideAggregates(Node* node, void* context) {
   if (node == nullptr) return false;
   if (IsA(node, Var)) return true;
   if (IsA(node, Aggref)) return false;
-  return expression_tree_walker(node, DP_EXPRESSION_WALKER(ContainsVarOutsideAggregates),
-                                context);
+  return expression_tree_walker(node, DP_EXPRESSION_WALKER(ContainsVarOutsideAggregates), context);
 }
 
 [[noreturn]] void RefuseCollation(Oid function, const RowCheck* check) {
@@ -84,8 +83,7 @@ void CheckCall(Oid function, List* arguments, Oid input_collation, Node* call,
 
 [[noreturn]] void RefuseExpression(Node* node, const RowCheck* check) {
   char detail[512];
-  snprintf(detail, sizeof detail,
-           "It would run for protected rows in %s. %s", check->place,
+  snprintf(detail, sizeof detail, "It would run for protected rows in %s. %s", check->place,
            IsA(node, CoerceViaIO) || IsA(node, ArrayCoerceExpr) || IsA(node, CoerceToDomain)
                ? "A cast through text, an array cast or a domain check can fail on some "
                  "values, which would reveal them."
@@ -107,7 +105,8 @@ bool CheckRowWalker(Node* node, RowCheck* check) {
   switch (nodeTag(node)) {
     case T_Var:
       if (reinterpret_cast<Var*>(node)->varlevelsup > 0)
-        Refuse(ERRCODE_INSUFFICIENT_PRIVILEGE, "a query over protected rows refers to an outer query",
+        Refuse(ERRCODE_INSUFFICIENT_PRIVILEGE,
+               "a query over protected rows refers to an outer query",
                "A correlated subquery or LATERAL reference would run once per outer row.",
                kAggregateHint);
       return false;
@@ -150,8 +149,8 @@ bool CheckRowWalker(Node* node, RowCheck* check) {
       set_sa_opfuncid(operation);
       // The array side is folded to a constant or is a parameter; the
       // operator runs per element with the same collation.
-      CheckCall(operation->opfuncid, list_make1(linitial(operation->args)),
-                operation->inputcollid, node, check);
+      CheckCall(operation->opfuncid, list_make1(linitial(operation->args)), operation->inputcollid,
+                node, check);
       break;
     }
     case T_RowCompareExpr: {
@@ -159,10 +158,10 @@ bool CheckRowWalker(Node* node, RowCheck* check) {
       ListCell* op_cell;
       ListCell* collation_cell;
       ListCell* left_cell;
-      forthree (op_cell, comparison->opnos, collation_cell, comparison->inputcollids, left_cell,
-                comparison->largs)
-        CheckCall(get_opcode(lfirst_oid(op_cell)), list_make1(lfirst(left_cell)),
-                  lfirst_oid(collation_cell), node, check);
+      forthree(op_cell, comparison->opnos, collation_cell, comparison->inputcollids, left_cell,
+               comparison->largs)
+          CheckCall(get_opcode(lfirst_oid(op_cell)), list_make1(lfirst(left_cell)),
+                    lfirst_oid(collation_cell), node, check);
       break;
     }
     case T_BoolExpr:

@@ -111,16 +111,18 @@ struct CandidateIndex {
   bool hashable;
   Oid collation;
   int table_size;  // a power of two, at least 2 * count
-  int* table;      // -1: empty, else a position in values
+  int* table;  // -1: empty, else a position in values
   std::uint32_t* hashes;
 };
 
 std::uint32_t HashOf(const CandidateIndex& index, Datum value) {
-  return DatumGetUInt32(FunctionCall1Coll(const_cast<FmgrInfo*>(&index.hash), index.collation, value));
+  return DatumGetUInt32(
+      FunctionCall1Coll(const_cast<FmgrInfo*>(&index.hash), index.collation, value));
 }
 
 bool Equal(const CandidateIndex& index, Datum a, Datum b) {
-  return DatumGetBool(FunctionCall2Coll(const_cast<FmgrInfo*>(&index.equality), index.collation, a, b));
+  return DatumGetBool(
+      FunctionCall2Coll(const_cast<FmgrInfo*>(&index.equality), index.collation, a, b));
 }
 
 // Position of `value` among the candidates, or -1.
@@ -131,7 +133,8 @@ int Find(const CandidateIndex& index, Datum value) {
     return -1;
   }
   const std::uint32_t hash = HashOf(index, value);
-  for (int slot = static_cast<int>(hash & (index.table_size - 1));; slot = (slot + 1) & (index.table_size - 1)) {
+  for (int slot = static_cast<int>(hash & (index.table_size - 1));;
+       slot = (slot + 1) & (index.table_size - 1)) {
     const int position = index.table[slot];
     if (position < 0) return -1;
     if (index.hashes[position] == hash && Equal(index, index.values[position], value))
@@ -148,8 +151,8 @@ CandidateIndex* BuildIndex(ArrayType* candidates, Oid collation, MemoryContext c
   ArrayType* copy = static_cast<ArrayType*>(palloc(VARSIZE(candidates)));
   std::memcpy(copy, candidates, VARSIZE(candidates));
   const Oid element_type = ARR_ELEMTYPE(copy);
-  TypeCacheEntry* type = lookup_type_cache(
-      element_type, TYPECACHE_EQ_OPR_FINFO | TYPECACHE_HASH_PROC_FINFO);
+  TypeCacheEntry* type =
+      lookup_type_cache(element_type, TYPECACHE_EQ_OPR_FINFO | TYPECACHE_HASH_PROC_FINFO);
   // eq_opr is the equality of the type's default btree opclass, else of its
   // default hash opclass; the hash function is used only when it exists.
   if (!OidIsValid(type->eq_opr_finfo.fn_oid))
@@ -196,9 +199,8 @@ CandidateIndex* BuildIndex(ArrayType* candidates, Oid collation, MemoryContext c
 }
 
 SelectionState* ReadSelectionState(FunctionCallInfo fcinfo, int argument) {
-  return static_cast<SelectionState*>(ReadStateCopy(fcinfo, argument, sizeof(SelectionState),
-                                                    kSelectionFormatVersion,
-                                                    "dp_agg selection state"));
+  return static_cast<SelectionState*>(ReadStateCopy(
+      fcinfo, argument, sizeof(SelectionState), kSelectionFormatVersion, "dp_agg selection state"));
 }
 
 }  // namespace
@@ -310,7 +312,8 @@ Datum dp_select_final(PG_FUNCTION_ARGS) {
     for (int i = 0; i < state->num_candidates; ++i)
       values[i] = dp_pg::ScoreValue(dp_pg::ScoresOf(state)[i]);
     if (state->weighted == 0)
-      return dp::PermuteAndFlip(values, 1, state->epsilon, /*monotonic=*/true, dp_pg::NoiseSource());
+      return dp::PermuteAndFlip(values, 1, state->epsilon, /*monotonic=*/true,
+                                dp_pg::NoiseSource());
     // Scores are sums of clamped weights: each row moves one score by at
     // most max(|lower|, |upper|).
     const dp::uint128 sensitivity = dp::SumSensitivity(state->lower_units, state->upper_units);
@@ -432,7 +435,8 @@ Datum dp_selection_state_out(PG_FUNCTION_ARGS) {
     std::memcpy(head, formatted.c_str(), formatted.size() + 1);
     return true;
   });
-  if (!fits) ereport(ERROR, (errcode(ERRCODE_INTERNAL_ERROR), errmsg("dp_agg selection state too long")));
+  if (!fits)
+    ereport(ERROR, (errcode(ERRCODE_INTERNAL_ERROR), errmsg("dp_agg selection state too long")));
   PG_RETURN_CSTRING(psprintf("%s type=%s candidates=%s", head, type_name, candidates_text));
 }
 

@@ -42,11 +42,11 @@ enum class TestFault {
   kHalveNoise = 1,
   kSkipClamping = 2,
   kIndeterminateCollation = 3,  // text comparisons without a determined collation
-  kCaseTestConstant = 4,        // a simple CASE's test value taken for a constant
-  kHashGroupOrder = 5,          // released groups in hash-table order
-  kFirstKeySpelling = 6,        // group keys of types whose equality is coarser than text
-  kSkipUnitBounding = 7,        // private aggregates over unit tables left at row level
-  kBuiltinArithmetic = 8,       // PostgreSQL's own (raising) arithmetic on protected rows
+  kCaseTestConstant = 4,  // a simple CASE's test value taken for a constant
+  kHashGroupOrder = 5,  // released groups in hash-table order
+  kFirstKeySpelling = 6,  // group keys of types whose equality is coarser than text
+  kSkipUnitBounding = 7,  // private aggregates over unit tables left at row level
+  kBuiltinArithmetic = 8,  // PostgreSQL's own (raising) arithmetic on protected rows
 };
 extern int test_fault;  // a TestFault
 inline bool TestFaultIs(TestFault fault) { return test_fault == static_cast<int>(fault); }

@@ -2,8 +2,8 @@
 
 namespace dp_pg {
 
-void* ReadStateCopy(FunctionCallInfo fcinfo, int argument, Size minimum_size,
-                    std::uint8_t version, const char* type_name) {
+void* ReadStateCopy(FunctionCallInfo fcinfo, int argument, Size minimum_size, std::uint8_t version,
+                    const char* type_name) {
   if (PG_ARGISNULL(argument))
     ereport(ERROR, (errcode(ERRCODE_INTERNAL_ERROR), errmsg("%s is NULL", type_name)));
   struct varlena* raw = PG_DETOAST_DATUM_COPY(PG_GETARG_DATUM(argument));

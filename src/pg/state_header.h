@@ -20,14 +20,14 @@ struct StateHeader {
 // A private, detoasted copy of state argument `argument` (which may come
 // from a tuple): ERROR XX001 (data_corrupted) unless it is
 // non-NULL, at least `minimum_size` bytes and of format `version`.
-void* ReadStateCopy(FunctionCallInfo fcinfo, int argument, Size minimum_size,
-                    std::uint8_t version, const char* type_name);
+void* ReadStateCopy(FunctionCallInfo fcinfo, int argument, Size minimum_size, std::uint8_t version,
+                    const char* type_name);
 
 // What a combine function does with its two states.
 enum class CombineStep {
-  kKeepInto,      // the partial state has no parameters (saw no call): nothing to add
+  kKeepInto,  // the partial state has no parameters (saw no call): nothing to add
   kAdoptPartial,  // the combining step's own 'uninitialized' state: take the partial's parameters
-  kMerge,         // both have parameters, which must be the same (RequireSameParameters)
+  kMerge,  // both have parameters, which must be the same (RequireSameParameters)
 };
 CombineStep DecideCombineStep(const StateHeader& into, const StateHeader& partial);
 

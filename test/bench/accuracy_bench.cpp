@@ -58,8 +58,8 @@ void GaussianAccounting() {
     sum2 += x * x;
   }
   const double measured = std::sqrt(sum2 / draws);
-  std::printf("  rho for (1, 1e-6) by CKS20 Cor. 13: %.6f (Bun-Steinke's simple bound: %.6f)\n", rho,
-              std::pow(std::sqrt(std::log(1e6) + 1.0) - std::sqrt(std::log(1e6)), 2));
+  std::printf("  rho for (1, 1e-6) by CKS20 Cor. 13: %.6f (Bun-Steinke's simple bound: %.6f)\n",
+              rho, std::pow(std::sqrt(std::log(1e6) + 1.0) - std::sqrt(std::log(1e6)), 2));
   std::printf("  sigma linear (eps 0.01, delta 1e-8 each): %8.2f\n", linear);
   std::printf("  sigma zCDP accountant (discrete)        : %8.2f  measured %.2f (%d draws)\n",
               accountant, measured, draws);
@@ -116,7 +116,8 @@ double TrueQuantile(std::vector<double> x, double f) {
 }
 
 void Quantiles(bool quick) {
-  std::printf("== 2. Quantiles: RMSE (lower is better), bounds [-49.5, 50.5] around data in [0, 1]\n");
+  std::printf(
+      "== 2. Quantiles: RMSE (lower is better), bounds [-49.5, 50.5] around data in [0, 1]\n");
   std::printf("  %-8s %-5s %7s %5s %11s %11s %11s %11s %7s %7s\n", "data", "f", "n", "eps",
               "core-exact", "smith-ref", "smith-ref", "grid-1024", "core/", "core/");
   std::printf("  %-8s %-5s %7s %5s %11s %11s %11s %11s %7s %7s\n", "", "", "", "", "(Dmax(f))",
@@ -125,10 +126,10 @@ void Quantiles(bool quick) {
   std::mt19937_64 gen(2026);
   dp::OpenSslRandomSource rng;
   double worst_ratio = 0;
-  const std::vector<std::size_t> sizes =
-      quick ? std::vector<std::size_t>{100, 10000} : std::vector<std::size_t>{100, 1000, 10000, 100000};
-  const std::vector<double> epsilons = quick ? std::vector<double>{0.1, 1.0}
-                                             : std::vector<double>{0.1, 0.5, 1.0, 2.0};
+  const std::vector<std::size_t> sizes = quick ? std::vector<std::size_t>{100, 10000}
+                                               : std::vector<std::size_t>{100, 1000, 10000, 100000};
+  const std::vector<double> epsilons =
+      quick ? std::vector<double>{0.1, 1.0} : std::vector<double>{0.1, 0.5, 1.0, 2.0};
   for (const char* kind : {"uniform", "skewed"}) {
     for (double f : {0.5, 0.9}) {
       for (std::size_t n : sizes) {
@@ -166,12 +167,14 @@ void Quantiles(bool quick) {
       }
     }
   }
-  std::printf("  worst core / smith-ref(D=1) RMSE ratio: %.2f (target <= 1.2; ratios are noisy\n"
-              "  at ~1/sqrt(2 reps) relative)\n", worst_ratio);
+  std::printf(
+      "  worst core / smith-ref(D=1) RMSE ratio: %.2f (target <= 1.2; ratios are noisy\n"
+      "  at ~1/sqrt(2 reps) relative)\n",
+      worst_ratio);
 
   std::printf("\n  speed and memory per group (one release):\n");
-  std::printf("  %8s %5s %14s %14s %14s %12s\n", "n", "eps", "core add+rel", "sort+pick", "grid add+rel",
-              "core bytes");
+  std::printf("  %8s %5s %14s %14s %14s %12s\n", "n", "eps", "core add+rel", "sort+pick",
+              "grid add+rel", "core bytes");
   for (std::size_t n : {std::size_t{10000}, std::size_t{100000}, std::size_t{1000000}}) {
     std::uniform_real_distribution<double> u(0, 1);
     std::vector<double> data(n);
@@ -192,8 +195,8 @@ void Quantiles(bool quick) {
       const double g = grid.Release(0.5, eps, rng);
       const double t_grid = Seconds(t0);
       std::printf("  %8zu %5.2g %12.2fms %12.2fms %12.2fms %12zu   (answers %.4f %.4f %.4f)\n", n,
-                  eps, 1e3 * t_core, 1e3 * t_sort, 1e3 * t_grid, core.MemoryBytes(), answer,
-                  exact, g);
+                  eps, 1e3 * t_core, 1e3 * t_sort, 1e3 * t_grid, core.MemoryBytes(), answer, exact,
+                  g);
     }
   }
   std::printf("\n");
@@ -216,18 +219,20 @@ Interval Bootstrap(double count, double centred_sum, double h, double mid, Noise
     s = std::clamp(t / std::max(1.0, c), -h, h);
   }
   std::sort(sims.begin(), sims.end());
-  return {mid + sims[static_cast<std::size_t>(0.025 * b)], mid + sims[static_cast<std::size_t>(0.975 * b) - 1]};
+  return {mid + sims[static_cast<std::size_t>(0.025 * b)],
+          mid + sims[static_cast<std::size_t>(0.975 * b) - 1]};
 }
 
 double LaplaceScale(const dp::LaplacePlan& plan, int unit_exponent) {
-  return std::ldexp(static_cast<double>(plan.scale_numerator) / static_cast<double>(plan.scale_denominator),
-                    unit_exponent + plan.grid_shift);
+  return std::ldexp(
+      static_cast<double>(plan.scale_numerator) / static_cast<double>(plan.scale_denominator),
+      unit_exponent + plan.grid_shift);
 }
 
 void Intervals(bool quick) {
   std::printf("== 3. dp_avg_interval at 95%%: coverage and mean width on the same releases\n");
-  std::printf("  %-8s %6s %5s | %8s %9s | %8s %9s | %8s %9s | %6s\n", "noise", "n", "eps", "test-inv",
-              "width", "union", "width", "bootstrap", "width", "ti/bs");
+  std::printf("  %-8s %6s %5s | %8s %9s | %8s %9s | %8s %9s | %6s\n", "noise", "n", "eps",
+              "test-inv", "width", "union", "width", "bootstrap", "width", "ti/bs");
   const std::int64_t lower = 0, upper = 1000;
   const double h = 500, mid = 500;
   std::mt19937_64 gen(7);
@@ -265,18 +270,20 @@ void Intervals(bool quick) {
             ub = dp::GaussianMeanInterval(r, lower, upper, 0, gp, 0.95);
             std::normal_distribution<double> nc(0, dp::GaussianNoiseStddev(gp.count, 0));
             std::normal_distribution<double> ns(0, dp::GaussianNoiseStddev(gp.centred_sum, -1));
-            bs = Bootstrap(dp::ToDouble(r.noisy_count), dp::ToDouble(r.noisy_centred_sum), h, mid,
-                           [&](std::mt19937_64& g) { return nc(g); },
-                           [&](std::mt19937_64& g) { return ns(g); }, gen);
+            bs = Bootstrap(
+                dp::ToDouble(r.noisy_count), dp::ToDouble(r.noisy_centred_sum), h, mid,
+                [&](std::mt19937_64& g) { return nc(g); },
+                [&](std::mt19937_64& g) { return ns(g); }, gen);
           } else {
             r = dp::ReleaseMeanParts(count, sum, lower, upper, 0, lp, rng);
             ti = dp::LaplaceMeanTestInterval(r, lower, upper, 0, lp, 0.95);
             ub = dp::LaplaceMeanInterval(r, lower, upper, 0, lp, 0.95);
             const double bc = LaplaceScale(lp.count, 0), bsum = LaplaceScale(lp.centred_sum, -1);
             std::exponential_distribution<double> e(1.0);
-            bs = Bootstrap(dp::ToDouble(r.noisy_count), dp::ToDouble(r.noisy_centred_sum), h, mid,
-                           [&](std::mt19937_64& g) { return bc * (e(g) - e(g)); },
-                           [&](std::mt19937_64& g) { return bsum * (e(g) - e(g)); }, gen);
+            bs = Bootstrap(
+                dp::ToDouble(r.noisy_count), dp::ToDouble(r.noisy_centred_sum), h, mid,
+                [&](std::mt19937_64& g) { return bc * (e(g) - e(g)); },
+                [&](std::mt19937_64& g) { return bsum * (e(g) - e(g)); }, gen);
           }
           cov_ti += ti.low <= truth && truth <= ti.high;
           cov_ub += ub.low <= truth && truth <= ub.high;
@@ -288,27 +295,30 @@ void Intervals(bool quick) {
         const double ratio = w_ti / w_bs;
         worst_ratio = std::max(worst_ratio, ratio);
         worst_cov_dev = std::max(worst_cov_dev, std::fabs(100.0 * cov_ti / trials - 95));
-        std::printf("  %-8s %6lld %5.2g | %7.1f%% %9.3g | %7.1f%% %9.3g | %8.1f%% %9.3g | %6.3f\n", noise,
-                    static_cast<long long>(n), eps, 100.0 * cov_ti / trials, w_ti / trials,
-                    100.0 * cov_ub / trials, w_ub / trials, 100.0 * cov_bs / trials,
-                    w_bs / trials, ratio);
+        std::printf("  %-8s %6lld %5.2g | %7.1f%% %9.3g | %7.1f%% %9.3g | %8.1f%% %9.3g | %6.3f\n",
+                    noise, static_cast<long long>(n), eps, 100.0 * cov_ti / trials, w_ti / trials,
+                    100.0 * cov_ub / trials, w_ub / trials, 100.0 * cov_bs / trials, w_bs / trials,
+                    ratio);
       }
     }
   }
-  std::printf("  test-inversion: worst |coverage - 95%%| = %.1f points (target <= 1.5; binomial\n"
-              "  standard error %.1f points), worst width / bootstrap = %.3f (target <= 1.1)\n\n",
-              worst_cov_dev, 100 * std::sqrt(0.95 * 0.05 / trials), worst_ratio);
+  std::printf(
+      "  test-inversion: worst |coverage - 95%%| = %.1f points (target <= 1.5; binomial\n"
+      "  standard error %.1f points), worst width / bootstrap = %.3f (target <= 1.1)\n\n",
+      worst_cov_dev, 100 * std::sqrt(0.95 * 0.05 / trials), worst_ratio);
 }
 
 // ---------------------------------------------------------------------------
 void GaussianMean() {
-  std::printf("== 4. Gaussian mean, (epsilon, 1e-6), bounds [0, 1000]: noise stddev of the parts\n");
+  std::printf(
+      "== 4. Gaussian mean, (epsilon, 1e-6), bounds [0, 1000]: noise stddev of the parts\n");
   std::printf("  %5s %12s %12s %12s %12s %8s\n", "eps", "halved cnt", "joint cnt", "halved sum",
               "joint sum", "ratio");
   for (double eps : {0.1, 0.5, 1.0, 2.0}) {
     const dp::GaussianMeanPlans halved = dp::PlanGaussianMean(0, 1000, eps, 1e-6);
     const dp::GaussianMeanPlans joint = dp::PlanGaussianMeanJoint(0, 1000, eps, 1e-6);
-    const double hc = dp::GaussianNoiseStddev(halved.count, 0), jc = dp::GaussianNoiseStddev(joint.count, 0);
+    const double hc = dp::GaussianNoiseStddev(halved.count, 0),
+                 jc = dp::GaussianNoiseStddev(joint.count, 0);
     const double hs = dp::GaussianNoiseStddev(halved.centred_sum, -1),
                  js = dp::GaussianNoiseStddev(joint.centred_sum, -1);
     std::printf("  %5.2g %12.3f %12.3f %12.3f %12.3f %8.3f\n", eps, hc, jc, hs, js,

@@ -74,9 +74,10 @@ void TimingTable(const char* label, const char* title, int m, std::vector<long> 
     buckets[b].ns.push_back(ns);
     buckets[b].bytes += static_cast<double>(counting.bytes() - before_bytes);
   }
-  std::printf("\n== %s: timing by |noise| bucket, %s, %d single timed draws (clock overhead "
-              "included)\n",
-              label, title, m);
+  std::printf(
+      "\n== %s: timing by |noise| bucket, %s, %d single timed draws (clock overhead "
+      "included)\n",
+      label, title, m);
   // The global 99th percentile: slower draws are those that refilled the
   // RAND_bytes buffer or were interrupted, whatever their value; the trimmed
   // mean leaves them out (their share per bucket is printed).
@@ -141,7 +142,9 @@ int main(int argc, char** argv) {
   for (const LCase& c : laplace_cases) {
     const dp::LaplacePlan plan = dp::PlanLaplace(c.sensitivity_units, c.epsilon);
     const double ns = NsPerDraw(
-        [&] { return dp::SampleDiscreteLaplace(rng, plan.scale_numerator, plan.scale_denominator); },
+        [&] {
+          return dp::SampleDiscreteLaplace(rng, plan.scale_numerator, plan.scale_denominator);
+        },
         n);
     CountingSource counting(rng);
     for (int i = 0; i < 10000; ++i)
@@ -164,13 +167,14 @@ int main(int argc, char** argv) {
                                    static_cast<double>(c.plan.sigma2_denominator));
     const double ns = NsPerDraw(
         [&] {
-          return dp::SampleDiscreteGaussian(rng, c.plan.sigma2_numerator, c.plan.sigma2_denominator);
+          return dp::SampleDiscreteGaussian(rng, c.plan.sigma2_numerator,
+                                            c.plan.sigma2_denominator);
         },
         n / 4);
     CountingSource counting(rng);
     for (int i = 0; i < 10000; ++i)
-      sink = static_cast<std::int64_t>(dp::SampleDiscreteGaussian(
-          counting, c.plan.sigma2_numerator, c.plan.sigma2_denominator));
+      sink = static_cast<std::int64_t>(
+          dp::SampleDiscreteGaussian(counting, c.plan.sigma2_numerator, c.plan.sigma2_denominator));
     std::printf("%-44s %14.4g %10.1f %12.1f\n", c.name, sigma, ns, counting.bytes() / 1e4);
   }
 
@@ -182,8 +186,8 @@ int main(int argc, char** argv) {
     return dp::SampleDiscreteLaplace(r, plan.scale_numerator, plan.scale_denominator);
   });
   const dp::GaussianPlan gplan = dp::PlanGaussianCount(1.0, 1e-6);
-  TimingTable(label, "discrete Gaussian count eps=1 delta=1e-6 (sigma 4.23)", 2 * n,
-              {0, 1, 5, 13}, rng, [&](dp::RandomSource& r) {
+  TimingTable(label, "discrete Gaussian count eps=1 delta=1e-6 (sigma 4.23)", 2 * n, {0, 1, 5, 13},
+              rng, [&](dp::RandomSource& r) {
                 return dp::SampleDiscreteGaussian(r, gplan.sigma2_numerator,
                                                   gplan.sigma2_denominator);
               });

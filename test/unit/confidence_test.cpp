@@ -60,7 +60,8 @@ LD GaussianMiss(const GaussianPlan& plan, uint128 k) {
   const LD sigma2 = ToLongDouble(plan.sigma2_numerator) / ToLongDouble(plan.sigma2_denominator);
   const std::int64_t span = static_cast<std::int64_t>(std::ceil(std::sqrt(240 * sigma2))) + 2;
   LD normalizer = 0;
-  for (std::int64_t x = span; x >= 1; --x) normalizer += std::exp(-static_cast<LD>(x) * x / (2 * sigma2));
+  for (std::int64_t x = span; x >= 1; --x)
+    normalizer += std::exp(-static_cast<LD>(x) * x / (2 * sigma2));
   normalizer = 1 + 2 * normalizer;
   const std::int64_t first = static_cast<std::int64_t>(k) + 1;
   LD tail = 0;
@@ -118,10 +119,11 @@ TEST(LaplaceIntervalTest, QuantileIsExact) {
 
 TEST(GaussianIntervalTest, QuantileIsExact) {
   std::vector<GaussianPlan> plans;
-  for (double epsilon : {0.1, 1.0, 3.0, 30.0}) plans.push_back(dp::PlanGaussianCount(epsilon, 1e-6));
+  for (double epsilon : {0.1, 1.0, 3.0, 30.0})
+    plans.push_back(dp::PlanGaussianCount(epsilon, 1e-6));
   plans.push_back(dp::PlanGaussianCount(1.0, 1e-300));
-  plans.push_back(dp::PlanGaussian(1, 0.01, 1e-9));   // sigma ~ 600: Euler-Maclaurin tails
-  plans.push_back(dp::PlanGaussian(3, 0.01, 1e-6));   // sigma ~ 1300
+  plans.push_back(dp::PlanGaussian(1, 0.01, 1e-9));  // sigma ~ 600: Euler-Maclaurin tails
+  plans.push_back(dp::PlanGaussian(3, 0.01, 1e-6));  // sigma ~ 1300
   for (const GaussianPlan& plan : plans) {
     for (double level : kLevels) {
       const double miss = 1 - level;
@@ -212,11 +214,11 @@ TEST(NoiseIntervalTest, EmpiricalCoverageMatchesTheExactCoverage) {
     // sigma ~ 6e8 steps is too large for brute force: the tail comes from
     // DiscreteGaussianLogUpperTail (checked against summation in
     // gaussian_test.cpp).
-    const double exact =
-        1 - 2 * std::exp(dp::DiscreteGaussianLogUpperTail(
-                    plan.sigma2_numerator, plan.sigma2_denominator,
-                    static_cast<int128>(interval.quantile_steps) + 1));
-    EXPECT_TRUE(BinomialAcceptanceInterval(exact, n, per_check).Contains(static_cast<double>(covered) / n));
+    const double exact = 1 - 2 * std::exp(dp::DiscreteGaussianLogUpperTail(
+                                     plan.sigma2_numerator, plan.sigma2_denominator,
+                                     static_cast<int128>(interval.quantile_steps) + 1));
+    EXPECT_TRUE(
+        BinomialAcceptanceInterval(exact, n, per_check).Contains(static_cast<double>(covered) / n));
   }
   {
     const LaplacePlan plan = dp::PlanCount(0.3);
@@ -228,7 +230,8 @@ TEST(NoiseIntervalTest, EmpiricalCoverageMatchesTheExactCoverage) {
       const double released = dp::ToDouble(dp::ReleaseLaplace(truth, 0, plan, rng));
       covered += std::fabs(released - truth) <= interval.half_width_value ? 1 : 0;
     }
-    EXPECT_TRUE(BinomialAcceptanceInterval(exact, n, per_check).Contains(static_cast<double>(covered) / n));
+    EXPECT_TRUE(
+        BinomialAcceptanceInterval(exact, n, per_check).Contains(static_cast<double>(covered) / n));
     EXPECT_GE(exact, level);
     EXPECT_LT(exact, level + 0.03);
   }
@@ -317,8 +320,8 @@ TEST(MeanIntervalTest, CoversTheTrueMeanAtLeastAsOftenAsClaimed) {
   // correct (coverage >= level) interval falls with probability at most
   // per_check; 6 checks at 1e-9 / 6 each.
   const MeanScenario scenarios[] = {
-      {5, 0, 10, 0, 1.0, 1.0},         // few rows: the count is barely known, clamping
-      {200, 0, 10, 0, 1.0, 0.5},       // the count and the sum both matter
+      {5, 0, 10, 0, 1.0, 1.0},  // few rows: the count is barely known, clamping
+      {200, 0, 10, 0, 1.0, 0.5},  // the count and the sum both matter
       {1000, -40, 100, -3, 0.3, 0.1},  // many rows, fractional units
   };
   const double level = 0.9;
@@ -334,7 +337,8 @@ TEST(MeanIntervalTest, CoversTheTrueMeanAtLeastAsOftenAsClaimed) {
     {
       const GaussianMeanPlans plans = dp::PlanGaussianMean(s.lower, s.upper, s.epsilon, 1e-6);
       const double half_miss = (1 - level) / 2;
-      const NoiseInterval count_interval = dp::GaussianNoiseIntervalForMiss(plans.count, 0, half_miss);
+      const NoiseInterval count_interval =
+          dp::GaussianNoiseIntervalForMiss(plans.count, 0, half_miss);
       const NoiseInterval sum_interval =
           dp::GaussianNoiseIntervalForMiss(plans.centred_sum, s.unit - 1, half_miss);
       SeededTestRandomSource rng(21 + s.n);
@@ -367,7 +371,8 @@ TEST(MeanIntervalTest, CoversTheTrueMeanAtLeastAsOftenAsClaimed) {
     {
       const MeanPlans plans = dp::PlanMean(s.lower, s.upper, s.epsilon);
       const double half_miss = (1 - level) / 2;
-      const NoiseInterval count_interval = dp::LaplaceNoiseIntervalForMiss(plans.count, 0, half_miss);
+      const NoiseInterval count_interval =
+          dp::LaplaceNoiseIntervalForMiss(plans.count, 0, half_miss);
       const NoiseInterval sum_interval =
           dp::LaplaceNoiseIntervalForMiss(plans.centred_sum, s.unit - 1, half_miss);
       SeededTestRandomSource rng(31 + s.n);

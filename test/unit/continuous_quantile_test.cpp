@@ -45,8 +45,8 @@ std::vector<long double> DistancesByDefinition(const std::vector<std::int64_t>& 
 // P[y] proportional to exp(-min(lambda d(y), 64)), lambda per row being the
 // rate that PlanSelection gives for sensitivity max(f, 1 - f).
 std::vector<long double> PointProbabilities(const std::vector<std::int64_t>& rows,
-                                            std::int64_t lower, std::int64_t upper,
-                                            double fraction, double epsilon) {
+                                            std::int64_t lower, std::int64_t upper, double fraction,
+                                            double epsilon) {
   const dp::DyadicFraction f = dp::ToDyadic(fraction);
   const uint128 one = uint128{1} << f.bits;
   const dp::SelectionScale scale =
@@ -103,10 +103,9 @@ TEST(SmithQuantileTest, LatticeReleaseMatchesTheExponentialMechanismExactly) {
     double fraction, epsilon;
     std::vector<std::int64_t> rows;
   };
-  const std::vector<Case> cases = {{0.5, 1.0, rows},   {0.25, 0.7, rows}, {0.9, 2.0, rows},
-                                   {0.5, 8.0, rows},
-                                   {0.5, 1.0, {}},     // no rows: uniform
-                                   {0.0, 1.5, rows},   {1.0, 1.5, rows}};
+  const std::vector<Case> cases = {{0.5, 1.0, rows}, {0.25, 0.7, rows}, {0.9, 2.0, rows},
+                                   {0.5, 8.0, rows}, {0.5, 1.0, {}},  // no rows: uniform
+                                   {0.0, 1.5, rows}, {1.0, 1.5, rows}};
   SeededTestRandomSource rng(41);
   const std::uint64_t n = 40000;
   for (const Case& c : cases) {
@@ -118,8 +117,9 @@ TEST(SmithQuantileTest, LatticeReleaseMatchesTheExponentialMechanismExactly) {
     for (std::uint64_t i = 0; i < n; ++i) {
       // A few draws through the one-shot entry point, the rest from the
       // sampler built once (the same code path after construction).
-      const std::int64_t y = i < 500 ? dp::ReleaseSmithUnits(c.rows, 0, 40, c.fraction, c.epsilon, rng)
-                                     : sampler.SamplePoint(rng);
+      const std::int64_t y = i < 500
+                                 ? dp::ReleaseSmithUnits(c.rows, 0, 40, c.fraction, c.epsilon, rng)
+                                 : sampler.SamplePoint(rng);
       ASSERT_GE(y, 0);
       ASSERT_LE(y, 40);
       ++counts[g.group_of[static_cast<std::size_t>(y)]];
@@ -137,7 +137,8 @@ TEST(SmithQuantileTest, ChiSquareDetectsTheSensitivityOneMechanism) {
   const std::vector<long double> p = PointProbabilities(rows, 0, 40, 0.5, 1.0);
   const std::vector<long double> wrong = PointProbabilities(rows, 0, 40, 0.5, 0.5);
   const Grouping g = GroupCells(p, 40000);
-  std::vector<long double> p_grouped(g.probabilities.size(), 0), wrong_grouped(g.probabilities.size(), 0);
+  std::vector<long double> p_grouped(g.probabilities.size(), 0),
+      wrong_grouped(g.probabilities.size(), 0);
   for (std::size_t y = 0; y < p.size(); ++y) {
     p_grouped[g.group_of[y]] += p[y];
     wrong_grouped[g.group_of[y]] += wrong[y];
@@ -166,7 +167,8 @@ TEST(SmithQuantileTest, BlocksOfHugeLengthsAreDrawnInProportion) {
     std::vector<long double> log_w;
     long double best = -INFINITY;
     for (const auto& b : sb.blocks) {
-      const long double a = b.capped ? 64.0L : std::min(64.0L, rate * static_cast<long double>(b.distance));
+      const long double a =
+          b.capped ? 64.0L : std::min(64.0L, rate * static_cast<long double>(b.distance));
       log_w.push_back(std::log(static_cast<long double>(b.length)) - a);
       best = std::max(best, log_w.back());
     }
@@ -195,7 +197,8 @@ TEST(SmithQuantileTest, UtilitySensitivityIsMaxOfFAndOneMinusFByBruteForce) {
     for (int trial = 0; trial < 300; ++trial) {
       std::vector<std::int64_t> rows;
       const int size = 1 + static_cast<int>(rng.UniformBelow(9));
-      for (int i = 0; i < size; ++i) rows.push_back(static_cast<std::int64_t>(rng.UniformBelow(16)));
+      for (int i = 0; i < size; ++i)
+        rows.push_back(static_cast<std::int64_t>(rng.UniformBelow(16)));
       std::vector<std::int64_t> neighbour = rows;
       neighbour.erase(neighbour.begin() + static_cast<long>(rng.UniformBelow(rows.size())));
       const auto d = DistancesByDefinition(rows, 0, 15, fraction);
@@ -208,7 +211,8 @@ TEST(SmithQuantileTest, UtilitySensitivityIsMaxOfFAndOneMinusFByBruteForce) {
       for (const auto& b : sb.blocks) {
         ASSERT_EQ(b.first, y);
         for (uint128 k = 0; k < b.length; ++k, ++y) {
-          ASSERT_EQ(std::ldexp(static_cast<long double>(b.distance), -f.bits), d[static_cast<std::size_t>(y)]);
+          ASSERT_EQ(std::ldexp(static_cast<long double>(b.distance), -f.bits),
+                    d[static_cast<std::size_t>(y)]);
         }
       }
       ASSERT_EQ(y, 16);  // the blocks partition the lattice

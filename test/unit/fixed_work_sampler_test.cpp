@@ -112,7 +112,7 @@ TEST(FixedWorkSamplerTest, ThresholdsBracketTheConstantsTightly) {
       spec.k = k;
       const Thresholds th = dp::internal::ComputeThresholds(spec);
       const long double gamma = std::ldexp(3.0L / 7.0L, k);
-      const long double c = kind == ConstantKind::kExpMinus ? std::exp(-gamma)
+      const long double c = kind == ConstantKind::kExpMinus   ? std::exp(-gamma)
                             : kind == ConstantKind::kLogistic ? 1 / (1 + std::exp(gamma))
                                                               : 2 / (1 + std::exp(gamma));
       const long double scaled = std::ldexp(c, 80);
@@ -164,12 +164,14 @@ TEST(FixedWorkSamplerTest, RefineConstantHasTheExactConditionalProbability) {
                                 {ConstantKind::kExpMinus, 1, 1, 2}};
   for (const ConstantSpec& spec : specs) {
     const Thresholds th = dp::internal::ComputeThresholds(spec);
-    const uint128 u = th.below;  // floor(lo 2^80) = floor(c 2^80) unless c 2^80 is within 2^-112 of an integer
+    const uint128 u =
+        th.below;  // floor(lo 2^80) = floor(c 2^80) unless c 2^80 is within 2^-112 of an integer
     const double p = ConditionalProbability(spec, u);
     ASSERT_GT(p, 0.0);
     ASSERT_LT(p, 1.0);
     std::uint64_t hits = 0;
-    for (std::uint64_t i = 0; i < n; ++i) hits += dp::internal::RefineConstant(rng, spec, u) ? 1 : 0;
+    for (std::uint64_t i = 0; i < n; ++i)
+      hits += dp::internal::RefineConstant(rng, spec, u) ? 1 : 0;
     const auto interval = BinomialAcceptanceInterval(p, n, kFalseFailureProbability);
     EXPECT_TRUE(interval.Contains(static_cast<double>(hits) / n))
         << p << " vs " << static_cast<double>(hits) / n;
@@ -247,7 +249,8 @@ TEST(FixedWorkSamplerTest, BernoulliExpMinusFrequenciesAcrossTheWholePart) {
     const long double gamma = dp_test::ToLongDouble(c.num) / dp_test::ToLongDouble(c.den);
     const double p = static_cast<double>(std::exp(-gamma));
     std::uint64_t hits = 0;
-    for (std::uint64_t i = 0; i < n; ++i) hits += SampleBernoulliExpMinus(rng, c.num, c.den) ? 1 : 0;
+    for (std::uint64_t i = 0; i < n; ++i)
+      hits += SampleBernoulliExpMinus(rng, c.num, c.den) ? 1 : 0;
     const auto interval = BinomialAcceptanceInterval(p, n, kFalseFailureProbability);
     EXPECT_TRUE(interval.Contains(static_cast<double>(hits) / n))
         << static_cast<double>(gamma) << ": " << static_cast<double>(hits) / n << " vs " << p;

@@ -95,7 +95,8 @@ class DiscreteGaussianPmf {
         total += k == 0 ? w : 2 * w;
       }
       prefix_.assign(weights.size() + 1, 0);
-      for (std::size_t i = 0; i < weights.size(); ++i) prefix_[i + 1] = prefix_[i] + weights[i] / total;
+      for (std::size_t i = 0; i < weights.size(); ++i)
+        prefix_[i + 1] = prefix_[i] + weights[i] / total;
       normalizer_ = total;
     }
   }
@@ -118,7 +119,8 @@ class DiscreteGaussianPmf {
              prefix_[static_cast<std::size_t>(lo + half_)];
     }
     // Mirror the left tail to the right (no cancellation against 1).
-    if (high != kInt128Max && high < 0) return Interval(-high, low == kInt128Min ? kInt128Max : -low);
+    if (high != kInt128Max && high < 0)
+      return Interval(-high, low == kInt128Min ? kInt128Max : -low);
     // P[N > x] for the continuous N(0, sigma^2), with cells [k - 1/2, k + 1/2].
     auto above = [&](LD x) { return NormalLowerTail(-x / sigma_); };
     const LD q_low = low == kInt128Min ? 1 : above(ToLongDouble(low) - 0.5L);
@@ -168,12 +170,10 @@ TEST(AnalyticGaussianDeltaTest, MatchesHighPrecisionReferences) {
     double sigma, epsilon;
     LD log_delta;  // mpmath, 200 digits, sensitivity 1
   };
-  const Case cases[] = {{1, 1, -2.0640664465003905345L},
-                        {4, 0.25, -3.7513728703031811228L},
-                        {0.001, 1e6, -125007.53901751747341L},
-                        {20000, 0.001, -216.82082606227219846L},
-                        {37, 1, -695.75396925072253948L},
-                        {0.3, 10, -2.856023858367043709L}};
+  const Case cases[] = {
+      {1, 1, -2.0640664465003905345L},       {4, 0.25, -3.7513728703031811228L},
+      {0.001, 1e6, -125007.53901751747341L}, {20000, 0.001, -216.82082606227219846L},
+      {37, 1, -695.75396925072253948L},      {0.3, 10, -2.856023858367043709L}};
   for (const Case& c : cases) {
     const LD got = AnalyticGaussianLogDelta(1.0, c.sigma, c.epsilon);
     // Relative accuracy 1e-13 of delta, i.e. absolute in log delta (plus
@@ -221,7 +221,8 @@ TEST(AnalyticGaussianSigmaTest, SatisfiesTheConditionAndASlightlySmallerSigmaDoe
       const double sigma = AnalyticGaussianSigma(1.0, epsilon, delta);
       ASSERT_TRUE(std::isfinite(sigma) && sigma > 0) << epsilon << " " << delta;
       const double log_delta = std::log(delta);
-      EXPECT_LE(AnalyticGaussianLogDelta(1.0, sigma, epsilon), log_delta) << epsilon << " " << delta;
+      EXPECT_LE(AnalyticGaussianLogDelta(1.0, sigma, epsilon), log_delta)
+          << epsilon << " " << delta;
       // The safety margin shifts sigma by < 1e-9 relative (the log-delta
       // curve has slope <= -1 in log sigma here).
       EXPECT_GT(AnalyticGaussianLogDelta(1.0, sigma * (1 - 1e-8), epsilon), log_delta)
@@ -229,8 +230,8 @@ TEST(AnalyticGaussianSigmaTest, SatisfiesTheConditionAndASlightlySmallerSigmaDoe
       // An independent long double evaluation agrees where it is usable.
       if (epsilon <= 100) {
         const LD naive = NaiveContinuousDelta(1, sigma, epsilon);
-        EXPECT_NEAR(static_cast<double>(std::log(naive)), AnalyticGaussianLogDelta(1.0, sigma, epsilon),
-                    1e-10)
+        EXPECT_NEAR(static_cast<double>(std::log(naive)),
+                    AnalyticGaussianLogDelta(1.0, sigma, epsilon), 1e-10)
             << epsilon << " " << delta;
         EXPECT_LE(naive, delta * (1 + 1e-10)) << epsilon << " " << delta;
       }
@@ -243,14 +244,11 @@ TEST(AnalyticGaussianSigmaTest, MatchesTheExactOptimumFromHighPrecision) {
     double epsilon, delta;
     LD sigma;  // mpmath: the root of delta(sigma) = delta, 200 digits
   };
-  const Case cases[] = {{0.001, 1e-6, 2436.5524937485808217L},
-                        {0.1, 1e-300, 367.90923857768499422L},
-                        {1, 1e-6, 4.2246788893268352923L},
-                        {1, 1e-12, 6.5578220674588500942L},
-                        {10, 0.1, 0.28181207212613931336L},
-                        {1e4, 1e-12, 0.0074311540612912279564L},
-                        {1e6, 1e-300, 0.00072587254398209585956L},
-                        {0.5, 0.5, 0.59091759925878091194L}};
+  const Case cases[] = {
+      {0.001, 1e-6, 2436.5524937485808217L},     {0.1, 1e-300, 367.90923857768499422L},
+      {1, 1e-6, 4.2246788893268352923L},         {1, 1e-12, 6.5578220674588500942L},
+      {10, 0.1, 0.28181207212613931336L},        {1e4, 1e-12, 0.0074311540612912279564L},
+      {1e6, 1e-300, 0.00072587254398209585956L}, {0.5, 0.5, 0.59091759925878091194L}};
   for (const Case& c : cases) {
     const double sigma = AnalyticGaussianSigma(1.0, c.epsilon, c.delta);
     // Never below the optimum (privacy), and above it by the safety margin
@@ -344,7 +342,8 @@ TEST(DiscreteGaussianDeltaTest, MatchesHighPrecisionReferences) {
       {2, 123456789, 1024, 0.01, -9.2418614748277552889L},
   };
   for (const Case& c : cases) {
-    const double got = DiscreteGaussianLogDelta(c.sensitivity, c.numerator, c.denominator, c.epsilon);
+    const double got =
+        DiscreteGaussianLogDelta(c.sensitivity, c.numerator, c.denominator, c.epsilon);
     EXPECT_NEAR(got, static_cast<double>(c.log_delta),
                 1e-13 + 4e-16 * std::fabs(static_cast<double>(c.log_delta)))
         << Text(c.numerator) << "/" << Text(c.denominator) << " eps " << c.epsilon;
@@ -363,12 +362,11 @@ TEST(DiscreteGaussianDeltaTest, AgreesWithBruteForceSummationOnBothSidesOfTheMet
     const uint128 sensitivity = 1 + rng.UniformBelow(3);
     // epsilon such that c / sigma spans [-0.5, 5]: delta from ~1 to ~1e-7.
     const LD z = -0.5L + 5.5L * rng.UniformBelow(1000) / 1000;
-    const LD epsilon =
-        std::max<LD>(1e-6L, (z * std::sqrt(sigma2) + ToLongDouble(sensitivity) / 2) *
-                                ToLongDouble(sensitivity) / sigma2);
+    const LD epsilon = std::max<LD>(1e-6L, (z * std::sqrt(sigma2) + ToLongDouble(sensitivity) / 2) *
+                                               ToLongDouble(sensitivity) / sigma2);
     const LD reference = BruteForceDiscreteDelta(sigma2, epsilon, ToLongDouble(sensitivity));
-    const double got = DiscreteGaussianLogDelta(sensitivity, numerator, denominator,
-                                                static_cast<double>(epsilon));
+    const double got =
+        DiscreteGaussianLogDelta(sensitivity, numerator, denominator, static_cast<double>(epsilon));
     EXPECT_NEAR(got, static_cast<double>(std::log(reference)), 1e-11)
         << "sigma " << static_cast<double>(sigma) << " eps " << static_cast<double>(epsilon);
   }
@@ -423,10 +421,11 @@ TEST(DiscreteGaussianSigma2Test, SatisfiesTheDiscreteConditionAndIsNearlyMinimal
                   std::log(delta))
             << where;
         // Close to the continuous calibration for large sigma.
-        const double continuous = AnalyticGaussianSigma(static_cast<double>(sensitivity), epsilon, delta);
-        const double ratio =
-            static_cast<double>(std::sqrt(ToLongDouble(s.numerator) / ToLongDouble(s.denominator))) /
-            continuous;
+        const double continuous =
+            AnalyticGaussianSigma(static_cast<double>(sensitivity), epsilon, delta);
+        const double ratio = static_cast<double>(std::sqrt(ToLongDouble(s.numerator) /
+                                                           ToLongDouble(s.denominator))) /
+                             continuous;
         if (continuous > 100) {
           EXPECT_NEAR(ratio, 1.0, 1e-3) << where;
         }
@@ -541,7 +540,8 @@ Binning ChooseGaussianBinning(const DiscreteGaussianPmf& d, int128 width, std::u
 std::vector<LD> BinProbabilities(const Binning& b, const DiscreteGaussianPmf& d) {
   std::vector<LD> p;
   p.push_back(d.Interval(kInt128Min, b.lowest * b.width - 1));
-  for (int128 k = b.lowest; k <= b.highest; ++k) p.push_back(d.Interval(k * b.width, (k + 1) * b.width - 1));
+  for (int128 k = b.lowest; k <= b.highest; ++k)
+    p.push_back(d.Interval(k * b.width, (k + 1) * b.width - 1));
   p.push_back(d.Interval((b.highest + 1) * b.width, kInt128Max));
   return p;
 }
@@ -583,8 +583,9 @@ class DiscreteGaussianFitTest : public ::testing::TestWithParam<GaussianCase> {
 };
 
 std::string Describe(const FitResult& fit) {
-  return "chi2 = " + std::to_string(fit.statistic) + ", df = " +
-         std::to_string(fit.degrees_of_freedom) + ", critical = " + std::to_string(fit.critical_value);
+  return "chi2 = " + std::to_string(fit.statistic) +
+         ", df = " + std::to_string(fit.degrees_of_freedom) +
+         ", critical = " + std::to_string(fit.critical_value);
 }
 
 TEST_P(DiscreteGaussianFitTest, MatchesTheExactPmf) {
@@ -608,7 +609,8 @@ TEST_P(DiscreteGaussianFitTest, DetectsAWrongSigma) {
   const FitResult fit = FitDiscreteGaussian(binning_, pmf_, kGaussianSamples, [&] {
     return SampleDiscreteGaussian(rng, 3 * c.numerator, 2 * c.denominator);
   });
-  const DiscreteGaussianPmf alternative(1.5L * ToLongDouble(c.numerator) / ToLongDouble(c.denominator));
+  const DiscreteGaussianPmf alternative(1.5L * ToLongDouble(c.numerator) /
+                                        ToLongDouble(c.denominator));
   const double lambda =
       NonCentrality(kGaussianSamples, fit.probabilities, BinProbabilities(binning_, alternative));
   EXPECT_GE(PowerMarginInSigmas(lambda, fit.degrees_of_freedom, fit.critical_value), 10);
@@ -649,7 +651,8 @@ TEST(DiscreteGaussianSamplerTest, LowBitsAreUniformAtLargeSigma) {
   const std::uint64_t n = 256 * 200;
   std::vector<std::uint64_t> counts(256, 0);
   for (std::uint64_t i = 0; i < n; ++i)
-    ++counts[static_cast<std::size_t>(static_cast<uint128>(SampleDiscreteGaussian(rng, numerator, 1)) & 255)];
+    ++counts[static_cast<std::size_t>(
+        static_cast<uint128>(SampleDiscreteGaussian(rng, numerator, 1)) & 255)];
   const FitResult fit = ChiSquareFit(counts, std::vector<LD>(256, 1.0L / 256));
   EXPECT_LT(fit.statistic, fit.critical_value);
 }
@@ -684,13 +687,14 @@ TEST(PlanGaussianTest, CountsUseTheIntegerGridAndTheDiscreteCalibration) {
 }
 
 TEST(PlanGaussianTest, InvariantsHoldForManySensitivitiesAndParameters) {
-  const uint128 sensitivities[] = {1, 2, 3, 1000, Pow2(20) + 1, Pow2(40) + 1, Pow2(62),
-                                   Pow2(64) - 1, Pow2(64) + 12345, Pow2(90) + 1};
+  const uint128 sensitivities[] = {
+      1,           2, 3, 1000, Pow2(20) + 1, Pow2(40) + 1, Pow2(62), Pow2(64) - 1, Pow2(64) + 12345,
+      Pow2(90) + 1};
   struct Parameters {
     double epsilon, delta;
   };
-  const Parameters parameters[] = {{1e-3, 1e-6}, {0.1, 1e-12}, {1, 1e-6}, {1, 1e-300},
-                                   {10, 0.01},   {1e4, 1e-9}};
+  const Parameters parameters[] = {{1e-3, 1e-6}, {0.1, 1e-12}, {1, 1e-6},
+                                   {1, 1e-300},  {10, 0.01},   {1e4, 1e-9}};
   SeededTestRandomSource rng(301);
   for (uint128 d : sensitivities) {
     for (const Parameters& p : parameters) {
@@ -705,7 +709,8 @@ TEST(PlanGaussianTest, InvariantsHoldForManySensitivitiesAndParameters) {
                                          plan.sigma2_denominator, p.epsilon),
                 std::log(p.delta))
           << where;
-      EXPECT_TRUE(DiscreteGaussianSupported(plan.sigma2_numerator, plan.sigma2_denominator)) << where;
+      EXPECT_TRUE(DiscreteGaussianSupported(plan.sigma2_numerator, plan.sigma2_denominator))
+          << where;
       // Noise within ~2^30 grid steps (unless the grid cannot get coarser) ...
       const double per_unit = AnalyticGaussianSigma(1.0, p.epsilon, p.delta);
       if (plan.sensitivity > 1) {
@@ -713,7 +718,8 @@ TEST(PlanGaussianTest, InvariantsHoldForManySensitivitiesAndParameters) {
       }
       // ... on the finest grid that achieves it.
       if (plan.grid_shift > 0) {
-        EXPECT_GT(ToLongDouble(CeilDivPow2(d, plan.grid_shift - 1)) * per_unit, std::ldexp(1.0L, 30))
+        EXPECT_GT(ToLongDouble(CeilDivPow2(d, plan.grid_shift - 1)) * per_unit,
+                  std::ldexp(1.0L, 30))
             << where;
       }
       EXPECT_NO_THROW(ReleaseGaussian(0, 0, plan, rng)) << where;
@@ -817,7 +823,8 @@ TEST(ReleaseGaussianTest, NoiseStddevIsThatOfTheDiscreteDistribution) {
     LD variance = 0;
     for (std::int64_t x = 1; x < 200; ++x) variance += 2 * pmf.Pmf(x) * x * x;
     for (int unit : {-20, 0, 7})
-      EXPECT_NEAR(dp::GaussianNoiseStddev(plan, unit) / std::ldexp(std::sqrt(static_cast<double>(variance)), unit),
+      EXPECT_NEAR(dp::GaussianNoiseStddev(plan, unit) /
+                      std::ldexp(std::sqrt(static_cast<double>(variance)), unit),
                   1.0, 1e-12)
           << epsilon;
   }
@@ -835,8 +842,9 @@ TEST(GaussianMeanTest, SplitsEpsilonAndDeltaAndUsesTheWidth) {
   EXPECT_TRUE(plans.centred_sum.sensitivity == 17);
   EXPECT_TRUE(plans.centred_sum.sigma2_numerator == sum.sigma2_numerator &&
               plans.centred_sum.sigma2_denominator == sum.sigma2_denominator);
-  const GaussianMeanPlans widest = dp::PlanGaussianMean(std::numeric_limits<std::int64_t>::min(),
-                                                        std::numeric_limits<std::int64_t>::max(), 1.0, 1e-9);
+  const GaussianMeanPlans widest =
+      dp::PlanGaussianMean(std::numeric_limits<std::int64_t>::min(),
+                           std::numeric_limits<std::int64_t>::max(), 1.0, 1e-9);
   EXPECT_GT(widest.centred_sum.grid_shift, 0);
   // Halves never round up, even for a subnormal delta (3 x 2^-1074 / 2
   // would round half-to-even up to 2 x 2^-1074): the parts compose to delta.
@@ -854,12 +862,9 @@ TEST(GaussianMeanTest, AlwaysWithinTheBoundsAndExactWithoutNoise) {
     int128 sum;
     double epsilon, delta;
   };
-  const Scenario scenarios[] = {{0, 100, 0, 0, 1.0, 1e-6},
-                                {0, 100, 0, 0, 1e-3, 1e-6},
-                                {-5, 3, 3, 3, 0.01, 1e-9},
-                                {7, 7, 100, 700, 1.0, 1e-6},
-                                {0, 1, many, many, 1e-3, 1e-12},
-                                {-1, 1, 1, 1, 1e4, 0.1}};
+  const Scenario scenarios[] = {{0, 100, 0, 0, 1.0, 1e-6},       {0, 100, 0, 0, 1e-3, 1e-6},
+                                {-5, 3, 3, 3, 0.01, 1e-9},       {7, 7, 100, 700, 1.0, 1e-6},
+                                {0, 1, many, many, 1e-3, 1e-12}, {-1, 1, 1, 1, 1e4, 0.1}};
   for (const Scenario& s : scenarios) {
     const GaussianMeanPlans plans = dp::PlanGaussianMean(s.lower, s.upper, s.epsilon, s.delta);
     for (std::uint64_t seed = 0; seed < 100; ++seed) {

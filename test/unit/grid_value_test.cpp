@@ -17,8 +17,8 @@ namespace {
 
 using dp::ChooseUnitExponent;
 using dp::GridValue;
-using dp::Int128ToString;
 using dp::int128;
+using dp::Int128ToString;
 using dp::ParseInt128;
 using dp::SeededTestRandomSource;
 using dp::ToDouble;
@@ -226,10 +226,10 @@ TEST(Int128TextTest, RejectsGarbageAndOverflow) {
                             "0x10",
                             "1.5",
                             "1e3",
-                            "170141183460469231731687303715884105728",    // max + 1
-                            "-170141183460469231731687303715884105729",   // min - 1
-                            "340282366920938463463374607431768211456",    // 2^128
-                            "1701411834604692317316873037158841057270",   // 10 * max
+                            "170141183460469231731687303715884105728",  // max + 1
+                            "-170141183460469231731687303715884105729",  // min - 1
+                            "340282366920938463463374607431768211456",  // 2^128
+                            "1701411834604692317316873037158841057270",  // 10 * max
                             "99999999999999999999999999999999999999999999"};
   for (const char* text : rejected) {
     int128 parsed = 0;
@@ -243,10 +243,10 @@ TEST(Int128TextTest, RejectsGarbageAndOverflow) {
 TEST(ToInt64SaturatingTest, TruncatesTowardZero) {
   EXPECT_EQ(ToInt64Saturating({5, 0}), 5);
   EXPECT_EQ(ToInt64Saturating({3, 2}), 12);
-  EXPECT_EQ(ToInt64Saturating({99, -3}), 12);    // 12.375
+  EXPECT_EQ(ToInt64Saturating({99, -3}), 12);  // 12.375
   EXPECT_EQ(ToInt64Saturating({-99, -3}), -12);  // -12.375
-  EXPECT_EQ(ToInt64Saturating({-1, -1}), 0);     // -0.5
-  EXPECT_EQ(ToInt64Saturating({-7, -1}), -3);    // -3.5
+  EXPECT_EQ(ToInt64Saturating({-1, -1}), 0);  // -0.5
+  EXPECT_EQ(ToInt64Saturating({-7, -1}), -3);  // -3.5
   EXPECT_EQ(ToInt64Saturating({7, -200}), 0);
   EXPECT_EQ(ToInt64Saturating({-7, -200}), 0);
   EXPECT_EQ(ToInt64Saturating({kInt128Min, -126}), -2);
@@ -299,7 +299,7 @@ TEST(ToDoubleTest, RoundsToNearestEven) {
   EXPECT_EQ(ToDouble({two53 + 3, 0}), 9007199254740996.0);  // tie -> even (up)
   EXPECT_EQ(ToDouble({-(two53 + 3), 0}), -9007199254740996.0);
   EXPECT_EQ(ToDouble({kInt128Max, 0}), std::ldexp(1.0, 127));
-  EXPECT_EQ(ToDouble({1, -1075}), 0.0);                      // half the smallest subnormal: tie -> 0
+  EXPECT_EQ(ToDouble({1, -1075}), 0.0);  // half the smallest subnormal: tie -> 0
   EXPECT_EQ(ToDouble({3, -1076}), std::ldexp(1.0, -1074));  // 0.75 of it -> 1 of it
 }
 
@@ -349,8 +349,8 @@ const BoundsCase kBoundsCases[] = {
     {-DBL_MAX, -DBL_MAX},
     {-4.9406564584124654e-324, 4.9406564584124654e-324},  // +-2^-1074
     {0, 4.9406564584124654e-324},
-    {-2.2250738585072014e-308, 1e-320},                   // smallest normal, subnormal
-    {-1e-310, 1e300},                                     // mixed: subnormal and huge
+    {-2.2250738585072014e-308, 1e-320},  // smallest normal, subnormal
+    {-1e-310, 1e300},  // mixed: subnormal and huge
     {-1e300, 5e-324},
 };
 
@@ -374,7 +374,7 @@ TEST(UnitsTest, BoundsFitIn62BitsAndTheLargerUsesAtLeast61) {
       // is represented exactly.
       EXPECT_GE(std::max(std::abs(lower), std::abs(upper)), limit / 2) << c.lower << " " << c.upper;
       const double back = std::fabs(c.lower) >= std::fabs(c.upper) ? ToDouble({lower, unit})
-                                                                    : ToDouble({upper, unit});
+                                                                   : ToDouble({upper, unit});
       EXPECT_EQ(std::fabs(back), largest) << c.lower << " " << c.upper;
     }
   }
@@ -390,8 +390,7 @@ TEST(UnitsTest, SumsOfClampedValuesCannotOverflowInt128) {
   static_assert(kLargestSum < (int128{1} << 126), "the sum bound must leave headroom");
   for (const BoundsCase& c : kBoundsCases) {
     const int unit = ChooseUnitExponent(c.lower, c.upper);
-    const int128 per_row =
-        std::max(Abs(ToUnits(c.lower, unit)), Abs(ToUnits(c.upper, unit)));
+    const int128 per_row = std::max(Abs(ToUnits(c.lower, unit)), Abs(ToUnits(c.upper, unit)));
     EXPECT_TRUE(per_row * (int128{1} << 63) <= kLargestSum);
   }
 }
@@ -403,7 +402,8 @@ TEST(UnitsTest, ToUnitsIsMonotoneBetweenTheBounds) {
     std::vector<double> values = {c.lower, c.upper, std::nextafter(c.lower, c.upper),
                                   std::nextafter(c.upper, c.lower), 0.0};
     for (int i = 0; i < 2000; ++i) {
-      const double u = std::ldexp(static_cast<double>(rng.UniformBelow(std::uint64_t{1} << 53)), -53);
+      const double u =
+          std::ldexp(static_cast<double>(rng.UniformBelow(std::uint64_t{1} << 53)), -53);
       values.push_back(c.lower * (1 - u) + c.upper * u);  // uniform in the range
       values.push_back(std::ldexp(u, -static_cast<int>(rng.UniformBelow(1100))));  // all scales
       values.push_back(-values.back());
@@ -430,20 +430,41 @@ TEST(UnitsTest, RoundsToNearestWithTiesToEven) {
   EXPECT_EQ(ToUnits(-2.5, 0), -2);
   EXPECT_EQ(ToUnits(-3.5, 0), -4);
   EXPECT_EQ(ToUnits(2.4, 0), 2);
-  EXPECT_EQ(ToUnits(0.75, -1), 2);   // 1.5 halves
-  EXPECT_EQ(ToUnits(1.25, -1), 2);   // 2.5 halves
-  EXPECT_EQ(ToUnits(12.0, 2), 3);    // exact quarters of 4
-  EXPECT_EQ(ToUnits(10.0, 2), 2);    // 2.5 -> 2
+  EXPECT_EQ(ToUnits(0.75, -1), 2);  // 1.5 halves
+  EXPECT_EQ(ToUnits(1.25, -1), 2);  // 2.5 halves
+  EXPECT_EQ(ToUnits(12.0, 2), 3);  // exact quarters of 4
+  EXPECT_EQ(ToUnits(10.0, 2), 2);  // 2.5 -> 2
   EXPECT_EQ(ToUnits(1e-300, 900), 0);
 }
 
 TEST(UnitsTest, RoundToInt64IsNearbyintWithTiesToEven) {
   const double two52 = 0x1p52;
-  const double cases[] = {0.0, -0.0, 0.5, -0.5, 1.5, -1.5, 2.5, -2.5, 0.49999999999999994,
-                          -0.49999999999999994, two52 - 0.5, -(two52 - 0.5), two52 - 1.5,
-                          two52, -two52, two52 + 1, -(two52 + 1), two52 * 2 - 1, 0x1p62,
-                          -0x1p62, 0x1p62 - 1024, 4503599627370495.5, 1e-300, -1e-300};
-  for (double x : cases) EXPECT_EQ(dp::RoundToInt64(x), static_cast<std::int64_t>(std::nearbyint(x))) << x;
+  const double cases[] = {0.0,
+                          -0.0,
+                          0.5,
+                          -0.5,
+                          1.5,
+                          -1.5,
+                          2.5,
+                          -2.5,
+                          0.49999999999999994,
+                          -0.49999999999999994,
+                          two52 - 0.5,
+                          -(two52 - 0.5),
+                          two52 - 1.5,
+                          two52,
+                          -two52,
+                          two52 + 1,
+                          -(two52 + 1),
+                          two52 * 2 - 1,
+                          0x1p62,
+                          -0x1p62,
+                          0x1p62 - 1024,
+                          4503599627370495.5,
+                          1e-300,
+                          -1e-300};
+  for (double x : cases)
+    EXPECT_EQ(dp::RoundToInt64(x), static_cast<std::int64_t>(std::nearbyint(x))) << x;
   EXPECT_EQ(dp::RoundToInt64(two52 - 0.5), std::int64_t{1} << 52);  // tie to even
   EXPECT_EQ(dp::RoundToInt64(-2.5), -2);
   SeededTestRandomSource rng(24);
@@ -460,7 +481,8 @@ TEST(UnitsTest, RoundToInt64IsNearbyintWithTiesToEven) {
 
 TEST(UnitsTest, UnitScaleIsThePowerOfTwoOrZeroOutsideTheNormalRange) {
   for (int e = -1020; e <= 1020; ++e) ASSERT_EQ(dp::UnitScale(e), std::ldexp(1.0, -e)) << e;
-  for (int e : {-1135, -1100, -1022, -1021, 1021, 1022, 1100}) EXPECT_EQ(dp::UnitScale(e), 0.0) << e;
+  for (int e : {-1135, -1100, -1022, -1021, 1021, 1022, 1100})
+    EXPECT_EQ(dp::UnitScale(e), 0.0) << e;
 }
 
 TEST(UnitsTest, FastAndSlowConversionsAgree) {
@@ -471,7 +493,8 @@ TEST(UnitsTest, FastAndSlowConversionsAgree) {
     const int unit = ChooseUnitExponent(c.lower, c.upper);
     const double scale = dp::UnitScale(unit);
     for (int i = 0; i < 2000; ++i) {
-      const double u = std::ldexp(static_cast<double>(rng.UniformBelow(std::uint64_t{1} << 53)), -53);
+      const double u =
+          std::ldexp(static_cast<double>(rng.UniformBelow(std::uint64_t{1} << 53)), -53);
       double v = c.lower * (1 - u) + c.upper * u;
       if (i % 2 == 1) v = std::ldexp(u, -static_cast<int>(rng.UniformBelow(1100)));
       if (!(c.lower <= v && v <= c.upper)) continue;
@@ -488,12 +511,12 @@ TEST(UnitsTest, FastAndSlowConversionsAgree) {
 // order of magnitude, never into the integer digits, exact when the scale is
 // not a positive finite number.
 TEST(MeaningfulDecimalPlacesTest, FollowsTheNoiseScale) {
-  EXPECT_EQ(dp::MeaningfulDecimalPlaces(1.0), 1);       // 10^floor(log10(0.1)) = 0.1
+  EXPECT_EQ(dp::MeaningfulDecimalPlaces(1.0), 1);  // 10^floor(log10(0.1)) = 0.1
   EXPECT_EQ(dp::MeaningfulDecimalPlaces(2.5), 1);
-  EXPECT_EQ(dp::MeaningfulDecimalPlaces(0.05), 3);      // 0.005 -> 10^-3
+  EXPECT_EQ(dp::MeaningfulDecimalPlaces(0.05), 3);  // 0.005 -> 10^-3
   EXPECT_EQ(dp::MeaningfulDecimalPlaces(0.0099), 4);
-  EXPECT_EQ(dp::MeaningfulDecimalPlaces(10.0), 0);      // 10^0
-  EXPECT_EQ(dp::MeaningfulDecimalPlaces(12345.0), 0);   // integer digits are kept
+  EXPECT_EQ(dp::MeaningfulDecimalPlaces(10.0), 0);  // 10^0
+  EXPECT_EQ(dp::MeaningfulDecimalPlaces(12345.0), 0);  // integer digits are kept
   EXPECT_EQ(dp::MeaningfulDecimalPlaces(3e-300), 301);
   EXPECT_EQ(dp::MeaningfulDecimalPlaces(0.0), 1100);
   EXPECT_EQ(dp::MeaningfulDecimalPlaces(-1.0), 1100);

@@ -31,7 +31,9 @@ Data MakeData(std::int64_t n, std::int64_t lower, std::int64_t upper, std::uint6
   for (std::int64_t i = 0; i < n; ++i) {
     // Skewed: mostly small values, some large.
     const std::int64_t span = upper - lower;
-    const std::int64_t v = lower + static_cast<std::int64_t>(rng.UniformBelow(1 + static_cast<std::uint64_t>(rng.UniformBelow(4) == 0 ? span : span / 5)));
+    const std::int64_t v =
+        lower + static_cast<std::int64_t>(rng.UniformBelow(
+                    1 + static_cast<std::uint64_t>(rng.UniformBelow(4) == 0 ? span : span / 5)));
     d.sum += v;
   }
   d.mean = static_cast<double>(d.sum) / static_cast<double>(n);
@@ -66,7 +68,9 @@ TEST(MeanTestIntervalTest, LaplaceCoverageIsNominalAndNarrowerThanTheUnionBound)
       // Coverage >= 95% (a discrete p-value is conservative: allow the upper
       // acceptance bound of 96% too).
       EXPECT_GE(coverage, accept.low) << n << " " << epsilon;
-      EXPECT_LE(coverage, dp_test::BinomialAcceptanceInterval(0.96, trials, dp_test::kFalseFailureProbability).high)
+      EXPECT_LE(
+          coverage,
+          dp_test::BinomialAcceptanceInterval(0.96, trials, dp_test::kFalseFailureProbability).high)
           << n << " " << epsilon;
       EXPECT_LT(o.width, o.union_width) << n << " " << epsilon;
     }
@@ -82,7 +86,8 @@ TEST(MeanTestIntervalTest, GaussianCoverageIsNominalWithJointPlans) {
     std::uint64_t covered = 0;
     double width = 0, union_width = 0;
     for (std::uint64_t t = 0; t < trials; ++t) {
-      const dp::MeanRelease r = dp::ReleaseGaussianMeanParts(d.count, d.sum, -20, 80, 0, plans, rng);
+      const dp::MeanRelease r =
+          dp::ReleaseGaussianMeanParts(d.count, d.sum, -20, 80, 0, plans, rng);
       const dp::ConfidenceInterval ci = dp::GaussianMeanTestInterval(r, -20, 80, 0, plans, 0.95);
       const dp::ConfidenceInterval ub = dp::GaussianMeanInterval(r, -20, 80, 0, plans, 0.95);
       covered += ci.low <= d.mean && d.mean <= ci.high;
@@ -90,8 +95,14 @@ TEST(MeanTestIntervalTest, GaussianCoverageIsNominalWithJointPlans) {
       union_width += ub.high - ub.low;
     }
     const double coverage = static_cast<double>(covered) / trials;
-    EXPECT_GE(coverage, dp_test::BinomialAcceptanceInterval(0.95, trials, dp_test::kFalseFailureProbability).low) << n;
-    EXPECT_LE(coverage, dp_test::BinomialAcceptanceInterval(0.96, trials, dp_test::kFalseFailureProbability).high) << n;
+    EXPECT_GE(
+        coverage,
+        dp_test::BinomialAcceptanceInterval(0.95, trials, dp_test::kFalseFailureProbability).low)
+        << n;
+    EXPECT_LE(
+        coverage,
+        dp_test::BinomialAcceptanceInterval(0.96, trials, dp_test::kFalseFailureProbability).high)
+        << n;
     EXPECT_LT(width, union_width) << n;
   }
 }

@@ -29,10 +29,10 @@ using dp::RoundEpsilonDown;
 using dp::SeededTestRandomSource;
 using dp::uint128;
 using dp_test::BernsteinDeviation;
-using dp_test::DiscreteLaplaceMeanDeviation;
 using dp_test::Binning;
 using dp_test::ChooseBinning;
 using dp_test::DiscreteLaplace;
+using dp_test::DiscreteLaplaceMeanDeviation;
 using dp_test::FitDiscreteLaplace;
 using dp_test::FitResult;
 using dp_test::FloorDiv;
@@ -41,8 +41,8 @@ using dp_test::ToLongDouble;
 
 constexpr uint128 Pow2(int k) { return uint128{1} << k; }
 
-const double kEpsilons[] = {dp::kMinEpsilon, 1e-12, 1e-6, 0.01, 0.1, 1.0 / 3, 0.5, 0.7,
-                            1, 2, 3, 10, 1000, 123456.789};
+const double kEpsilons[] = {
+    dp::kMinEpsilon, 1e-12, 1e-6, 0.01, 0.1, 1.0 / 3, 0.5, 0.7, 1, 2, 3, 10, 1000, 123456.789};
 
 // ---------------------------------------------------------------------------
 // RoundEpsilonDown
@@ -60,7 +60,8 @@ TEST(RoundEpsilonDownTest, KeepsTwentyFourBitsAndNeverRoundsUp) {
     const DyadicEpsilon rounded = RoundEpsilonDown(epsilon);
     ASSERT_LT(rounded.mantissa, 1ULL << 24) << epsilon;
     ASSERT_GE(rounded.mantissa, 1ULL << 23) << epsilon;  // normalised: 24 significant bits
-    const long double value = std::ldexp(static_cast<long double>(rounded.mantissa), rounded.exponent);
+    const long double value =
+        std::ldexp(static_cast<long double>(rounded.mantissa), rounded.exponent);
     ASSERT_LE(value, epsilon) << epsilon;
     ASSERT_LT((epsilon - value) / epsilon, std::ldexp(1.0L, -23)) << epsilon;
   }
@@ -126,16 +127,16 @@ TEST(PlanLaplaceTest, CountsUseTheIntegerGridAndTheExactScale) {
 }
 
 TEST(PlanLaplaceTest, InvariantsHoldForManySensitivitiesAndEpsilons) {
-  const uint128 sensitivities[] = {1,         2,         3,         1000,          Pow2(20) + 1,
-                                   Pow2(40),  Pow2(40) + 1,         Pow2(62),      Pow2(63),
-                                   Pow2(64),  3 * Pow2(62),         Pow2(64) + 12345, Pow2(90) + 1};
+  const uint128 sensitivities[] = {
+      1,        2,        3,        1000,         Pow2(20) + 1,     Pow2(40),    Pow2(40) + 1,
+      Pow2(62), Pow2(63), Pow2(64), 3 * Pow2(62), Pow2(64) + 12345, Pow2(90) + 1};
   SeededTestRandomSource rng(32);
   for (uint128 d : sensitivities) {
     for (double epsilon : kEpsilons) {
       const DyadicEpsilon eps = RoundEpsilonDown(epsilon);
       const LaplacePlan plan = PlanLaplace(d, epsilon);
-      const std::string where =
-          "D = " + dp::Int128ToString(static_cast<int128>(d)) + ", eps = " + std::to_string(epsilon);
+      const std::string where = "D = " + dp::Int128ToString(static_cast<int128>(d)) +
+                                ", eps = " + std::to_string(epsilon);
       ASSERT_GE(plan.grid_shift, 0) << where;
       ASSERT_LT(plan.grid_shift, 128) << where;
       // The rounded statistic's sensitivity, in grid steps.
@@ -248,7 +249,8 @@ TEST(ReleaseLaplaceTest, RoundsToTheGridHalfUp) {
   }
   LaplacePlan by8;
   by8.grid_shift = 3;
-  const int expected[][2] = {{-12, -1}, {-13, -2}, {-4, 0}, {-5, -1}, {4, 1}, {3, 0}, {12, 2}, {-11, -1}, {-20, -2}};
+  const int expected[][2] = {{-12, -1}, {-13, -2}, {-4, 0},   {-5, -1}, {4, 1},
+                             {3, 0},    {12, 2},   {-11, -1}, {-20, -2}};
   for (const auto& e : expected)
     EXPECT_TRUE(ReleaseLaplace(e[0], 0, by8, rng).mantissa == e[1]) << e[0] << " / 8";
   // A grid coarser than any value rounds everything to 0.
@@ -347,9 +349,9 @@ TEST(NoiseScaleTest, CountNoiseHasTheExactDiscreteLaplaceVariance) {
   const TruncatedMoments moments = MomentsOf(pmf, k);
   ASSERT_NEAR(static_cast<double>(MomentsOf(pmf, 1e6).second_truncated),
               static_cast<double>(variance), 1e-12);
-  const double allowance =
-      BernsteinDeviation(n, static_cast<double>(moments.fourth), static_cast<double>(k * k), delta) +
-      static_cast<double>(variance - moments.second_truncated);
+  const double allowance = BernsteinDeviation(n, static_cast<double>(moments.fourth),
+                                              static_cast<double>(k * k), delta) +
+                           static_cast<double>(variance - moments.second_truncated);
   EXPECT_NEAR(static_cast<double>(mean_square), static_cast<double>(variance), allowance)
       << "K = " << static_cast<double>(k);
   // Power: the allowance is below 10% of the variance, so noise of a scale
@@ -365,7 +367,8 @@ TEST(NoiseScaleTest, CountNoiseHasTheExactDiscreteLaplaceVariance) {
 }
 
 long double ReferenceStddev(const LaplacePlan& plan, int unit_exponent) {
-  const long double rate = ToLongDouble(plan.scale_denominator) / ToLongDouble(plan.scale_numerator);
+  const long double rate =
+      ToLongDouble(plan.scale_denominator) / ToLongDouble(plan.scale_numerator);
   const long double q = std::exp(-rate);
   return std::sqrt(2 * q) / -std::expm1(-rate) * std::ldexp(1.0L, unit_exponent + plan.grid_shift);
 }

@@ -155,8 +155,8 @@ TEST(MechanismBuilderTest, MatchesTheDedicatedPlanners) {
 
   const dp::NoiseMechanism gaussian = MechanismBuilder().SetEpsilon(0.7).SetDelta(1e-8).Build();
   // The Gaussian planner takes the effective values (it does not round).
-  const dp::GaussianPlan gaussian_plan = dp::PlanGaussianCount(
-      dp::EffectivePrivacyParameter(0.7), dp::EffectivePrivacyParameter(1e-8));
+  const dp::GaussianPlan gaussian_plan = dp::PlanGaussianCount(dp::EffectivePrivacyParameter(0.7),
+                                                               dp::EffectivePrivacyParameter(1e-8));
   EXPECT_TRUE(gaussian.gaussian_plan().sigma2_numerator == gaussian_plan.sigma2_numerator);
   EXPECT_TRUE(gaussian.gaussian_plan().sigma2_denominator == gaussian_plan.sigma2_denominator);
   EXPECT_EQ(gaussian.Interval(0, 0.95).half_width_value,
@@ -178,8 +178,7 @@ TEST(MechanismBuilderTest, EffectiveParametersAreAFixedPoint) {
 // and draw in the same order: the same seed gives the same mean and parts.
 TEST(MechanismBuilderTest, MeanMatchesTheDedicatedPlanners) {
   const double epsilon = dp::EffectivePrivacyParameter(0.9);
-  const dp::MeanMechanisms laplace =
-      MechanismBuilder().SetEpsilon(epsilon).BuildMean(-7, 300);
+  const dp::MeanMechanisms laplace = MechanismBuilder().SetEpsilon(epsilon).BuildMean(-7, 300);
   const dp::MeanPlans plans = dp::PlanMean(-7, 300, epsilon);
   EXPECT_EQ(laplace.count.kind(), NoiseKind::kLaplace);
   EXPECT_EQ(laplace.count.epsilon(), epsilon / 2);

@@ -19,7 +19,9 @@ using dp::ValidateEpsilon;
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kMaxEpsilon = 10.0;
 
-TEST(ValidateEpsilonTest, MinimumIsTwoToTheMinus50) { EXPECT_EQ(kMinEpsilon, std::ldexp(1.0, -50)); }
+TEST(ValidateEpsilonTest, MinimumIsTwoToTheMinus50) {
+  EXPECT_EQ(kMinEpsilon, std::ldexp(1.0, -50));
+}
 
 TEST(ValidateEpsilonTest, RejectsUnusableValues) {
   const double rejected[] = {0.0,
@@ -64,10 +66,9 @@ TEST(ValidateEpsilonTest, ErrorsCarryAMessageAndAHint) {
 
 TEST(ValidateBoundsTest, RejectsNonFiniteAndReversedBounds) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
-  const std::pair<double, double> rejected[] = {{nan, 1},     {0, nan},   {nan, nan},
-                                                {-kInf, 0},   {0, kInf},  {-kInf, kInf},
-                                                {kInf, kInf}, {2, 1},     {0.0, -1e-300},
-                                                {std::nextafter(1.0, 2.0), 1.0}};
+  const std::pair<double, double> rejected[] = {
+      {nan, 1},      {0, nan},     {nan, nan}, {-kInf, 0},     {0, kInf},
+      {-kInf, kInf}, {kInf, kInf}, {2, 1},     {0.0, -1e-300}, {std::nextafter(1.0, 2.0), 1.0}};
   for (const auto& [lower, upper] : rejected) {
     EXPECT_THROW(ValidateBounds(lower, upper), InvalidParameter) << lower << " " << upper;
   }
@@ -79,8 +80,9 @@ TEST(ValidateBoundsTest, RejectsNonFiniteAndReversedBounds) {
 
 TEST(ValidateBoundsTest, AcceptsOrderedAndEqualBounds) {
   const double max = std::numeric_limits<double>::max();
-  const std::pair<double, double> accepted[] = {{0, 0}, {1, 1}, {-0.0, 0.0}, {0.0, -0.0},
-                                                {-5, 3}, {-max, max}, {max, max}, {-1e-300, 1e-300}};
+  const std::pair<double, double> accepted[] = {{0, 0},      {1, 1},           {-0.0, 0.0},
+                                                {0.0, -0.0}, {-5, 3},          {-max, max},
+                                                {max, max},  {-1e-300, 1e-300}};
   for (const auto& [lower, upper] : accepted) {
     EXPECT_NO_THROW(ValidateBounds(lower, upper)) << lower << " " << upper;
   }

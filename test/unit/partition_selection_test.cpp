@@ -70,8 +70,7 @@ TEST(PartitionSelectionTest, ReleaseFrequencyMatchesExactLaw) {
     // P[Z >= m] = q^m / (1 + q) for m >= 1; for m <= 0, by symmetry,
     // P[Z >= m] = 1 - P[Z <= m - 1] = 1 - P[Z >= 1 - m].
     const std::int64_t m = plan.threshold - count;
-    const long double expected =
-        m >= 1 ? Tail(plan.epsilon, m) : 1 - Tail(plan.epsilon, 1 - m);
+    const long double expected = m >= 1 ? Tail(plan.epsilon, m) : 1 - Tail(plan.epsilon, 1 - m);
     EXPECT_NEAR(static_cast<double>(released) / trials, static_cast<double>(expected), tolerance)
         << "count " << count;
   }

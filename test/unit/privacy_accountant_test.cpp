@@ -21,9 +21,9 @@ TEST(ZcdpConversionTest, MatchesIndependentHighPrecisionValues) {
   struct Case {
     double rho, epsilon, delta;
   };
-  for (const Case& c : {Case{0.5, 1.0, 0.2468463307829444870748},
-                        Case{0.01, 0.5, 3.505878060052390974015e-5},
-                        Case{0.1, 2.0, 4.325210869092558231959e-6}}) {
+  for (const Case& c :
+       {Case{0.5, 1.0, 0.2468463307829444870748}, Case{0.01, 0.5, 3.505878060052390974015e-5},
+        Case{0.1, 2.0, 4.325210869092558231959e-6}}) {
     const double delta = dp::ZcdpDelta(c.rho, c.epsilon);
     EXPECT_GE(delta, c.delta) << c.rho;  // never below the infimum
     EXPECT_LE(delta, c.delta * (1 + 1e-9)) << c.rho;

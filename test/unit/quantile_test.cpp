@@ -34,7 +34,8 @@ using dp_test::kFalseFailureProbability;
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-QuantileGrid GridOf(double lower, double upper, std::size_t bins, const std::vector<double>& values) {
+QuantileGrid GridOf(double lower, double upper, std::size_t bins,
+                    const std::vector<double>& values) {
   QuantileGrid grid(lower, upper, bins);
   for (double v : values) grid.Add(v);
   return grid;
@@ -221,8 +222,8 @@ std::vector<long double> RowUtilities(const std::vector<std::int64_t>& counts, l
 
 TEST(QuantileUtilityTest, UtilitiesAreExactDyadicRationals) {
   const QuantileGrid grid = GridOf(0, 10, 10, {0.5, 1.5, 1.5, 2.5, 2.5, 2.5, 7.5, 9, 10, 10, 10});
-  for (double f : {0.0, 1.0, 0.5, 0.1, 1.0 / 3, 0.9, 0.25, std::ldexp(1.0, -64),
-                   std::ldexp(3.0, -64)}) {
+  for (double f :
+       {0.0, 1.0, 0.5, 0.1, 1.0 / 3, 0.9, 0.25, std::ldexp(1.0, -64), std::ldexp(3.0, -64)}) {
     const QuantileUtility u = grid.Utility(f);
     ASSERT_EQ(u.sensitivity, uint128{1} << u.fraction_bits);
     ASSERT_LE(u.fraction_bits, 64);
@@ -233,15 +234,14 @@ TEST(QuantileUtilityTest, UtilitiesAreExactDyadicRationals) {
     }
     const auto expected = RowUtilities(grid.counts(), f);
     for (std::size_t i = 0; i < expected.size(); ++i) {
-      const long double got =
-          std::ldexp(static_cast<long double>(u.scores[i]), -u.fraction_bits);
+      const long double got = std::ldexp(static_cast<long double>(u.scores[i]), -u.fraction_bits);
       ASSERT_EQ(got, expected[i]) << "f " << f << " bin " << i;
     }
   }
   // More than 64 fractional bits: rounded to a multiple of 2^-64.
   EXPECT_EQ(grid.Utility(1e-30).fraction_bits, 0);  // rounds to 0
   EXPECT_EQ(grid.Utility(std::ldexp(3.0, -66)).fraction_bits, 64);  // 0.75 * 2^-64 -> 2^-64
-  EXPECT_EQ(grid.Utility(std::ldexp(1.0, -65)).fraction_bits, 0);   // tie to even: 0
+  EXPECT_EQ(grid.Utility(std::ldexp(1.0, -65)).fraction_bits, 0);  // tie to even: 0
   EXPECT_EQ(grid.Utility(std::ldexp(3.0, -65)).fraction_bits, 63);  // tie to even: 2^-63
   const QuantileUtility rounded = grid.Utility(std::ldexp(3.0, -66));
   const auto expected = RowUtilities(grid.counts(), std::ldexp(1.0L, -64));
@@ -286,7 +286,8 @@ TEST(QuantileUtilityTest, SensitivityIsOneRowByBruteForce) {
         bool up = false, down = false;
         for (std::size_t i = 0; i < u.scores.size(); ++i) {
           const int128 diff = v.scores[i] - u.scores[i];
-          const uint128 magnitude = diff < 0 ? static_cast<uint128>(-diff) : static_cast<uint128>(diff);
+          const uint128 magnitude =
+              diff < 0 ? static_cast<uint128>(-diff) : static_cast<uint128>(diff);
           ASSERT_LE(magnitude, u.sensitivity) << "trial " << trial << " x " << x << " f " << f;
           attained = attained || magnitude == u.sensitivity;
           up = up || diff > 0;
@@ -305,9 +306,9 @@ TEST(QuantileUtilityTest, SensitivityIsOneRowByBruteForce) {
 
 TEST(QuantileReleaseTest, AnswerAlwaysWithinBounds) {
   SeededTestRandomSource rng(6);
-  const double bounds[][2] = {{0, 1},           {-DBL_MAX, DBL_MAX}, {0, 5e-324},
-                              {-1e-310, 1e-310}, {1, std::nextafter(1.0, 2.0)},
-                              {-5, -4},          {1e300, DBL_MAX}};
+  const double bounds[][2] = {
+      {0, 1},   {-DBL_MAX, DBL_MAX}, {0, 5e-324}, {-1e-310, 1e-310}, {1, std::nextafter(1.0, 2.0)},
+      {-5, -4}, {1e300, DBL_MAX}};
   for (const auto& b : bounds) {
     for (std::size_t bins : {std::size_t{1}, std::size_t{3}, dp::kDefaultQuantileBins}) {
       QuantileGrid empty(b[0], b[1], bins);
@@ -391,7 +392,8 @@ TEST(QuantileReleaseTest, HighEpsilonFindsTheQuantileBin) {
 // The release distribution equals permute-and-flip on the utilities computed
 // by hand (in rows) with epsilon / 2 per row of distance.
 TEST(QuantileReleaseTest, ReleaseFrequenciesMatchPermuteAndFlip) {
-  const std::vector<double> data = {0.5, 0.5, 0.5, 2.5, 2.5, 2.5, 2.5, 2.5, 3.5, 6.5, 6.5, 6.5, 6.5};
+  const std::vector<double> data = {0.5, 0.5, 0.5, 2.5, 2.5, 2.5, 2.5,
+                                    2.5, 3.5, 6.5, 6.5, 6.5, 6.5};
   const QuantileGrid grid = GridOf(0, 8, 8, data);
   struct Case {
     double fraction, epsilon;
@@ -414,7 +416,8 @@ TEST(QuantileReleaseTest, ReleaseFrequenciesMatchPermuteAndFlip) {
       for (std::size_t s = 0; s < rows.size(); ++s) {
         if (s == r) continue;
         poly.push_back(0.0L);
-        for (std::size_t k = poly.size() - 1; k > 0; --k) poly[k] -= std::exp(-exponents[s]) * poly[k - 1];
+        for (std::size_t k = poly.size() - 1; k > 0; --k)
+          poly[k] -= std::exp(-exponents[s]) * poly[k - 1];
       }
       long double integral = 0;
       for (std::size_t k = 0; k < poly.size(); ++k) integral += poly[k] / (k + 1);

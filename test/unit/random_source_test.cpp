@@ -17,14 +17,14 @@ namespace {
 
 using dp::OpenSslRandomSource;
 using dp::SeededTestRandomSource;
+using dp::uint128;
 using dp_test::BinomialAcceptanceInterval;
 using dp_test::ChiSquareFit;
 using dp_test::FitResult;
 using dp_test::kFalseFailureProbability;
 using dp_test::kUint128Max;
-using dp_test::PowerMarginInSigmas;
 using dp_test::NonCentrality;
-using dp::uint128;
+using dp_test::PowerMarginInSigmas;
 
 constexpr uint128 Pow2(int k) { return uint128{1} << k; }
 
@@ -94,7 +94,8 @@ TEST(SeededTestRandomSourceTest, MatchesXoshiro256StarStarSeededBySplitMix64) {
   for (std::uint64_t seed : {0ULL, 1ULL, 42ULL, 0xFFFFFFFFFFFFFFFFULL}) {
     SeededTestRandomSource rng(seed);
     auto reference = ReferenceXoshiro256StarStar::SeededBySplitMix(seed);
-    for (int i = 0; i < 1000; ++i) ASSERT_EQ(rng.NextUint64(), reference.Next()) << seed << " " << i;
+    for (int i = 0; i < 1000; ++i)
+      ASSERT_EQ(rng.NextUint64(), reference.Next()) << seed << " " << i;
   }
 }
 
@@ -212,8 +213,9 @@ TEST(OpenSslRandomSourceTest, ChildOfForkDiscardsTheInheritedBuffer) {
     unsigned char drawn[32];
     rng.Fill(drawn, sizeof drawn);
     const std::size_t left = rng.BufferedBytes();
-    const bool ok = write(pipe_ends[1], drawn, sizeof drawn) == static_cast<ssize_t>(sizeof drawn) &&
-                    write(pipe_ends[1], &left, sizeof left) == static_cast<ssize_t>(sizeof left);
+    const bool ok =
+        write(pipe_ends[1], drawn, sizeof drawn) == static_cast<ssize_t>(sizeof drawn) &&
+        write(pipe_ends[1], &left, sizeof left) == static_cast<ssize_t>(sizeof left);
     _exit(ok ? 0 : 1);
   }
   close(pipe_ends[1]);
@@ -232,7 +234,8 @@ TEST(OpenSslRandomSourceTest, ChildOfForkDiscardsTheInheritedBuffer) {
   // Equal 32-byte draws from independent streams: probability 2^-256.
   EXPECT_NE(std::memcmp(parent_drawn, child_drawn, sizeof parent_drawn), 0);
   EXPECT_EQ(child_left, 65536U - sizeof child_drawn);  // the child refilled
-  EXPECT_EQ(rng.BufferedBytes(), 65536U - sizeof first - sizeof parent_drawn);  // the parent did not
+  EXPECT_EQ(rng.BufferedBytes(),
+            65536U - sizeof first - sizeof parent_drawn);  // the parent did not
 }
 
 // ---------------------------------------------------------------------------
@@ -253,15 +256,8 @@ TEST(UniformBelowTest, BoundOneAlwaysGivesZero) {
 
 TEST(UniformBelowTest, StaysBelowTheBoundAndReachesItsUpperHalf) {
   SeededTestRandomSource rng(3);
-  const std::uint64_t bounds[] = {2,
-                                  3,
-                                  5,
-                                  7,
-                                  1000,
-                                  (1ULL << 32) + 1,
-                                  1ULL << 63,
-                                  (1ULL << 63) + 1,
-                                  0xFFFFFFFFFFFFFFFFULL};
+  const std::uint64_t bounds[] = {
+      2, 3, 5, 7, 1000, (1ULL << 32) + 1, 1ULL << 63, (1ULL << 63) + 1, 0xFFFFFFFFFFFFFFFFULL};
   for (std::uint64_t bound : bounds) {
     bool upper_half_seen = false;
     for (int i = 0; i < 2000; ++i) {
@@ -282,8 +278,8 @@ TEST(UniformBelowTest, SmallBoundsAreUniform) {
     std::vector<std::uint64_t> counts(bound, 0);
     for (std::uint64_t i = 0; i < n; ++i) ++counts[rng.UniformBelow(bound)];
     // False failure probability 1e-9 (chi-square, >= 200 expected per bin).
-    const FitResult fit =
-        ChiSquareFit(counts, std::vector<long double>(bound, 1.0L / static_cast<long double>(bound)));
+    const FitResult fit = ChiSquareFit(
+        counts, std::vector<long double>(bound, 1.0L / static_cast<long double>(bound)));
     EXPECT_LT(fit.statistic, fit.critical_value) << "bound " << bound;
   }
 }
@@ -380,7 +376,8 @@ TEST(UniformBelow128Test, LowBitsAreUniform) {
   const uint128 bound = Pow2(100) + 3;
   const std::uint64_t n = 256 * 400;
   std::vector<std::uint64_t> counts(256, 0);
-  for (std::uint64_t i = 0; i < n; ++i) ++counts[static_cast<std::size_t>(rng.UniformBelow128(bound) & 255)];
+  for (std::uint64_t i = 0; i < n; ++i)
+    ++counts[static_cast<std::size_t>(rng.UniformBelow128(bound) & 255)];
   std::vector<long double> p(256);
   for (int r = 0; r < 256; ++r)
     p[r] = (std::ldexp(1.0L, 92) + (r < 3 ? 1 : 0)) / static_cast<long double>(bound);

@@ -21,8 +21,8 @@ using dp::SampleBernoulliRational;
 using dp::SampleDiscreteLaplace;
 using dp::SeededTestRandomSource;
 using dp::uint128;
-using dp_test::BinomialAcceptanceInterval;
 using dp_test::Binning;
+using dp_test::BinomialAcceptanceInterval;
 using dp_test::ChiSquareFit;
 using dp_test::ChooseBinning;
 using dp_test::DiscreteLaplace;
@@ -66,7 +66,11 @@ TEST(BernoulliRationalTest, FrequencyMatchesTheProbability) {
   struct Case {
     uint128 numerator, denominator;
   };
-  const Case cases[] = {{1, 3}, {2, 7}, {1, 1000}, {999, 1000}, {Pow2(100) + 1, Pow2(101) + 3},
+  const Case cases[] = {{1, 3},
+                        {2, 7},
+                        {1, 1000},
+                        {999, 1000},
+                        {Pow2(100) + 1, Pow2(101) + 3},
                         {Pow2(127) - 1, ~uint128{0}}};
   SeededTestRandomSource rng(3);
   const std::uint64_t n = 400000;
@@ -76,9 +80,8 @@ TEST(BernoulliRationalTest, FrequencyMatchesTheProbability) {
         Frequency(n, [&] { return SampleBernoulliRational(rng, c.numerator, c.denominator); });
     // Chernoff-Hoeffding (KL) bound: false failure probability 1e-9.
     const auto interval = BinomialAcceptanceInterval(p, n, kFalseFailureProbability);
-    EXPECT_TRUE(interval.Contains(frequency))
-        << "p = " << p << ": " << frequency << " not in [" << interval.low << ", "
-        << interval.high << "]";
+    EXPECT_TRUE(interval.Contains(frequency)) << "p = " << p << ": " << frequency << " not in ["
+                                              << interval.low << ", " << interval.high << "]";
     // Power: the acceptance half-width is below max(0.05 p (1 - p), 0.005),
     // so a sampler off by more than that would be caught.
     EXPECT_LT(interval.high - interval.low, std::max(0.1 * p * (1 - p), 0.01)) << p;
@@ -106,7 +109,8 @@ TEST(BernoulliExpMinusTest, HugeGammaIsAlmostNeverTrue) {
   // P[true] = exp(-1000): a single true in 10^4 draws has probability < 1e-430.
   SeededTestRandomSource rng(6);
   for (int i = 0; i < 10000; ++i) ASSERT_FALSE(SampleBernoulliExpMinus(rng, 1000, 1));
-  for (int i = 0; i < 10000; ++i) ASSERT_FALSE(SampleBernoulliExpMinus(rng, 1000 * Pow2(90), Pow2(90)));
+  for (int i = 0; i < 10000; ++i)
+    ASSERT_FALSE(SampleBernoulliExpMinus(rng, 1000 * Pow2(90), Pow2(90)));
 }
 
 TEST(BernoulliExpMinusTest, FrequencyMatchesExpOfMinusGamma) {
@@ -211,8 +215,8 @@ class DiscreteLaplaceFitTest : public ::testing::TestWithParam<LaplaceCase> {
         binning_(ChooseBinning(pmf_, GetParam().bin_width, kLaplaceSamples)) {}
 
   std::string Describe(const FitResult& fit) const {
-    return "chi2 = " + std::to_string(fit.statistic) + ", df = " +
-           std::to_string(fit.degrees_of_freedom) +
+    return "chi2 = " + std::to_string(fit.statistic) +
+           ", df = " + std::to_string(fit.degrees_of_freedom) +
            ", critical = " + std::to_string(fit.critical_value);
   }
 
@@ -237,13 +241,13 @@ TEST_P(DiscreteLaplaceFitTest, DetectsTwiceTheScale) {
   const uint128 alt_t = c.s % 2 == 0 ? c.t : 2 * c.t;
   const uint128 alt_s = c.s % 2 == 0 ? c.s / 2 : c.s;
   SeededTestRandomSource rng(2000);
-  const FitResult fit = FitDiscreteLaplace(pmf_, binning_, kLaplaceSamples,
-                                           [&] { return SampleDiscreteLaplace(rng, alt_t, alt_s); });
+  const FitResult fit = FitDiscreteLaplace(
+      pmf_, binning_, kLaplaceSamples, [&] { return SampleDiscreteLaplace(rng, alt_t, alt_s); });
   // The expected statistic under this alternative exceeds the critical value
   // by >= 10 standard deviations, so for a random seed the detection would
   // fail only in a >10-sigma event.
-  const double lambda =
-      NonCentrality(kLaplaceSamples, fit.probabilities, binning_.Probabilities(DiscreteLaplace(alt_t, alt_s)));
+  const double lambda = NonCentrality(kLaplaceSamples, fit.probabilities,
+                                      binning_.Probabilities(DiscreteLaplace(alt_t, alt_s)));
   EXPECT_GE(PowerMarginInSigmas(lambda, fit.degrees_of_freedom, fit.critical_value), 10);
   EXPECT_GT(fit.statistic, fit.critical_value) << Describe(fit);
 }
@@ -294,7 +298,8 @@ TEST(DiscreteLaplaceTest, LowBitsAreUniformAtLargeScale) {
   const std::uint64_t n = 256 * 400;
   std::vector<std::uint64_t> counts(256, 0);
   for (std::uint64_t i = 0; i < n; ++i)
-    ++counts[static_cast<std::size_t>(static_cast<uint128>(SampleDiscreteLaplace(rng, t, 7)) & 255)];
+    ++counts[static_cast<std::size_t>(static_cast<uint128>(SampleDiscreteLaplace(rng, t, 7)) &
+                                      255)];
   const FitResult fit = ChiSquareFit(counts, std::vector<long double>(256, 1.0L / 256));
   EXPECT_LT(fit.statistic, fit.critical_value);
 }

@@ -91,11 +91,13 @@ std::vector<long double> ProbabilitiesByIntegral(const std::vector<long double>&
   return probability;
 }
 
-std::vector<long double> ExponentsOf(const std::vector<int128>& scores, const SelectionScale& scale) {
+std::vector<long double> ExponentsOf(const std::vector<int128>& scores,
+                                     const SelectionScale& scale) {
   const int128 best = *std::max_element(scores.begin(), scores.end());
   std::vector<long double> exponents;
   for (int128 s : scores)
-    exponents.push_back(SelectionExponent(static_cast<uint128>(best) - static_cast<uint128>(s), scale));
+    exponents.push_back(
+        SelectionExponent(static_cast<uint128>(best) - static_cast<uint128>(s), scale));
   return exponents;
 }
 
@@ -177,8 +179,8 @@ const uint128 kSensitivities[] = {1,
                                   (uint128{1} << 100) + 12345,
                                   (uint128{1} << 127) + 1,
                                   kUint128Max};
-const double kEpsilons[] = {5e-324, dp::kMinEpsilon, 1e-6, 0.01, 0.1, 1.0 / 3, 0.5, 1,
-                            2, 10, 1000, 1e300};
+const double kEpsilons[] = {5e-324, dp::kMinEpsilon, 1e-6, 0.01, 0.1, 1.0 / 3, 0.5, 1, 2, 10, 1000,
+                            1e300};
 
 TEST(PlanSelectionTest, RateIsEpsilonOverTwoDeltaRoundedDown) {
   SeededTestRandomSource rng(101);
@@ -222,9 +224,13 @@ TEST(SelectionExponentTest, IsEpsilonGapOverTwoDeltaCappedAt64) {
     uint128 gap, delta;
     double epsilon;
   };
-  const Case cases[] = {{1, 1, 1.0},         {3, 1, 0.5},           {7, 3, 0.1},
-                        {1000, 7, 0.01},     {Pow2(100), Pow2(100), 2.0},
-                        {Pow2(127), Pow2(126) + 1, 1.0 / 3}, {kUint128Max, kUint128Max, 0.7},
+  const Case cases[] = {{1, 1, 1.0},
+                        {3, 1, 0.5},
+                        {7, 3, 0.1},
+                        {1000, 7, 0.01},
+                        {Pow2(100), Pow2(100), 2.0},
+                        {Pow2(127), Pow2(126) + 1, 1.0 / 3},
+                        {kUint128Max, kUint128Max, 0.7},
                         {5, Pow2(64), 1e6}};
   for (const Case& c : cases) {
     for (bool monotonic : {false, true}) {
@@ -256,14 +262,14 @@ TEST(SelectionAcceptanceTest, FrequencyIsExpMinusExponent) {
   // Exponents from 0.05 to 5, with shifts from ~40 to ~190 bits (several
   // 64-bit chunks in the exact comparison), integer and fractional parts.
   const Case cases[] = {
-      {1, 10, 1.0, false},                       // 0.05
-      {1, 1, 1.0, false},                        // 0.5
-      {2, 1, 1.0, false},                        // 1 (whole part only)
-      {3, 1, 1.8, true},                         // 5.4
+      {1, 10, 1.0, false},  // 0.05
+      {1, 1, 1.0, false},  // 0.5
+      {2, 1, 1.0, false},  // 1 (whole part only)
+      {3, 1, 1.8, true},  // 5.4
       {kUint128Max, Pow2(127) + 1, 1.0, false},  // ~1.0, shift 192
       {Pow2(127) + Pow2(100), Pow2(127) + 1, 1.0, false},  // ~0.5, shift 192
-      {Pow2(100) * 3, Pow2(100), 1.0 / 3, false},          // ~0.5, shift ~145
-      {123456789, 1000000, 0.05, true},                    // ~6.17
+      {Pow2(100) * 3, Pow2(100), 1.0 / 3, false},  // ~0.5, shift ~145
+      {123456789, 1000000, 0.05, true},  // ~6.17
   };
   SeededTestRandomSource rng(202);
   const std::uint64_t n = 200000;
@@ -406,8 +412,8 @@ TEST(PermuteAndFlipTest, FrequenciesMatchExactProbabilities) {
   const DistributionCase cases[] = {
       {{0, 1, 2, 3}, 1, 1.0, false},
       {{0, 1, 2, 3}, 1, 1.0, true},
-      {{5, 5, 0}, 1, 0.7, false},                          // a tie at the top
-      {{7, 7, 7, 7, 7}, 3, 2.0, false},                    // all equal: uniform
+      {{5, 5, 0}, 1, 0.7, false},  // a tie at the top
+      {{7, 7, 7, 7, 7}, 3, 2.0, false},  // all equal: uniform
       {{0, 10, 3, 7, 7, 1}, 3, 0.9, true},
       {{-1000, -400, -250, -100}, 100, 1.3, false},
       {{0, Pow2(110), 3 * Pow2(108), Pow2(111)}, Pow2(110) + 1, 1.0, false},  // big units
@@ -489,7 +495,7 @@ TEST(PermuteAndFlipTest, ExactProbabilitiesRespectEpsilonOnNeighbours) {
       u[i] = static_cast<int128>(rng.UniformBelow(25));
       const int128 step = static_cast<int128>(rng.UniformBelow(5));  // 0..Delta
       v[i] = u[i] + (rng.FairBit() ? step : -step);  // any direction
-      w[i] = u[i] + (up ? step : -step);             // all the same direction
+      w[i] = u[i] + (up ? step : -step);  // all the same direction
     }
     for (bool monotonic : {false, true}) {
       const SelectionScale scale = PlanSelection(delta, epsilon, monotonic);
@@ -497,7 +503,8 @@ TEST(PermuteAndFlipTest, ExactProbabilitiesRespectEpsilonOnNeighbours) {
       const auto p = PermuteAndFlipProbabilities(u, scale);
       const auto q = PermuteAndFlipProbabilities(neighbour, scale);
       for (std::size_t i = 0; i < n; ++i) {
-        worst[monotonic] = std::max({worst[monotonic], std::log(p[i] / q[i]), std::log(q[i] / p[i])});
+        worst[monotonic] =
+            std::max({worst[monotonic], std::log(p[i] / q[i]), std::log(q[i] / p[i])});
       }
       if (monotonic) {
         const auto qv = PermuteAndFlipProbabilities(v, scale);
@@ -526,7 +533,7 @@ TEST(PermuteAndFlipTest, EmpiricalFrequenciesOnNeighboursRespectEpsilon) {
   };
   const double epsilon = 1.0;
   const Pair pairs[] = {
-      {{0, 1, 2}, {1, 0, 1}, false},      // the best drops, others rise: non-monotonic
+      {{0, 1, 2}, {1, 0, 1}, false},  // the best drops, others rise: non-monotonic
       {{0, 0, 0, 3}, {1, 1, 1, 3}, true},  // monotonic: the rest rise by Delta
   };
   SeededTestRandomSource rng(606);

@@ -134,24 +134,26 @@ TEST(StateTextTest, RejectsMalformedText) {
   const std::string rejected[] = {
       "",
       "v1",
-      "v2" + good.substr(2),                                 // unknown version
-      good + " ",                                            // trailing space
-      good + "x",                                            // trailing garbage
-      good + " extra=1",                                     // extra field
-      good.substr(0, good.size() - 4),                       // truncated
-      good.substr(0, good.find(" upper_units")),             // missing fields
+      "v2" + good.substr(2),  // unknown version
+      good + " ",  // trailing space
+      good + "x",  // trailing garbage
+      good + " extra=1",  // extra field
+      good.substr(0, good.size() - 4),  // truncated
+      good.substr(0, good.find(" upper_units")),  // missing fields
       "v1 kind=1 count=-1 sum=0 epsilon=0x1p+0 lower=0x0p+0 upper=0x1p+0 lower_units=0 "
-      "upper_units=1 unit_exponent=0 delta=0x0p+0 confidence=0x0p+0",                       // negative count
+      "upper_units=1 unit_exponent=0 delta=0x0p+0 confidence=0x0p+0",  // negative count
       "v1 kind=1 count=1 sum=12a epsilon=0x1p+0 lower=0x0p+0 upper=0x1p+0 lower_units=0 "
-      "upper_units=1 unit_exponent=0 delta=0x0p+0 confidence=0x0p+0",                       // bad sum
+      "upper_units=1 unit_exponent=0 delta=0x0p+0 confidence=0x0p+0",  // bad sum
       "v1 kind=1 count=1 sum=170141183460469231731687303715884105728 epsilon=0x1p+0 "
-      "lower=0x0p+0 upper=0x1p+0 lower_units=0 upper_units=1 unit_exponent=0 delta=0x0p+0 confidence=0x0p+0",  // sum overflow
+      "lower=0x0p+0 upper=0x1p+0 lower_units=0 upper_units=1 unit_exponent=0 delta=0x0p+0 "
+      "confidence=0x0p+0",  // sum overflow
       "v1 kind=1 count=1 sum=" + std::string(70, '1') +
-          " epsilon=0x1p+0 lower=0x0p+0 upper=0x1p+0 lower_units=0 upper_units=1 unit_exponent=0 delta=0x0p+0 confidence=0x0p+0",
+          " epsilon=0x1p+0 lower=0x0p+0 upper=0x1p+0 lower_units=0 upper_units=1 unit_exponent=0 "
+          "delta=0x0p+0 confidence=0x0p+0",
       "v1 kind=1 count=1 sum=0 lower=0x0p+0 epsilon=0x1p+0 upper=0x1p+0 lower_units=0 "
-      "upper_units=1 unit_exponent=0 delta=0x0p+0 confidence=0x0p+0",                       // fields out of order
+      "upper_units=1 unit_exponent=0 delta=0x0p+0 confidence=0x0p+0",  // fields out of order
       "v1 kind=1 count=1 sum=0 epsilon=0x1p+0 lower=0x0p+0 upper=0x1p+0 lower_units=0 "
-      "upper_units=1 unit_exponent=0.5",                     // non-integer exponent
+      "upper_units=1 unit_exponent=0.5",  // non-integer exponent
   };
   for (const std::string& text : rejected) {
     EXPECT_FALSE(ParsePartialState(text.c_str(), &parsed)) << '"' << text << '"';
@@ -166,15 +168,16 @@ TEST(StateTextTest, RejectsMalformedText) {
 // decimal notation. None of these texts can come from FormatPartialState.
 TEST(StateTextTest, RejectsTextThatFormatCannotProduce) {
   const std::string tail =
-      " epsilon=0x1p+0 lower=0x0p+0 upper=0x1p+0 lower_units=0 upper_units=1 unit_exponent=0 delta=0x0p+0 confidence=0x0p+0";
+      " epsilon=0x1p+0 lower=0x0p+0 upper=0x1p+0 lower_units=0 upper_units=1 unit_exponent=0 "
+      "delta=0x0p+0 confidence=0x0p+0";
   const std::string noncanonical[] = {
-      "v1kind=1 count=1 sum=0" + tail,         // missing separator
-      "v1  kind=1 count=1 sum=0" + tail,       // doubled separator
-      "v1 kind=1 count=+1 sum=0" + tail,       // explicit plus sign
-      "v1 kind=1 count= 1 sum=0" + tail,       // space inside a field
-      "v1 kind=-1 count=1 sum=0" + tail,       // negative "unsigned" kind
+      "v1kind=1 count=1 sum=0" + tail,  // missing separator
+      "v1  kind=1 count=1 sum=0" + tail,  // doubled separator
+      "v1 kind=1 count=+1 sum=0" + tail,  // explicit plus sign
+      "v1 kind=1 count= 1 sum=0" + tail,  // space inside a field
+      "v1 kind=-1 count=1 sum=0" + tail,  // negative "unsigned" kind
       "v1 kind=1 count=1 sum=0 epsilon=1.0 lower=0x0p+0 upper=0x1p+0 lower_units=0 "
-      "upper_units=1 unit_exponent=0 delta=0x0p+0 confidence=0x0p+0",         // decimal double
+      "upper_units=1 unit_exponent=0 delta=0x0p+0 confidence=0x0p+0",  // decimal double
   };
   for (const std::string& text : noncanonical) {
     PartialStateFields parsed;

@@ -90,10 +90,16 @@ TEST(PlanMeanTest, SplitsEpsilonAndUsesHalfTheWidth) {
     std::int64_t lower, upper;
     uint128 width;  // upper - lower
   };
-  const Case cases[] = {{0, 3, 3},          {-3, 0, 3},         {0, 4, 4},
-                        {-7, 10, 17},       {5, 5, 0},          {-100, 100, 200},
-                        {0, 1, 1},          {kInt64Min, kInt64Max, Pow2(64) - 1},
-                        {kInt64Min, 0, Pow2(63)},               {0, kInt64Max, Pow2(63) - 1}};
+  const Case cases[] = {{0, 3, 3},
+                        {-3, 0, 3},
+                        {0, 4, 4},
+                        {-7, 10, 17},
+                        {5, 5, 0},
+                        {-100, 100, 200},
+                        {0, 1, 1},
+                        {kInt64Min, kInt64Max, Pow2(64) - 1},
+                        {kInt64Min, 0, Pow2(63)},
+                        {0, kInt64Max, Pow2(63) - 1}};
   for (const Case& c : cases) {
     const MeanPlans exact = PlanMean(c.lower, c.upper, kExactGridEpsilon);
     EXPECT_EQ(exact.centred_sum.grid_shift, 0);
@@ -132,7 +138,7 @@ struct MeanScenario {
 TEST(ReleaseMeanTest, AlwaysWithinTheBounds) {
   const std::int64_t many = std::int64_t{1} << 40;
   const MeanScenario scenarios[] = {
-      {0, 100, 0, 0, 1.0},              // no rows at all
+      {0, 100, 0, 0, 1.0},  // no rows at all
       {0, 100, 0, 0, dp::kMinEpsilon},  // no rows, enormous noise
       {0, 100, 1000, 0, dp::kMinEpsilon},
       {0, 100, 1000, 100, dp::kMinEpsilon},
@@ -159,7 +165,8 @@ TEST(ReleaseMeanTest, AlwaysWithinTheBounds) {
     const MeanPlans plans = PlanMean(lower_units, upper_units, s.epsilon);
     for (std::uint64_t seed = 0; seed < 300; ++seed) {
       SeededTestRandomSource rng(seed);
-      const double mean = ReleaseMean(s.count, sum_units, lower_units, upper_units, unit, plans, rng);
+      const double mean =
+          ReleaseMean(s.count, sum_units, lower_units, upper_units, unit, plans, rng);
       ASSERT_FALSE(std::isnan(mean)) << s.lower << " " << s.upper;
       ASSERT_GE(mean, lower) << s.lower << " " << s.upper << " seed " << seed;
       ASSERT_LE(mean, upper) << s.lower << " " << s.upper << " seed " << seed;
@@ -197,7 +204,8 @@ TEST(ReleaseMeanTest, MidpointOfIntegerBoundsIsExact) {
 // Smallest k with P[|Z| >= k] = 2 q^k / (1 + q) <= delta for the discrete
 // Laplace noise of `plan` (scale t/s grid steps, q = exp(-s/t)).
 double TailBound(const LaplacePlan& plan, double delta) {
-  const long double rate = ToLongDouble(plan.scale_denominator) / ToLongDouble(plan.scale_numerator);
+  const long double rate =
+      ToLongDouble(plan.scale_denominator) / ToLongDouble(plan.scale_numerator);
   return static_cast<double>(std::ceil(std::log(2.0L / delta) / rate));
 }
 

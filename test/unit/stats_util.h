@@ -208,7 +208,8 @@ struct Binning {
   std::vector<long double> Probabilities(const DiscreteLaplace& d) const {
     std::vector<long double> p;
     p.push_back(d.Interval(kInt128Min, lowest * width - 1));
-    for (int128 k = lowest; k <= highest; ++k) p.push_back(d.Interval(k * width, (k + 1) * width - 1));
+    for (int128 k = lowest; k <= highest; ++k)
+      p.push_back(d.Interval(k * width, (k + 1) * width - 1));
     p.push_back(d.Interval((highest + 1) * width, kInt128Max));
     return p;
   }

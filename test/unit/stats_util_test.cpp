@@ -15,10 +15,11 @@ TEST(StatsUtilTest, ChiSquareSurvivalMatchesClosedForms) {
   // df = 2: exp(-x/2). df = 1: erfc(sqrt(x/2)). df = 4: exp(-x/2) (1 + x/2).
   for (double x : {0.1, 1.0, 5.0, 20.0, 41.0, 80.0}) {
     EXPECT_NEAR(static_cast<double>(ChiSquareSurvival(x, 2) / std::exp(-x / 2)), 1.0, 1e-12) << x;
-    EXPECT_NEAR(static_cast<double>(ChiSquareSurvival(x, 1) / std::erfc(std::sqrt(x / 2))), 1.0, 1e-10)
+    EXPECT_NEAR(static_cast<double>(ChiSquareSurvival(x, 1) / std::erfc(std::sqrt(x / 2))), 1.0,
+                1e-10)
         << x;
-    EXPECT_NEAR(static_cast<double>(ChiSquareSurvival(x, 4) / (std::exp(-x / 2) * (1 + x / 2))), 1.0,
-                1e-12)
+    EXPECT_NEAR(static_cast<double>(ChiSquareSurvival(x, 4) / (std::exp(-x / 2) * (1 + x / 2))),
+                1.0, 1e-12)
         << x;
   }
 }
