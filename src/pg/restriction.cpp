@@ -185,7 +185,11 @@ void PropagateProtection(Oid extra_table) {
 
 }  // namespace
 
-AttrNumber PrivacyUnitColumn(Oid relation) {
+namespace {
+
+// The column of `relation` itself labelled privacy_unit (InvalidAttrNumber:
+// none), ignoring its ancestors.
+AttrNumber OwnPrivacyUnitColumn(Oid relation) {
   Relation labels = table_open(SecLabelRelationId, AccessShareLock);
   ScanKeyData keys[2];
   ScanKeyInit(&keys[0], Anum_pg_seclabel_objoid, BTEqualStrategyNumber, F_OIDEQ,
@@ -209,6 +213,68 @@ AttrNumber PrivacyUnitColumn(Oid relation) {
   systable_endscan(scan);
   table_close(labels, AccessShareLock);
   return column;
+}
+
+// The direct INHERITS parents of `relation` (pg_inherits rows with inhrelid =
+// relation), in seqno order. Partitions have their parent here too.
+List* DirectParents(Oid relation) {
+  List* parents = NIL;
+  Relation inherits = table_open(InheritsRelationId, AccessShareLock);
+  ScanKeyData key;
+  ScanKeyInit(&key, Anum_pg_inherits_inhrelid, BTEqualStrategyNumber, F_OIDEQ,
+              ObjectIdGetDatum(relation));
+  SysScanDesc scan =
+      systable_beginscan(inherits, InheritsRelidSeqnoIndexId, true, nullptr, 1, &key);
+  HeapTuple tuple;
+  while (HeapTupleIsValid(tuple = systable_getnext(scan)))
+    parents = lappend_oid(parents, reinterpret_cast<Form_pg_inherits>(GETSTRUCT(tuple))->inhparent);
+  systable_endscan(scan);
+  table_close(inherits, AccessShareLock);
+  return parents;
+}
+
+}  // namespace
+
+// A partition or INHERITS child holds rows of its ancestors' units: querying
+// it directly must bound them per unit too (review finding: a partition named
+// in FROM was answered per row). The nearest labelled ancestor decides, and
+// its column is found in `relation` by name (attribute numbers differ after
+// dropped columns or ATTACH PARTITION). Ancestors that disagree, or a child
+// without the ancestor's column, cannot be bounded: refused.
+AttrNumber PrivacyUnitColumn(Oid relation) {
+  const AttrNumber own = OwnPrivacyUnitColumn(relation);
+  if (own != InvalidAttrNumber) return own;
+  List* frontier = DirectParents(relation);
+  List* seen = NIL;
+  char* unit_name = nullptr;
+  while (frontier != NIL) {
+    const Oid ancestor = linitial_oid(frontier);
+    frontier = list_delete_first(frontier);
+    if (list_member_oid(seen, ancestor)) continue;
+    seen = lappend_oid(seen, ancestor);
+    const AttrNumber column = OwnPrivacyUnitColumn(ancestor);
+    if (column != InvalidAttrNumber) {
+      char* name = get_attname(ancestor, column, false);
+      if (unit_name != nullptr && strcmp(unit_name, name) != 0)
+        ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                        errmsg("dp_agg: %s inherits two different privacy unit columns",
+                               get_rel_name(relation)),
+                        errdetail("Its ancestors label \"%s\" and \"%s\" as privacy units; dp_agg "
+                                  "cannot bound both. Label one column on every ancestor.",
+                                  unit_name, name)));
+      unit_name = name;
+      continue;  // this branch is decided; its own ancestors are not needed
+    }
+    frontier = list_concat(frontier, DirectParents(ancestor));
+  }
+  if (unit_name == nullptr) return InvalidAttrNumber;
+  const AttrNumber mine = get_attnum(relation, unit_name);
+  if (mine == InvalidAttrNumber)
+    ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                    errmsg("dp_agg: %s has no column \"%s\", its ancestors' privacy unit",
+                           get_rel_name(relation), unit_name),
+                    errdetail("Query the parent table instead.")));
+  return mine;
 }
 
 bool IsProtectedRelation(Oid relation, bool with_children) {
@@ -311,7 +377,7 @@ void CheckColumnLabel(const ObjectAddress* object, const char* label) {
                     errmsg("invalid dp_agg label for a column: \"%s\"", label),
                     errhint("The only label of a column is 'privacy_unit' (or NULL to remove "
                             "it).")));
-  const AttrNumber existing = PrivacyUnitColumn(object->objectId);
+  const AttrNumber existing = OwnPrivacyUnitColumn(object->objectId);
   if (existing != InvalidAttrNumber && existing != object->objectSubId)
     ereport(ERROR,
             (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
