@@ -6,6 +6,9 @@
 # names; analysts connecting to a worker have no such certificate.
 #   cluster.sh start|stop|psql PORT [psql args]
 set -euo pipefail
+# Commands run as user postgres (runuser) inherit the working directory, which
+# may be a clone under a root-only directory: work from /tmp instead.
+cd /tmp
 PG_BINDIR=${PG_BINDIR:-$(${PG_CONFIG:-pg_config} --bindir)}
 BASE_PORT=${CITUS_PORT_BASE:-55620}
 ROOT=${CITUS_CLUSTER_DIR:-/tmp/dp_agg_citus_$BASE_PORT}

@@ -3,6 +3,9 @@
 # properties of issue 15. Prints "skipped: Citus not installed" without Citus.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+# Commands run as user postgres (runuser) inherit the working directory, which
+# may be a clone under a root-only directory: work from /tmp instead.
+cd /tmp
 PG_BINDIR=${PG_BINDIR:-$(${PG_CONFIG:-pg_config} --bindir)}
 if [ ! -f "$(${PG_CONFIG:-pg_config} --pkglibdir)/citus.so" ]; then echo "skipped: Citus not installed"; exit 0; fi
 export PG_BINDIR
