@@ -19,17 +19,6 @@ namespace dp {
 
 namespace {
 
-void CheckQuantileFraction(double fraction) {
-  if (!(fraction >= 0.0 && fraction <= 1.0)) {  // also rejects NaN
-    char message[128];
-    std::snprintf(message, sizeof message, "quantile fraction must lie in [0, 1], not %g",
-                  fraction);
-    throw InvalidParameter(message,
-                           "The fraction selects the quantile: 0.5 is the median, 0.9 the 90th "
-                           "percentile.");
-  }
-}
-
 void SetMpz(mpz_ptr out, uint128 value) {
   mpz_set_ui(out, static_cast<unsigned long>(static_cast<std::uint64_t>(value >> 64)));
   mpz_mul_2exp(out, out, 64);
@@ -183,7 +172,7 @@ SmithBlocks BuildSmithBlocks(const std::vector<std::int64_t>& sorted_units,
 SmithBlocks BuildSmithBlocks(const std::int64_t* sorted_units, std::size_t rows,
                              std::int64_t lower_units, std::int64_t upper_units, double fraction,
                              double epsilon) {
-  CheckQuantileFraction(fraction);
+  CheckFraction(fraction);
   ValidateEpsilonIsPositive(epsilon);
   if (lower_units > upper_units) throw std::invalid_argument("Smith quantile: lower > upper");
   const DyadicFraction f = ToDyadic(fraction);
@@ -366,7 +355,7 @@ std::int64_t SmithPointOf(const SmithLattice& lattice, double value) noexcept {
 
 double ReleaseSmithQuantile(const SmithLattice& lattice, std::int64_t* points, std::size_t rows,
                             double fraction, double epsilon, RandomSource& rng) {
-  CheckQuantileFraction(fraction);
+  CheckFraction(fraction);
   ValidateEpsilonIsPositive(epsilon);
   if (lattice.lower_units == lattice.upper_units) return lattice.lower;  // public answer
   std::sort(points, points + rows);
@@ -399,7 +388,7 @@ void SmithQuantile::Merge(const SmithQuantile& other) {
 }
 
 double SmithQuantile::Release(double fraction, double epsilon, RandomSource& rng) {
-  CheckQuantileFraction(fraction);
+  CheckFraction(fraction);
   ValidateEpsilonIsPositive(epsilon);
   if (lower_units_ == upper_units_) return lower_;  // one lattice point: the answer is public
   std::sort(units_.begin(), units_.end());

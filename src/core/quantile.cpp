@@ -13,10 +13,6 @@
 
 namespace dp {
 
-namespace {
-
-constexpr std::int64_t kInt64Max = std::numeric_limits<std::int64_t>::max();
-
 void CheckFraction(double fraction) {
   if (!(fraction >= 0.0 && fraction <= 1.0)) {  // also rejects NaN
     char message[128];
@@ -27,6 +23,10 @@ void CheckFraction(double fraction) {
                            "percentile.");
   }
 }
+
+namespace {
+
+constexpr std::int64_t kInt64Max = std::numeric_limits<std::int64_t>::max();
 
 }  // namespace
 

@@ -85,6 +85,10 @@ struct QuantileUtility {
 // fraction in [0, 1] as numerator / 2^bits with bits <= 64: exact unless
 // the fraction has more than 64 fractional bits, then rounded to the nearest
 // multiple of 2^-64, ties to even (see "Exact utilities" above).
+// Throws InvalidParameter unless 0 <= fraction <= 1 (NaN included): the one
+// check of a quantile's fraction in the core, for the grid and Smith mechanisms.
+void CheckFraction(double fraction);
+
 struct DyadicFraction {
   uint128 numerator = 0;
   int bits = 0;
