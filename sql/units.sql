@@ -23,9 +23,14 @@ INSERT INTO units.visits SELECT 1, 'flu', 100 FROM generate_series(1, 40);
 CREATE TABLE units.spread (patient_id int, grp text NOT NULL, cost int NOT NULL);
 INSERT INTO units.spread
   SELECT p, g, 1 FROM generate_series(2001, 2100) p, unnest(ARRAY['a', 'b', 'c']) g;
+-- 100 patients with one 'cold' visit costing 10, and patient 0 with 1000
+-- 'flu' visits costing 90 (a heavy unit: most rows, one person).
+CREATE TABLE units.heavy (patient_id int, diagnosis text NOT NULL, cost int NOT NULL);
+INSERT INTO units.heavy SELECT g, 'cold', 10 FROM generate_series(1, 100) g;
+INSERT INTO units.heavy SELECT 0, 'flu', 90 FROM generate_series(1, 1000);
 CREATE TABLE units.kinds (diagnosis text PRIMARY KEY, kind int NOT NULL);
 INSERT INTO units.kinds VALUES ('cold', 1), ('flu', 1);
-ANALYZE units.visits, units.spread, units.kinds;
+ANALYZE units.visits, units.spread, units.heavy, units.kinds;
 CREATE ROLE regress_unit_analyst LOGIN;
 CREATE ROLE regress_unit_outsider;
 GRANT USAGE ON SCHEMA units TO regress_unit_analyst, regress_unit_outsider;
@@ -49,6 +54,8 @@ SELECT objoid::regclass, objsubid, label FROM pg_seclabel
 WHERE provider = 'dp_agg' AND objsubid > 0 ORDER BY 1::text;
 SELECT dp_agg.protect_table('units.visits');
 SELECT dp_agg.protect_table('units.spread');
+SELECT dp_agg.set_privacy_unit('units.heavy', 'patient_id');
+SELECT dp_agg.protect_table('units.heavy');
 SELECT dp_agg.restrict_role('regress_unit_analyst');
 
 -- ---------------------------------------------------------------------------
@@ -112,15 +119,96 @@ SELECT epsilon_spent - :before AS charged FROM dp_agg.budgets
 WHERE role = 'regress_unit_analyst';
 
 -- ---------------------------------------------------------------------------
+-- DISTINCT over the unit, quantiles, dp_select and the _interval forms.
+-- ---------------------------------------------------------------------------
+SET SESSION AUTHORIZATION regress_unit_analyst;
+-- D1. dp_count(DISTINCT unit, e) counts people: patient 1's 41 visits count
+-- once (1000, not 1040; |Z| < 25 as in U1).
+SELECT abs(dp_count(DISTINCT patient_id, 1.0) - 1000) < 25 AS distinct_units
+FROM units.visits;
+-- D2. ... with FILTER: the units with a visit costing 100 (patient 1 only).
+SELECT abs(dp_count(DISTINCT patient_id, 1.0) FILTER (WHERE cost = 100) - 1) < 25
+  AS filtered_units
+FROM units.visits;
+-- D3. ... and within max_groups_contributed: each of the 100 patients of
+-- units.spread keeps one of its three groups (sum 100 +- 6 as in U6), which a
+-- distinct count per group would not bound (300).
+SELECT abs(sum(n) - 100) <= 6 AS distinct_one_group_per_unit
+FROM (SELECT grp, dp_count(DISTINCT patient_id, 10.0) AS n FROM units.spread GROUP BY grp) x;
+-- D4. DISTINCT over anything but the unit column itself is refused: one unit
+-- alone can hold any number of distinct values of another column.
+SELECT dp_count(DISTINCT diagnosis, 1.0) FROM units.visits;
+SELECT dp_count(DISTINCT cost, 1.0) FROM units.visits GROUP BY diagnosis;
+SELECT dp_count(DISTINCT patient_id + 0, 1.0) FROM units.visits;
+SELECT dp_count(DISTINCT patient_id::text, 1.0) FROM units.visits;
+SELECT dp_count(DISTINCT (patient_id, cost), 1.0) FROM units.visits;
+-- D5. ORDER BY inside a private aggregate, and DISTINCT in other aggregates.
+SELECT dp_count(1, 1.0 ORDER BY cost) FROM units.visits;
+SELECT dp_sum(DISTINCT cost, 0, 100, 1.0) FROM units.visits;
+SELECT dp_median(DISTINCT patient_id, 0, 100, 1.0) FROM units.visits;
+
+-- Q1. dp_median over units: each unit contributes its own lower median
+-- once, so patient 0's 1000 visits at 90 weigh as one value against 100
+-- patients at 10: the median of units is 10 (of rows, 90). Smith's
+-- mechanism at epsilon 10 (rate 10 after the cap at 64): every lattice
+-- point in (50, 100] has utility <= -49.5 and weight <= e^-64, and the
+-- lattice of [0, 100] has fewer than 2^62 points, so an answer >= 50 has
+-- probability below 2^62 e^-64 < 8e-10.
+SELECT dp_median(cost, 0, 100, 10.0) < 50 AS median_of_units FROM units.heavy;
+-- Q2. The same for other fractions: the 0.25 quantile of the 101 units is
+-- 10 (rank 0.25 * 101 = 25.25). Every point in (50, 100] is above 100 units:
+-- utility <= -(100 - 25.25) = -74.75, at rate 10 / (2 * 0.75) beyond the
+-- cap of 64, so again below 8e-10.
+SELECT dp_percentile(cost, 0.25, 0, 100, 10.0) < 50 AS percentile_of_units
+FROM units.heavy;
+-- Q3. Grouped, with the unit's median taken in each of its groups.
+SELECT diagnosis, dp_median(cost, 0, 100, 1.0) IS NOT NULL AS answered
+FROM units.visits GROUP BY diagnosis ORDER BY diagnosis;
+
+-- S1. dp_select over units: each unit votes once (its most frequent value),
+-- so the 100 'cold' patients beat patient 0's 1000 'flu' visits. Scores 100
+-- and 1 (monotonic, sensitivity 1): permute-and-flip accepts 'flu' with
+-- probability at most e^-(3 * 99) < 1e-100.
+SELECT dp_select(diagnosis, ARRAY['cold', 'flu'], 3.0) AS mode_of_units FROM units.heavy;
+SELECT dp_select(diagnosis COLLATE "C", ARRAY['cold', 'flu'], 3.0) AS mode_of_units
+FROM units.heavy;
+-- S2. The weighted form has no per-unit semantics yet: refused.
+SELECT dp_select(diagnosis, cost, 0, 100, ARRAY['cold', 'flu'], 1.0) FROM units.heavy;
+
+-- I1. The _interval forms: the released value counts units, and the
+-- interval is the noise's at epsilon / max_groups_contributed.
+SELECT abs((dp_count_interval(1, 1.0, 0.95)).value - 1000) < 25 AS interval_counts_people
+FROM units.visits;
+SELECT abs((dp_avg_interval(cost, 0, 20, 10.0, 0.95)).value - 10) < 2 AS interval_mean_of_units
+FROM units.visits WHERE diagnosis = 'flu';
+SELECT (dp_sum_interval(cost, 0, 200, 10.0, 0.95)).value IS NOT NULL AS interval_sum
+FROM units.visits GROUP BY diagnosis;
+
+-- C1. The charge of the new aggregates does not depend on
+-- max_groups_contributed either: 1 + 2 + 3, and group selection its 1.
+RESET SESSION AUTHORIZATION;
+SELECT epsilon_spent AS before FROM dp_agg.budgets WHERE role = 'regress_unit_analyst' \gset
+SET SESSION AUTHORIZATION regress_unit_analyst;
+SET dp_agg.max_groups_contributed = 3;
+SELECT count(*) FROM (SELECT grp, dp_median(cost, 0, 10, 1.0), dp_count(DISTINCT patient_id, 2.0),
+                             dp_select(grp, ARRAY['a'], 3.0)
+                      FROM units.spread GROUP BY grp) x;
+RESET dp_agg.max_groups_contributed;
+RESET SESSION AUTHORIZATION;
+SELECT epsilon_spent - :before AS charged FROM dp_agg.budgets
+WHERE role = 'regress_unit_analyst';
+RESET SESSION AUTHORIZATION;
+
+-- ---------------------------------------------------------------------------
 -- Refusals.
 -- ---------------------------------------------------------------------------
 SET SESSION AUTHORIZATION regress_unit_analyst;
 -- R1. The unit is never a group key, nor output.
 SELECT patient_id, dp_count(1, 1.0) FROM units.visits GROUP BY patient_id;
 -- R2. Aggregates without unit-level semantics yet are refused, not released
--- at row level.
-SELECT dp_select(diagnosis COLLATE "C", ARRAY['flu', 'cold'], 1.0) FROM units.visits;
-SELECT dp_median(cost, 0, 100, 1.0) FROM units.visits;
+-- at row level (the weighted dp_select, S2).
+SELECT dp_select(diagnosis COLLATE "C", cost, 0, 100, ARRAY['flu', 'cold'], 1.0)
+FROM units.visits;
 -- R3. A private level over unit rows from a subquery.
 SELECT dp_count(1, 1.0) FROM (SELECT diagnosis, patient_id FROM units.visits) x;
 -- R4. An outer join at a unit level.
@@ -153,6 +241,9 @@ WHERE r <= 1;
 -- ---------------------------------------------------------------------------
 SELECT abs(dp_count(1, 1.0) - 1000) < 25 AS counts_people FROM units.visits;
 SELECT count(*) AS rows_for_the_owner FROM units.visits;
+-- A type without a btree ordering (xid) cannot be combined per unit (for a
+-- restricted role the cast is refused first).
+SELECT dp_select(cost::text::xid, ARRAY['10'::xid], 1.0) FROM units.heavy;
 
 -- Parallel plans keep the per-unit level and charge once.
 SET max_parallel_workers_per_gather = 2;
@@ -166,7 +257,8 @@ RESET parallel_setup_cost;
 RESET parallel_tuple_cost;
 RESET min_parallel_table_scan_size;
 
--- Removing the label restores row-level semantics for unrestricted roles.
+-- Removing the label restores row-level semantics for unrestricted roles
+-- (units.visits and units.heavy keep theirs).
 SECURITY LABEL FOR dp_agg ON COLUMN units.spread.patient_id IS NULL;
 SELECT count(*) FROM pg_seclabel WHERE provider = 'dp_agg' AND objsubid > 0;
 

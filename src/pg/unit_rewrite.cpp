@@ -32,14 +32,42 @@ namespace {
   pg_unreachable();
 }
 
-// Whether the unit level supports this private aggregate: the plain count,
-// sum and mean (each unit's rows combined first: count, total, mean).
-bool IsSupportedUnitAggregate(Aggref* aggref) {
+// How the unit level combines one unit's rows for a private aggregate
+// before the private aggregate runs over one row per unit and group
+// (README "Privacy units", the table of per-unit values).
+enum class UnitCombination {
+  kUnsupported,
+  kCount,  // 1 if the unit has a counted row (count, NULL when zero)
+  kSum,  // the unit's total, clamped to [lower, upper]
+  kMean,  // the unit's mean (BigQuery's AVG)
+  kQuantile,  // the unit's lower median (a value it has)
+  kVote,  // the unit's most frequent value (one vote per unit)
+};
+
+UnitCombination UnitCombinationOf(Aggref* aggref) {
   const AggregateCacheEntry* entry = LookupAggregate(aggref->aggfnoid);
-  if (entry->kind == nullptr || entry->layout == nullptr || entry->interval) return false;
-  if (entry->kind->family != Family::kStatistic) return false;
-  return entry->final_kind == FinalKind::kCount || entry->final_kind == FinalKind::kSum ||
-         entry->final_kind == FinalKind::kMean;
+  if (entry->kind == nullptr || entry->layout == nullptr) return UnitCombination::kUnsupported;
+  switch (entry->kind->family) {
+    case Family::kStatistic:
+      // The *_interval forms too: their interval is computed from the noise
+      // of the release they make (at epsilon / m), whatever its input.
+      if (entry->final_kind == FinalKind::kCount) return UnitCombination::kCount;
+      if (entry->final_kind == FinalKind::kSum) return UnitCombination::kSum;
+      if (entry->final_kind == FinalKind::kMean) return UnitCombination::kMean;
+      return UnitCombination::kUnsupported;
+    case Family::kQuantile:
+      return UnitCombination::kQuantile;
+    case Family::kSelection:
+      // The weighted form would need a per-unit weight bound of its own.
+      return entry->layout->per_row == 1 ? UnitCombination::kVote : UnitCombination::kUnsupported;
+    case Family::kGroupSelection:
+      return UnitCombination::kUnsupported;
+  }
+  return UnitCombination::kUnsupported;
+}
+
+Expr* ArgumentAt(Aggref* aggref, int position) {
+  return static_cast<TargetEntry*>(list_nth(aggref->args, position))->expr;
 }
 
 struct LevelShape {
@@ -78,6 +106,39 @@ bool ReferencesUnit(Node* node, LevelShape* shape) {
   return expression_tree_walker(node, DP_EXPRESSION_WALKER(ReferencesUnit), shape);
 }
 
+// Whether `node` is the unit column itself (under a binary-compatible
+// relabelling), as in dp_count(DISTINCT patient_id, e).
+bool IsUnitColumn(Node* node, const LevelShape* shape) {
+  while (node != nullptr && IsA(node, RelabelType))
+    node = reinterpret_cast<Node*>(reinterpret_cast<RelabelType*>(node)->arg);
+  if (node == nullptr || !IsA(node, Var)) return false;
+  const auto* var = reinterpret_cast<Var*>(node);
+  return var->varlevelsup == 0 && var->varno == static_cast<int>(shape->item) &&
+         var->varattno == shape->column;
+}
+
+// DISTINCT at unit level: only dp_count(DISTINCT unit, e), which counts the
+// units with a (non-NULL) row in the group, as dp_count(unit, e) does after
+// the per-unit combination. A distinct count of any other column would
+// change by the number of distinct values one unit alone has there, which
+// nothing bounds (BigQuery offers no DISTINCT in its DP aggregates either).
+void CheckUnitDistinct(Aggref* aggref, LevelShape* shape) {
+  if (aggref->aggorder != NIL)
+    RefuseUnitLevel("ORDER BY inside a private aggregate over privacy units is not supported",
+                    "A private aggregate's answer does not depend on the order of its rows.");
+  if (aggref->aggdistinct == NIL) return;
+  if (UnitCombinationOf(aggref) == UnitCombination::kCount &&
+      IsUnitColumn(reinterpret_cast<Node*>(ArgumentAt(aggref, 0)), shape))
+    return;
+  RefuseUnitLevel(
+      "DISTINCT inside a private aggregate over privacy units is supported only as "
+      "dp_count(DISTINCT unit_column, epsilon)",
+      "A distinct count of another column changes by the number of distinct values one "
+      "unit alone has in a group, which nothing bounds. dp_count(DISTINCT unit_column, "
+      "epsilon) and dp_count(1, epsilon) count units; to count distinct values of another "
+      "column, label a table whose unit is that column.");
+}
+
 // The select list and HAVING outside aggregates: only group keys, and the
 // private aggregates the rewrite knows how to combine per unit.
 bool CheckOuterExpression(Node* node, LevelShape* shape) {
@@ -94,22 +155,18 @@ bool CheckOuterExpression(Node* node, LevelShape* shape) {
                       "Only differentially private aggregates may aggregate a table "
                       "whose rows are grouped into privacy units.");
     }
-    if (!IsSupportedUnitAggregate(aggref)) {
+    if (UnitCombinationOf(aggref) == UnitCombination::kUnsupported) {
       char message[256];
       snprintf(message, sizeof message,
                "%s is not supported over a table with a privacy unit column",
                get_func_name(aggref->aggfnoid));
       RefuseUnitLevel(message,
-                      "Over privacy units dp_agg supports dp_count, dp_sum and dp_avg "
-                      "so far; any other aggregate would be released at row level, "
+                      "Over privacy units dp_agg supports dp_count, dp_sum, dp_avg (and "
+                      "their _interval forms), dp_median, dp_percentile and the unweighted "
+                      "dp_select; any other aggregate would be released at row level, "
                       "protecting a person with many rows less than claimed.");
     }
-    if (aggref->aggdistinct != NIL || aggref->aggorder != NIL)
-      RefuseUnitLevel(
-          "DISTINCT or ORDER BY inside a private aggregate over privacy units is "
-          "not supported",
-          "Each unit's rows are combined into one value before the private "
-          "aggregate; dp_count(1, epsilon) already counts units.");
+    CheckUnitDistinct(aggref, shape);
     return false;
   }
   if (IsA(node, Var) && reinterpret_cast<Var*>(node)->varlevelsup == 0)
@@ -208,8 +265,60 @@ Var* InnerColumn(Rewriter* rewriter, Expr* expression, const char* name) {
   return makeVar(1, position, exprType(node), exprTypmod(node), exprCollation(node), 0);
 }
 
-Expr* ArgumentAt(Aggref* aggref, int position) {
-  return static_cast<TargetEntry*>(list_nth(aggref->args, position))->expr;
+// A built-in ordered-set aggregate of the inner level over one unit's rows
+// in a group: percentile_disc(0.5) WITHIN GROUP (ORDER BY value), the unit's
+// lower median, for the quantiles; mode() WITHIN GROUP (ORDER BY value), its
+// most frequent value (the least in the call's collation among ties), for
+// dp_select. Both are a value the unit has, so each unit contributes exactly
+// one value to the group whatever its number of rows, which is what the
+// row-level sensitivity of Smith's mechanism (max(f, 1 - f)) and of
+// permute-and-flip's counts (1, monotonic) assume of one row.
+Var* OneValuePerUnit(UnitCombination combination, Expr* value, Expr* filter, Oid input_collation,
+                     Rewriter* rewriter) {
+  const Oid value_type = exprType(reinterpret_cast<Node*>(value));
+  Oid less = InvalidOid;
+  Oid equal_operator = InvalidOid;
+  bool hashable = false;
+  get_sort_group_operators(value_type, false, false, false, &less, &equal_operator, nullptr,
+                           &hashable);
+  if (!OidIsValid(less) || !OidIsValid(equal_operator))
+    RefuseUnitLevel("the aggregated type has no ordering for a privacy unit level",
+                    "Over privacy units each unit's rows in a group are combined into one "
+                    "value (its median, or its most frequent value), which needs a btree "
+                    "ordering of the type.");
+  const bool quantile = combination == UnitCombination::kQuantile;
+  Oid declared[2] = {FLOAT8OID, ANYELEMENTOID};
+  const char* name = quantile ? "percentile_disc" : "mode";
+  const Oid function =
+      LookupFuncName(list_make2(makeString(pstrdup("pg_catalog")), makeString(pstrdup(name))),
+                     quantile ? 2 : 1, quantile ? declared : declared + 1, false);
+  auto* aggref = makeNode(Aggref);
+  aggref->aggfnoid = function;
+  aggref->aggtype = value_type;  // anyelement resolved to the value's type
+  aggref->aggcollid = exprCollation(reinterpret_cast<Node*>(value));
+  aggref->inputcollid = input_collation;
+  aggref->aggtranstype = InvalidOid;
+  aggref->aggargtypes =
+      quantile ? list_make2_oid(FLOAT8OID, value_type) : list_make1_oid(value_type);
+  aggref->aggdirectargs = quantile ? list_make1(Float8Constant(0.5)) : NIL;
+  auto* sorted = makeTargetEntry(value, 1, nullptr, false);
+  sorted->ressortgroupref = 1;
+  aggref->args = list_make1(sorted);
+  auto* order = makeNode(SortGroupClause);
+  order->tleSortGroupRef = 1;
+  order->eqop = equal_operator;
+  order->sortop = less;
+  order->nulls_first = false;
+  order->hashable = hashable;
+  aggref->aggorder = list_make1(order);
+  aggref->aggfilter = filter;
+  aggref->aggkind = AGGKIND_ORDERED_SET;
+  aggref->aggsplit = AGGSPLIT_SIMPLE;
+  aggref->aggno = -1;
+  aggref->aggtransno = -1;
+  aggref->location = -1;
+  return InnerColumn(rewriter, reinterpret_cast<Expr*>(aggref),
+                     quantile ? "unit_median" : "unit_vote");
 }
 
 // The private aggregate over per-unit rows that replaces `aggref`.
@@ -232,7 +341,8 @@ Node* RewrittenAggregate(Aggref* aggref, Rewriter* rewriter) {
   auto* filter = static_cast<Expr*>(copyObjectImpl(original->aggfilter));
   Var* combined = nullptr;
   Oid combined_type = InvalidOid;
-  if (entry->final_kind == FinalKind::kCount) {
+  const UnitCombination combination = UnitCombinationOf(aggref);
+  if (combination == UnitCombination::kCount) {
     // A unit counts once in a group if it has a counted row there: count
     // per unit, NULL when zero, and dp_count counts the non-NULL rows.
     Aggref* count = InnerAggregate("count", value, filter, original->inputcollid);
@@ -245,7 +355,7 @@ Node* RewrittenAggregate(Aggref* aggref, Rewriter* rewriter) {
     nonzero->location = -1;
     combined = InnerColumn(rewriter, reinterpret_cast<Expr*>(nonzero), "unit_count");
     combined_type = INT8OID;
-  } else if (entry->final_kind == FinalKind::kSum) {
+  } else if (combination == UnitCombination::kSum) {
     // Sum: each unit's total in the group, clamped to [lower, upper] in the
     // type of the built-in sum and cast back to the value's type (in range
     // after the clamp), so the private sum keeps its signature and result
@@ -271,6 +381,9 @@ Node* RewrittenAggregate(Aggref* aggref, Rewriter* rewriter) {
     if (back == nullptr) elog(ERROR, "dp_agg: no cast back to %s", format_type_be(value_type));
     combined = InnerColumn(rewriter, reinterpret_cast<Expr*>(back), "unit_sum");
     combined_type = value_type;
+  } else if (combination == UnitCombination::kQuantile || combination == UnitCombination::kVote) {
+    combined = OneValuePerUnit(combination, value, filter, original->inputcollid, rewriter);
+    combined_type = combined->vartype;
   } else {
     // Mean: BigQuery's per-unit semantics, each unit's mean in the group,
     // clamped and averaged by the private mean (the overload for the type of
@@ -298,7 +411,11 @@ Node* RewrittenAggregate(Aggref* aggref, Rewriter* rewriter) {
   outer->args = arguments;
   outer->aggargtypes = types;
   outer->aggfilter = nullptr;
-  outer->inputcollid = InvalidOid;
+  // dp_count(DISTINCT unit, e): the per-unit level already made each unit
+  // one row, so the outer count is a plain count of units.
+  outer->aggdistinct = NIL;
+  // dp_select compares the votes with its candidates in the call's collation.
+  if (combination != UnitCombination::kVote) outer->inputcollid = InvalidOid;
   if (entry->final_kind == FinalKind::kMean) {
     // The overload of the same aggregate for the combined type.
     Oid argument_types[FUNC_MAX_ARGS];
