@@ -28,9 +28,11 @@ namespace dp_pg {
 AttrNumber UnitColumnOfItem(const Query* query, Index item);
 
 // Checks a private aggregation level over the unit table at `item` (column
-// `column`): only dp_count, dp_sum and dp_avg (and group selection), no other
-// aggregates, no unit column as group key, every column outside the
-// aggregates a group key. ERROR 0A000 with the reason in DETAIL otherwise.
+// `column`): only dp_count (also DISTINCT unit), dp_sum, dp_avg, their
+// _interval forms, the quantiles and the unweighted dp_select (and group
+// selection), no other aggregates, no unit column as group key, every column
+// outside the aggregates a group key. ERROR 0A000 with the reason in DETAIL
+// otherwise.
 void CheckUnitLevel(Query* query, Index item, AttrNumber column);
 
 // Rewrites `level` in place into the two levels above. `max_groups` >= 1.

@@ -58,9 +58,13 @@ unit. The table's rows are (u, k, x) with u labelled privacy_unit (made
 distinct per group g), and the release is group k = 1 of
     SELECT k, dp_...(x, ...) FROM dataset WHERE g <= n GROUP BY g, k
 D' adds a unit with 10 rows in k = 1 and 10 in k = 2; the certified loss of
-dp_count and dp_sum must stay below epsilon, and under the fault
+dp_count, dp_count(DISTINCT u), dp_sum, dp_median and dp_select must stay
+below epsilon, the quantile and selection answers must follow the exact law
+of one value per unit (its lower median, its most frequent value) mixed over
+whether the added unit keeps group 1 (probability 1/2), and under the fault
 skip_unit_bounding (the per-unit rewrite left out, rows counted one by one)
-the self-check must FAIL.
+the self-check of dp_count, dp_sum, dp_median and dp_select must FAIL
+(dp_count(DISTINCT u) row by row still counts each unit once in the group).
 
 Besides, the suite compares the released noise with its exact distribution
 (chi-square against the discrete Laplace pmf, and against the discrete

@@ -4,6 +4,7 @@ the test faults, and the run plans (CI, --long, --self-check).
 """
 
 import dataclasses
+import itertools
 import math
 from dataclasses import dataclass
 from typing import Optional, Sequence, Tuple
@@ -35,6 +36,8 @@ class Mechanism:
     # (labelled privacy_unit, made distinct per group g), k a group key; the
     # release is the answer of group k = 1 of GROUP BY g, k.
     unit: bool = False
+    # dp_count(DISTINCT u, epsilon): the distinct count of the unit column.
+    distinct_unit: bool = False
 
     @property
     def value_kind(self) -> str:
@@ -82,7 +85,7 @@ class Mechanism:
             return (f"dp_percentile(x, {self.fraction!r}::float8, {float_bound(self.lower)}, "
                     f"{float_bound(self.upper)}, {eps})")
         if self.function == "dp_count":
-            return f"dp_count(x, {eps})"
+            return f"dp_count(DISTINCT u, {eps})" if self.distinct_unit else f"dp_count(x, {eps})"
         bound = lambda v: (f"{int(v)}::{self.column_type}" if self.value_kind == "integer"
                            else f"'{v!r}'::{self.column_type}")
         return f"{self.function}(x, {bound(self.lower)}, {bound(self.upper)}, {eps})"
@@ -116,6 +119,41 @@ class Mechanism:
         return np.where(allowed[position] == values, position, -1)
 
     def exact_law(self, rows: Tuple, epsilon: float) -> np.ndarray:
+        """P[answer = answer_set()[i]] on the dataset `rows`. Over privacy
+        units (README "Privacy units"), the rows (u, k, x) of the released
+        group k = 1 are first combined into one value per unit: its lower
+        median (percentile_disc(0.5)) for the quantiles, its most frequent
+        value (mode(), the least among ties) for dp_select. A unit with rows
+        in j groups keeps group 1 with probability 1 / j
+        (max_groups_contributed 1, uniform sampling), so the law is the
+        mixture over which of those units keep it."""
+        if not self.unit:
+            return self.row_law(rows, epsilon)
+        groups_of_unit = {}
+        for unit, group, value in rows:
+            groups_of_unit.setdefault(unit, {}).setdefault(group, []).append(value)
+        kept, optional = [], []
+        for groups in groups_of_unit.values():
+            if 1 not in groups:
+                continue
+            values = sorted(groups[1])
+            if self.kind == "quantile":
+                combined = values[math.ceil(len(values) / 2) - 1]
+            else:
+                combined = min(set(values), key=lambda v: (-values.count(v), v))
+            if len(groups) == 1:
+                kept.append(combined)
+            else:
+                optional.append((combined, 1.0 / len(groups)))
+        law = 0.0
+        for choice in itertools.product((False, True), repeat=len(optional)):
+            probability = math.prod(p if keep else 1.0 - p
+                                    for keep, (_, p) in zip(choice, optional))
+            values = tuple(kept) + tuple(v for keep, (v, _) in zip(choice, optional) if keep)
+            law = law + probability * self.row_law(values, epsilon)
+        return law
+
+    def row_law(self, rows: Tuple, epsilon: float) -> np.ndarray:
         """P[answer = answer_set()[i]] on the dataset `rows`, by the documented
         construction (README; selection.h, quantile.h), with epsilon rounded
         down to 24 bits as the server does (the further rounding of the rate
@@ -230,6 +268,12 @@ UNIT_COUNT = Mechanism("dp_count units", "dp_count", "integer", unit=True)
 UNIT_SUM = Mechanism("dp_sum units int4 [0,10]", "dp_sum", "integer", 0, 10, unit=True)
 UNIT_PAIR = NeighbourPair(((1, 1, 1),), (2, 1, 10), ((2, 1, 10),) * 9 + ((2, 2, 10),) * 10)
 
+# dp_count(DISTINCT u, e) at unit level counts units like dp_count(x, e);
+# row by row (skip_unit_bounding) it would count distinct units too, so only
+# halve_noise is a fault it must catch.
+UNIT_DISTINCT = Mechanism("dp_count DISTINCT unit", "dp_count", "integer", unit=True,
+                          distinct_unit=True)
+
 PRIVACY_LOSS_AUDITS = [
     PrivacyLossAudit("count_empty", COUNT, NeighbourPair((), 1), 1.0,
                      "empty vs one row: the count's worst case", (HALVE,)),
@@ -281,6 +325,9 @@ PRIVACY_LOSS_AUDITS = [
     PrivacyLossAudit("unit_sum", UNIT_SUM, UNIT_PAIR, 1.0,
                      "a unit of 20 rows at the upper bound in two groups: its total clamped",
                      (HALVE, SKIP_UNITS)),
+    PrivacyLossAudit("unit_distinct", UNIT_DISTINCT, UNIT_PAIR, 1.0,
+                     "dp_count(DISTINCT unit): a unit of 20 rows in two groups counted once",
+                     (HALVE,)),
 ]
 
 # dp_select. Under add/remove-one-row neighbours a row adds to the score of
@@ -311,6 +358,20 @@ SELECT_WEIGHTED_MIXED = Mechanism("dp_select weighted [-10,2]", "dp_select", "in
 MEDIAN = Mechanism("dp_median [0,1024]", "dp_median", "double precision", 0.0, 1024.0, "float8")
 PERCENTILE_75 = Mechanism("dp_percentile 0.75 [0,1024]", "dp_percentile", "double precision",
                           0.0, 1024.0, "float8", fraction=0.75)
+# Privacy units: dp_median over each unit's lower median and dp_select over
+# each unit's most frequent value in the group (README "Privacy units"). The
+# added unit has 20 rows, 10 in each of groups 1 and 2; row by row
+# (skip_unit_bounding) its 10 rows at 1000.5 would move the median from 512.5
+# to 1000.5, and its 10 votes (8 for 2, 2 for 1) would turn a tie into 7 to 13.
+UNIT_MEDIAN = Mechanism("dp_median units [0,1024]", "dp_median", "double precision", 0.0,
+                        1024.0, "float8", unit=True)
+UNIT_MEDIAN_PAIR = NeighbourPair(((1, 1, 512.5), (3, 1, 512.5), (4, 1, 512.5)), (2, 1, 1000.5),
+                                 ((2, 1, 1000.5),) * 9 + ((2, 2, 1000.5),) * 10)
+UNIT_SELECT = Mechanism("dp_select units int4 {1,2}", "dp_select", "integer", output="integer",
+                        candidates=(1, 2), unit=True)
+UNIT_SELECT_PAIR = NeighbourPair(tuple((u, 1, 1) for u in range(1, 6))
+                                 + tuple((u, 1, 2) for u in range(6, 11)), (11, 1, 2),
+                                 ((11, 1, 2),) * 7 + ((11, 1, 1),) * 2 + ((11, 2, 2),) * 10)
 # (epsilon, delta) = (1, 0.01): delta is large enough to measure (the audit
 # raises dp_agg.max_delta to 0.01 for its own transactions), and halve_noise,
 # which calibrates sigma for epsilon 2, gives delta(1) = 0.105 for a count.
@@ -355,6 +416,12 @@ PRIVACY_LOSS_AUDITS += [
                      "empty vs one row far above the bounds (clamped)"),
     PrivacyLossAudit("median_concentrated", MEDIAN, NeighbourPair((512.5,) * 3, 1000.5), 1.0,
                      "data at one value vs one more row elsewhere", law_detects=(HALVE,)),
+    PrivacyLossAudit("unit_median", UNIT_MEDIAN, UNIT_MEDIAN_PAIR, 1.0,
+                     "a unit of 20 rows far from the median in two groups: one value, one group",
+                     (SKIP_UNITS,), law_detects=(HALVE,)),
+    PrivacyLossAudit("unit_select", UNIT_SELECT, UNIT_SELECT_PAIR, 1.0,
+                     "a unit of 20 rows (most for 2) in two groups after a tie: one vote",
+                     (SKIP_UNITS,), law_detects=(HALVE,)),
     PrivacyLossAudit("percentile_extreme", PERCENTILE_75,
                      NeighbourPair((0.5, 512.5, 512.5), 1e9), 2.0,
                      "small dataset plus one row far above the bounds (clamped)", (HALVE,)),
@@ -561,7 +628,8 @@ CI_SELF_CHECKS = (("count_empty", HALVE, 1.0), ("count_empty", "none", 1.25),
                   ("select_tie", HALVE, 1.0), ("select_tie", "none", 1.25),
                   ("percentile_extreme", HALVE, 1.0), ("gauss_count_empty", HALVE, 1.0),
                   ("gauss_sum_int_clamp", SKIP, 1.0), ("unit_count", SKIP_UNITS, 1.0),
-                  ("unit_sum", SKIP_UNITS, 1.0))
+                  ("unit_sum", SKIP_UNITS, 1.0), ("unit_median", SKIP_UNITS, 1.0),
+                  ("unit_select", SKIP_UNITS, 1.0))
 CI_EXACT_SELF_CHECKS = (("count_noise", HALVE), ("gauss_count_noise", HALVE))
 ALL_EXACT_SELF_CHECKS = tuple((a.key, HALVE) for a in EXACT_NOISE_AUDITS)
 # Releases at epsilon x factor that a selection audit must catch: those whose
