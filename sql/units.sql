@@ -200,6 +200,35 @@ WHERE role = 'regress_unit_analyst';
 RESET SESSION AUTHORIZATION;
 
 -- ---------------------------------------------------------------------------
+-- Through a subquery in FROM that projects and filters the unit table (the
+-- unit is carried out of it, never visible, and bounded as for the table).
+-- ---------------------------------------------------------------------------
+SET SESSION AUTHORIZATION regress_unit_analyst;
+-- F1. Patient 1's 41 visits still count once (as U1).
+SELECT abs(dp_count(1, 1.0) - 1000) < 25 AS counts_people
+FROM (SELECT diagnosis, cost FROM units.visits WHERE cost > 0) v;
+-- F2. Grouped, with the sums clamped per unit (as U3).
+SELECT diagnosis, abs(dp_sum(c, 0, 200, 10.0) - 5100) < 100 + 20 * 21 AS clamped_per_unit
+FROM (SELECT diagnosis, cost AS c FROM units.visits) v
+WHERE diagnosis = 'flu' GROUP BY diagnosis;
+-- F3. A join to a public table on its key inside the subquery (as U5).
+SELECT kind, abs(dp_count(1, 1.0) - 1000) < 25 AS counts_people
+FROM (SELECT k.kind FROM units.visits v JOIN units.kinds k ON k.diagnosis = v.diagnosis) x
+GROUP BY kind ORDER BY kind;
+-- F4. The unit under another name: dp_count(DISTINCT) of it counts units,
+-- and max_groups_contributed holds (as D3).
+SELECT abs(dp_count(DISTINCT pid, 1.0) - 1000) < 25 AS distinct_units
+FROM (SELECT patient_id AS pid FROM units.visits) v;
+SELECT abs(sum(n) - 100) <= 6 AS one_group_per_unit
+FROM (SELECT grp, dp_count(1, 10.0) AS n
+      FROM (SELECT grp FROM units.spread WHERE cost = 1) s GROUP BY grp) x;
+-- F5. The quantiles and dp_select (as Q1 and S1).
+SELECT dp_median(c, 0, 100, 10.0) < 50 AS median_of_units,
+       dp_select(d, ARRAY['cold', 'flu'], 3.0) AS mode_of_units
+FROM (SELECT cost AS c, diagnosis AS d FROM units.heavy) h;
+RESET SESSION AUTHORIZATION;
+
+-- ---------------------------------------------------------------------------
 -- Refusals.
 -- ---------------------------------------------------------------------------
 SET SESSION AUTHORIZATION regress_unit_analyst;
@@ -209,8 +238,45 @@ SELECT patient_id, dp_count(1, 1.0) FROM units.visits GROUP BY patient_id;
 -- at row level (the weighted dp_select, S2).
 SELECT dp_select(diagnosis COLLATE "C", cost, 0, 100, ARRAY['flu', 'cold'], 1.0)
 FROM units.visits;
--- R3. A private level over unit rows from a subquery.
-SELECT dp_count(1, 1.0) FROM (SELECT diagnosis, patient_id FROM units.visits) x;
+-- R3. A private level over unit rows from a subquery that is more than a
+-- projection and filter of the unit table (LIMIT, DISTINCT, ORDER BY,
+-- aggregates, window functions, volatile functions, a nested subquery, an
+-- outer join, a set-returning function): each could repeat, choose or drop
+-- a unit's rows depending on other rows.
+SELECT dp_count(1, 1.0) FROM (SELECT * FROM units.visits LIMIT 10) x;
+SELECT dp_count(1, 1.0) FROM (SELECT DISTINCT diagnosis FROM units.visits) x;
+SELECT dp_count(1, 1.0) FROM (SELECT * FROM units.visits ORDER BY cost) x;
+SELECT dp_count(1, 1.0) FROM (SELECT * FROM units.visits WHERE random() < 0.5) x;
+SELECT dp_count(1, 1.0) FROM (SELECT * FROM (SELECT * FROM units.visits) a) b;
+SELECT dp_count(1, 1.0)
+FROM (SELECT v.* FROM units.visits v LEFT JOIN units.kinds k ON k.diagnosis = v.diagnosis) x;
+SELECT dp_count(1, 1.0) FROM (SELECT generate_series(1, 3) AS n, * FROM units.visits) x;
+SELECT dp_count(1, 1.0)
+FROM (SELECT * FROM units.visits WHERE cost IN (SELECT cost FROM units.visits)) x;
+-- R3b. A subquery cannot smuggle the unit out as a key, under any name or
+-- expression, nor count distinct values of an expression of it, nor join a
+-- second unit table.
+SELECT pid, dp_count(1, 1.0) FROM (SELECT patient_id AS pid FROM units.visits) x GROUP BY pid;
+SELECT p, dp_count(1, 1.0)
+FROM (SELECT patient_id % 10 AS p FROM units.visits) x GROUP BY p;
+SELECT p, dp_count(1, 1.0)
+FROM (SELECT v.patient_id AS p FROM units.visits v JOIN units.kinds k USING (diagnosis)) x
+GROUP BY p;
+SELECT dp_count(DISTINCT p, 1.0) FROM (SELECT patient_id + 0 AS p FROM units.visits) x;
+SELECT dp_count(1, 1.0)
+FROM (SELECT * FROM units.visits) a JOIN units.spread b USING (patient_id);
+-- R3c. GROUP BY without private aggregates releases its keys through
+-- partition selection, which must count units, not rows: the unit itself is
+-- refused as a key, and patient 0's 1000 'flu' visits (one unit) do not
+-- release 'flu'. At group_selection_delta 1e-10 a group of one unit is shown
+-- with probability at most 1e-10; 'cold' (100 units) passes the threshold
+-- except with probability below 1e-9 (as in U6).
+SELECT patient_id FROM units.heavy GROUP BY patient_id;
+SELECT pid FROM (SELECT patient_id AS pid FROM units.visits) x GROUP BY pid;
+SET dp_agg.group_selection_delta = 1e-10;
+SELECT diagnosis FROM units.heavy GROUP BY diagnosis ORDER BY diagnosis;
+SELECT d FROM (SELECT diagnosis AS d FROM units.heavy WHERE cost > 0) h GROUP BY d ORDER BY d;
+RESET dp_agg.group_selection_delta;
 -- R4. An outer join at a unit level.
 SELECT k.kind, dp_count(1, 1.0)
 FROM units.kinds k LEFT JOIN units.visits v ON k.diagnosis = v.diagnosis GROUP BY k.kind;

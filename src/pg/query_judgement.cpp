@@ -442,7 +442,22 @@ Rewrite* JudgePrivacyUnits(Query* query, const Sources& sources, const Level* le
       unit_item = index;
       unit_column = column;
     } else if (entry->rtekind == RTE_SUBQUERY) {
-      indirect = indirect || list_member_ptr(judgement->unit_row_levels, entry->subquery);
+      if (!list_member_ptr(judgement->unit_row_levels, entry->subquery)) continue;
+      // A plain projection and filter of the unit table: the unit is carried
+      // out of it and bounded here (unit_rewrite.h UnitSubquery).
+      Index inner_item = 0;
+      AttrNumber inner_column = InvalidAttrNumber;
+      if (entry->lateral || !UnitSubquery(entry->subquery, &inner_item, &inner_column)) {
+        indirect = true;
+        continue;
+      }
+      if (unit_item != 0)
+        Refuse(ERRCODE_FEATURE_NOT_SUPPORTED,
+               "a query level may read only one table with a privacy unit column",
+               "Joining two unit tables would mix two units' rows in one row.",
+               "Aggregate each table in its own query.");
+      unit_item = index;
+      unit_column = InvalidAttrNumber;
     } else if (entry->rtekind == RTE_CTE) {
       const CommonTableExpr* cte = CteOf(level, entry);
       indirect = indirect ||
@@ -454,13 +469,24 @@ Rewrite* JudgePrivacyUnits(Query* query, const Sources& sources, const Level* le
       judgement->unit_row_levels = lappend(judgement->unit_row_levels, query);
     return nullptr;
   }
-  if (!CheckAggregateCalls(query, false)) return nullptr;
+  // A level without private aggregates is bounded too when a restricted
+  // role groups unit rows: its group keys are released by partition
+  // selection, which must count units, not rows (a GROUP BY of keys alone
+  // would otherwise release a key that one unit with many rows holds).
+  // Built-in aggregates are refused to restricted roles by the level's
+  // other rules.
+  const bool grouped_keys_only = judgement->restricted && query->groupClause != NIL &&
+                                 !query->hasAggs && (unit_item != 0 || indirect);
+  if (!CheckAggregateCalls(query, false) && !grouped_keys_only) return nullptr;
   if (indirect)
     Refuse(ERRCODE_FEATURE_NOT_SUPPORTED,
-           "private aggregates over rows of a privacy-unit table from a subquery or WITH query "
-           "are not supported",
+           "private aggregates over rows of a privacy-unit table from this subquery or WITH "
+           "query are not supported",
            "dp_agg bounds each unit's contribution in the query level that reads the table "
-           "with the privacy unit column directly.",
+           "with the privacy unit column directly, or through a subquery in FROM that only "
+           "filters, projects and inner-joins it to tables without a unit (no aggregates, "
+           "DISTINCT, LIMIT, ORDER BY, set operations, window or set-returning functions, "
+           "subqueries, WITH, outer joins or volatile functions).",
            "Move the table into the FROM clause of the level that calls the private "
            "aggregates.");
   if (unit_item == 0) return nullptr;

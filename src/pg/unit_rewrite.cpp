@@ -3,6 +3,7 @@
 extern "C" {
 #include "catalog/namespace.h"
 #include "nodes/makefuncs.h"
+#include "optimizer/optimizer.h"
 #include "parser/parse_coerce.h"
 #include "parser/parse_func.h"
 #include "parser/parse_oper.h"
@@ -73,8 +74,19 @@ Expr* ArgumentAt(Aggref* aggref, int position) {
 struct LevelShape {
   List* keys;  // Expr* of the group keys, in groupClause order
   Index item;
-  AttrNumber column;
+  AttrNumber column;  // the unit column of a table; 0 for a subquery
+  // For a subquery (UnitSubquery): its output columns computed from the
+  // unit, and those that are the unit column itself.
+  Bitmapset* unit_derived = nullptr;
+  Bitmapset* unit_itself = nullptr;
 };
+
+// Whether the column `attno` of the level's unit item is (derived from) the
+// unit.
+bool IsUnitDerivedColumn(const LevelShape* shape, AttrNumber attno) {
+  if (shape->column != InvalidAttrNumber) return attno == shape->column;
+  return bms_is_member(attno, shape->unit_derived);
+}
 
 List* GroupKeyExpressions(Query* query) {
   List* keys = NIL;
@@ -101,7 +113,7 @@ bool ReferencesUnit(Node* node, LevelShape* shape) {
   if (IsA(node, Var)) {
     const auto* var = reinterpret_cast<Var*>(node);
     return var->varlevelsup == 0 && var->varno == static_cast<int>(shape->item) &&
-           var->varattno == shape->column;
+           IsUnitDerivedColumn(shape, var->varattno);
   }
   return expression_tree_walker(node, DP_EXPRESSION_WALKER(ReferencesUnit), shape);
 }
@@ -113,8 +125,9 @@ bool IsUnitColumn(Node* node, const LevelShape* shape) {
     node = reinterpret_cast<Node*>(reinterpret_cast<RelabelType*>(node)->arg);
   if (node == nullptr || !IsA(node, Var)) return false;
   const auto* var = reinterpret_cast<Var*>(node);
-  return var->varlevelsup == 0 && var->varno == static_cast<int>(shape->item) &&
-         var->varattno == shape->column;
+  if (var->varlevelsup != 0 || var->varno != static_cast<int>(shape->item)) return false;
+  if (shape->column != InvalidAttrNumber) return var->varattno == shape->column;
+  return bms_is_member(var->varattno, shape->unit_itself);
 }
 
 // DISTINCT at unit level: only dp_count(DISTINCT unit, e), which counts the
@@ -461,7 +474,111 @@ SortGroupClause* GroupClauseFor(Oid type, Index reference) {
   return clause;
 }
 
+// Privacy units through a subquery in FROM (UnitSubquery): the unit is
+// carried out of the subquery as an extra output column that the analyst's
+// query cannot name (it is added after parsing) and bounded at the level
+// that calls the private aggregates, exactly as for the table itself. This
+// is sound because a plain projection and filter maps each row of the table
+// to at most one output row of the same unit: the level then sees a subset
+// of the unit's rows, each carrying its unit.
+
+struct UnitVarSearch {
+  Index item;
+  AttrNumber column;
+};
+
+bool ContainsUnitVar(Node* node, UnitVarSearch* search) {
+  if (node == nullptr) return false;
+  if (IsA(node, Var)) {
+    const auto* var = reinterpret_cast<Var*>(node);
+    return var->varlevelsup == 0 && var->varno == static_cast<int>(search->item) &&
+           var->varattno == search->column;
+  }
+  return expression_tree_walker(node, DP_EXPRESSION_WALKER(ContainsUnitVar), search);
+}
+
+// Fills the subquery's output columns computed from its unit (join alias
+// variables flattened first), and those that are the unit itself.
+void DescribeSubqueryColumns(Query* subquery, Index inner_item, AttrNumber inner_column,
+                             LevelShape* shape) {
+  UnitVarSearch search{inner_item, inner_column};
+  AttrNumber attno = 0;
+  ListCell* cell;
+  foreach (cell, subquery->targetList) {
+    auto* entry = static_cast<TargetEntry*>(lfirst(cell));
+    ++attno;
+    Node* expression =
+        flatten_join_alias_vars(subquery, reinterpret_cast<Node*>(copyObjectImpl(entry->expr)));
+    if (ContainsUnitVar(expression, &search))
+      shape->unit_derived = bms_add_member(shape->unit_derived, attno);
+    while (IsA(expression, RelabelType))
+      expression = reinterpret_cast<Node*>(reinterpret_cast<RelabelType*>(expression)->arg);
+    if (ContainsUnitVar(expression, &search) && IsA(expression, Var))
+      shape->unit_itself = bms_add_member(shape->unit_itself, attno);
+  }
+}
+
+// Appends the unit column to the subquery's outputs (and the item's column
+// names); returns its column number at the outer level.
+AttrNumber CarryUnitColumn(RangeTblEntry* entry, Index inner_item, AttrNumber inner_column,
+                           Oid* type, int32* typmod, Oid* collation) {
+  Query* subquery = entry->subquery;
+  const Oid relation = rt_fetch(inner_item, subquery->rtable)->relid;
+  get_atttypetypmodcoll(relation, inner_column, type, typmod, collation);
+  const auto position = static_cast<AttrNumber>(list_length(subquery->targetList) + 1);
+  ListCell* cell;
+  foreach (cell, subquery->targetList) {
+    if (static_cast<TargetEntry*>(lfirst(cell))->resjunk)
+      elog(ERROR, "dp_agg: a unit subquery with junk columns");
+  }
+  subquery->targetList = lappend(
+      subquery->targetList,
+      makeTargetEntry(reinterpret_cast<Expr*>(makeVar(static_cast<int>(inner_item), inner_column,
+                                                      *type, *typmod, *collation, 0)),
+                      position, pstrdup("dp_agg_unit"), false));
+  entry->eref->colnames = lappend(entry->eref->colnames, makeString(pstrdup("dp_agg_unit")));
+  return position;
+}
+
 }  // namespace
+
+bool UnitSubquery(const Query* subquery, Index* inner_item, AttrNumber* inner_column) {
+  if (subquery->commandType != CMD_SELECT || subquery->setOperations != nullptr ||
+      subquery->hasAggs || subquery->groupClause != NIL || subquery->groupingSets != NIL ||
+      subquery->havingQual != nullptr || subquery->hasWindowFuncs || subquery->hasTargetSRFs ||
+      subquery->hasSubLinks || subquery->hasRecursive || subquery->hasModifyingCTE ||
+      subquery->hasForUpdate || subquery->rowMarks != NIL || subquery->distinctClause != NIL ||
+      subquery->limitCount != nullptr || subquery->limitOffset != nullptr ||
+      subquery->cteList != NIL || subquery->sortClause != NIL)
+    return false;
+  if (HasOuterJoin(reinterpret_cast<Node*>(subquery->jointree))) return false;
+  if (contain_volatile_functions(reinterpret_cast<Node*>(const_cast<Query*>(subquery))))
+    return false;
+  ListCell* cell;
+  foreach (cell, subquery->targetList) {
+    if (static_cast<TargetEntry*>(lfirst(cell))->resjunk) return false;
+  }
+  Index found = 0;
+  AttrNumber found_column = InvalidAttrNumber;
+  Index index = 0;
+  foreach (cell, subquery->rtable) {
+    ++index;
+    const auto* entry = static_cast<RangeTblEntry*>(lfirst(cell));
+    if (entry->rtekind == RTE_JOIN) continue;
+    // Tables only (public ones joined on their key, judged as for any row
+    // level); a function, VALUES, subquery or WITH query is not analysed.
+    if (entry->rtekind != RTE_RELATION || entry->tablesample != nullptr) return false;
+    const AttrNumber column = UnitColumnOfItem(subquery, index);
+    if (column == InvalidAttrNumber) continue;
+    if (found != 0) return false;
+    found = index;
+    found_column = column;
+  }
+  if (found == 0) return false;
+  *inner_item = found;
+  *inner_column = found_column;
+  return true;
+}
 
 AttrNumber UnitColumnOfItem(const Query* query, Index item) {
   const auto* entry = static_cast<RangeTblEntry*>(list_nth(query->rtable, item - 1));
@@ -471,6 +588,15 @@ AttrNumber UnitColumnOfItem(const Query* query, Index item) {
 
 void CheckUnitLevel(Query* query, Index item, AttrNumber column) {
   LevelShape shape{GroupKeyExpressions(query), item, column};
+  RangeTblEntry* unit_entry = rt_fetch(item, query->rtable);
+  if (unit_entry->rtekind == RTE_SUBQUERY) {
+    Index inner_item = 0;
+    AttrNumber inner_column = InvalidAttrNumber;
+    if (!UnitSubquery(unit_entry->subquery, &inner_item, &inner_column))
+      elog(ERROR, "dp_agg: not a unit subquery");
+    shape.column = InvalidAttrNumber;
+    DescribeSubqueryColumns(unit_entry->subquery, inner_item, inner_column, &shape);
+  }
   if (HasOuterJoin(reinterpret_cast<Node*>(query->jointree)))
     RefuseUnitLevel(
         "outer joins in a private aggregation level over privacy units are not "
@@ -487,7 +613,10 @@ void CheckUnitLevel(Query* query, Index item, AttrNumber column) {
         "The level is rewritten into a per-unit level and a private level.");
   ListCell* cell;
   foreach (cell, shape.keys) {
-    if (ReferencesUnit(static_cast<Node*>(lfirst(cell)), &shape))
+    // Join alias variables flattened: a USING column of a join is the
+    // column of one of its sides.
+    Node* key = flatten_join_alias_vars(query, static_cast<Node*>(copyObjectImpl(lfirst(cell))));
+    if (ReferencesUnit(key, &shape))
       RefuseUnitLevel("the privacy unit column cannot be a group key",
                       "Grouping by the unit would release one answer per person.");
   }
@@ -499,8 +628,21 @@ void CheckUnitLevel(Query* query, Index item, AttrNumber column) {
 }
 
 void RewriteForPrivacyUnits(Query* level, Index item, AttrNumber column, int max_groups) {
+  Oid unit_type = InvalidOid;
+  int32 unit_typmod = -1;
+  Oid unit_collation = InvalidOid;
+  RangeTblEntry* unit_entry = rt_fetch(item, level->rtable);
+  if (unit_entry->rtekind == RTE_SUBQUERY) {
+    Index inner_item = 0;
+    AttrNumber inner_column = InvalidAttrNumber;
+    if (!UnitSubquery(unit_entry->subquery, &inner_item, &inner_column))
+      elog(ERROR, "dp_agg: not a unit subquery");
+    column = CarryUnitColumn(unit_entry, inner_item, inner_column, &unit_type, &unit_typmod,
+                             &unit_collation);
+  } else {
+    get_atttypetypmodcoll(unit_entry->relid, column, &unit_type, &unit_typmod, &unit_collation);
+  }
   Rewriter rewriter{{GroupKeyExpressions(level), item, column}, max_groups, nullptr, NIL};
-  const Oid relation = rt_fetch(item, level->rtable)->relid;
   auto* inner = makeNode(Query);
   inner->commandType = CMD_SELECT;
   inner->querySource = QSRC_ORIGINAL;
@@ -528,10 +670,6 @@ void RewriteForPrivacyUnits(Query* level, Index item, AttrNumber column, int max
     static_cast<TargetEntry*>(llast(rewriter.columns))->ressortgroupref = reference;
     inner->groupClause = lappend(inner->groupClause, clause);
   }
-  Oid unit_type = InvalidOid;
-  int32 unit_typmod = -1;
-  Oid unit_collation = InvalidOid;
-  get_atttypetypmodcoll(relation, column, &unit_type, &unit_typmod, &unit_collation);
   InnerColumn(&rewriter,
               reinterpret_cast<Expr*>(makeVar(static_cast<int>(item), column, unit_type,
                                               unit_typmod, unit_collation, 0)),

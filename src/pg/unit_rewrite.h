@@ -27,15 +27,29 @@ namespace dp_pg {
 // InvalidAttrNumber (a table without one, or not a table).
 AttrNumber UnitColumnOfItem(const Query* query, Index item);
 
+// Whether `subquery` (in FROM of a private aggregation level) is a plain
+// projection and filter of one table with a privacy unit column, possibly
+// inner-joined to tables without one: no aggregates, GROUP BY, DISTINCT,
+// LIMIT, ORDER BY, set operations, window functions, set-returning
+// functions, sublinks, WITH, FOR UPDATE, TABLESAMPLE, outer joins or volatile
+// functions. Then each of its rows is one row of the table with the same
+// unit, and the level bounds the units as for the table itself (the unit is
+// carried out as an extra output column the query cannot name). The table's
+// range-table index in `subquery` and its unit column are returned.
+bool UnitSubquery(const Query* subquery, Index* inner_item, AttrNumber* inner_column);
+
 // Checks a private aggregation level over the unit table at `item` (column
-// `column`): only dp_count (also DISTINCT unit), dp_sum, dp_avg, their
-// _interval forms, the quantiles and the unweighted dp_select (and group
-// selection), no other aggregates, no unit column as group key, every column
+// `column`; or a UnitSubquery at `item`, column 0): only dp_count (also
+// DISTINCT unit), dp_sum, dp_avg, their _interval forms, the quantiles and
+// the unweighted dp_select (and group selection), no other aggregates, no
+// unit column (or column computed from it) as group key, every column
 // outside the aggregates a group key. ERROR 0A000 with the reason in DETAIL
 // otherwise.
 void CheckUnitLevel(Query* query, Index item, AttrNumber column);
 
 // Rewrites `level` in place into the two levels above. `max_groups` >= 1.
+// When `item` is a subquery (UnitSubquery; `column` is then unused), the unit
+// is first carried out of it.
 void RewriteForPrivacyUnits(Query* level, Index item, AttrNumber column, int max_groups);
 
 // The OID of dp_agg.unit_sample_key(integer), the marker of the inner level.
