@@ -307,6 +307,10 @@ WHERE r <= 1;
 -- ---------------------------------------------------------------------------
 SELECT abs(dp_count(1, 1.0) - 1000) < 25 AS counts_people FROM units.visits;
 SELECT count(*) AS rows_for_the_owner FROM units.visits;
+-- A whole-row key holds the unit (also of a subquery, which carries it).
+SELECT count(*) FROM (SELECT dp_count(1, 1.0) FROM units.visits v GROUP BY v) x;
+SELECT count(*) FROM (SELECT dp_count(1, 1.0) FROM (SELECT diagnosis FROM units.visits) s
+                      GROUP BY s) x;
 -- A type without a btree ordering (xid) cannot be combined per unit (for a
 -- restricted role the cast is refused first).
 SELECT dp_select(cost::text::xid, ARRAY['10'::xid], 1.0) FROM units.heavy;

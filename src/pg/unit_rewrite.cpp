@@ -112,8 +112,9 @@ bool ReferencesUnit(Node* node, LevelShape* shape) {
   if (node == nullptr) return false;
   if (IsA(node, Var)) {
     const auto* var = reinterpret_cast<Var*>(node);
+    // A whole-row reference (attno 0) holds the unit too.
     return var->varlevelsup == 0 && var->varno == static_cast<int>(shape->item) &&
-           IsUnitDerivedColumn(shape, var->varattno);
+           (var->varattno == InvalidAttrNumber || IsUnitDerivedColumn(shape, var->varattno));
   }
   return expression_tree_walker(node, DP_EXPRESSION_WALKER(ReferencesUnit), shape);
 }
