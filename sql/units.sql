@@ -226,6 +226,26 @@ FROM (SELECT grp, dp_count(1, 10.0) AS n
 SELECT dp_median(c, 0, 100, 10.0) < 50 AS median_of_units,
        dp_select(d, ARRAY['cold', 'flu'], 3.0) AS mode_of_units
 FROM (SELECT cost AS c, diagnosis AS d FROM units.heavy) h;
+-- F6. A WITH query referenced once that projects and filters the unit
+-- table is inlined and bounded the same way (also MATERIALIZED, which
+-- changes no row); the unit stays no key under its WITH name.
+WITH v AS (SELECT diagnosis, cost FROM units.visits WHERE cost > 0)
+SELECT abs(dp_count(1, 1.0) - 1000) < 25 AS counts_people FROM v;
+WITH v AS MATERIALIZED (SELECT patient_id AS pid FROM units.visits)
+SELECT abs(dp_count(DISTINCT pid, 1.0) - 1000) < 25 AS distinct_units FROM v;
+SET dp_agg.group_selection_delta = 1e-10;
+WITH h AS (SELECT diagnosis FROM units.heavy) SELECT diagnosis FROM h GROUP BY diagnosis;
+RESET dp_agg.group_selection_delta;
+-- F7. Refused: the unit as a key; a WITH query referenced twice (a unit's
+-- rows would meet themselves), or from a nested level, or not plain.
+WITH v AS (SELECT patient_id AS p FROM units.visits) SELECT p, dp_count(1, 1.0) FROM v GROUP BY p;
+WITH v AS (SELECT * FROM units.visits)
+SELECT dp_count(1, 1.0) FROM v a JOIN v b USING (patient_id);
+WITH v AS (SELECT * FROM units.visits)
+SELECT (SELECT dp_count(1, 1.0) FROM v), (SELECT dp_count(1, 1.0) FROM v);
+WITH v AS (SELECT * FROM units.visits)
+SELECT (SELECT dp_count(1, 1.0) FROM v);
+WITH v AS (SELECT * FROM units.visits ORDER BY cost) SELECT dp_count(1, 1.0) FROM v;
 RESET SESSION AUTHORIZATION;
 
 -- ---------------------------------------------------------------------------

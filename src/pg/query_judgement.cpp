@@ -460,8 +460,21 @@ Rewrite* JudgePrivacyUnits(Query* query, const Sources& sources, const Level* le
       unit_column = InvalidAttrNumber;
     } else if (entry->rtekind == RTE_CTE) {
       const CommonTableExpr* cte = CteOf(level, entry);
-      indirect = indirect ||
-                 (cte != nullptr && list_member_ptr(judgement->unit_row_levels, cte->ctequery));
+      if (cte == nullptr || !list_member_ptr(judgement->unit_row_levels, cte->ctequery)) continue;
+      // A WITH query of this level, referenced once, that is a plain
+      // projection and filter of the unit table: inlined as a subquery and
+      // bounded here (unit_rewrite.h UnitWithQuery).
+      if (UnitWithQuery(query, entry) == nullptr) {
+        indirect = true;
+        continue;
+      }
+      if (unit_item != 0)
+        Refuse(ERRCODE_FEATURE_NOT_SUPPORTED,
+               "a query level may read only one table with a privacy unit column",
+               "Joining two unit tables would mix two units' rows in one row.",
+               "Aggregate each table in its own query.");
+      unit_item = index;
+      unit_column = InvalidAttrNumber;
     }
   }
   if (!IsAggregationLevel(query)) {

@@ -541,6 +541,25 @@ AttrNumber CarryUnitColumn(RangeTblEntry* entry, Index inner_item, AttrNumber in
   return position;
 }
 
+// Turns the FROM item that reads a UnitWithQuery into a subquery, as
+// PostgreSQL inlines a WITH query referenced once. The WITH query itself is
+// moved (not copied: the other rewrites of this query hold pointers into it,
+// e.g. to its range table) and leaves the level's WITH list.
+void InlineUnitWithQuery(Query* level, RangeTblEntry* entry) {
+  CommonTableExpr* cte = UnitWithQuery(level, entry);
+  if (cte == nullptr) elog(ERROR, "dp_agg: not a unit WITH query");
+  entry->rtekind = RTE_SUBQUERY;
+  entry->subquery = reinterpret_cast<Query*>(cte->ctequery);
+  entry->security_barrier = false;
+  entry->ctename = nullptr;
+  entry->ctelevelsup = 0;
+  entry->self_reference = false;
+  entry->coltypes = NIL;
+  entry->coltypmods = NIL;
+  entry->colcollations = NIL;
+  level->cteList = list_delete_ptr(level->cteList, cte);
+}
+
 }  // namespace
 
 bool UnitSubquery(const Query* subquery, Index* inner_item, AttrNumber* inner_column) {
@@ -581,6 +600,22 @@ bool UnitSubquery(const Query* subquery, Index* inner_item, AttrNumber* inner_co
   return true;
 }
 
+CommonTableExpr* UnitWithQuery(const Query* level, const RangeTblEntry* entry) {
+  if (entry->rtekind != RTE_CTE || entry->ctelevelsup != 0 || entry->self_reference) return nullptr;
+  ListCell* cell;
+  foreach (cell, level->cteList) {
+    auto* cte = static_cast<CommonTableExpr*>(lfirst(cell));
+    if (strcmp(cte->ctename, entry->ctename) != 0) continue;
+    Index inner_item = 0;
+    AttrNumber inner_column = InvalidAttrNumber;
+    if (cte->cterecursive || cte->cterefcount != 1 || !IsA(cte->ctequery, Query) ||
+        !UnitSubquery(reinterpret_cast<Query*>(cte->ctequery), &inner_item, &inner_column))
+      return nullptr;
+    return cte;
+  }
+  return nullptr;
+}
+
 AttrNumber UnitColumnOfItem(const Query* query, Index item) {
   const auto* entry = static_cast<RangeTblEntry*>(list_nth(query->rtable, item - 1));
   if (entry->rtekind != RTE_RELATION) return InvalidAttrNumber;
@@ -590,13 +625,20 @@ AttrNumber UnitColumnOfItem(const Query* query, Index item) {
 void CheckUnitLevel(Query* query, Index item, AttrNumber column) {
   LevelShape shape{GroupKeyExpressions(query), item, column};
   RangeTblEntry* unit_entry = rt_fetch(item, query->rtable);
-  if (unit_entry->rtekind == RTE_SUBQUERY) {
+  Query* source = nullptr;
+  if (unit_entry->rtekind == RTE_SUBQUERY) source = unit_entry->subquery;
+  if (unit_entry->rtekind == RTE_CTE) {
+    CommonTableExpr* cte = UnitWithQuery(query, unit_entry);
+    if (cte == nullptr) elog(ERROR, "dp_agg: not a unit WITH query");
+    source = reinterpret_cast<Query*>(cte->ctequery);
+  }
+  if (source != nullptr) {
     Index inner_item = 0;
     AttrNumber inner_column = InvalidAttrNumber;
-    if (!UnitSubquery(unit_entry->subquery, &inner_item, &inner_column))
+    if (!UnitSubquery(source, &inner_item, &inner_column))
       elog(ERROR, "dp_agg: not a unit subquery");
     shape.column = InvalidAttrNumber;
-    DescribeSubqueryColumns(unit_entry->subquery, inner_item, inner_column, &shape);
+    DescribeSubqueryColumns(source, inner_item, inner_column, &shape);
   }
   if (HasOuterJoin(reinterpret_cast<Node*>(query->jointree)))
     RefuseUnitLevel(
@@ -633,6 +675,7 @@ void RewriteForPrivacyUnits(Query* level, Index item, AttrNumber column, int max
   int32 unit_typmod = -1;
   Oid unit_collation = InvalidOid;
   RangeTblEntry* unit_entry = rt_fetch(item, level->rtable);
+  if (unit_entry->rtekind == RTE_CTE) InlineUnitWithQuery(level, unit_entry);
   if (unit_entry->rtekind == RTE_SUBQUERY) {
     Index inner_item = 0;
     AttrNumber inner_column = InvalidAttrNumber;

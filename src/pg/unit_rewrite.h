@@ -38,8 +38,13 @@ AttrNumber UnitColumnOfItem(const Query* query, Index item);
 // range-table index in `subquery` and its unit column are returned.
 bool UnitSubquery(const Query* subquery, Index* inner_item, AttrNumber* inner_column);
 
+// The WITH query of `level` that its FROM item `entry` (RTE_CTE) reads, when
+// it is defined at this level, referenced once, not recursive and a
+// UnitSubquery: the rewrite inlines it as a subquery. nullptr otherwise.
+CommonTableExpr* UnitWithQuery(const Query* level, const RangeTblEntry* entry);
+
 // Checks a private aggregation level over the unit table at `item` (column
-// `column`; or a UnitSubquery at `item`, column 0): only dp_count (also
+// `column`; or a UnitSubquery or UnitWithQuery at `item`, column 0): only dp_count (also
 // DISTINCT unit), dp_sum, dp_avg, their _interval forms, the quantiles and
 // the unweighted dp_select (and group selection), no other aggregates, no
 // unit column (or column computed from it) as group key, every column
@@ -49,7 +54,7 @@ void CheckUnitLevel(Query* query, Index item, AttrNumber column);
 
 // Rewrites `level` in place into the two levels above. `max_groups` >= 1.
 // When `item` is a subquery (UnitSubquery; `column` is then unused), the unit
-// is first carried out of it.
+// is first carried out of it; a UnitWithQuery is first inlined as one.
 void RewriteForPrivacyUnits(Query* level, Index item, AttrNumber column, int max_groups);
 
 // The OID of dp_agg.unit_sample_key(integer), the marker of the inner level.
