@@ -737,6 +737,29 @@ COMMENT ON FUNCTION dp_agg.total_date_trunc(text, timestamp) IS
 COMMENT ON FUNCTION dp_agg.total_date_trunc(text, timestamptz) IS
   'total version of date_trunc(text, timestamptz) for expressions over protected rows: never raises for the fields dp_agg accepts';
 
+-- dp_agg.unit_sum(x): the sum of one privacy unit's rows in a group, for the
+-- privacy-unit rewrite (src/pg/unit_rewrite.cpp), which clamps it to the
+-- call's bounds. PostgreSQL's sum(float4/float8/numeric) raises on overflow,
+-- and how many rows a unit has is protected data, so a unit's total is
+-- summed with the total additions instead: float overflow gives +-Infinity
+-- (clamped to a bound), a numeric total beyond numeric's range gives NULL
+-- (the unit adds nothing to that aggregate).
+CREATE AGGREGATE dp_agg.unit_sum(float4) (
+  SFUNC = dp_agg.total_float4pl, STYPE = float4, COMBINEFUNC = dp_agg.total_float4pl,
+  PARALLEL = SAFE);
+CREATE AGGREGATE dp_agg.unit_sum(float8) (
+  SFUNC = dp_agg.total_float8pl, STYPE = float8, COMBINEFUNC = dp_agg.total_float8pl,
+  PARALLEL = SAFE);
+CREATE AGGREGATE dp_agg.unit_sum(numeric) (
+  SFUNC = dp_agg.total_numeric_add, STYPE = numeric, COMBINEFUNC = dp_agg.total_numeric_add,
+  PARALLEL = SAFE);
+COMMENT ON AGGREGATE dp_agg.unit_sum(float4) IS
+  'sum that never raises (overflow gives +-Infinity), for one privacy unit''s rows (internal: used by the privacy-unit rewrite)';
+COMMENT ON AGGREGATE dp_agg.unit_sum(float8) IS
+  'sum that never raises (overflow gives +-Infinity), for one privacy unit''s rows (internal: used by the privacy-unit rewrite)';
+COMMENT ON AGGREGATE dp_agg.unit_sum(numeric) IS
+  'sum that never raises (NULL beyond numeric''s range), for one privacy unit''s rows (internal: used by the privacy-unit rewrite)';
+
 -- The privileges of 0.2.0, as in src/sql/90_privileges.sql.
 -- What PUBLIC may use in schema dp_agg, decided here and nowhere else: first
 -- everything is taken from PUBLIC, then the public entry points are granted
@@ -781,6 +804,9 @@ TO PUBLIC;
 -- table with a privacy unit column, which runs as the querying role. It only
 -- returns random numbers; restricted roles may not write it themselves.
 GRANT EXECUTE ON FUNCTION dp_agg.unit_sample_key(integer) TO PUBLIC;
+-- and these aggregates (75_total_functions.sql), sums that never raise.
+GRANT EXECUTE ON ROUTINE dp_agg.unit_sum(float4), dp_agg.unit_sum(float8),
+  dp_agg.unit_sum(numeric) TO PUBLIC;
 
 -- dp_agg puts this aggregate into the HAVING clause of a restricted role's
 -- query, which runs as that role.

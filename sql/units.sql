@@ -347,6 +347,47 @@ RESET parallel_setup_cost;
 RESET parallel_tuple_cost;
 RESET min_parallel_table_scan_size;
 
+-- ---------------------------------------------------------------------------
+-- Errors that the per-unit level must not raise (neighbour fuzzer finding
+-- and review, session 6): whether a query fails may not depend on how many
+-- rows a unit has, or on a row that a CASE reaches.
+-- ---------------------------------------------------------------------------
+-- E1. Unit 1 has two float rows of 1e308 and two numeric rows near numeric's
+-- limit: PostgreSQL's own sum and avg raise on their totals, dp_agg.unit_sum
+-- does not (float overflow gives Infinity, clamped to the upper bound; a
+-- numeric total beyond the range is NULL: the unit adds nothing there).
+CREATE TABLE units.big (patient_id int, x float8 NOT NULL, r real NOT NULL, n numeric NOT NULL);
+INSERT INTO units.big VALUES (1, 1e308, 3e38, 9e131071), (1, 1e308, 3e38, 9e131071),
+                             (2, 1, 1, 1);
+SELECT dp_agg.set_privacy_unit('units.big', 'patient_id');
+SELECT dp_agg.protect_table('units.big');
+GRANT SELECT ON units.big TO regress_unit_outsider;
+-- As an unrestricted role and as the restricted analyst: no error, answers
+-- within the bounds after clamping each unit ([0, 1] for means and medians).
+SELECT dp_sum(x, 0, 1, 1.0) IS NOT NULL AS sum_float8, dp_sum(r, 0, 1, 1.0) IS NOT NULL AS sum_real,
+       dp_sum(n, 0, 1, 1.0) IS NOT NULL AS sum_numeric,
+       dp_avg(x, 0, 1, 1.0) BETWEEN 0 AND 1 AS avg_float8,
+       dp_avg(n, 0, 1, 1.0) BETWEEN 0 AND 1 AS avg_numeric,
+       dp_avg(r, 0, 1, 1.0) BETWEEN 0 AND 1 AS avg_real
+FROM units.big;
+SET SESSION AUTHORIZATION regress_unit_analyst;
+SELECT dp_sum(x, 0, 1, 1.0) IS NOT NULL AS sum_float8, dp_avg(x, 0, 1, 1.0) BETWEEN 0 AND 1 AS avg_float8,
+       dp_sum(n * 1, 0, 1, 1.0) IS NOT NULL AS sum_numeric,
+       dp_avg(x * 1e-200, 0, 1, 1.0) BETWEEN 0 AND 1 AS avg_small
+FROM units.big;
+-- E2. Arithmetic on unit rows is total for a restricted role, also in the
+-- WHERE and the keys that the rewrite moves into the per-unit level:
+-- x * 10 overflows only for unit 1's rows, and only the CASE reaches them.
+SELECT dp_count(1, 1.0) IS NOT NULL AS no_error FROM units.big
+WHERE CASE WHEN patient_id = 1 THEN x * 10 > 0 ELSE true END;
+SELECT count(*) >= 0 AS no_error
+FROM (SELECT x * 10 > 0 AS k, dp_count(1, 1.0) FROM units.big GROUP BY 1) s;
+SELECT dp_sum(n * 10, 0, 1, 1.0) IS NOT NULL AS no_error FROM units.big;
+RESET SESSION AUTHORIZATION;
+-- E3. The per-unit sums are dp_agg.unit_sum (float and numeric values) and
+-- the float8 mean their total over the count.
+EXPLAIN (VERBOSE, COSTS OFF) SELECT dp_avg(x, 0, 1, 1.0) FROM units.big;
+
 -- Removing the label restores row-level semantics for unrestricted roles
 -- (units.visits and units.heavy keep theirs).
 SECURITY LABEL FOR dp_agg ON COLUMN units.spread.patient_id IS NULL;

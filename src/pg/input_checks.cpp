@@ -148,10 +148,13 @@ int UnitSamplerGroups(Plan* window) {
 }
 
 // Below the sampler: the per-unit Agg (and its partial steps) combine each
-// unit's rows with built-in aggregates.
+// unit's rows with built-in aggregates and dp_agg.unit_sum.
 bool HasNonBuiltinAggregate(Node* node, void* context) {
   if (node == nullptr) return false;
-  if (IsA(node, Aggref)) return reinterpret_cast<Aggref*>(node)->aggfnoid >= FirstNormalObjectId;
+  if (IsA(node, Aggref)) {
+    const Oid function = reinterpret_cast<Aggref*>(node)->aggfnoid;
+    return function >= FirstNormalObjectId && !IsUnitSumAggregate(function);
+  }
   return expression_tree_walker(node, DP_EXPRESSION_WALKER(HasNonBuiltinAggregate), context);
 }
 

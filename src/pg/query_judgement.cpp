@@ -535,7 +535,15 @@ bool JudgeLevel(Query* query, const Level* parent, Judgement* judgement) {
   }
   // Before the levels' other rewrites: they apply to the rewritten level.
   Rewrite* units = JudgePrivacyUnits(query, sources, &level, judgement);
-  if (units != nullptr) Require(judgement, units);
+  if (units != nullptr) {
+    // The unit rewrite moves the level's WHERE, group keys and aggregate
+    // arguments into its inner level, where they run on protected rows:
+    // they get their total arithmetic first (the level's own total
+    // arithmetic, last below, then reaches only its outer expressions).
+    if (restricted && sources.protected_items != nullptr)
+      Require(judgement, LevelRewrite(RewriteKind::kTotalArithmetic, query));
+    Require(judgement, units);
+  }
   if (sources.protected_items == nullptr) return false;
 
   const bool aggregation = IsAggregationLevel(query);

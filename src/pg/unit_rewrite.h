@@ -60,6 +60,10 @@ void RewriteForPrivacyUnits(Query* level, Index item, AttrNumber column, int max
 // The OID of dp_agg.unit_sample_key(integer), the marker of the inner level.
 Oid UnitSampleKeyFunction();
 
+// Whether `function` is dp_agg.unit_sum, the sum that never raises which
+// the rewrite uses for one unit's float and numeric rows.
+bool IsUnitSumAggregate(Oid function);
+
 }  // namespace dp_pg
 
 #endif  // DP_AGG_PG_UNIT_REWRITE_H

@@ -302,3 +302,26 @@ COMMENT ON FUNCTION dp_agg.total_date_trunc(text, timestamp) IS
   'total version of date_trunc(text, timestamp) for expressions over protected rows: never raises for the fields dp_agg accepts';
 COMMENT ON FUNCTION dp_agg.total_date_trunc(text, timestamptz) IS
   'total version of date_trunc(text, timestamptz) for expressions over protected rows: never raises for the fields dp_agg accepts';
+
+-- dp_agg.unit_sum(x): the sum of one privacy unit's rows in a group, for the
+-- privacy-unit rewrite (src/pg/unit_rewrite.cpp), which clamps it to the
+-- call's bounds. PostgreSQL's sum(float4/float8/numeric) raises on overflow,
+-- and how many rows a unit has is protected data, so a unit's total is
+-- summed with the total additions instead: float overflow gives +-Infinity
+-- (clamped to a bound), a numeric total beyond numeric's range gives NULL
+-- (the unit adds nothing to that aggregate).
+CREATE AGGREGATE dp_agg.unit_sum(float4) (
+  SFUNC = dp_agg.total_float4pl, STYPE = float4, COMBINEFUNC = dp_agg.total_float4pl,
+  PARALLEL = SAFE);
+CREATE AGGREGATE dp_agg.unit_sum(float8) (
+  SFUNC = dp_agg.total_float8pl, STYPE = float8, COMBINEFUNC = dp_agg.total_float8pl,
+  PARALLEL = SAFE);
+CREATE AGGREGATE dp_agg.unit_sum(numeric) (
+  SFUNC = dp_agg.total_numeric_add, STYPE = numeric, COMBINEFUNC = dp_agg.total_numeric_add,
+  PARALLEL = SAFE);
+COMMENT ON AGGREGATE dp_agg.unit_sum(float4) IS
+  'sum that never raises (overflow gives +-Infinity), for one privacy unit''s rows (internal: used by the privacy-unit rewrite)';
+COMMENT ON AGGREGATE dp_agg.unit_sum(float8) IS
+  'sum that never raises (overflow gives +-Infinity), for one privacy unit''s rows (internal: used by the privacy-unit rewrite)';
+COMMENT ON AGGREGATE dp_agg.unit_sum(numeric) IS
+  'sum that never raises (NULL beyond numeric''s range), for one privacy unit''s rows (internal: used by the privacy-unit rewrite)';

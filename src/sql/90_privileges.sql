@@ -43,6 +43,9 @@ TO PUBLIC;
 -- table with a privacy unit column, which runs as the querying role. It only
 -- returns random numbers; restricted roles may not write it themselves.
 GRANT EXECUTE ON FUNCTION dp_agg.unit_sample_key(integer) TO PUBLIC;
+-- and these aggregates (75_total_functions.sql), sums that never raise.
+GRANT EXECUTE ON ROUTINE dp_agg.unit_sum(float4), dp_agg.unit_sum(float8),
+  dp_agg.unit_sum(numeric) TO PUBLIC;
 
 -- dp_agg puts this aggregate into the HAVING clause of a restricted role's
 -- query, which runs as that role.

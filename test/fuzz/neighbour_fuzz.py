@@ -47,14 +47,21 @@ DB_NBR = "dp_fuzz_nb_with"
 ANALYST = "dp_fuzz_analyst"
 READER = "dp_fuzz_reader"
 FAULTS = ["indeterminate_collation", "case_test_constant", "hash_group_order",
-          "first_key_spelling", "builtin_arithmetic"]
+          "first_key_spelling", "builtin_arithmetic", "skip_unit_bounding"]
 # which finding class each fault must produce
 FAULT_CLASS = {"indeterminate_collation": "error:collation", "case_test_constant": "error:cast",
                "hash_group_order": "order", "first_key_spelling": "keys",
-               "builtin_arithmetic": "error:arithmetic"}
+               "builtin_arithmetic": "error:arithmetic", "skip_unit_bounding": "rows"}
 
 N_COHORTS = 64
 PER_COHORT = 200
+# hr.visits: every common unit has VISITS_PER_UNIT rows on consecutive days and
+# keeps one of its groups (max_groups_contributed 1), so a group of common rows
+# still holds at least PER_COHORT / VISITS_PER_UNIT units of each cohort in
+# it; the neighbour unit has NEIGHBOUR_VISITS rows, enough for row-level group
+# selection to release its rare keys almost surely (skip_unit_bounding).
+VISITS_PER_UNIT = 3
+NEIGHBOUR_VISITS = 300
 
 FIXTURE = r"""
 CREATE EXTENSION IF NOT EXISTS dp_agg;
@@ -93,6 +100,21 @@ SELECT g, (ARRAY['alice','bob','carol','dave'])[k % 4 + 1],
        k % 7, CASE WHEN k % 5 = 0 THEN NULL ELSE k % 5 END,
        ARRAY[(ARRAY['x','y'])[k % 2 + 1]]
 FROM (SELECT g, g % {n_cohorts} AS k FROM generate_series(1, {n_rows}) g) s;
+-- Unit-level neighbours (README "Privacy units"): hr.visits has the columns of
+-- hr.patients and a privacy unit pid. Each common patient is a unit of
+-- {visits_per_unit} visits on consecutive days (so a unit spans several groups of
+-- GROUP BY visit), and the neighbour is the unit pid 0: {neighbour_visits} visits
+-- with the neighbour's rare values, all of it present or absent.
+CREATE TABLE hr.visits (pid int NOT NULL, LIKE hr.patients) WITH (autovacuum_enabled = false);
+INSERT INTO hr.visits SELECT 0, p.id, p.name, p.ssn, p.region, p.district, p.age, p.income,
+       p.phone, p.visit + j % 3, p.visit_ts, p.stay, p.score, p.amount, p.code, p.clinic,
+       p.flag, p.nick, p.small, p.opt, p.tags
+FROM hr.patients p, generate_series(1, {neighbour_visits}) j WHERE p.id = 0;
+INSERT INTO hr.visits SELECT p.id, p.id, p.name, p.ssn, p.region, p.district, p.age, p.income,
+       p.phone, p.visit + j, p.visit_ts, p.stay, p.score, p.amount, p.code, p.clinic,
+       p.flag, p.nick, p.small, p.opt, p.tags
+FROM hr.patients p, generate_series(0, {visits_per_unit} - 1) j WHERE p.id > 0;
+SELECT dp_agg.set_privacy_unit('hr.visits', 'pid');
 """
 
 connect = fuzz_common.connect
@@ -132,18 +154,23 @@ def setup(keep=False):
                 cur.execute("CREATE COLLATION hr.ci (provider = icu, locale = 'und-u-ks-level2', "
                             "deterministic = false)")
             cur.execute(FIXTURE.format(nick_coll=nick_coll, n_cohorts=N_COHORTS,
-                                       n_rows=N_COHORTS * PER_COHORT).replace(
+                                       n_rows=N_COHORTS * PER_COHORT,
+                                       visits_per_unit=VISITS_PER_UNIT,
+                                       neighbour_visits=NEIGHBOUR_VISITS).replace(
                                            "CREATE SCHEMA hr;", ""))
             # Statistics from the same rows in both (ANALYZE reads all of a table this
             # small), so that plans and hash-table sizes are the same on both sides;
             # autovacuum is off for the table, they stay so.
-            cur.execute("ANALYZE hr.patients, hr.clinics, hr.region_info, hr.notes")
+            cur.execute("ANALYZE hr.patients, hr.visits, hr.clinics, hr.region_info, hr.notes")
             if db == DB_BASE:
                 # same heap layout: the neighbour's slot holds a dead tuple
                 cur.execute("DELETE FROM hr.patients WHERE id = 0")
+                cur.execute("DELETE FROM hr.visits WHERE pid = 0")
             cur.execute(f"GRANT SELECT ON hr.clinics, hr.region_info, hr.notes TO {ANALYST}, {READER}")
             cur.execute(f"GRANT SELECT ON hr.patients TO {READER}")
+            cur.execute(f"GRANT SELECT ON hr.visits TO {READER}")
             cur.execute("SELECT dp_agg.protect_table('hr.patients')")
+            cur.execute("SELECT dp_agg.protect_table('hr.visits')")
             cur.execute(f"SELECT dp_agg.restrict_role('{ANALYST}')")
             cur.execute(f"SELECT dp_agg.set_budget('{ANALYST}', 1e12, 0.5)")
             cur.execute(f"SELECT dp_agg.set_budget('{READER}', 1e12, 0.5)")
@@ -414,21 +441,34 @@ class Gen:
             return ("hr.patients p JOIN hr.notes nt ON nt.region = p.region", "p", False)
         if r < 0.6:
             return ("(SELECT * FROM hr.patients WHERE " + self.pred("hr.patients") + ") p", "p", False)
+        if r < 0.75:
+            return self.unit_source()
         return ("hr.patients p", "p", False)
+
+    def unit_source(self):
+        """hr.visits (privacy unit pid), directly, through a filtering subquery
+        or WITH query, or inner-joined to a public table."""
+        return self.ch([
+            ("hr.visits p", "p", False),
+            ("hr.visits p JOIN hr.clinics c ON c.id = p.clinic", "p", False),
+            ("(SELECT * FROM hr.visits WHERE " + self.pred("hr.visits") + ") p", "p", False),
+            ("(WITH v AS (SELECT * FROM hr.visits WHERE " + self.pred("hr.visits")
+             + ") SELECT * FROM v) p", "p", False),
+        ])
 
     def query(self):
         """Returns (sql, key_aliases)."""
         f = self.focus
-        src, a, coll = self.source()
+        src, a, coll = self.unit_source() if f == "skip_unit_bounding" else self.source()
         nkeys = 0
-        if f in ("hash_group_order", "first_key_spelling"):
+        if f in ("hash_group_order", "first_key_spelling", "skip_unit_bounding"):
             nkeys = self.r.randint(1, 2)
         elif self.r.random() < 0.55:
             nkeys = self.r.randint(1, 2)
         keys = []
         if f == "first_key_spelling":
             keys.append(self.ch(["stay", "score", "amount"] + (["nick"] if self.icu else [])))
-        elif f == "hash_group_order":
+        elif f in ("hash_group_order", "skip_unit_bounding"):
             keys.append(self.ch(["region", "district", "visit", "age"]))
         while len(keys) < nkeys:
             k = self.ch(KEY_COLS)

@@ -21,7 +21,9 @@ from .statistics import (DirectionalBound, certify_delta, certify_privacy_loss,
 from .suites import (CI_GROUP_SELECTION_SELF_CHECKS, CI_SELF_CHECKS, EXACT_NOISE_AUDITS,
                      ExactNoiseAudit, GAUSS_CALIBRATIONS, GROUP_SELECTION_AUDITS,
                      GroupSelectionAudit, HALVE, LOW_BITS_AUDIT, NeighbourPair, PLOTTED_AUDITS,
-                     PLOTTED_SELF_CHECKS, PRIVACY_LOSS_AUDITS, PrivacyLossAudit, RunPlan, ci_plan)
+                     PLOTTED_SELF_CHECKS, PRIVACY_LOSS_AUDITS, PrivacyLossAudit, RunPlan,
+                     SKIP_UNITS, UNIT_GROUP_SELECTION_AUDITS, UNIT_GROUP_SELECTION_SAMPLES,
+                     UNIT_GROUP_SELECTION_SELF_CHECK_SAMPLES, UnitGroupSelectionAudit, ci_plan)
 
 
 @dataclass
@@ -89,6 +91,7 @@ class Auditor:
                             if a.mechanism.kind in ("selection", "quantile"))
         # Partition selection: exact law, pairs (two directions), delta.
         group_tests = sum(a.statistical_tests for a in GROUP_SELECTION_AUDITS)
+        group_tests += sum(a.statistical_tests for a in UNIT_GROUP_SELECTION_AUDITS)
         return privacy_loss_tests + exact_tests + low_bit_tests + law_tests + group_tests
 
     def record(self, outcome: Outcome):
@@ -101,6 +104,7 @@ class Auditor:
             self.run_privacy_loss_audits()
             self.run_exact_noise_audits()
             self.run_group_selection_audits()
+            self.run_unit_group_selection_audits()
         self.run_self_checks()
         if self.plan.ci_self_check_replicates:
             self.run_self_check_replicates()
@@ -488,6 +492,102 @@ class Auditor:
             f"{estimate - certified:.4f}; exact {audit.release_probability(1):.4f}]",
             certified=certified, claimed_delta=audit.delta, empirical=estimate)
 
+    # --- partition selection over privacy units ----------------------------
+    def draw_unit_groups(self, audit: UnitGroupSelectionAudit, samples: int, fault: str):
+        return self.db.unit_group_selections(audit.rows.epsilon, audit.rows.delta,
+                                             max(audit.sizes), samples, fault, self.executor)
+
+    def run_unit_group_selection_audits(self):
+        """Groups of c one-row units and groups of c - 1 one-row units plus a
+        unit of many rows in two groups (suites.UnitGroupSelectionAudit): the
+        exact law of the release decisions, the privacy loss between c - 1
+        units and c - 1 units plus the heavy unit (c = 2 and c = T), and
+        delta for the heavy unit alone against no group."""
+        pending = [(audit, self.draw_unit_groups(audit, UNIT_GROUP_SELECTION_SAMPLES, "none"))
+                   for audit in UNIT_GROUP_SELECTION_AUDITS]
+        for audit, future in pending:
+            released = future.result()
+            self.record(self.unit_group_law_outcome(audit, released))
+            for count in audit.pair_counts:
+                self.record(self.unit_group_pair_outcome(audit, released, count))
+            self.record(self.unit_group_delta_outcome(audit, released))
+
+    def unit_group_law_outcome(self, audit: UnitGroupSelectionAudit,
+                               released: np.ndarray) -> Outcome:
+        """The release frequency of every (kind, size) against its exact
+        probability: exact two-sided binomial tests, Bonferroni over them, so
+        that the union is one test at alpha."""
+        n = released.shape[2]
+        cells = [(heavy, c) for heavy in (False, True) for c in audit.sizes]
+        exact = [audit.release_probability(c, heavy) for heavy, c in cells]
+        hits = [int(released[int(heavy), c - 1].sum()) for heavy, c in cells]
+        p_values = [stats.binomtest(k, n, p).pvalue for k, p in zip(hits, exact)]
+        adjusted = min(1.0, min(p_values) * len(cells))
+        shown = ", ".join(f"{'+u' if heavy else ''}{c}: {k / n:.4f}/{p:.4f}"
+                          for (heavy, c), k, p in zip(cells, hits, exact))
+        outcome = Outcome(
+            "exact-groups", audit.label, f"1..{max(audit.sizes)} units, +u: one unit fewer "
+            f"plus one of {2 * audit.heavy_rows} rows in two groups", audit.rows.epsilon,
+            f"binomial p x{len(cells)} = {adjusted:.3g}", n * len(cells),
+            adjusted >= self.alpha_per_test,
+            f"[T = {audit.rows.threshold}; released / exact: {shown}]",
+            claimed_delta=audit.rows.delta)
+        outcome.empirical = adjusted
+        return outcome
+
+    def unit_group_pair_outcome(self, audit: UnitGroupSelectionAudit, released: np.ndarray,
+                                count: int) -> Outcome:
+        """D = a group of count - 1 one-row units, D' = the same group with
+        the heavy unit: the privacy-loss certification on the 0/1 answers."""
+        d, d_prime = released[0, count - 2], released[1, count - 1]
+        bounds = certify_privacy_loss(d, d_prime, self.alpha_per_test, None, False)
+        worst = max(bounds, key=lambda b: b.certified)
+        p, p_prime = (audit.release_probability(count - 1, False),
+                      audit.release_probability(count, True))
+        exact_loss = max(math.log(p_prime / p), math.log((1.0 - p) / (1.0 - p_prime)))
+        event = self.GROUP_EVENTS.get(worst.event, worst.event)
+        return Outcome(
+            "privacy-loss", audit.label, f"{count - 1} units vs {count - 1} + a unit of "
+            f"{2 * audit.heavy_rows} rows", audit.rows.epsilon,
+            f"certified lower bound {format_bound(worst.certified)}", len(d) + len(d_prime),
+            not worst.certified > audit.rows.epsilon,
+            f"[{event}, {worst.direction}; empirical {worst.empirical:.3f}; "
+            f"exact loss {exact_loss:.3f}]", certified=worst.certified,
+            empirical=worst.empirical)
+
+    def unit_group_delta_outcome(self, audit: UnitGroupSelectionAudit,
+                                 released: np.ndarray) -> Outcome:
+        """D = no group, D' = the heavy unit alone in it (released with
+        p(1) / 2): as group_delta_outcome, P_D = 0 exactly."""
+        hits, n = int(released[1, 0].sum()), released.shape[2]
+        certified = float(clopper_pearson_lower(hits, n, self.alpha_per_test))
+        estimate = hits / n
+        return Outcome(
+            "delta", audit.label, f"no group vs a unit of {2 * audit.heavy_rows} rows",
+            audit.rows.epsilon, f"certified delta >= {format_delta(certified)}", n,
+            not certified > audit.rows.delta,
+            f"[released, D' over D; delta_hat {estimate:.4f} - margin "
+            f"{estimate - certified:.4f}; exact {audit.release_probability(1, True):.4f}]",
+            certified=certified, claimed_delta=audit.rows.delta, empirical=estimate)
+
+    def run_unit_group_selection_self_checks(self):
+        """skip_unit_bounding (rows counted one by one): the pair c = 2 must
+        fail, and so must the exact law."""
+        pending = [(audit, self.draw_unit_groups(audit, UNIT_GROUP_SELECTION_SELF_CHECK_SAMPLES,
+                                                 SKIP_UNITS))
+                   for audit in UNIT_GROUP_SELECTION_AUDITS]
+        for audit, future in pending:
+            released = future.result()
+            for test in (self.unit_group_pair_outcome(audit, released, 2),
+                         self.unit_group_law_outcome(audit, released)):
+                detected = not test.passed
+                self.record(Outcome(
+                    "self-check", test.mechanism, test.pair, audit.rows.epsilon, test.statistic,
+                    test.samples, detected,
+                    f"[{SKIP_UNITS}: {'detected' if detected else 'NOT detected'}]",
+                    certified=test.certified, claimed_delta=test.claimed_delta,
+                    empirical=test.empirical))
+
     @staticmethod
     def group_break_law(audit: GroupSelectionAudit, fault: str, factor: float,
                         delta: Optional[float]) -> Tuple[float, int]:
@@ -584,6 +684,7 @@ class Auditor:
                                           f"{'detected' if detected else 'NOT detected'}]",
                                 claimed_delta=audit.mechanism.delta))
         self.run_group_selection_self_checks()
+        self.run_unit_group_selection_self_checks()
 
     @staticmethod
     def describe_break(fault: str, factor: float) -> str:

@@ -240,6 +240,59 @@ class AuditDatabase:
         self.releases_drawn += count * largest
         return PendingGroupSelections(futures, sizes, largest)
 
+    def unit_group_table(self, largest: int) -> str:
+        """A table (kind, c, g, u) with u labelled privacy_unit, for c = 1 ..
+        largest and GROUP_SELECTION_GROUPS groups g: group (0, c, g) holds c
+        one-row units; group (1, c, g) holds c - 1 one-row units and a heavy
+        unit of `heavy` rows, whose other `heavy` rows are in the group
+        (2, c, g) of its own. Every unit id is distinct."""
+        from .suites import UNIT_GROUP_SELECTION_AUDITS
+        heavy = max(a.heavy_rows for a in UNIT_GROUP_SELECTION_AUDITS)
+        key = ("unit groups", largest, heavy)
+        if key not in self.tables:
+            name = "audit.unit_groups"
+            groups = self.GROUP_SELECTION_GROUPS
+            with self.main.cursor() as cur:
+                cur.execute(f"DROP TABLE IF EXISTS {name}")
+                # unit id: ((c * groups + g) * 4 + kind) * 1000 + r, the heavy
+                # unit r = 999 (shared by its groups of kind 1 and 2).
+                cur.execute(
+                    f"CREATE UNLOGGED TABLE {name} AS "
+                    f"SELECT 0 AS kind, c, g, ((c::bigint * {groups} + g) * 4) * 1000 + r AS u "
+                    f"FROM generate_series(1, {largest}) c, generate_series(1, {groups}) g, "
+                    f"generate_series(1, {largest}) r WHERE r <= c "
+                    f"UNION ALL SELECT 1, c, g, ((c::bigint * {groups} + g) * 4 + 1) * 1000 + r "
+                    f"FROM generate_series(1, {largest}) c, generate_series(1, {groups}) g, "
+                    f"generate_series(1, {largest}) r WHERE r < c "
+                    f"UNION ALL SELECT kind, c, g, ((c::bigint * {groups} + g) * 4 + 1) * 1000 "
+                    f"+ 999 FROM generate_series(1, {largest}) c, "
+                    f"generate_series(1, {groups}) g, generate_series(1, 2) kind, "
+                    f"generate_series(1, {heavy}) r")
+                cur.execute(f"SECURITY LABEL FOR dp_agg ON COLUMN {name}.u IS 'privacy_unit'")
+                cur.execute(f"ANALYZE {name}")
+            self.tables[key] = name
+        return self.tables[key]
+
+    def unit_group_selections(self, epsilon: float, delta: float, largest: int, count: int,
+                              fault: str, executor) -> "PendingUnitGroupSelections":
+        """`count` independent releases of group_selection(epsilon, delta)
+        over privacy units for each group of unit_group_table(largest), by
+        statements of the form
+            SELECT kind, c, g FROM unit_groups WHERE c <= largest AND g <= n
+            GROUP BY kind, c, g HAVING dp_agg.group_selection(epsilon, delta)
+        (the unit level groups by (kind, c, g, u) and keeps one group per unit)."""
+        table = self.unit_group_table(largest)
+        chunk = self.GROUP_SELECTION_GROUPS
+        sizes = [min(chunk, count - start) for start in range(0, count, chunk)]
+        futures = [executor.submit(
+            self._execute,
+            f"SELECT kind, c, g FROM {table} WHERE c <= {largest} AND g <= {size} "
+            f"GROUP BY kind, c, g "
+            f"HAVING dp_agg.group_selection({epsilon!r}::float8, {delta!r}::float8)",
+            fault, delta) for size in sizes]
+        self.releases_drawn += 2 * count * largest
+        return PendingUnitGroupSelections(futures, sizes, largest)
+
     def close(self):
         for connection in ([self.main, getattr(self, "budget_connection", None)]
                            + list(self.connections.queue)):
@@ -285,6 +338,21 @@ class PendingGroupSelections:
             released[rows[:, 0] - 1, rows[:, 1] - 1] = 1.0
             parts.append(released)
         return np.concatenate(parts, axis=1)
+
+
+class PendingUnitGroupSelections(PendingGroupSelections):
+    """result(): a (2, largest, count) array, [kind, c - 1, draw] = 1.0 where
+    the group (kind, c) was released in that draw (kind 0 plain, 1 with the
+    heavy unit; the heavy unit's own groups, kind 2, are not audited)."""
+
+    def result(self) -> np.ndarray:
+        parts = []
+        for future, size in zip(self.futures, self.sizes):
+            released = np.zeros((3, self.largest, size))
+            rows = np.array(future.result(), dtype=np.int64).reshape(-1, 3)
+            released[rows[:, 0], rows[:, 1] - 1, rows[:, 2] - 1] = 1.0
+            parts.append(released[:2])
+        return np.concatenate(parts, axis=2)
 
 
 @dataclass

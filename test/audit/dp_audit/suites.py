@@ -274,6 +274,15 @@ UNIT_PAIR = NeighbourPair(((1, 1, 1),), (2, 1, 10), ((2, 1, 10),) * 9 + ((2, 2, 
 UNIT_DISTINCT = Mechanism("dp_count DISTINCT unit", "dp_count", "integer", unit=True,
                           distinct_unit=True)
 
+# dp_avg at unit level averages each unit's mean in the group (BigQuery's
+# AVG): the added unit is one value, 1000 clamped to 1, in one group. Row by
+# row (skip_unit_bounding) its 10 rows there move the count by 10 and the
+# centred sum by 5.
+UNIT_AVG = Mechanism("dp_avg units float8 [0,1]", "dp_avg", "double precision", 0.0, 1.0,
+                     "float8", unit=True)
+UNIT_AVG_PAIR = NeighbourPair(((1, 1, 0.0),), (2, 1, 1000.0),
+                              ((2, 1, 1000.0),) * 9 + ((2, 2, 1000.0),) * 10)
+
 PRIVACY_LOSS_AUDITS = [
     PrivacyLossAudit("count_empty", COUNT, NeighbourPair((), 1), 1.0,
                      "empty vs one row: the count's worst case", (HALVE,)),
@@ -328,6 +337,9 @@ PRIVACY_LOSS_AUDITS = [
     PrivacyLossAudit("unit_distinct", UNIT_DISTINCT, UNIT_PAIR, 1.0,
                      "dp_count(DISTINCT unit): a unit of 20 rows in two groups counted once",
                      (HALVE,)),
+    PrivacyLossAudit("unit_avg", UNIT_AVG, UNIT_AVG_PAIR, 1.0,
+                     "dp_avg: a unit of 20 rows far above the bounds in two groups: "
+                     "one mean, one group", (SKIP_UNITS,)),
 ]
 
 # dp_select. Under add/remove-one-row neighbours a row adds to the score of
@@ -568,6 +580,63 @@ GROUP_SELECTION_AUDITS = [
 ]
 GROUP_SELECTION_MAX_COUNT = max(max(a.counts) for a in GROUP_SELECTION_AUDITS)
 
+
+# Partition selection over privacy units (README "Privacy units"): a key is
+# selected on the number of distinct units kept in its group, at
+# group_selection_epsilon / m (m = max_groups_contributed, 1 here).
+# Neighbours differ by every row of one unit: the heavy unit has heavy_rows
+# rows in the audited group G and as many in a group of its own, and keeps
+# one of the two, each with probability 1/2. D = G with c - 1 one-row units,
+# D' = G with the heavy unit too: P_D = p(c - 1) and P_D' = (p(c - 1) +
+# p(c)) / 2, a mixture whose loss is below that of c - 1 vs c units (at most
+# epsilon); for c = 1, D has no group G and D' releases it with p(1) / 2 <=
+# delta. Row by row (skip_unit_bounding) G holds c - 1 + heavy_rows rows, and
+# a group of 1 + heavy_rows rows is released almost surely.
+@dataclass(frozen=True)
+class UnitGroupSelectionAudit:
+    key: str
+    rows: GroupSelectionAudit  # the same (epsilon, delta) over rows: threshold, p(c)
+    purpose: str
+    heavy_rows: int = 10
+
+    @property
+    def label(self) -> str:
+        return f"group_selection units d={self.rows.delta:g}"
+
+    @property
+    def sizes(self) -> Tuple[int, ...]:
+        """c of the audited groups: c one-row units (plain), or c - 1 one-row
+        units and the heavy unit (heavy), c = 1 .. T + 1."""
+        return tuple(range(1, self.rows.threshold + 2))
+
+    @property
+    def pair_counts(self) -> Tuple[int, ...]:
+        return self.rows.pair_counts
+
+    def release_probability(self, units: int, heavy: bool, fault: str = "none") -> float:
+        p = lambda c: self.rows.release_probability(c) if c > 0 else 0.0
+        if not heavy:
+            return p(units)
+        if fault == SKIP_UNITS:
+            return p(units - 1 + self.heavy_rows)
+        return 0.5 * (p(units - 1) + p(units))
+
+    @property
+    def statistical_tests(self) -> int:
+        """Exact law (one union test over plain and heavy groups), two
+        directions per pair, and the delta bound of the heavy unit alone."""
+        return 1 + 2 * len(self.pair_counts) + 1
+
+
+UNIT_GROUP_SELECTION_AUDITS = [
+    UnitGroupSelectionAudit("unit_groups_eps1", GROUP_SELECTION_AUDITS[0],
+                            "a unit of 20 rows in two groups: one unit in one of them"),
+]
+# Drawn per group kind and size; the self-check (skip_unit_bounding, pair
+# c = 2: p(1) = 0.099 against p(11) ~ 1) needs far fewer.
+UNIT_GROUP_SELECTION_SAMPLES = 20_000
+UNIT_GROUP_SELECTION_SELF_CHECK_SAMPLES = 4_000
+
 # Broken partition selection for the self-check: (audit key, fault, epsilon
 # factor, delta released with or None), audited against the claim.
 # halve_noise doubles the effective epsilon in group_selection's state
@@ -629,6 +698,7 @@ CI_SELF_CHECKS = (("count_empty", HALVE, 1.0), ("count_empty", "none", 1.25),
                   ("percentile_extreme", HALVE, 1.0), ("gauss_count_empty", HALVE, 1.0),
                   ("gauss_sum_int_clamp", SKIP, 1.0), ("unit_count", SKIP_UNITS, 1.0),
                   ("unit_sum", SKIP_UNITS, 1.0), ("unit_median", SKIP_UNITS, 1.0),
+                  ("unit_avg", SKIP_UNITS, 1.0),
                   ("unit_select", SKIP_UNITS, 1.0))
 CI_EXACT_SELF_CHECKS = (("count_noise", HALVE), ("gauss_count_noise", HALVE))
 ALL_EXACT_SELF_CHECKS = tuple((a.key, HALVE) for a in EXACT_NOISE_AUDITS)
