@@ -20,6 +20,10 @@ ICU collation 'ALICE' vs 'alice'). It is the first row of the heap. Both
 tables are analyzed with the neighbour in them (identical statistics, so the
 same plans and hash-table sizes); then, in the database without it, it is
 deleted: its heap slot holds a dead tuple and both tables have the same pages.
+A second, unit-level neighbour lives in hr.visits (privacy unit pid; README
+"Privacy units"): every common patient is a unit of VISITS_PER_UNIT visits, and
+the neighbour unit pid 0 (NEIGHBOUR_VISITS visits with the rare values) is all
+there or all deleted, in the same way.
 
   neighbour_fuzz.py --quick            fixed seed, bounded (make test)
   neighbour_fuzz.py --long N [--seed S]
