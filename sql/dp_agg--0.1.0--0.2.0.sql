@@ -363,15 +363,15 @@ AS $$ SELECT dp_agg.set_label('COLUMN', format('%s.%I', target, unit_column), 'p
 CREATE FUNCTION dp_agg.unset_privacy_unit(target regclass, unit_column name) RETURNS void
 LANGUAGE sql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
 AS $$ SELECT dp_agg.set_label('COLUMN', format('%s.%I', target, unit_column), NULL) $$;
-CREATE FUNCTION dp_agg.unit_sample_key(integer) RETURNS bigint
-  AS 'MODULE_PATHNAME', 'dp_unit_sample_key'
-  LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
+CREATE FUNCTION dp_agg.unit_group_sample(integer) RETURNS boolean
+  AS 'MODULE_PATHNAME', 'dp_unit_group_sample'
+  LANGUAGE C WINDOW VOLATILE STRICT PARALLEL RESTRICTED;
 COMMENT ON FUNCTION dp_agg.set_privacy_unit(regclass, name) IS
   'set_privacy_unit(table, column): labels the column privacy_unit, so private aggregates protect all rows of one unit value together (administrators)';
 COMMENT ON FUNCTION dp_agg.unset_privacy_unit(regclass, name) IS
   'unset_privacy_unit(table, column): removes the privacy_unit label of a column (administrators)';
-COMMENT ON FUNCTION dp_agg.unit_sample_key(integer) IS
-  'A random bigint from the CSPRNG, by which dp_agg keeps max_groups random groups per privacy unit (internal: used by the privacy-unit rewrite)';
+COMMENT ON FUNCTION dp_agg.unit_group_sample(integer) IS
+  'Window function: true for max_groups rows of the partition chosen uniformly at random from the CSPRNG, by which dp_agg keeps max_groups random groups per privacy unit (internal: used by the privacy-unit rewrite)';
 
 -- dp_agg on Citus (src/pg/distributed.cpp; README, "Scaling out with Citus").
 --
@@ -800,10 +800,10 @@ GRANT EXECUTE ON FUNCTION
   dp_agg.unset_privacy_unit(regclass, name)
 TO PUBLIC;
 
--- dp_agg's privacy-unit rewrite puts this function into a query over a
--- table with a privacy unit column, which runs as the querying role. It only
--- returns random numbers; restricted roles may not write it themselves.
-GRANT EXECUTE ON FUNCTION dp_agg.unit_sample_key(integer) TO PUBLIC;
+-- dp_agg's privacy-unit rewrite puts this window function into a query over
+-- a table with a privacy unit column, which runs as the querying role. It
+-- only marks random rows; restricted roles may not write it themselves.
+GRANT EXECUTE ON FUNCTION dp_agg.unit_group_sample(integer) TO PUBLIC;
 -- and these aggregates (75_total_functions.sql), sums that never raise.
 GRANT EXECUTE ON ROUTINE dp_agg.unit_sum(float4), dp_agg.unit_sum(float8),
   dp_agg.unit_sum(numeric) TO PUBLIC;

@@ -309,8 +309,12 @@ SELECT dp_count(1, 1.0) FROM units.visits v JOIN units.spread s USING (patient_i
 -- B1. Built-in aggregates over protected rows.
 SELECT dp_sum(c, 0, 1000, 1.0)
 FROM (SELECT patient_id, count(*) AS c FROM units.visits GROUP BY patient_id) x;
--- B2. The rewrite's marker.
-SELECT dp_count(1, 1.0) FROM units.kinds WHERE dp_agg.unit_sample_key(1) > 0;
+-- B2. The rewrite's marker, the sampling window function (also over a
+-- public table).
+SELECT dp_count(1, 1.0) FROM (SELECT kind, dp_agg.unit_group_sample(1) OVER (PARTITION BY kind) k
+                              FROM units.kinds) x WHERE k;
+SELECT dp_count(1, 1.0) FROM (SELECT diagnosis, dp_agg.unit_group_sample(1)
+                                OVER (PARTITION BY patient_id) k FROM units.visits) x WHERE k;
 -- B3. The sampler's window function.
 SELECT dp_count(1, 1.0) FROM (SELECT diagnosis, row_number() OVER (PARTITION BY patient_id) r
                               FROM units.visits) x WHERE r <= 1;
@@ -321,6 +325,36 @@ SELECT dp_sum(c, 0, 200, 1.0) FROM (SELECT x % 7, count(*) AS c FROM numbers GRO
 SELECT dp_count(1, 1.0)
 FROM (SELECT x, row_number() OVER (PARTITION BY x % 7 ORDER BY x) r FROM numbers) t
 WHERE r <= 1;
+-- S1. The sampler alone (superuser): dp_agg.unit_group_sample(m) OVER
+-- (PARTITION BY p) keeps exactly min(m, rows) rows of every partition, and
+-- each row with probability m / rows, whatever the rows' order.
+-- 20,000 partitions of 5 rows at m = 2 (Floyd's algorithm): row i is kept
+-- Binomial(20000, 0.4) times, mean 8000, sd 69.3; |x - 8000| < 7 sd = 485
+-- fails for one of the 5 rows with probability below 5 x 2.6e-12.
+WITH s AS (SELECT p, i, dp_agg.unit_group_sample(2) OVER (PARTITION BY p) AS k
+           FROM generate_series(1, 20000) p, generate_series(0, 4) i)
+SELECT (SELECT count(*) FROM (SELECT p FROM s GROUP BY p
+                              HAVING count(*) FILTER (WHERE k) <> 2) x) AS not_two,
+       (SELECT max(abs(c - 8000)) FROM (SELECT i, count(*) FILTER (WHERE k) AS c
+                                        FROM s GROUP BY i) y) < 485 AS uniform;
+-- 2,000 partitions of 100 rows at m = 70 (selection sampling): row i is
+-- kept Binomial(2000, 0.7) times, sd 20.5; |x - 1400| < 7 sd = 144 fails for
+-- one of the 100 rows with probability below 100 x 2.6e-12. Partitions of
+-- at most m rows keep every row.
+WITH s AS (SELECT p, i, dp_agg.unit_group_sample(70) OVER (PARTITION BY p) AS k
+           FROM generate_series(1, 2000) p, generate_series(0, 99) i)
+SELECT (SELECT count(*) FROM (SELECT p FROM s GROUP BY p
+                              HAVING count(*) FILTER (WHERE k) <> 70) x) AS not_seventy,
+       (SELECT max(abs(c - 1400)) FROM (SELECT i, count(*) FILTER (WHERE k) AS c
+                                        FROM s GROUP BY i) y) < 144 AS uniform;
+SELECT bool_and(k) AS small_partitions_keep_all
+FROM (SELECT dp_agg.unit_group_sample(3) OVER (PARTITION BY p) AS k
+      FROM generate_series(1, 100) p, generate_series(1, 3) i) s;
+SELECT dp_agg.unit_group_sample(0) OVER () FROM generate_series(1, 2);
+-- The sampler over something other than a per-unit Agg: refused too.
+SELECT dp_count(1, 1.0)
+FROM (SELECT x, dp_agg.unit_group_sample(1) OVER (PARTITION BY x % 7) k FROM numbers) t
+WHERE k;
 
 -- ---------------------------------------------------------------------------
 -- Unrestricted roles: a unit column applies to their private aggregates too.

@@ -108,43 +108,48 @@ Index RootRangeTableIndex(Index index, EState* estate) {
   return index;
 }
 
-struct SampleKeySearch {
+// The window functions of a WindowAgg's target list: whether there is one
+// other than dp_agg.unit_group_sample (search->function), and the constant
+// max_groups of the sampler.
+struct SamplerSearch {
   Oid function;
   int max_groups;
+  bool other;
 };
 
-bool FindSampleKey(Node* node, SampleKeySearch* search) {
+bool FindSampler(Node* node, SamplerSearch* search) {
   if (node == nullptr) return false;
-  if (IsA(node, FuncExpr) && reinterpret_cast<FuncExpr*>(node)->funcid == search->function) {
-    Node* argument = static_cast<Node*>(linitial(reinterpret_cast<FuncExpr*>(node)->args));
+  if (IsA(node, WindowFunc)) {
+    const auto* window = reinterpret_cast<WindowFunc*>(node);
+    if (window->winfnoid != search->function || list_length(window->args) != 1) {
+      search->other = true;
+      return false;
+    }
+    Node* argument = static_cast<Node*>(linitial(window->args));
     if (IsA(argument, Const) && !reinterpret_cast<Const*>(argument)->constisnull)
       search->max_groups = DatumGetInt32(reinterpret_cast<Const*>(argument)->constvalue);
-    return true;
+    else
+      search->other = true;
+    return false;
   }
-  return expression_tree_walker(node, DP_EXPRESSION_WALKER(FindSampleKey), search);
-}
-
-bool HasOtherWindowFunction(Node* node, void* context) {
-  if (node == nullptr) return false;
-  if (IsA(node, WindowFunc)) return reinterpret_cast<WindowFunc*>(node)->winfnoid != F_ROW_NUMBER;
-  return expression_tree_walker(node, DP_EXPRESSION_WALKER(HasOtherWindowFunction), context);
+  return expression_tree_walker(node, DP_EXPRESSION_WALKER(FindSampler), search);
 }
 
 // The privacy-unit rewrite's sampler (unit_rewrite.h): a WindowAgg of
-// row_number() only, over the per-unit Agg that computes
-// dp_agg.unit_sample_key(max_groups), which restricted roles may not write
-// (query_judgement.cpp). Returns max_groups, or 0 for any other WindowAgg.
+// dp_agg.unit_group_sample(max_groups) only, which restricted roles may not
+// write (query_judgement.cpp), over the per-unit Agg. Returns max_groups,
+// or 0 for any other WindowAgg.
 int UnitSamplerGroups(Plan* window) {
-  if (HasOtherWindowFunction(reinterpret_cast<Node*>(window->targetlist), nullptr)) return 0;
-  SampleKeySearch search{UnitSampleKeyFunction(), 0};
+  SamplerSearch search{UnitGroupSampleFunction(), 0, false};
   if (!OidIsValid(search.function)) return 0;
+  FindSampler(reinterpret_cast<Node*>(window->targetlist), &search);
+  if (search.other || search.max_groups < 1) return 0;
   Plan* below = window->lefttree;
   while (below != nullptr && (IsA(below, Sort) || IsA(below, IncrementalSort) ||
                               IsA(below, Result) || IsA(below, Material)))
     below = below->lefttree;
   if (below == nullptr || !IsA(below, Agg)) return 0;
-  if (!FindSampleKey(reinterpret_cast<Node*>(below->targetlist), &search)) return 0;
-  return search.max_groups >= 1 ? search.max_groups : 0;
+  return search.max_groups;
 }
 
 // Below the sampler: the per-unit Agg (and its partial steps) combine each

@@ -39,7 +39,7 @@ void CheckPerRowExpressions(Aggref* aggref);
 
 // Rule (2) on the input plan of `plan`, the Agg node computing `aggref`.
 // Returns the max_groups of the privacy-unit level in the input (the
-// marker dp_agg.unit_sample_key(max_groups), unit_rewrite.h), 1 if none:
+// marker dp_agg.unit_group_sample(max_groups), unit_rewrite.h), 1 if none:
 // each call site of `plan` is charged that many times its epsilon and delta.
 int CheckAggregateInput(Agg* plan, Aggref* aggref, EState* estate);
 

@@ -399,20 +399,21 @@ const CommonTableExpr* CteOf(const Level* level, const RangeTblEntry* entry) {
   return nullptr;
 }
 
-bool FindUnitSampleKey(Node* node, Oid* function) {
+bool FindUnitGroupSample(Node* node, Oid* function) {
   if (node == nullptr) return false;
-  if (IsA(node, FuncExpr) && reinterpret_cast<FuncExpr*>(node)->funcid == *function) return true;
+  if (IsA(node, WindowFunc) && reinterpret_cast<WindowFunc*>(node)->winfnoid == *function)
+    return true;
   if (IsA(node, Query)) return false;  // judged as its own level
-  return expression_tree_walker(node, DP_EXPRESSION_WALKER(FindUnitSampleKey), function);
+  return expression_tree_walker(node, DP_EXPRESSION_WALKER(FindUnitGroupSample), function);
 }
 
 // The marker of the rewrite's per-unit level (input_checks.cpp accepts
 // aggregates below a private one only under it): never written by hand.
-void RefuseUnitSampleKey(Query* query) {
-  Oid function = UnitSampleKeyFunction();
-  if (OidIsValid(function) && query_tree_walker(query, DP_EXPRESSION_WALKER(FindUnitSampleKey),
+void RefuseUnitGroupSample(Query* query) {
+  Oid function = UnitGroupSampleFunction();
+  if (OidIsValid(function) && query_tree_walker(query, DP_EXPRESSION_WALKER(FindUnitGroupSample),
                                                 &function, QTW_IGNORE_RC_SUBQUERIES))
-    Refuse(ERRCODE_INSUFFICIENT_PRIVILEGE, "restricted roles may not call dp_agg.unit_sample_key",
+    Refuse(ERRCODE_INSUFFICIENT_PRIVILEGE, "restricted roles may not call dp_agg.unit_group_sample",
            "Only dp_agg's privacy-unit rewrite uses it.", kAggregateHint);
 }
 
@@ -523,7 +524,7 @@ bool JudgeLevel(Query* query, const Level* parent, Judgement* judgement) {
       Require(judgement, EntryRewrite(RewriteKind::kMaskPlannerStatistics,
                                       static_cast<RangeTblEntry*>(lfirst(cell))));
   }
-  if (restricted) RefuseUnitSampleKey(query);
+  if (restricted) RefuseUnitGroupSample(query);
   const Sources sources = JudgeSources(query, &level, judgement);
   if (restricted && judgement->reads_protected && query->cteList != NIL)
     Require(judgement, LevelRewrite(RewriteKind::kMaterializeWithQueries, query));

@@ -10,11 +10,13 @@ extern "C" {
 #include "parser/parsetree.h"
 #include "rewrite/rewriteManip.h"
 #include "utils/fmgroids.h"
+#include "windowapi.h"
 }
 
 #include <cstdint>
 
 #include "aggregate_catalog.h"
+#include "../core/random_source.h"
 #include "error_boundary.h"
 #include "restriction.h"
 #include "settings.h"
@@ -759,7 +761,10 @@ void RewriteForPrivacyUnits(Query* level, Index item, AttrNumber column, int max
   inner->hasWindowFuncs = true;
   rewriter.inner = inner;
 
-  // Inner columns 1..k: the group keys; k+1: the unit.
+  // Inner columns 1..k: the group keys; k+1: the unit. The unit comes
+  // first in the inner GROUP BY, so that a sorted grouping's output is
+  // already in the order of the sampler's PARTITION BY unit (no second sort);
+  // PostgreSQL chooses between that and hashing by its cost estimates.
   Index reference = 0;
   ListCell* cell;
   foreach (cell, level->groupClause) {
@@ -780,7 +785,7 @@ void RewriteForPrivacyUnits(Query* level, Index item, AttrNumber column, int max
               "unit");
   const Index unit_reference = ++reference;
   static_cast<TargetEntry*>(llast(rewriter.columns))->ressortgroupref = unit_reference;
-  inner->groupClause = lappend(inner->groupClause, GroupClauseFor(unit_type, unit_reference));
+  inner->groupClause = lcons(GroupClauseFor(unit_type, unit_reference), inner->groupClause);
 
   // The outer level's expressions, with each private aggregate's per-unit
   // combination appended to the inner columns.
@@ -792,27 +797,25 @@ void RewriteForPrivacyUnits(Query* level, Index item, AttrNumber column, int max
   }
   level->havingQual = RewriteOuterExpression(level->havingQual, &rewriter);
 
-  // The sampling of at most max_groups groups per unit: row_number() over
-  // the unit's groups in the order of fresh CSPRNG keys (never the order of
-  // rows or keys), kept where it is <= max_groups.
-  const Oid sample_function = UnitSampleKeyFunction();
-  if (!OidIsValid(sample_function)) elog(ERROR, "dp_agg: dp_agg.unit_sample_key is missing");
-  auto* sample_key = makeFuncExpr(sample_function, INT8OID, list_make1(Int4Constant(max_groups)),
-                                  InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL);
+  // The sampling of at most max_groups groups per unit: the window function
+  // dp_agg.unit_group_sample(max_groups) over each unit's rows (one per
+  // group) marks a uniformly random subset of min(max_groups, groups) of
+  // them, drawn from the CSPRNG per query (never by the order of rows or
+  // keys), and the outer level keeps the marked rows.
+  const Oid sample_function = UnitGroupSampleFunction();
+  if (!OidIsValid(sample_function)) elog(ERROR, "dp_agg: dp_agg.unit_group_sample is missing");
   auto* window = makeNode(WindowFunc);
-  window->winfnoid = F_ROW_NUMBER;
-  window->wintype = INT8OID;
+  window->winfnoid = sample_function;
+  window->wintype = BOOLOID;
+  window->args = list_make1(Int4Constant(max_groups));
   window->winref = 1;
+  window->winstar = false;
+  window->winagg = false;
   window->location = -1;
-  Var* rank = InnerColumn(&rewriter, reinterpret_cast<Expr*>(window), "unit_group_rank");
-  const auto key_position = static_cast<AttrNumber>(list_length(rewriter.columns) + 1);
-  auto* key_entry = makeTargetEntry(reinterpret_cast<Expr*>(sample_key), key_position,
-                                    pstrdup("unit_sample_key"), true);
-  key_entry->ressortgroupref = ++reference;
-  rewriter.columns = lappend(rewriter.columns, key_entry);
+  Var* kept = InnerColumn(&rewriter, reinterpret_cast<Expr*>(window), "unit_group_kept");
   auto* clause = makeNode(WindowClause);
   clause->partitionClause = list_make1(GroupClauseFor(unit_type, unit_reference));
-  clause->orderClause = list_make1(GroupClauseFor(INT8OID, reference));
+  clause->orderClause = NIL;
   clause->frameOptions = FRAMEOPTION_DEFAULTS;
   clause->winref = 1;
   inner->windowClause = list_make1(clause);
@@ -832,13 +835,6 @@ void RewriteForPrivacyUnits(Query* level, Index item, AttrNumber column, int max
   }
   entry->alias = makeAlias("dp_agg_units", NIL);
   entry->eref = makeAlias("dp_agg_units", names);
-  Oid less_equal = OpernameGetOprid(list_make1(makeString(pstrdup("<="))), INT8OID, INT8OID);
-  Expr* kept = make_opclause(
-      less_equal, BOOLOID, false, reinterpret_cast<Expr*>(rank),
-      reinterpret_cast<Expr*>(makeConst(INT8OID, -1, InvalidOid, sizeof(int64),
-                                        Int64GetDatum(max_groups), false, FLOAT8PASSBYVAL)),
-      InvalidOid, InvalidOid);
-  reinterpret_cast<OpExpr*>(kept)->opfuncid = get_opcode(less_equal);
   auto* reference_node = makeNode(RangeTblRef);
   reference_node->rtindex = 1;
   level->rtable = list_make1(entry);
@@ -854,34 +850,95 @@ bool IsUnitSumAggregate(Oid function) {
          function == UnitSumAggregate(NUMERICOID);
 }
 
-Oid UnitSampleKeyFunction() {
+Oid UnitGroupSampleFunction() {
   const Oid argument = INT4OID;
   return LookupFuncName(
-      list_make2(makeString(pstrdup("dp_agg")), makeString(pstrdup("unit_sample_key"))), 1,
+      list_make2(makeString(pstrdup("dp_agg")), makeString(pstrdup("unit_group_sample"))), 1,
       &argument, true);
 }
 
 }  // namespace dp_pg
 
+namespace {
+
+// Partitions with at most this many groups to keep are sampled by Floyd's
+// algorithm (R. W. Floyd, in J. Bentley, "Programming Pearls: A sample of
+// brilliance", CACM 30(9), 1987): max_groups draws per unit, positions kept
+// in the partition's memory. Larger max_groups use selection sampling (D.
+// Knuth, TAOCP vol. 2, 3.4.2, Algorithm S): one draw per row, no memory.
+// Both give every subset of max_groups of the partition's rows the same
+// probability, whatever the order of the rows.
+constexpr int kFloydMaxGroups = 64;
+
+struct FloydSample {
+  int count;  // 0 until drawn
+  int64 positions[kFloydMaxGroups];
+};
+
+struct SelectionSample {
+  int64 decided;  // rows decided so far: the next row's position
+  int64 selected;  // rows kept so far
+};
+
+}  // namespace
+
 extern "C" {
 
-PG_FUNCTION_INFO_V1(dp_unit_sample_key);
+PG_FUNCTION_INFO_V1(dp_unit_group_sample);
 
-// A uniformly random bigint from the noise source (OpenSSL's CSPRNG unless a
-// superuser set the test seed), so that which groups a unit keeps depends
-// on nothing an analyst sees or chooses.
-Datum dp_unit_sample_key(PG_FUNCTION_ARGS) {
-  if (PG_GETARG_INT32(0) < 1)
+// dp_agg.unit_group_sample(max_groups) OVER (PARTITION BY unit): true for a
+// uniformly random subset of min(max_groups, rows) rows of the partition,
+// drawn from the noise source (OpenSSL's CSPRNG unless a superuser set the
+// test seed) once per partition and query, so that which groups a unit
+// keeps depends on nothing an analyst sees or chooses.
+Datum dp_unit_group_sample(PG_FUNCTION_ARGS) {
+  WindowObject window = PG_WINDOW_OBJECT();
+  bool is_null = false;
+  const Datum argument = WinGetFuncArgCurrent(window, 0, &is_null);
+  const int max_groups = is_null ? 0 : DatumGetInt32(argument);
+  if (max_groups < 1)
     ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                    errmsg("dp_agg.unit_sample_key needs max_groups >= 1")));
-  const std::uint64_t key = dp_pg::CallCore([] {
-    unsigned char bytes[8];
-    dp_pg::NoiseSource().Fill(bytes, sizeof bytes);
-    std::uint64_t value = 0;
-    for (unsigned char byte : bytes) value = (value << 8) | byte;
-    return value;
+                    errmsg("dp_agg.unit_group_sample needs max_groups >= 1")));
+  const int64 rows = WinGetPartitionRowCount(window);
+  const int64 position = WinGetCurrentPosition(window);
+  if (rows <= max_groups) PG_RETURN_BOOL(true);
+  if (max_groups <= kFloydMaxGroups) {
+    auto* sample = static_cast<FloydSample*>(WinGetPartitionLocalMemory(window, sizeof(FloydSample)));
+    if (sample->count == 0) {
+      // Floyd: for j = rows - m .. rows - 1, add a uniform t in [0, j], or j
+      // itself if t is already in the sample.
+      FloydSample drawn = dp_pg::CallCore([rows, max_groups] {
+        FloydSample result{};
+        dp::RandomSource& source = dp_pg::NoiseSource();
+        for (int64 j = rows - max_groups; j < rows; ++j) {
+          const auto t = static_cast<int64>(source.UniformBelow(static_cast<std::uint64_t>(j) + 1));
+          bool present = false;
+          for (int k = 0; k < result.count; ++k) present = present || result.positions[k] == t;
+          result.positions[result.count++] = present ? j : t;
+        }
+        return result;
+      });
+      *sample = drawn;
+    }
+    bool kept = false;
+    for (int k = 0; k < sample->count; ++k) kept = kept || sample->positions[k] == position;
+    PG_RETURN_BOOL(kept);
+  }
+  // Algorithm S: the row at position p is kept with probability
+  // (m - selected) / (rows - p); WindowAgg visits a partition's rows in order.
+  auto* sample =
+      static_cast<SelectionSample*>(WinGetPartitionLocalMemory(window, sizeof(SelectionSample)));
+  if (sample->decided != position)
+    elog(ERROR, "dp_agg: unit_group_sample visited rows out of order");
+  const int64 remaining = rows - position;
+  const int64 wanted = max_groups - sample->selected;
+  const bool kept = dp_pg::CallCore([remaining, wanted] {
+    return static_cast<int64>(
+               dp_pg::NoiseSource().UniformBelow(static_cast<std::uint64_t>(remaining))) < wanted;
   });
-  PG_RETURN_INT64(static_cast<int64>(key));
+  sample->decided += 1;
+  sample->selected += kept ? 1 : 0;
+  PG_RETURN_BOOL(kept);
 }
 
 }  // extern "C"

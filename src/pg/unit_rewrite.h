@@ -5,14 +5,14 @@
 //
 //   SELECT keys, dp_sum(s, L, U, eps / m)             -- outer: private
 //   FROM (SELECT keys, unit, sum(v) AS s,             -- inner: per unit
-//                row_number() OVER (PARTITION BY unit
-//                  ORDER BY dp_agg.unit_sample_key(m)) AS rn
-//         FROM ... WHERE ... GROUP BY keys, unit) dp_agg_units
-//   WHERE rn <= m GROUP BY keys
+//                dp_agg.unit_group_sample(m)
+//                  OVER (PARTITION BY unit) AS kept
+//         FROM ... WHERE ... GROUP BY unit, keys) dp_agg_units
+//   WHERE kept GROUP BY keys
 //
 // so that each unit contributes one bounded row to at most m groups (m =
-// dp_agg.max_groups_contributed), chosen uniformly at random per query by
-// CSPRNG keys. Each group's release is then (eps/m)-DP with respect to one
+// dp_agg.max_groups_contributed), chosen uniformly at random per query from
+// the CSPRNG. Each group's release is then (eps/m)-DP with respect to one
 // unit and a unit reaches at most m groups: eps in all (basic composition),
 // which is what the call site is charged (the executor multiplies the
 // charge by the m it finds in the marker, input_checks.h).
@@ -57,8 +57,9 @@ void CheckUnitLevel(Query* query, Index item, AttrNumber column);
 // is first carried out of it; a UnitWithQuery is first inlined as one.
 void RewriteForPrivacyUnits(Query* level, Index item, AttrNumber column, int max_groups);
 
-// The OID of dp_agg.unit_sample_key(integer), the marker of the inner level.
-Oid UnitSampleKeyFunction();
+// The OID of dp_agg.unit_group_sample(integer), the window function that
+// samples each unit's groups: the marker of the per-unit level.
+Oid UnitGroupSampleFunction();
 
 // Whether `function` is dp_agg.unit_sum, the sum that never raises which
 // the rewrite uses for one unit's float and numeric rows.

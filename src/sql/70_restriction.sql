@@ -60,13 +60,14 @@ CREATE FUNCTION dp_agg.unset_privacy_unit(target regclass, unit_column name) RET
 LANGUAGE sql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
 AS $$ SELECT dp_agg.set_label('COLUMN', format('%s.%I', target, unit_column), NULL) $$;
 
--- dp_agg.unit_sample_key(max_groups): a fresh random bigint per call from
--- OpenSSL's CSPRNG. dp_agg's privacy-unit rewrite orders each unit's groups
--- by it to keep max_groups of them at random; restricted roles may not call
--- it themselves. PARALLEL RESTRICTED: computed in the leader only.
-CREATE FUNCTION dp_agg.unit_sample_key(integer) RETURNS bigint
-  AS 'MODULE_PATHNAME', 'dp_unit_sample_key'
-  LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
+-- dp_agg.unit_group_sample(max_groups) OVER (PARTITION BY unit): true for a
+-- uniformly random subset of min(max_groups, rows) rows of the partition,
+-- drawn from OpenSSL's CSPRNG. dp_agg's privacy-unit rewrite keeps those of
+-- each unit's groups; restricted roles may not call it themselves.
+-- PARALLEL RESTRICTED: computed in the leader only.
+CREATE FUNCTION dp_agg.unit_group_sample(integer) RETURNS boolean
+  AS 'MODULE_PATHNAME', 'dp_unit_group_sample'
+  LANGUAGE C WINDOW VOLATILE STRICT PARALLEL RESTRICTED;
 
 CREATE VIEW dp_agg.protected_tables AS
   SELECT l.objoid::regclass AS table_name
@@ -95,8 +96,8 @@ COMMENT ON FUNCTION dp_agg.set_privacy_unit(regclass, name) IS
   'set_privacy_unit(table, column): labels the column privacy_unit, so private aggregates protect all rows of one unit value together (administrators)';
 COMMENT ON FUNCTION dp_agg.unset_privacy_unit(regclass, name) IS
   'unset_privacy_unit(table, column): removes the privacy_unit label of a column (administrators)';
-COMMENT ON FUNCTION dp_agg.unit_sample_key(integer) IS
-  'A random bigint from the CSPRNG, by which dp_agg keeps max_groups random groups per privacy unit (internal: used by the privacy-unit rewrite)';
+COMMENT ON FUNCTION dp_agg.unit_group_sample(integer) IS
+  'Window function: true for max_groups rows of the partition chosen uniformly at random from the CSPRNG, by which dp_agg keeps max_groups random groups per privacy unit (internal: used by the privacy-unit rewrite)';
 COMMENT ON VIEW dp_agg.protected_tables IS
   'Tables labelled protected';
 COMMENT ON VIEW dp_agg.restricted_roles IS

@@ -39,10 +39,10 @@ GRANT EXECUTE ON FUNCTION
   dp_agg.unset_privacy_unit(regclass, name)
 TO PUBLIC;
 
--- dp_agg's privacy-unit rewrite puts this function into a query over a
--- table with a privacy unit column, which runs as the querying role. It only
--- returns random numbers; restricted roles may not write it themselves.
-GRANT EXECUTE ON FUNCTION dp_agg.unit_sample_key(integer) TO PUBLIC;
+-- dp_agg's privacy-unit rewrite puts this window function into a query over
+-- a table with a privacy unit column, which runs as the querying role. It
+-- only marks random rows; restricted roles may not write it themselves.
+GRANT EXECUTE ON FUNCTION dp_agg.unit_group_sample(integer) TO PUBLIC;
 -- and these aggregates (75_total_functions.sql), sums that never raise.
 GRANT EXECUTE ON ROUTINE dp_agg.unit_sum(float4), dp_agg.unit_sum(float8),
   dp_agg.unit_sum(numeric) TO PUBLIC;
