@@ -7,9 +7,14 @@
 # median execution times (EXPLAIN (ANALYZE, TIMING OFF, SUMMARY ON)) and the
 # ratio private / hand-written.
 #
-#   test/bench/bench_units.sh [--rows N] [--units N] [--groups N] [--runs N]
-#     defaults: 10000000 rows, 1000000 units, 100 groups, 5 timed runs (after 1 warm-up),
-#     private and hand-written interleaved. work_mem stays at the server's setting.
+#   test/bench/bench_units.sh [--rows N] [--units N] [--groups N] [--spread N] [--runs N]
+#                             [--statistics]
+#     defaults: 10000000 rows, 1000000 units, 100 groups, each unit's rows spread over
+#     up to 10 groups, 5 timed runs (after 1 warm-up), private and hand-written
+#     interleaved. work_mem stays at the server's setting. --spread 1: all of a unit's
+#     rows in one group. --statistics: CREATE STATISTICS (ndistinct) ON unit, g first,
+#     so that the planner knows the number of (unit, group) combinations (README
+#     "Privacy units"); without it the table has none.
 #
 # Needs a running server: uses <repo root>/.cluster_env (test/scripts/cluster.sh start)
 # if present, else the usual PG* environment variables.
@@ -19,18 +24,22 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 ROWS=10000000
 UNITS=1000000
 GROUP_COUNT=100
+SPREAD=10
 RUNS=5
+STATISTICS=0
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --rows) ROWS=${2:?}; shift 2 ;;
     --units) UNITS=${2:?}; shift 2 ;;
     --groups) GROUP_COUNT=${2:?}; shift 2 ;;
+    --spread) SPREAD=${2:?}; shift 2 ;;
     --runs) RUNS=${2:?}; shift 2 ;;
-    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+    --statistics) STATISTICS=1; shift ;;
+    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
     *) echo "bench_units.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
-for n in "$ROWS" "$UNITS" "$GROUP_COUNT" "$RUNS"; do
+for n in "$ROWS" "$UNITS" "$GROUP_COUNT" "$SPREAD" "$RUNS"; do
   [[ "$n" =~ ^[1-9][0-9]*$ ]] || { echo "options take positive integers" >&2; exit 2; }
 done
 if [[ -f "$ROOT/.cluster_env" ]]; then
@@ -44,22 +53,32 @@ q -c "CREATE EXTENSION IF NOT EXISTS dp_agg" >/dev/null
 q -c "SELECT dp_agg.set_budget(session_user::regrole, 1e9)" >/dev/null
 existing=""
 if [[ $(q -c "SELECT to_regclass('bench_units') IS NOT NULL") == t ]]; then
-  existing=$(q -c "SELECT count(*) || '/' || count(DISTINCT unit) FROM bench_units")
+  existing=$(q -c "SELECT obj_description('bench_units'::regclass)")
 fi
-if [[ "$existing" != "$ROWS/$UNITS" ]]; then
+shape="$ROWS/$UNITS/$GROUP_COUNT/$SPREAD"
+if [[ "$existing" != "$shape" ]]; then
   echo "building bench_units: $ROWS rows, $UNITS units, $GROUP_COUNT groups ..." >&2
   q <<SQL
 DROP TABLE IF EXISTS bench_units;
 CREATE TABLE bench_units AS
-  -- unit u has rows i = u + k * units; row k of a unit goes to group (37 k + u) mod
-  -- groups, so each unit's rows spread over several groups.
-  SELECT (i % $UNITS)::int AS unit, ((i / $UNITS * 37 + i % $UNITS) % $GROUP_COUNT)::int AS g,
+  -- unit u has rows i = u + k * units; row k of a unit goes to group
+  -- (37 (k mod spread) + u) mod groups, so each unit's rows spread over up to
+  -- `spread` groups.
+  SELECT (i % $UNITS)::int AS unit,
+         ((i / $UNITS % $SPREAD * 37 + i % $UNITS) % $GROUP_COUNT)::int AS g,
          (i % 13)::int AS v
   FROM generate_series(0::bigint, $ROWS - 1) i;
 SECURITY LABEL FOR dp_agg ON COLUMN bench_units.unit IS 'privacy_unit';
+COMMENT ON TABLE bench_units IS '$shape';
 VACUUM ANALYZE bench_units;
 SQL
 fi
+
+q -c "DROP STATISTICS IF EXISTS bench_units_unit_g" >/dev/null
+if [[ $STATISTICS == 1 ]]; then
+  q -c "CREATE STATISTICS bench_units_unit_g (ndistinct) ON unit, g FROM bench_units" >/dev/null
+fi
+q -c "ANALYZE bench_units" >/dev/null
 
 private="SELECT g, dp_sum(v, 0, 50, 1.0) FROM bench_units GROUP BY g"
 hand="SELECT g, sum(s) FROM (SELECT g, unit, least(greatest(sum(v), 0), 50) s
@@ -89,5 +108,6 @@ for workers in 0 2; do
   echo "| $label | $h | $p | $(awk -v p="$p" -v h="$h" 'BEGIN {printf "%.2f", p / h}') |"
 done
 rm -f /tmp/bench_units_hand.$$ /tmp/bench_units_private.$$
-echo "($ROWS rows, $UNITS units, $GROUP_COUNT groups, median of $RUNS runs,"\
-     "work_mem $(q -c 'SHOW work_mem'))"
+echo "($ROWS rows, $UNITS units, $GROUP_COUNT groups, each unit's rows over up to $SPREAD"\
+     "groups, ndistinct statistics on (unit, g): $([[ $STATISTICS == 1 ]] && echo yes || echo no),"\
+     "median of $RUNS runs, work_mem $(q -c 'SHOW work_mem'))"
