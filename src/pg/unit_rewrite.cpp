@@ -240,9 +240,8 @@ bool BuiltinSumCanRaise(Oid type) {
 
 // dp_agg.unit_sum(type), or InvalidOid for a type without one.
 Oid UnitSumAggregate(Oid argument_type) {
-  return LookupFuncName(
-      list_make2(makeString(pstrdup("dp_agg")), makeString(pstrdup("unit_sum"))), 1,
-      &argument_type, true);
+  return LookupFuncName(list_make2(makeString(pstrdup("dp_agg")), makeString(pstrdup("unit_sum"))),
+                        1, &argument_type, true);
 }
 
 // An aggregate call name(value) FILTER (filter) of the inner level: a
@@ -450,15 +449,15 @@ Node* RewrittenAggregate(Aggref* aggref, Rewriter* rewriter) {
       // raise (dp_agg.unit_sum) over its count, divided by the total
       // division (NULL for no rows, like avg). The private mean clamps it.
       Aggref* total = InnerAggregate("sum", value, filter, original->inputcollid);
-      Aggref* count = InnerAggregate("count", static_cast<Expr*>(copyObjectImpl(value)),
-                                     static_cast<Expr*>(copyObjectImpl(filter)),
-                                     original->inputcollid);
+      Aggref* count =
+          InnerAggregate("count", static_cast<Expr*>(copyObjectImpl(value)),
+                         static_cast<Expr*>(copyObjectImpl(filter)), original->inputcollid);
       const bool is_float = value_type == FLOAT8OID;
       const Oid divide = TotalDivision(value_type);
-      mean = reinterpret_cast<Expr*>(makeFuncExpr(
-          divide, value_type,
-          list_make2(total, Coerced(reinterpret_cast<Expr*>(count), value_type)), InvalidOid,
-          InvalidOid, COERCE_EXPLICIT_CALL));
+      mean = reinterpret_cast<Expr*>(
+          makeFuncExpr(divide, value_type,
+                       list_make2(total, Coerced(reinterpret_cast<Expr*>(count), value_type)),
+                       InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL));
       combined_type = is_float ? FLOAT8OID : NUMERICOID;
     } else {
       // avg of the integer types and float4 accumulates in int8, numeric or
@@ -903,7 +902,8 @@ Datum dp_unit_group_sample(PG_FUNCTION_ARGS) {
   const int64 position = WinGetCurrentPosition(window);
   if (rows <= max_groups) PG_RETURN_BOOL(true);
   if (max_groups <= kFloydMaxGroups) {
-    auto* sample = static_cast<FloydSample*>(WinGetPartitionLocalMemory(window, sizeof(FloydSample)));
+    auto* sample =
+        static_cast<FloydSample*>(WinGetPartitionLocalMemory(window, sizeof(FloydSample)));
     if (sample->count == 0) {
       // Floyd: for j = rows - m .. rows - 1, add a uniform t in [0, j], or j
       // itself if t is already in the sample.
