@@ -452,16 +452,15 @@ Node* RewrittenAggregate(Aggref* aggref, Rewriter* rewriter) {
       Aggref* count =
           InnerAggregate("count", static_cast<Expr*>(copyObjectImpl(value)),
                          static_cast<Expr*>(copyObjectImpl(filter)), original->inputcollid);
-      const bool is_float = value_type == FLOAT8OID;
-      const Oid divide = TotalDivision(value_type);
       mean = reinterpret_cast<Expr*>(
-          makeFuncExpr(divide, value_type,
+          makeFuncExpr(TotalDivision(value_type), value_type,
                        list_make2(total, Coerced(reinterpret_cast<Expr*>(count), value_type)),
                        InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL));
-      combined_type = is_float ? FLOAT8OID : NUMERICOID;
+      combined_type = value_type;
     } else {
-      // avg of the integer types and float4 accumulates in int8, numeric or
-      // float8 and cannot overflow.
+      // avg of the integer types accumulates in int8 or numeric without
+      // overflow checks, and avg(float4) in float8, whose sums could only
+      // overflow past 10^200 rows: none of them raises.
       Aggref* inner = InnerAggregate("avg", value, filter, original->inputcollid);
       combined_type = inner->aggtype;
       mean = reinterpret_cast<Expr*>(inner);
