@@ -222,6 +222,18 @@ CallParameters ReadCallParameters(Aggref* aggref, const PrivateAggregateKind& ki
   return call;
 }
 
+void ValidateUnitLevelLimits(double epsilon, double delta) {
+  // epsilon and delta are m times the per-group values the rewrite divided
+  // by m: allowed a few ulps above the limits for the division's and the
+  // product's rounding, so that a call at exactly the limit is not refused.
+  constexpr double kRounding = 1.0 + 0x1p-48;
+  CallCore([&] {
+    dp::ValidateEpsilon(epsilon, max_epsilon * kRounding);
+    dp::ValidateDeltaAtMost(delta, max_delta * kRounding);
+    return 0;
+  });
+}
+
 dp::PrivacyParameters ValidateCallParameters(const dp::PublicParameters& parameters) {
   dp::PrivacyLimits limits;
   limits.max_epsilon = max_epsilon;

@@ -38,6 +38,12 @@ struct CallParameters {
 CallParameters ReadCallParameters(Aggref* aggref, const PrivateAggregateKind& kind,
                                   const ArgumentLayout& layout, EState* estate);
 
+// Over privacy units (unit_rewrite.h) a call runs at epsilon / m and
+// delta / m per group and is charged m times that: the whole call's epsilon
+// and delta must be within dp_agg.max_epsilon and dp_agg.max_delta, as at
+// row level (ERROR 22023 otherwise).
+void ValidateUnitLevelLimits(double epsilon, double delta);
+
 // The one validation path (dp::ValidatePublicParameters under the caps of
 // dp_agg.max_epsilon and dp_agg.max_delta); ERROR 22023 with a hint for the
 // first invalid parameter. Returns the effective privacy parameters.

@@ -81,6 +81,8 @@ void PrepareAggregates(AggState* node, EState* estate, bool reexecuted, QueryCos
       transition->initValue = initial;
       transition->initValueIsNull = false;
     }
+    if (unit_groups > 1)
+      ValidateUnitLevelLimits(requested.epsilon * unit_groups, requested.delta * unit_groups);
     if (charge) {
       // Every output aggregate that uses this transition is its own release.
       int outputs = 0;

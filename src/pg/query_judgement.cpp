@@ -10,6 +10,7 @@ extern "C" {
 
 #include <cstring>
 
+#include "aggregate_catalog.h"
 #include "aggregate_rules.h"
 #include "catalog_access.h"
 #include "group_keys.h"
@@ -417,6 +418,42 @@ void RefuseUnitGroupSample(Query* query) {
            "Only dp_agg's privacy-unit rewrite uses it.", kAggregateHint);
 }
 
+// Whether a query (at any depth) calls the privacy-unit sampler, and
+// whether it calls private aggregates.
+struct SamplerUse {
+  Oid sampler;
+  bool calls_sampler;
+  bool calls_private;
+};
+
+bool FindSamplerUse(Node* node, SamplerUse* use) {
+  if (node == nullptr) return false;
+  if (IsA(node, WindowFunc) && reinterpret_cast<WindowFunc*>(node)->winfnoid == use->sampler)
+    use->calls_sampler = true;
+  if (IsA(node, Aggref) && LookupPrivateAggregate(reinterpret_cast<Aggref*>(node)->aggfnoid))
+    use->calls_private = true;
+  if (IsA(node, Query))
+    return query_tree_walker(reinterpret_cast<Query*>(node), DP_EXPRESSION_WALKER(FindSamplerUse),
+                             use, 0);
+  return expression_tree_walker(node, DP_EXPRESSION_WALKER(FindSamplerUse), use);
+}
+
+// Any role: the executor accepts aggregates below a private aggregate under
+// the sampler (input_checks.cpp), so a query with private aggregates may
+// not write it, whatever it partitions by (only the rewrite, which runs
+// after the judge, puts it in). Alone it only marks random rows.
+void RefuseSamplerBesidePrivateAggregates(Query* query) {
+  SamplerUse use{UnitGroupSampleFunction(), false, false};
+  if (!OidIsValid(use.sampler)) return;
+  query_tree_walker(query, DP_EXPRESSION_WALKER(FindSamplerUse), &use, 0);
+  if (use.calls_sampler && use.calls_private)
+    Refuse(ERRCODE_FEATURE_NOT_SUPPORTED,
+           "dp_agg.unit_group_sample may not be used in a query with private aggregates",
+           "It is the marker of dp_agg's privacy-unit rewrite, under which the executor "
+           "accepts aggregates below a private aggregate.",
+           "Label the table's unit column privacy_unit and let dp_agg bound each unit.");
+}
+
 // Which unit table the level aggregates directly, and the rewrite that
 // bounds each unit's contribution, or nullptr. A row level over a unit
 // table is remembered; a private level over such rows is refused (the
@@ -491,7 +528,13 @@ Rewrite* JudgePrivacyUnits(Query* query, const Sources& sources, const Level* le
   // other rules.
   const bool grouped_keys_only = judgement->restricted && query->groupClause != NIL &&
                                  !query->hasAggs && (unit_item != 0 || indirect);
-  if (!CheckAggregateCalls(query, false) && !grouped_keys_only) return nullptr;
+  if (!CheckAggregateCalls(query, false) && !grouped_keys_only) {
+    // Its groups and built-in aggregates derive from unit rows: a private
+    // aggregate above may not take them for rows of independent units.
+    if (unit_item != 0 || indirect)
+      judgement->unit_row_levels = lappend(judgement->unit_row_levels, query);
+    return nullptr;
+  }
   if (indirect)
     Refuse(ERRCODE_FEATURE_NOT_SUPPORTED,
            "private aggregates over rows of a privacy-unit table from this subquery or WITH "
@@ -600,6 +643,7 @@ Verdict JudgeQuery(Query* query) {
 #endif
   Judgement judgement{RestrictedSession(), false, NIL, NIL, NIL, NIL};
   if (judgement.restricted) RefusePartitionwiseAggregation();
+  RefuseSamplerBesidePrivateAggregates(query);
   const bool returns_protected_rows = JudgeLevel(query, nullptr, &judgement);
   if (judgement.restricted && returns_protected_rows) RefuseProtectedRows();
   if (judgement.restricted) RequireOwnerAccess(&judgement);

@@ -159,6 +159,34 @@ void CheckUnitDistinct(Aggref* aggref, LevelShape* shape) {
       "column, label a table whose unit is that column.");
 }
 
+// A private aggregate's arguments other than the aggregated value (epsilon,
+// delta, bounds, fraction, candidates; both arguments of group selection)
+// and group selection's FILTER stay in the outer level, which reads the
+// per-unit rows, not the table: they may not read the table's columns (a
+// Var of the table there would name a column of the per-unit level).
+void CheckParametersStayOuter(Aggref* aggref) {
+  const bool whole_call = UnitCombinationOf(aggref) == UnitCombination::kUnitRows;
+  if (whole_call && aggref->aggfilter != nullptr)
+    RefuseUnitLevel(
+        "FILTER on group selection is not supported over a table with a privacy "
+        "unit column",
+        "Over privacy units group selection counts the units kept in each group; "
+        "put the condition into WHERE.");
+  int position = 0;
+  ListCell* cell;
+  foreach (cell, aggref->args) {
+    const auto* argument = static_cast<TargetEntry*>(lfirst(cell));
+    if ((whole_call || position > 0) &&
+        contain_vars_of_level(reinterpret_cast<Node*>(argument->expr), 0))
+      RefuseUnitLevel(
+          "the parameters of a private aggregate over a table with a privacy unit "
+          "column must not depend on its rows",
+          "Over privacy units only the aggregated value is read per row; epsilon, "
+          "delta, bounds and the other parameters are constants of the query.");
+    ++position;
+  }
+}
+
 // The select list and HAVING outside aggregates: only group keys, and the
 // private aggregates the rewrite knows how to combine per unit.
 bool CheckOuterExpression(Node* node, LevelShape* shape) {
@@ -187,6 +215,7 @@ bool CheckOuterExpression(Node* node, LevelShape* shape) {
                       "protecting a person with many rows less than claimed.");
     }
     CheckUnitDistinct(aggref, shape);
+    CheckParametersStayOuter(aggref);
     return false;
   }
   if (IsA(node, Var) && reinterpret_cast<Var*>(node)->varlevelsup == 0)
