@@ -63,7 +63,7 @@ DROP TABLE IF EXISTS bench_units;
 CREATE TABLE bench_units AS
   -- unit u has rows i = u + k * units; row k of a unit goes to group
   -- (37 (k mod spread) + u) mod groups, so each unit's rows spread over up to
-  -- `spread` groups.
+  -- spread groups.
   SELECT (i % $UNITS)::int AS unit,
          ((i / $UNITS % $SPREAD * 37 + i % $UNITS) % $GROUP_COUNT)::int AS g,
          (i % 13)::int AS v
