@@ -132,6 +132,32 @@ SELECT review3.outcome($q$ SELECT dp_sum(cost, 0, 10, 1.0, 0.001) FROM review3.v
 RESET dp_agg.max_groups_contributed;
 RESET SESSION AUTHORIZATION;
 
+-- ---------------------------------------------------------------------------
+-- Finding 4 (low, accuracy). dp_sum over privacy units clamps each unit's
+-- total with GREATEST(sum, lower) and LEAST(..., upper), which skip NULLs: a
+-- unit whose values in the group are all NULL, or whose numeric total is
+-- beyond numeric's range (dp_agg.unit_sum gives NULL), adds the lower bound,
+-- not nothing (README "Privacy units": "a numeric total beyond numeric's
+-- range is NULL, so that unit adds nothing"; dp_sum skips NULL rows at row
+-- level). 100 units with only NULL values, and 100 units whose two values
+-- overflow numeric, summed with bounds [5, 10]: the answer must be 0 + Z,
+-- Laplace scale 10 / 5 = 2, |Z| >= 42 with probability e^-21 < 1e-9 (today
+-- about 100 x 5 = 500).
+-- ---------------------------------------------------------------------------
+CREATE TABLE review3.empty_values (patient_id int, x int, big numeric);
+INSERT INTO review3.empty_values SELECT g, NULL, NULL FROM generate_series(1, 100) g;
+INSERT INTO review3.empty_values
+  SELECT g, NULL, ('9' || repeat('0', 131071))::numeric
+  FROM generate_series(101, 200) g, generate_series(1, 2);
+SELECT dp_agg.set_privacy_unit('review3.empty_values', 'patient_id');
+GRANT SELECT ON review3.empty_values TO regress_review3_reader;
+SET SESSION AUTHORIZATION regress_review3_reader;
+SELECT abs(dp_sum(x, 5, 10, 5.0)) < 42 AS null_units_add_nothing
+FROM review3.empty_values WHERE patient_id <= 100;
+SELECT abs(dp_sum(big, 5, 10, 5.0)) < 42 AS overflowing_units_add_nothing
+FROM review3.empty_values WHERE patient_id > 100;
+RESET SESSION AUTHORIZATION;
+
 SET client_min_messages = warning;
 DROP SCHEMA review3 CASCADE;
 DROP OWNED BY regress_review3_analyst;
