@@ -457,7 +457,27 @@ Node* RewrittenAggregate(Aggref* aggref, Rewriter* rewriter) {
         clamp_low, Coerced(static_cast<Expr*>(copyObjectImpl(ArgumentAt(aggref, layout.upper))),
                            inner->aggtype));
     clamp_high->location = -1;
-    Node* back = coerce_to_target_type(nullptr, reinterpret_cast<Node*>(clamp_high), inner->aggtype,
+    // GREATEST and LEAST skip NULLs: a unit whose total is NULL (no
+    // non-NULL value in the group, or a numeric total beyond numeric's
+    // range) must stay NULL, so that it adds nothing, not the lower bound.
+    auto* no_total = makeNode(NullTest);
+    no_total->arg = static_cast<Expr*>(copyObjectImpl(inner));
+    no_total->nulltesttype = IS_NULL;
+    no_total->argisrow = false;
+    no_total->location = -1;
+    auto* when_no_total = makeNode(CaseWhen);
+    when_no_total->expr = reinterpret_cast<Expr*>(no_total);
+    when_no_total->result = reinterpret_cast<Expr*>(
+        makeNullConst(inner->aggtype, -1, get_typcollation(inner->aggtype)));
+    when_no_total->location = -1;
+    auto* clamped = makeNode(CaseExpr);
+    clamped->casetype = inner->aggtype;
+    clamped->casecollid = get_typcollation(inner->aggtype);
+    clamped->arg = nullptr;
+    clamped->args = list_make1(when_no_total);
+    clamped->defresult = reinterpret_cast<Expr*>(clamp_high);
+    clamped->location = -1;
+    Node* back = coerce_to_target_type(nullptr, reinterpret_cast<Node*>(clamped), inner->aggtype,
                                        value_type, -1, COERCION_EXPLICIT, COERCE_IMPLICIT_CAST, -1);
     if (back == nullptr) elog(ERROR, "dp_agg: no cast back to %s", format_type_be(value_type));
     combined = InnerColumn(rewriter, reinterpret_cast<Expr*>(back), "unit_sum");
