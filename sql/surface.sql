@@ -76,6 +76,32 @@ SELECT count(*) FILTER (WHERE dp_agg.total_int4div(a, b) IS DISTINCT FROM a / b
          AS disagreements
 FROM generate_series(-50, 50, 7) a, generate_series(-9, 9) b WHERE b <> 0;
 
+-- Rounding, bucketing and case folding: NULL only where the built-in raises
+-- (a magnitude of 1e130000 or more, a NaN operand, a text over 16 MiB).
+SELECT dp_agg.total_ceil((repeat('9', 131000) || '.5')::numeric) IS NULL AS ceil_near_limit,
+       dp_agg.total_round((repeat('9', 131000) || '.5')::numeric, 0) IS NULL AS round_near_limit,
+       dp_agg.total_floor(numeric 'NaN') AS floor_nan,
+       dp_agg.total_ceiling(numeric '-Infinity') AS ceiling_minus_infinity,
+       dp_agg.total_floor(-7.5) AS floor_negative,
+       dp_agg.total_round(1234.5678, 2) AS round_2,
+       dp_agg.total_round(1250, -2) AS round_minus_2,
+       dp_agg.total_trunc(-7.99, 1) AS trunc_1;
+SELECT ceil((repeat('9', 131072) || '.5')::numeric) IS NULL AS builtin_raises;
+SELECT dp_agg.total_width_bucket(numeric 'NaN', 0, 10, 5) IS NULL AS bucket_numeric_nan,
+       dp_agg.total_width_bucket(float8 'NaN', 0, 10, 5) IS NULL AS bucket_float_nan,
+       dp_agg.total_width_bucket(numeric 'Infinity', 0, 10, 5) AS bucket_infinity,
+       dp_agg.total_width_bucket(float8 '-Infinity', 0, 10, 5) AS bucket_minus_infinity,
+       dp_agg.total_width_bucket(5.5, 0, 10, 5) AS bucket_numeric,
+       dp_agg.total_width_bucket(float8 '9.99', 10, 0, 5) AS bucket_reversed;
+SELECT dp_agg.total_lower(repeat('A', 16 * 1024 * 1024 + 1)) IS NULL AS lower_huge,
+       dp_agg.total_upper(repeat('a', 16 * 1024 * 1024 + 1)) IS NULL AS upper_huge,
+       length(dp_agg.total_lower(repeat('A', 16 * 1024 * 1024))) AS lower_at_limit,
+       dp_agg.total_texticlike(repeat('a', 16 * 1024 * 1024 + 1), 'a%') IS NULL AS ilike_huge,
+       dp_agg.total_lower('ÄBC É') AS lower_text,
+       dp_agg.total_upper('straße') AS upper_text,
+       dp_agg.total_texticlike('North', 'n%') AS ilike,
+       dp_agg.total_texticnlike('North', 'n%') AS not_ilike;
+
 -- ---------------------------------------------------------------------------
 -- Fixture: 1200 rows, ages 18..77 (20 rows each), regions north/south/east
 -- (400 each), income 1000 * (id % 60) (20 rows per value, NULL for id % 100 =
@@ -155,6 +181,58 @@ SELECT abs(dp_count(DISTINCT region, 1.0) - 3) < 25 AS regions,
        abs(dp_count(DISTINCT age, 1.0) - 60) < 25 AS ages FROM surf.p;
 SELECT region, abs(dp_count(DISTINCT age, 1.0) - 20) < 25 AS ages_per_region
 FROM surf.p GROUP BY region;
+-- dp_count(epsilon) counts rows, as dp_count(true, epsilon), and is charged
+-- the same.
+SELECT abs(dp_count(1.0) - 1200) < 25 AS row_count FROM surf.p;
+SELECT region, abs(dp_count(1.0) - 400) < 25 AS per_region FROM surf.p GROUP BY region;
+SELECT abs(dp_count(1.0) FILTER (WHERE age < 28) - 200) < 25 AS filtered,
+       abs(dp_count(1.0) - dp_count(id, 1.0)) < 50 AS like_counting_ids FROM surf.p;
+SELECT abs(n - 1200) < 25 AS in_subquery FROM (SELECT dp_count(0.5 + 0.5) AS n FROM surf.p) s;
+SELECT dp_agg.query_cost('SELECT dp_count(0.5) FROM surf.p')
+       = dp_agg.query_cost('SELECT dp_count(1, 0.5) FROM surf.p') AS same_cost;
+-- lower/upper, ILIKE, substring: text keys and filters.
+SELECT lower(region) AS region, abs(dp_count(1.0) - 400) < 25 AS near_truth
+FROM surf.p GROUP BY 1;
+SELECT upper(region) AS region, abs(dp_count(1.0) - 400) < 25 AS near_truth
+FROM surf.p GROUP BY 1;
+SELECT abs(dp_count(1.0) - 400) < 25 AS lower_filter FROM surf.p WHERE lower(region) = 'north';
+SELECT abs(dp_count(1.0) - 400) < 25 AS ilike FROM surf.p WHERE region ILIKE 'N%';
+SELECT abs(dp_count(1.0) - 800) < 25 AS not_ilike FROM surf.p WHERE region NOT ILIKE '%RTH';
+SELECT substring(region FROM 1 FOR 1) AS initial, abs(dp_count(1.0) - 400) < 25 AS near_truth
+FROM surf.p GROUP BY 1;
+SELECT substr(region, 2) AS tail, abs(dp_count(1.0) - 400) < 25 AS near_truth
+FROM surf.p GROUP BY 1;
+SELECT abs(dp_count(1.0) - 1200) < 25 AS huge_start
+FROM surf.p WHERE substr(region, age * 100000000, 2147483647) = '';
+-- floor/ceil/round/trunc of numeric: keys with one number of decimals.
+-- income / 10000 floors to 0..5 (200 rows each, fewer where income is NULL).
+SELECT floor(income / 10000) AS band, dp_count(1.0) BETWEEN 150 AND 225 AS in_range
+FROM surf.p WHERE income IS NOT NULL GROUP BY 1;
+-- round to 10000: 0 and 60000 get 5 incomes (100 rows), the others 10.
+SELECT round(income, -4) AS band,
+       abs(dp_count(1.0) - CASE WHEN round(income, -4) IN (0, 60000) THEN 100 ELSE 200 END) < 30
+         AS near_truth
+FROM surf.p WHERE income IS NOT NULL GROUP BY 1;
+SELECT round(income / 1000, 1) AS thousands, dp_count(1.0) BETWEEN -25 AND 225 AS in_range
+FROM surf.p WHERE income < 3000 GROUP BY 1;
+SELECT abs(dp_count(1.0) - 1200) < 25 AS ceil_trunc
+FROM surf.p WHERE ceil(income) >= trunc(income) OR income IS NULL;
+-- width_bucket with constant bounds: six buckets of 10 incomes, five of score.
+SELECT width_bucket(income, 0, 60000, 6) AS bucket, dp_count(1.0) BETWEEN 150 AND 225 AS in_range
+FROM surf.p WHERE income IS NOT NULL GROUP BY 1;
+SELECT width_bucket(score, 0, 10, 5) AS bucket, abs(dp_count(1.0) - 240) < 25 AS near_truth
+FROM surf.p GROUP BY 1;
+-- Casts to text of integers, numerics, floats, dates and timestamps.
+SELECT (age / 10)::text AS decade, dp_count(1.0) BETWEEN 135 AND 225 AS in_range
+FROM surf.p WHERE age >= 20 GROUP BY 1;
+SELECT abs(dp_count(1.0) - 1200) < 25 AS casts FROM surf.p
+WHERE admitted::text <> '' AND last_visit::text <> '' AND score::text <> ''
+  AND (income::text <> '' OR income IS NULL) AND CAST(age AS varchar) <> '';
+-- to_char with a constant format: months as text keys.
+SELECT count(*) BETWEEN 15 AND 22 AS months, bool_and(n BETWEEN -25 AND 62 + 25) AS in_range
+FROM (SELECT to_char(last_visit, 'YYYY-MM') AS m, dp_count(1.0) AS n FROM surf.p GROUP BY 1) s;
+SELECT count(*) BETWEEN 1 AND 9 AS quarters, bool_and(q LIKE '____ Q_') AS spelled
+FROM (SELECT to_char(admitted, 'YYYY "Q"Q') AS q, dp_count(1.0) AS n FROM surf.p GROUP BY 1) s;
 -- Constant sub-expressions are still folded first: 1/0 fails while
 -- planning, whatever the rows.
 SELECT dp_count(id, 1.0) FROM surf.p WHERE age > 1 / 0;
@@ -187,16 +265,30 @@ PREPARE field(text) AS SELECT abs(dp_count(id, 1.0) - 1200) < 25 AS dow_param FR
   WHERE date_part($1, last_visit) >= 0;
 EXECUTE field('dow');
 DEALLOCATE field;
-SELECT upper(region), dp_count(id, 1.0) FROM surf.p GROUP BY 1;
-SELECT to_char(last_visit, 'YYYY-MM'), dp_count(id, 1.0) FROM surf.p GROUP BY 1;
+SELECT to_char(last_visit, 'TMMonth'), dp_count(1.0) FROM surf.p GROUP BY 1;
+SELECT to_char(last_visit, region), dp_count(1.0) FROM surf.p GROUP BY 1;
+SELECT width_bucket(income, 0, age, 5), dp_count(1.0) FROM surf.p GROUP BY 1;
+SELECT width_bucket(score, 0, 10, 0), dp_count(1.0) FROM surf.p GROUP BY 1;
+SELECT width_bucket(income, 0, 'Infinity', 5), dp_count(1.0) FROM surf.p GROUP BY 1;
+SELECT substring(region FROM 1 FOR -1), dp_count(1.0) FROM surf.p GROUP BY 1;
+SELECT substr(region, 1, age), dp_count(1.0) FROM surf.p GROUP BY 1;
+SELECT dp_count(1.0) FROM surf.p WHERE region::int > 0;
+SELECT dp_count(1.0) FROM surf.p WHERE region ILIKE 'n%\';
+SELECT dp_count(1.0) FROM surf.p WHERE region ~* 'N';
+SELECT dp_count(1.0) FROM surf.p WHERE region SIMILAR TO 'n%';
+SELECT dp_count(1.0) FROM surf.p WHERE regexp_replace(region, 'o', '') = 'nrth';
+SELECT round(score), dp_count(1.0) FROM surf.p GROUP BY 1;
+SELECT round(income, age), dp_count(1.0) FROM surf.p GROUP BY 1;
+SELECT dp_count(DISTINCT 1.0) FROM surf.p;
 SELECT dp_count(id, 1.0) FROM surf.p WHERE admitted - admitted > 3;
 SELECT dp_count(DISTINCT score, 1.0) FROM surf.p;
 SELECT dp_count(DISTINCT income, 1.0) FROM surf.p;
 SELECT dp_sum(DISTINCT age, 0, 100, 1.0) FROM surf.p;
 SELECT dp_count(DISTINCT age, 1.0 ORDER BY age) FROM surf.p;
 \set VERBOSITY default
-SELECT dp_count(id, 1.0) FROM surf.p WHERE lower(region) = 'north';
-SELECT dp_count(id, 1.0) FROM surf.p WHERE region ILIKE 'N%';
+SELECT dp_count(id, 1.0) FROM surf.p WHERE region ~ '^s';
+SELECT to_char(last_visit, 'TMMon'), dp_count(1.0) FROM surf.p GROUP BY 1;
+SELECT dp_count(id, 1.0) FROM surf.p WHERE age::text::int > 3;
 SELECT dp_count(id, 1.0) FROM surf.p WHERE region LIKE 'n%\';
 \set VERBOSITY terse
 

@@ -23,6 +23,12 @@ void CheckConstantArguments(Oid function, List* arguments, const Node* call, con
 // follows the value), so that its numeric or float8 result may be released.
 bool IsExactDatePartKey(Node* key);
 
+// Whether group key `key` is floor, ceil, ceiling, round or trunc of a
+// numeric (round and trunc with a constant scale): every value of such a
+// key has the same number of decimals (dscale), so equal values print the
+// same and the numeric result may be released.
+bool IsExactRoundingKey(Node* key);
+
 }  // namespace dp_pg
 
 #endif  // DP_AGG_PG_CONSTANT_ARGUMENTS_H

@@ -136,5 +136,18 @@ GRANT EXECUTE ON FUNCTION
   dp_agg.total_timestamp(date),
   dp_agg.total_timestamptz(date),
   dp_agg.total_date_trunc(text, timestamp),
+  dp_agg.total_lower(text),
+  dp_agg.total_upper(text),
+  dp_agg.total_texticlike(text, text),
+  dp_agg.total_texticnlike(text, text),
+  dp_agg.total_bpchariclike(bpchar, text),
+  dp_agg.total_bpcharicnlike(bpchar, text),
+  dp_agg.total_floor(numeric),
+  dp_agg.total_ceil(numeric),
+  dp_agg.total_ceiling(numeric),
+  dp_agg.total_round(numeric, int4),
+  dp_agg.total_trunc(numeric, int4),
+  dp_agg.total_width_bucket(numeric, numeric, numeric, int4),
+  dp_agg.total_width_bucket(float8, float8, float8, int4),
   dp_agg.total_date_trunc(text, timestamptz)
 TO PUBLIC;
