@@ -233,6 +233,20 @@ SELECT count(*) BETWEEN 15 AND 22 AS months, bool_and(n BETWEEN -25 AND 62 + 25)
 FROM (SELECT to_char(last_visit, 'YYYY-MM') AS m, dp_count(1.0) AS n FROM surf.p GROUP BY 1) s;
 SELECT count(*) BETWEEN 1 AND 9 AS quarters, bool_and(q LIKE '____ Q_') AS spelled
 FROM (SELECT to_char(admitted, 'YYYY "Q"Q') AS q, dp_count(1.0) AS n FROM surf.p GROUP BY 1) s;
+-- to_char runs PostgreSQL's only under the lc_time its query was judged with
+-- (cache_locale_time can raise for some lc_time values): a generic plan
+-- executed after SET lc_time gives NULL for every row.
+SET plan_cache_mode = force_generic_plan;
+PREPARE months AS SELECT abs(dp_count(1.0) FILTER (WHERE to_char(last_visit, 'YYYY') IS NULL)
+  - CASE WHEN current_setting('lc_time') = 'POSIX' THEN 1200 ELSE 0 END) < 25 AS null_iff_changed
+  FROM surf.p;
+EXECUTE months;
+SET lc_time = 'POSIX';
+EXECUTE months;
+RESET lc_time;
+EXECUTE months;
+DEALLOCATE months;
+RESET plan_cache_mode;
 -- Constant sub-expressions are still folded first: 1/0 fails while
 -- planning, whatever the rows.
 SELECT dp_count(id, 1.0) FROM surf.p WHERE age > 1 / 0;

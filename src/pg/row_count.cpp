@@ -30,9 +30,8 @@ bool IsRowCountAggregate(Oid aggregate) {
 Oid ValueCountAggregate(Oid row_count) {
   const char* schema = get_namespace_name(get_func_namespace(row_count));
   Oid argument_types[2] = {ANYELEMENTOID, FLOAT8OID};
-  return LookupFuncName(
-      list_make2(makeString(pstrdup(schema)), makeString(pstrdup("dp_count"))), 2,
-      argument_types, false);
+  return LookupFuncName(list_make2(makeString(pstrdup(schema)), makeString(pstrdup("dp_count"))), 2,
+                        argument_types, false);
 }
 
 void Expand(Aggref* call) {

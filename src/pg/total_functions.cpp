@@ -23,7 +23,9 @@
 //   * floor/ceil/round/trunc of numeric: NULL for a magnitude of 1e130000
 //     or more (see kNumericRoundingLimitDigits); NaN and +-Infinity pass;
 //   * width_bucket: NULL for a NaN operand (bounds and count are constants
-//     checked at judgement, constant_arguments.cpp).
+//     checked at judgement, constant_arguments.cpp);
+//   * to_char of timestamps: NULL when lc_time changed after judgement
+//     (see dp_total_to_char_timestamp).
 // Plain C data only and no PostgreSQL call that can raise: no C++ object
 // with a destructor is live anywhere here.
 #include "pg_includes.h"
@@ -32,8 +34,11 @@ extern "C" {
 #include "access/detoast.h"
 #include "datatype/timestamp.h"
 #include "utils/date.h"
+#include "utils/pg_locale.h"
 #include "utils/timestamp.h"
 }
+
+#include "total_functions.h"
 
 #include <cmath>
 #include <cstdlib>
@@ -444,6 +449,62 @@ Datum dp_total_width_bucket_float8(PG_FUNCTION_ARGS) {
   if (std::isnan(PG_GETARG_FLOAT8(0))) PG_RETURN_NULL();
   return DirectFunctionCall4(width_bucket_float8, PG_GETARG_DATUM(0), PG_GETARG_DATUM(1),
                              PG_GETARG_DATUM(2), PG_GETARG_DATUM(3));
+}
+
+}  // extern "C"
+
+namespace {
+
+// The lc_time for which cache_locale_time() last succeeded while a query
+// was judged (PinLcTimeForToChar), or empty.
+char verified_lc_time[256] = "";
+
+// Whether the session's lc_time is the one verified at judgement: then
+// cache_locale_time(), which DCH_to_char calls for every format, finds its
+// cache valid or rebuilds it for a locale that already succeeded.
+bool LcTimeVerified() {
+  return verified_lc_time[0] != '\0' && locale_time != nullptr &&
+         strcmp(locale_time, verified_lc_time) == 0;
+}
+
+}  // namespace
+
+namespace dp_pg {
+
+void PinLcTimeForToChar() {
+  // Raises here, while planning and whatever the rows, if lc_time's names
+  // cannot be cached (setlocale/strftime failures, names not convertible to
+  // the database encoding).
+  cache_locale_time();
+  if (locale_time != nullptr && strlen(locale_time) < sizeof verified_lc_time)
+    strlcpy(verified_lc_time, locale_time, sizeof verified_lc_time);
+}
+
+}  // namespace dp_pg
+
+extern "C" {
+
+// to_char(timestamp[tz], format) with a format checked at judgement
+// (constant, no TM, at most 256 bytes). DCH_to_char first calls
+// cache_locale_time(), which can raise for some lc_time values; the judge
+// has run it for the session's lc_time (PinLcTimeForToChar). If lc_time was
+// changed since (SET lc_time, then EXECUTE of a plan made before), the
+// result is NULL for every row rather than a first call, reached only by
+// the rows that get there, that could raise. PARALLEL RESTRICTED: a worker
+// has not judged the query (its cache and this record are its own), so the
+// leader evaluates these.
+PG_FUNCTION_INFO_V1(dp_total_to_char_timestamp);
+Datum dp_total_to_char_timestamp(PG_FUNCTION_ARGS) {
+  if (!LcTimeVerified()) PG_RETURN_NULL();
+  return DirectFunctionCall2Coll(timestamp_to_char, PG_GET_COLLATION(), PG_GETARG_DATUM(0),
+                                 PG_GETARG_DATUM(1));
+}
+
+PG_FUNCTION_INFO_V1(dp_total_to_char_timestamptz);
+Datum dp_total_to_char_timestamptz(PG_FUNCTION_ARGS) {
+  if (!LcTimeVerified()) PG_RETURN_NULL();
+  return DirectFunctionCall2Coll(timestamptz_to_char, PG_GET_COLLATION(), PG_GETARG_DATUM(0),
+                                 PG_GETARG_DATUM(1));
 }
 
 }  // extern "C"

@@ -357,3 +357,11 @@ COMMENT ON FUNCTION dp_agg.total_width_bucket(numeric, numeric, numeric, int4) I
   'total version of width_bucket(numeric, numeric, numeric, int4) for expressions over protected rows: NULL for NaN, never raises for the constant bounds dp_agg accepts';
 COMMENT ON FUNCTION dp_agg.total_width_bucket(float8, float8, float8, int4) IS
   'total version of width_bucket(float8, float8, float8, int4) for expressions over protected rows: NULL for NaN, never raises for the constant bounds dp_agg accepts';
+CREATE FUNCTION dp_agg.total_to_char(timestamp, text) RETURNS text
+  AS 'MODULE_PATHNAME', 'dp_total_to_char_timestamp' LANGUAGE C STABLE STRICT PARALLEL RESTRICTED;
+CREATE FUNCTION dp_agg.total_to_char(timestamptz, text) RETURNS text
+  AS 'MODULE_PATHNAME', 'dp_total_to_char_timestamptz' LANGUAGE C STABLE STRICT PARALLEL RESTRICTED;
+COMMENT ON FUNCTION dp_agg.total_to_char(timestamp, text) IS
+  'total version of to_char(timestamp, text) for expressions over protected rows: NULL when lc_time changed since the query was judged, never raises for the formats dp_agg accepts';
+COMMENT ON FUNCTION dp_agg.total_to_char(timestamptz, text) IS
+  'total version of to_char(timestamptz, text) for expressions over protected rows: NULL when lc_time changed since the query was judged, never raises for the formats dp_agg accepts';

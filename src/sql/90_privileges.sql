@@ -149,5 +149,7 @@ GRANT EXECUTE ON FUNCTION
   dp_agg.total_trunc(numeric, int4),
   dp_agg.total_width_bucket(numeric, numeric, numeric, int4),
   dp_agg.total_width_bucket(float8, float8, float8, int4),
+  dp_agg.total_to_char(timestamp, text),
+  dp_agg.total_to_char(timestamptz, text),
   dp_agg.total_date_trunc(text, timestamptz)
 TO PUBLIC;
