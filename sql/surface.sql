@@ -119,8 +119,23 @@ FROM generate_series(1, 1200) g;
 -- An SQL function the analyst did not write, inlined by the planner: its
 -- body's arithmetic runs on protected rows too.
 CREATE FUNCTION surf.per_zero(int) RETURNS int LANGUAGE sql IMMUTABLE AS 'SELECT $1 / 0';
+-- Extreme values: 200 ordinary rows and 50 rows of each of three extremes,
+-- where PostgreSQL's own functions raise or return NULL (infinite timestamps
+-- for to_char, NaN for width_bucket, a numeric that ceil/round would
+-- overflow, a 17 MiB text for lower/upper/ILIKE).
+CREATE TABLE surf.x (id int PRIMARY KEY, t text NOT NULL, n numeric NOT NULL, f float8 NOT NULL,
+                     ts timestamp NOT NULL, tz timestamptz NOT NULL);
+INSERT INTO surf.x SELECT g, 'row' || g, g, g, timestamp '2024-01-01' + g * interval '1 day',
+  timestamptz '2024-01-01 00:00+00' + g * interval '1 day' FROM generate_series(1, 200) g;
+INSERT INTO surf.x SELECT 200 + g, repeat('A', 17 * 1024 * 1024), 'NaN', 'NaN', 'infinity',
+  '-infinity' FROM generate_series(1, 50) g;
+INSERT INTO surf.x SELECT 250 + g, 'x', (repeat('9', 131071) || '.5')::numeric, '-Infinity',
+  '294276-12-31 23:59:59', '294276-12-31 23:59:59+00' FROM generate_series(1, 50) g;
+INSERT INTO surf.x SELECT 300 + g, '', 'Infinity', 'Infinity', '4714-11-24 00:00:00 BC',
+  '4714-11-24 00:00:00+00 BC' FROM generate_series(1, 50) g;
 CREATE ROLE regress_dp_surface LOGIN;
 GRANT USAGE ON SCHEMA surf TO regress_dp_surface;
+SELECT dp_agg.protect_table('surf.x');
 SELECT dp_agg.protect_table('surf.p');
 SELECT dp_agg.restrict_role('regress_dp_surface');
 SELECT dp_agg.set_budget('regress_dp_surface', 1000, 0.01);
@@ -233,6 +248,31 @@ SELECT count(*) BETWEEN 15 AND 22 AS months, bool_and(n BETWEEN -25 AND 62 + 25)
 FROM (SELECT to_char(last_visit, 'YYYY-MM') AS m, dp_count(1.0) AS n FROM surf.p GROUP BY 1) s;
 SELECT count(*) BETWEEN 1 AND 9 AS quarters, bool_and(q LIKE '____ Q_') AS spelled
 FROM (SELECT to_char(admitted, 'YYYY "Q"Q') AS q, dp_count(1.0) AS n FROM surf.p GROUP BY 1) s;
+-- Every row, extremes included, reaches each function without an error:
+-- 350 rows, and the extremes give NULL where the built-in raises or
+-- returns NULL (50 rows of each kind: told apart from 0 and 100 by 25).
+SELECT abs(dp_count(1.0) - 300) < 25 AS to_char_values FROM surf.x
+WHERE to_char(ts, 'YYYY-MM-DD HH24:MI:SS') IS NOT NULL
+  AND to_char(tz, 'FMDay, DD Month YYYY TZ') IS NOT NULL;
+SELECT abs(dp_count(1.0) - 50) < 25 AS to_char_null_for_infinity FROM surf.x
+WHERE to_char(ts, 'YYYY') IS NULL OR to_char(tz, 'YYYY') IS NULL;
+SELECT abs(dp_count(1.0) - 350) < 25 AS to_char_empty_format FROM surf.x WHERE to_char(ts, '') IS NULL;
+SELECT abs(dp_count(1.0) - 350) < 25 AS extremes_total FROM surf.x
+WHERE (lower(t) <> 'x' OR upper(t) IS NULL OR t ILIKE 'a%' OR t NOT ILIKE '%Z' OR substr(t, 3, 2) = '')
+   IS NOT DISTINCT FROM (lower(t) <> 'x' OR upper(t) IS NULL OR t ILIKE 'a%' OR t NOT ILIKE '%Z' OR substr(t, 3, 2) = '')
+  AND (ceil(n) IS NULL OR floor(n) IS NOT NULL OR round(n, -2) > 0 OR trunc(n, 1) > 0 OR true)
+  AND (width_bucket(n, 0, 100, 10) IS NULL OR width_bucket(f, 0, 100, 10) >= 0 OR true)
+  AND (n::text <> '' AND f::text <> '' AND ts::text <> '' AND tz::text <> '');
+SELECT abs(dp_count(1.0) - 50) < 25 AS lower_null_over_16_mib FROM surf.x
+WHERE lower(t) IS NULL AND upper(t) IS NULL AND (t ILIKE 'a%') IS NULL;
+SELECT abs(dp_count(1.0) - 50) < 25 AS rounding_null_near_limit FROM surf.x
+WHERE ceil(n) IS NULL AND round(n) IS NULL AND floor(n) IS NULL AND trunc(n, 0) IS NULL;
+SELECT abs(dp_count(1.0) - 50) < 25 AS bucket_null_for_nan FROM surf.x
+WHERE width_bucket(n, 0, 100, 10) IS NULL AND width_bucket(f, 0, 100, 10) IS NULL;
+SELECT abs(dp_count(1.0) - 100) < 25 AS buckets_of_infinities FROM surf.x
+WHERE width_bucket(f, 0, 100, 10) IN (0, 11) AND id > 200;
+SELECT to_char(ts, 'YYYY') AS y, dp_count(1.0) BETWEEN 150 AND 250 AS in_range FROM surf.x
+WHERE id <= 200 GROUP BY 1;
 -- to_char runs PostgreSQL's only under the lc_time its query was judged with
 -- (cache_locale_time can raise for some lc_time values): a generic plan
 -- executed after SET lc_time gives NULL for every row.

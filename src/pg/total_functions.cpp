@@ -493,18 +493,30 @@ extern "C" {
 // the rows that get there, that could raise. PARALLEL RESTRICTED: a worker
 // has not judged the query (its cache and this record are its own), so the
 // leader evaluates these.
-PG_FUNCTION_INFO_V1(dp_total_to_char_timestamp);
-Datum dp_total_to_char_timestamp(PG_FUNCTION_ARGS) {
+//
+// The built-ins return NULL for an infinite timestamp or an empty format,
+// which DirectFunctionCall would turn into an error ("function returned
+// NULL"): they are called here with a call frame that passes the NULL on.
+static Datum CallToChar(PGFunction builtin, FunctionCallInfo fcinfo) {
   if (!LcTimeVerified()) PG_RETURN_NULL();
-  return DirectFunctionCall2Coll(timestamp_to_char, PG_GET_COLLATION(), PG_GETARG_DATUM(0),
-                                 PG_GETARG_DATUM(1));
+  if (TIMESTAMP_NOT_FINITE(PG_GETARG_TIMESTAMP(0))) PG_RETURN_NULL();
+  LOCAL_FCINFO(call, 2);
+  InitFunctionCallInfoData(*call, nullptr, 2, PG_GET_COLLATION(), nullptr, nullptr);
+  call->args[0].value = PG_GETARG_DATUM(0);
+  call->args[0].isnull = false;
+  call->args[1].value = PG_GETARG_DATUM(1);
+  call->args[1].isnull = false;
+  const Datum result = builtin(call);
+  if (call->isnull) PG_RETURN_NULL();
+  return result;
 }
+
+PG_FUNCTION_INFO_V1(dp_total_to_char_timestamp);
+Datum dp_total_to_char_timestamp(PG_FUNCTION_ARGS) { return CallToChar(timestamp_to_char, fcinfo); }
 
 PG_FUNCTION_INFO_V1(dp_total_to_char_timestamptz);
 Datum dp_total_to_char_timestamptz(PG_FUNCTION_ARGS) {
-  if (!LcTimeVerified()) PG_RETURN_NULL();
-  return DirectFunctionCall2Coll(timestamptz_to_char, PG_GET_COLLATION(), PG_GETARG_DATUM(0),
-                                 PG_GETARG_DATUM(1));
+  return CallToChar(timestamptz_to_char, fcinfo);
 }
 
 }  // extern "C"
