@@ -43,6 +43,10 @@ void Expand(Aggref* call) {
              "write dp_count(epsilon).",
              call->location, "dp_count");
   auto* epsilon = static_cast<TargetEntry*>(linitial(call->args));
+  if (list_length(call->args) != 1 || epsilon->resjunk)
+    RefuseAt(ERRCODE_INVALID_PARAMETER_VALUE, "dp_count(epsilon) takes exactly one argument",
+             "Its one argument is the epsilon.", "Write dp_count(epsilon).", call->location,
+             "dp_count");
   Node* always = makeBoolConst(true, false);
   TargetEntry* value = makeTargetEntry(reinterpret_cast<Expr*>(always), 1, nullptr, false);
   epsilon->resno = 2;
@@ -58,7 +62,9 @@ bool ExpandWalker(Node* node, void* context) {
                              context, 0);
   if (IsA(node, Aggref)) {
     auto* call = reinterpret_cast<Aggref*>(node);
-    if (list_length(call->args) == 1 && IsRowCountAggregate(call->aggfnoid)) Expand(call);
+    // aggargtypes has one entry per declared argument; args also holds the
+    // sort keys of an ORDER BY inside the call.
+    if (list_length(call->aggargtypes) == 1 && IsRowCountAggregate(call->aggfnoid)) Expand(call);
   }
   return expression_tree_walker(node, DP_EXPRESSION_WALKER(ExpandWalker), context);
 }
