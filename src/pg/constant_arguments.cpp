@@ -11,7 +11,6 @@ extern "C" {
 #include <cstdlib>
 
 #include "refusal.h"
-#include "total_functions.h"
 
 namespace dp_pg {
 
@@ -291,7 +290,6 @@ void CheckConstantArguments(Oid function, List* arguments, const Node* call, con
                      "fields (YYYY, MM, DD, HH24, MI, SS, Q, IW, Month, Day, ...) without the "
                      "TM prefix (localized names depend on the server's lc_time).",
                      place);
-    PinLcTimeForToChar();
     return;
   }
   if (IsPartFunction(function, &of)) {

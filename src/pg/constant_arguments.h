@@ -1,10 +1,11 @@
 // Allow-listed functions that are total only for some values of an argument
-// that the query gives as a constant: a LIKE pattern (an escape at its end
-// raises "LIKE pattern must not end with escape character" only once a row
-// matches up to it), the field of extract/date_part/date_trunc (an
+// that the query gives as a constant: a LIKE or ILIKE pattern (an escape at
+// its end raises "LIKE pattern must not end with escape character" only once
+// a row matches up to it), the field of extract/date_part/date_trunc (an
 // unsupported field raises for finite values only, or for infinite ones
-// only). The judge checks those constants from the query alone, before any
-// row is read.
+// only), substring's length (negative raises), width_bucket's bounds and
+// count, and to_char's format (TM reads lc_time's names). The judge checks
+// those constants from the query alone, before any row is read.
 #ifndef DP_AGG_PG_CONSTANT_ARGUMENTS_H
 #define DP_AGG_PG_CONSTANT_ARGUMENTS_H
 

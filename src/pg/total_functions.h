@@ -7,7 +7,7 @@ namespace dp_pg {
 // Builds PostgreSQL's lc_time name cache for the session's lc_time (raising
 // while planning if it cannot) and records that lc_time as verified: the
 // total to_char then runs the built-in only while lc_time is unchanged.
-// Called by the judge for every to_char over protected rows.
+// Called by the rewrite for every to_char it replaces by its total version.
 void PinLcTimeForToChar();
 
 }  // namespace dp_pg
