@@ -76,6 +76,32 @@ SELECT count(*) FILTER (WHERE dp_agg.total_int4div(a, b) IS DISTINCT FROM a / b
          AS disagreements
 FROM generate_series(-50, 50, 7) a, generate_series(-9, 9) b WHERE b <> 0;
 
+-- Rounding, bucketing and case folding: NULL only where the built-in raises
+-- (a magnitude of 1e130000 or more, a NaN operand, a text over 16 MiB).
+SELECT dp_agg.total_ceil((repeat('9', 131000) || '.5')::numeric) IS NULL AS ceil_near_limit,
+       dp_agg.total_round((repeat('9', 131000) || '.5')::numeric, 0) IS NULL AS round_near_limit,
+       dp_agg.total_floor(numeric 'NaN') AS floor_nan,
+       dp_agg.total_ceiling(numeric '-Infinity') AS ceiling_minus_infinity,
+       dp_agg.total_floor(-7.5) AS floor_negative,
+       dp_agg.total_round(1234.5678, 2) AS round_2,
+       dp_agg.total_round(1250, -2) AS round_minus_2,
+       dp_agg.total_trunc(-7.99, 1) AS trunc_1;
+SELECT ceil((repeat('9', 131072) || '.5')::numeric) IS NULL AS builtin_raises;
+SELECT dp_agg.total_width_bucket(numeric 'NaN', 0, 10, 5) IS NULL AS bucket_numeric_nan,
+       dp_agg.total_width_bucket(float8 'NaN', 0, 10, 5) IS NULL AS bucket_float_nan,
+       dp_agg.total_width_bucket(numeric 'Infinity', 0, 10, 5) AS bucket_infinity,
+       dp_agg.total_width_bucket(float8 '-Infinity', 0, 10, 5) AS bucket_minus_infinity,
+       dp_agg.total_width_bucket(5.5, 0, 10, 5) AS bucket_numeric,
+       dp_agg.total_width_bucket(float8 '9.99', 10, 0, 5) AS bucket_reversed;
+SELECT dp_agg.total_lower(repeat('A', 16 * 1024 * 1024 + 1)) IS NULL AS lower_huge,
+       dp_agg.total_upper(repeat('a', 16 * 1024 * 1024 + 1)) IS NULL AS upper_huge,
+       length(dp_agg.total_lower(repeat('A', 16 * 1024 * 1024))) AS lower_at_limit,
+       dp_agg.total_texticlike(repeat('a', 16 * 1024 * 1024 + 1), 'a%') IS NULL AS ilike_huge,
+       dp_agg.total_lower('ÄBC É') AS lower_text,
+       dp_agg.total_upper('straße') AS upper_text,
+       dp_agg.total_texticlike('North', 'n%') AS ilike,
+       dp_agg.total_texticnlike('North', 'n%') AS not_ilike;
+
 -- ---------------------------------------------------------------------------
 -- Fixture: 1200 rows, ages 18..77 (20 rows each), regions north/south/east
 -- (400 each), income 1000 * (id % 60) (20 rows per value, NULL for id % 100 =
@@ -93,8 +119,23 @@ FROM generate_series(1, 1200) g;
 -- An SQL function the analyst did not write, inlined by the planner: its
 -- body's arithmetic runs on protected rows too.
 CREATE FUNCTION surf.per_zero(int) RETURNS int LANGUAGE sql IMMUTABLE AS 'SELECT $1 / 0';
+-- Extreme values: 200 ordinary rows and 50 rows of each of three extremes,
+-- where PostgreSQL's own functions raise or return NULL (infinite timestamps
+-- for to_char, NaN for width_bucket, a numeric that ceil/round would
+-- overflow, a 17 MiB text for lower/upper/ILIKE).
+CREATE TABLE surf.x (id int PRIMARY KEY, t text NOT NULL, n numeric NOT NULL, f float8 NOT NULL,
+                     ts timestamp NOT NULL, tz timestamptz NOT NULL);
+INSERT INTO surf.x SELECT g, 'row' || g, g, g, timestamp '2024-01-01' + g * interval '1 day',
+  timestamptz '2024-01-01 00:00+00' + g * interval '1 day' FROM generate_series(1, 200) g;
+INSERT INTO surf.x SELECT 200 + g, repeat('A', 17 * 1024 * 1024), 'NaN', 'NaN', 'infinity',
+  '-infinity' FROM generate_series(1, 50) g;
+INSERT INTO surf.x SELECT 250 + g, 'x', (repeat('9', 131071) || '.5')::numeric, '-Infinity',
+  '294276-12-31 23:59:59', '294276-12-31 23:59:59+00' FROM generate_series(1, 50) g;
+INSERT INTO surf.x SELECT 300 + g, '', 'Infinity', 'Infinity', '4714-11-24 00:00:00 BC',
+  '4714-11-24 00:00:00+00 BC' FROM generate_series(1, 50) g;
 CREATE ROLE regress_dp_surface LOGIN;
 GRANT USAGE ON SCHEMA surf TO regress_dp_surface;
+SELECT dp_agg.protect_table('surf.x');
 SELECT dp_agg.protect_table('surf.p');
 SELECT dp_agg.restrict_role('regress_dp_surface');
 SELECT dp_agg.set_budget('regress_dp_surface', 1000, 0.01);
@@ -155,6 +196,97 @@ SELECT abs(dp_count(DISTINCT region, 1.0) - 3) < 25 AS regions,
        abs(dp_count(DISTINCT age, 1.0) - 60) < 25 AS ages FROM surf.p;
 SELECT region, abs(dp_count(DISTINCT age, 1.0) - 20) < 25 AS ages_per_region
 FROM surf.p GROUP BY region;
+-- dp_count(epsilon) counts rows, as dp_count(true, epsilon), and is charged
+-- the same.
+SELECT abs(dp_count(1.0) - 1200) < 25 AS row_count FROM surf.p;
+SELECT region, abs(dp_count(1.0) - 400) < 25 AS per_region FROM surf.p GROUP BY region;
+SELECT abs(dp_count(1.0) FILTER (WHERE age < 28) - 200) < 25 AS filtered,
+       abs(dp_count(1.0) - dp_count(id, 1.0)) < 50 AS like_counting_ids FROM surf.p;
+SELECT abs(n - 1200) < 25 AS in_subquery FROM (SELECT dp_count(0.5 + 0.5) AS n FROM surf.p) s;
+SELECT dp_agg.query_cost('SELECT dp_count(0.5) FROM surf.p')
+       = dp_agg.query_cost('SELECT dp_count(1, 0.5) FROM surf.p') AS same_cost;
+-- lower/upper, ILIKE, substring: text keys and filters.
+SELECT lower(region) AS region, abs(dp_count(1.0) - 400) < 25 AS near_truth
+FROM surf.p GROUP BY 1;
+SELECT upper(region) AS region, abs(dp_count(1.0) - 400) < 25 AS near_truth
+FROM surf.p GROUP BY 1;
+SELECT abs(dp_count(1.0) - 400) < 25 AS lower_filter FROM surf.p WHERE lower(region) = 'north';
+SELECT abs(dp_count(1.0) - 400) < 25 AS ilike FROM surf.p WHERE region ILIKE 'N%';
+SELECT abs(dp_count(1.0) - 800) < 25 AS not_ilike FROM surf.p WHERE region NOT ILIKE '%RTH';
+SELECT substring(region FROM 1 FOR 1) AS initial, abs(dp_count(1.0) - 400) < 25 AS near_truth
+FROM surf.p GROUP BY 1;
+SELECT substr(region, 2) AS tail, abs(dp_count(1.0) - 400) < 25 AS near_truth
+FROM surf.p GROUP BY 1;
+SELECT abs(dp_count(1.0) - 1200) < 25 AS huge_start
+FROM surf.p WHERE substr(region, age * 100000000, 2147483647) = '';
+-- floor/ceil/round/trunc of numeric: keys with one number of decimals.
+-- income / 10000 floors to 0..5 (200 rows each, fewer where income is NULL).
+SELECT floor(income / 10000) AS band, dp_count(1.0) BETWEEN 150 AND 225 AS in_range
+FROM surf.p WHERE income IS NOT NULL GROUP BY 1;
+-- round to 10000: 0 and 60000 get 5 incomes (100 rows), the others 10.
+SELECT round(income, -4) AS band,
+       abs(dp_count(1.0) - CASE WHEN round(income, -4) IN (0, 60000) THEN 100 ELSE 200 END) < 30
+         AS near_truth
+FROM surf.p WHERE income IS NOT NULL GROUP BY 1;
+SELECT round(income / 1000, 1) AS thousands, dp_count(1.0) BETWEEN -25 AND 225 AS in_range
+FROM surf.p WHERE income < 3000 GROUP BY 1;
+SELECT abs(dp_count(1.0) - 1200) < 25 AS ceil_trunc
+FROM surf.p WHERE ceil(income) >= trunc(income) OR income IS NULL;
+-- width_bucket with constant bounds: six buckets of 10 incomes, five of score.
+SELECT width_bucket(income, 0, 60000, 6) AS bucket, dp_count(1.0) BETWEEN 150 AND 225 AS in_range
+FROM surf.p WHERE income IS NOT NULL GROUP BY 1;
+SELECT width_bucket(score, 0, 10, 5) AS bucket, abs(dp_count(1.0) - 240) < 25 AS near_truth
+FROM surf.p GROUP BY 1;
+-- Casts to text of integers, numerics, floats, dates and timestamps.
+SELECT (age / 10)::text AS decade, dp_count(1.0) BETWEEN 135 AND 225 AS in_range
+FROM surf.p WHERE age >= 20 GROUP BY 1;
+SELECT abs(dp_count(1.0) - 1200) < 25 AS casts FROM surf.p
+WHERE admitted::text <> '' AND last_visit::text <> '' AND score::text <> ''
+  AND (income::text <> '' OR income IS NULL) AND CAST(age AS varchar) <> '';
+-- to_char with a constant format: months as text keys.
+SELECT count(*) BETWEEN 15 AND 22 AS months, bool_and(n BETWEEN -25 AND 62 + 25) AS in_range
+FROM (SELECT to_char(last_visit, 'YYYY-MM') AS m, dp_count(1.0) AS n FROM surf.p GROUP BY 1) s;
+SELECT count(*) BETWEEN 1 AND 9 AS quarters, bool_and(q LIKE '____ Q_') AS spelled
+FROM (SELECT to_char(admitted, 'YYYY "Q"Q') AS q, dp_count(1.0) AS n FROM surf.p GROUP BY 1) s;
+-- Every row, extremes included, reaches each function without an error:
+-- 350 rows, and the extremes give NULL where the built-in raises or
+-- returns NULL (50 rows of each kind: told apart from 0 and 100 by 25).
+SELECT abs(dp_count(1.0) - 300) < 25 AS to_char_values FROM surf.x
+WHERE to_char(ts, 'YYYY-MM-DD HH24:MI:SS') IS NOT NULL
+  AND to_char(tz, 'FMDay, DD Month YYYY TZ') IS NOT NULL;
+SELECT abs(dp_count(1.0) - 50) < 25 AS to_char_null_for_infinity FROM surf.x
+WHERE to_char(ts, 'YYYY') IS NULL OR to_char(tz, 'YYYY') IS NULL;
+SELECT abs(dp_count(1.0) - 350) < 25 AS to_char_empty_format FROM surf.x WHERE to_char(ts, '') IS NULL;
+SELECT abs(dp_count(1.0) - 350) < 25 AS extremes_total FROM surf.x
+WHERE (lower(t) <> 'x' OR upper(t) IS NULL OR t ILIKE 'a%' OR t NOT ILIKE '%Z' OR substr(t, 3, 2) = '')
+   IS NOT DISTINCT FROM (lower(t) <> 'x' OR upper(t) IS NULL OR t ILIKE 'a%' OR t NOT ILIKE '%Z' OR substr(t, 3, 2) = '')
+  AND (ceil(n) IS NULL OR floor(n) IS NOT NULL OR round(n, -2) > 0 OR trunc(n, 1) > 0 OR true)
+  AND (width_bucket(n, 0, 100, 10) IS NULL OR width_bucket(f, 0, 100, 10) >= 0 OR true)
+  AND (n::text <> '' AND f::text <> '' AND ts::text <> '' AND tz::text <> '');
+SELECT abs(dp_count(1.0) - 50) < 25 AS lower_null_over_16_mib FROM surf.x
+WHERE lower(t) IS NULL AND upper(t) IS NULL AND (t ILIKE 'a%') IS NULL;
+SELECT abs(dp_count(1.0) - 50) < 25 AS rounding_null_near_limit FROM surf.x
+WHERE ceil(n) IS NULL AND round(n) IS NULL AND floor(n) IS NULL AND trunc(n, 0) IS NULL;
+SELECT abs(dp_count(1.0) - 50) < 25 AS bucket_null_for_nan FROM surf.x
+WHERE width_bucket(n, 0, 100, 10) IS NULL AND width_bucket(f, 0, 100, 10) IS NULL;
+SELECT abs(dp_count(1.0) - 100) < 25 AS buckets_of_infinities FROM surf.x
+WHERE width_bucket(f, 0, 100, 10) IN (0, 11) AND id > 200;
+SELECT to_char(ts, 'YYYY') AS y, dp_count(1.0) BETWEEN 150 AND 250 AS in_range FROM surf.x
+WHERE id <= 200 GROUP BY 1;
+-- to_char runs PostgreSQL's only under the lc_time its query was judged with
+-- (cache_locale_time can raise for some lc_time values): a generic plan
+-- executed after SET lc_time gives NULL for every row.
+SET plan_cache_mode = force_generic_plan;
+PREPARE months AS SELECT abs(dp_count(1.0) FILTER (WHERE to_char(last_visit, 'YYYY') IS NULL)
+  - CASE WHEN current_setting('lc_time') = 'POSIX' THEN 1200 ELSE 0 END) < 25 AS null_iff_changed
+  FROM surf.p;
+EXECUTE months;
+SET lc_time = 'POSIX';
+EXECUTE months;
+RESET lc_time;
+EXECUTE months;
+DEALLOCATE months;
+RESET plan_cache_mode;
 -- Constant sub-expressions are still folded first: 1/0 fails while
 -- planning, whatever the rows.
 SELECT dp_count(id, 1.0) FROM surf.p WHERE age > 1 / 0;
@@ -187,16 +319,34 @@ PREPARE field(text) AS SELECT abs(dp_count(id, 1.0) - 1200) < 25 AS dow_param FR
   WHERE date_part($1, last_visit) >= 0;
 EXECUTE field('dow');
 DEALLOCATE field;
-SELECT upper(region), dp_count(id, 1.0) FROM surf.p GROUP BY 1;
-SELECT to_char(last_visit, 'YYYY-MM'), dp_count(id, 1.0) FROM surf.p GROUP BY 1;
+SELECT to_char(last_visit, 'TMMonth'), dp_count(1.0) FROM surf.p GROUP BY 1;
+SELECT to_char(last_visit, region), dp_count(1.0) FROM surf.p GROUP BY 1;
+SELECT width_bucket(income, 0, age, 5), dp_count(1.0) FROM surf.p GROUP BY 1;
+SELECT width_bucket(score, 0, 10, 0), dp_count(1.0) FROM surf.p GROUP BY 1;
+SELECT width_bucket(income, 0, 'Infinity', 5), dp_count(1.0) FROM surf.p GROUP BY 1;
+SELECT substring(region FROM 1 FOR -1), dp_count(1.0) FROM surf.p GROUP BY 1;
+SELECT substr(region, 1, age), dp_count(1.0) FROM surf.p GROUP BY 1;
+SELECT dp_count(1.0) FROM surf.p WHERE region::int > 0;
+SELECT dp_count(1.0) FROM surf.p WHERE region ILIKE 'n%\';
+SELECT dp_count(1.0) FROM surf.p WHERE region ~* 'N';
+SELECT dp_count(1.0) FROM surf.p WHERE region SIMILAR TO 'n%';
+SELECT dp_count(1.0) FROM surf.p WHERE regexp_replace(region, 'o', '') = 'nrth';
+SELECT round(score), dp_count(1.0) FROM surf.p GROUP BY 1;
+SELECT round(income, age), dp_count(1.0) FROM surf.p GROUP BY 1;
+SELECT dp_count(DISTINCT 1.0) FROM surf.p;
+SELECT dp_count(1.0 ORDER BY id) FROM surf.p;
+RESET SESSION AUTHORIZATION;
+SELECT dp_count(NULL ORDER BY 1e-6::float8) FROM surf.p;
+SET SESSION AUTHORIZATION regress_dp_surface;
 SELECT dp_count(id, 1.0) FROM surf.p WHERE admitted - admitted > 3;
 SELECT dp_count(DISTINCT score, 1.0) FROM surf.p;
 SELECT dp_count(DISTINCT income, 1.0) FROM surf.p;
 SELECT dp_sum(DISTINCT age, 0, 100, 1.0) FROM surf.p;
 SELECT dp_count(DISTINCT age, 1.0 ORDER BY age) FROM surf.p;
 \set VERBOSITY default
-SELECT dp_count(id, 1.0) FROM surf.p WHERE lower(region) = 'north';
-SELECT dp_count(id, 1.0) FROM surf.p WHERE region ILIKE 'N%';
+SELECT dp_count(id, 1.0) FROM surf.p WHERE region ~ '^s';
+SELECT to_char(last_visit, 'TMMon'), dp_count(1.0) FROM surf.p GROUP BY 1;
+SELECT dp_count(id, 1.0) FROM surf.p WHERE age::text::int > 3;
 SELECT dp_count(id, 1.0) FROM surf.p WHERE region LIKE 'n%\';
 \set VERBOSITY terse
 

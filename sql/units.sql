@@ -65,6 +65,8 @@ SET SESSION AUTHORIZATION regress_unit_analyst;
 -- U1. A patient with 40 visits counts once: 1000 units, 1040 rows.
 -- |Z| < 25 at epsilon 1 fails with probability 2 e^-25 / (1 + e^-1) < 1e-10.
 SELECT abs(dp_count(1, 1.0) - 1000) < 25 AS counts_people FROM units.visits;
+-- U1b. The row count dp_count(epsilon) is dp_count(true, epsilon): it counts units too.
+SELECT abs(dp_count(1.0) - 1000) < 25 AS counts_people FROM units.visits;
 -- U2. dp_count of a column counts the units with a non-NULL value.
 SELECT abs(dp_count(cost, 1.0) - 1000) < 25 AS counts_people FROM units.visits;
 -- U3. dp_sum clamps each unit's total to [lower, upper]: patient 1 spends

@@ -13,8 +13,10 @@
 //   (out of range), varchar(n)/bpchar(n) length coercion ("value too long"),
 //   arithmetic and numeric -> float8 as PostgreSQL computes them (overflow,
 //   division by zero: they are replaced by total versions instead, see
-//   kReplacedFunctions), casts through text (CoerceViaIO), domain checks, and cross-type
-//   date/timestamp comparisons (they convert first).
+//   kReplacedFunctions), casts through text (CoerceViaIO) except the output
+//   casts of IsTotalTextCastSource, domain checks, cross-type date/timestamp
+//   comparisons (they convert first), and regular expressions (~, ~*,
+//   SIMILAR TO, regexp_*: see RegexRefusal in row_expressions.cpp).
 #include "allow_list.h"
 
 extern "C" {
@@ -256,6 +258,16 @@ constexpr Oid kTotalFunctions[] = {
     F_EXTRACT_TEXT_TIMESTAMPTZ,
     F_DATE_PART_TEXT_TIMESTAMP,
     F_DATE_PART_TEXT_TIMESTAMPTZ,
+    // substring/substr(text, start [, length]) (text_substr,
+    // text_substr_no_len -> text_substring, varlena.c): its only ereport is
+    // "negative substring length not allowed"; the length must be a
+    // non-negative constant, checked at judgement (constant_arguments.h).
+    // Any start, and start + length past INT_MAX (pg_add_s32_overflow: to
+    // the end), return a value.
+    F_SUBSTR_TEXT_INT4_INT4,
+    F_SUBSTR_TEXT_INT4,
+    F_SUBSTRING_TEXT_INT4_INT4,
+    F_SUBSTRING_TEXT_INT4,
 };
 
 // Built-ins that raise for some inputs (overflow, division by zero, out of
@@ -340,6 +352,36 @@ constexpr Oid kReplacedFunctions[] = {
     // "timestamp out of range" when truncation passes the start of the range.
     F_DATE_TRUNC_TEXT_TIMESTAMP,
     F_DATE_TRUNC_TEXT_TIMESTAMPTZ,
+    // lower/upper (str_tolower/str_toupper) and ILIKE (lower() then LIKE):
+    // "invalid memory alloc request size" for texts near 256 MB.
+    F_LOWER_TEXT,
+    F_UPPER_TEXT,
+    F_TEXTICLIKE,
+    F_TEXTICNLIKE,
+    F_BPCHARICLIKE,
+    F_BPCHARICNLIKE,
+    // floor/ceil/round/trunc of numeric: "value overflows numeric format"
+    // when rounding up passes 10^131072. round(numeric) and trunc(numeric)
+    // are SQL functions, inlined into the two-argument forms when folded.
+    F_FLOOR_NUMERIC,
+    F_CEIL_NUMERIC,
+    F_CEILING_NUMERIC,
+    F_ROUND_NUMERIC_INT4,
+    F_TRUNC_NUMERIC_INT4,
+    // width_bucket: raises for a NaN operand (and, for bad constant bounds
+    // or count, which the judge refuses, constant_arguments.h).
+    F_WIDTH_BUCKET_NUMERIC_NUMERIC_NUMERIC_INT4,
+    F_WIDTH_BUCKET_FLOAT8_FLOAT8_FLOAT8_INT4,
+    // to_char(timestamp[tz], format) with a constant format checked at
+    // judgement (no TM prefix: localized names raise "localized string
+    // format value too long"; at most 256 bytes): infinite values give
+    // NULL; timestamp2tm cannot fail for a valid timestamp; DCH_to_char
+    // writes into a buffer sized from the format. But DCH_to_char first
+    // calls cache_locale_time(), which raises for some lc_time values: the
+    // judge runs it while planning, and the total version runs the
+    // built-in only under that lc_time.
+    F_TO_CHAR_TIMESTAMP_TEXT,
+    F_TO_CHAR_TIMESTAMPTZ_TEXT,
 };
 
 template <size_t N>
@@ -367,6 +409,33 @@ bool HasTotalReplacement(Oid function) noexcept {
 bool CollationIsTotal(bool needs_collation, Oid collation) {
   if (!needs_collation) return true;
   return OidIsValid(collation) && get_collation_isdeterministic(collation);
+}
+
+bool IsTotalTextCastSource(Oid type) {
+  switch (getBaseType(type)) {
+    // int2out/int4out/int8out, boolout, uuid_out: fixed digits for every
+    // value. float4out/float8out: shortest exact digits, NaN and
+    // [-]Infinity (extra_float_digits only chooses the form). numeric_out:
+    // NaN, [-]Infinity or the digits. date_out (infinity, or
+    // EncodeDateOnly in the session's DateStyle), timestamp_out and
+    // timestamptz_out (infinity, or timestamp2tm, which cannot fail for a
+    // valid timestamp, then EncodeDateTime in the session's DateStyle and
+    // time zone): no ereport for a valid value of the type.
+    case INT2OID:
+    case INT4OID:
+    case INT8OID:
+    case BOOLOID:
+    case UUIDOID:
+    case FLOAT4OID:
+    case FLOAT8OID:
+    case NUMERICOID:
+    case DATEOID:
+    case TIMESTAMPOID:
+    case TIMESTAMPTZOID:
+      return true;
+    default:
+      return false;
+  }
 }
 
 bool IsExactKeyType(Oid type) {

@@ -24,7 +24,8 @@ bool IsTotalFunction(Oid function) noexcept;
 // (total_functions.cpp), which the query rewrite puts in its place on
 // protected rows (RewriteKind::kTotalArithmetic): + - * / % and unary minus
 // of integers, + - * / of floats, + - * / % of numerics, numeric -> float8,
-// date +- integer and timestamp[tz] +- interval.
+// date +- integer and timestamp[tz] +- interval, date_trunc, lower/upper,
+// ILIKE, floor/ceil/round/trunc of numeric and width_bucket.
 bool HasTotalReplacement(Oid function) noexcept;
 
 // Whether a call with input collation `collation` over arguments of types
@@ -32,6 +33,13 @@ bool HasTotalReplacement(Oid function) noexcept;
 // a collation: the collation is determined (not InvalidOid, which the parser
 // leaves when two different implicit collations meet) and deterministic.
 bool CollationIsTotal(bool needs_collation, Oid collation);
+
+// Whether a cast to text through the type's output function (CoerceViaIO)
+// is total for every value of `type` (a domain counts as its base type):
+// integers, bool, uuid, floats, numeric, date, timestamp, timestamptz. The
+// text's spelling follows the session's settings (DateStyle, TimeZone,
+// extra_float_digits), the same for every row of one query.
+bool IsTotalTextCastSource(Oid type);
 
 // Whether released group keys of type `type` (a domain counts as its base
 // type) print the same text for all members of a group: equality on the

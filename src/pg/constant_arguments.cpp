@@ -7,6 +7,9 @@ extern "C" {
 #include "utils/fmgroids.h"
 }
 
+#include <cmath>
+#include <cstdlib>
+
 #include "refusal.h"
 
 namespace dp_pg {
@@ -144,6 +147,88 @@ const char* LikePatternProblem(const Const* pattern) {
   return nullptr;
 }
 
+bool IsLikeFunction(Oid function) {
+  switch (function) {
+    case F_TEXTLIKE:
+    case F_TEXTNLIKE:
+    case F_TEXTICLIKE:
+    case F_TEXTICNLIKE:
+    case F_BPCHARICLIKE:
+    case F_BPCHARICNLIKE:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// A constant int4 argument's value; false if it is not a non-NULL constant.
+bool ConstantInt32(const Const* argument, int32* value) {
+  if (argument == nullptr || argument->constisnull || argument->consttype != INT4OID) return false;
+  *value = DatumGetInt32(argument->constvalue);
+  return true;
+}
+
+// width_bucket's bounds as doubles, if both are finite constants within
+// +-1e15 (so that the built-in's arithmetic on them, and on any operand
+// between them, stays far from overflow) and differ.
+constexpr double kMaxBucketBound = 1e15;
+constexpr int32 kMaxBucketCount = 100000;
+
+bool BucketBound(const Const* bound, double* value) {
+  if (bound == nullptr || bound->constisnull) return false;
+  if (bound->consttype == FLOAT8OID) {
+    *value = DatumGetFloat8(bound->constvalue);
+  } else if (bound->consttype == NUMERICOID) {
+    Numeric number = DatumGetNumeric(bound->constvalue);
+    if (numeric_is_nan(number) || numeric_is_inf(number)) return false;
+    char* text = DatumGetCString(DirectFunctionCall1(numeric_out, bound->constvalue));
+    *value = strtod(text, nullptr);
+  } else {
+    return false;
+  }
+  return std::isfinite(*value) && std::fabs(*value) <= kMaxBucketBound;
+}
+
+bool BucketsAreTotal(List* arguments) {
+  double lower = 0;
+  double upper = 0;
+  int32 count = 0;
+  if (!BucketBound(ConstantArgument(arguments, 1), &lower) ||
+      !BucketBound(ConstantArgument(arguments, 2), &upper) ||
+      !ConstantInt32(ConstantArgument(arguments, 3), &count))
+    return false;
+  if (count < 1 || count > kMaxBucketCount) return false;
+  const Const* low = ConstantArgument(arguments, 1);
+  const Const* high = ConstantArgument(arguments, 2);
+  // Distinct as the built-in compares them (numeric: exactly).
+  if (low->consttype == NUMERICOID)
+    return DatumGetInt32(DirectFunctionCall2(numeric_cmp, low->constvalue, high->constvalue)) != 0;
+  return lower != upper;
+}
+
+// Why to_char format `format` could make timestamp[tz]_to_char raise or
+// depend on lc_time, or nullptr. TM (translation mode) takes month and day
+// names from the server's locale (cache_locale_time), which can raise
+// ("localized string format value too long") and whose spelling is not
+// dp_agg's to audit: any "TM", in any case, anywhere, is refused (also in a
+// quoted literal, which is harmless but rare). The result buffer is
+// format length x DCH_MAX_ITEM_SIZ bytes: the format is bounded.
+constexpr int kMaxFormatBytes = 256;
+
+const char* ToCharFormatProblem(const Const* format) {
+  if (format == nullptr) return "its format is not a constant";
+  if (format->constisnull) return nullptr;  // strict: NULL for every row
+  text* value = DatumGetTextPP(format->constvalue);
+  const char* p = VARDATA_ANY(value);
+  const int length = VARSIZE_ANY_EXHDR(value);
+  if (length > kMaxFormatBytes) return "its format is longer than 256 bytes";
+  for (int i = 0; i + 1 < length; i++) {
+    if ((p[i] == 't' || p[i] == 'T') && (p[i + 1] == 'm' || p[i + 1] == 'M'))
+      return "its format uses TM (localized names)";
+  }
+  return nullptr;
+}
+
 [[noreturn]] void RefuseConstant(const Node* call, const char* what, const char* why,
                                  const char* instead, const char* place) {
   char rule[256];
@@ -162,13 +247,48 @@ void CheckConstantArguments(Oid function, List* arguments, const Node* call, con
   FieldOf of;
   int type = 0;
   int value = 0;
-  if (function == F_TEXTLIKE || function == F_TEXTNLIKE) {
+  if (IsLikeFunction(function)) {
+    // ILIKE matches the lowered pattern: lower() maps no character to % or
+    // \, so the constant's checks hold for it too.
     const char* problem = LikePatternProblem(ConstantArgument(arguments, 1));
     if (problem != nullptr)
-      RefuseConstant(call, "LIKE",
+      RefuseConstant(call, "LIKE/ILIKE",
                      "a constant pattern with at most 64 % and no escape character at its end",
-                     "Write LIKE with a constant pattern (not a parameter or column), at most 64 "
-                     "% wildcards, and no \\ at its end (write \\\\ for a backslash).",
+                     "Write LIKE or ILIKE with a constant pattern (not a parameter or column), at "
+                     "most 64 % wildcards, and no \\ at its end (write \\\\ for a backslash).",
+                     place);
+    return;
+  }
+  if (function == F_SUBSTR_TEXT_INT4_INT4 || function == F_SUBSTRING_TEXT_INT4_INT4) {
+    const Const* length = ConstantArgument(arguments, 2);
+    int32 count = 0;
+    if (length == nullptr ||
+        (!length->constisnull && (!ConstantInt32(length, &count) || count < 0)))
+      RefuseConstant(call, "substring", "a constant, non-negative length",
+                     "Write substring(column FROM start FOR length) or substr(column, start, "
+                     "length) with a constant length of 0 or more (a negative length raises an "
+                     "error); or substring(column FROM start) without a length.",
+                     place);
+    return;
+  }
+  if (function == F_WIDTH_BUCKET_NUMERIC_NUMERIC_NUMERIC_INT4 ||
+      function == F_WIDTH_BUCKET_FLOAT8_FLOAT8_FLOAT8_INT4) {
+    if (!BucketsAreTotal(arguments))
+      RefuseConstant(call, "width_bucket",
+                     "constant, finite, different bounds within +-1e15 and a constant count "
+                     "from 1 to 100000",
+                     "Write width_bucket(column, low, high, count) with constant numbers low <> "
+                     "high, both within -1e15 and 1e15, and a constant count from 1 to 100000.",
+                     place);
+    return;
+  }
+  if (function == F_TO_CHAR_TIMESTAMP_TEXT || function == F_TO_CHAR_TIMESTAMPTZ_TEXT) {
+    const char* problem = ToCharFormatProblem(ConstantArgument(arguments, 1));
+    if (problem != nullptr)
+      RefuseConstant(call, "to_char", "a constant format of at most 256 bytes without TM",
+                     "Write to_char(column, 'YYYY-MM') with a constant format of date and time "
+                     "fields (YYYY, MM, DD, HH24, MI, SS, Q, IW, Month, Day, ...) without the "
+                     "TM prefix (localized names depend on the server's lc_time).",
                      place);
     return;
   }
@@ -192,6 +312,29 @@ void CheckConstantArguments(Oid function, List* arguments, const Node* call, con
                      "quarter, year, decade, century, millennium.",
                      place);
     return;
+  }
+}
+
+bool IsExactRoundingKey(Node* key) {
+  if (key == nullptr || !IsA(key, FuncExpr)) return false;
+  auto* call = reinterpret_cast<FuncExpr*>(key);
+  switch (call->funcid) {
+    // dscale 0 for every value (floor_var, ceil_var; round(x) and trunc(x)
+    // are round(x, 0) and trunc(x, 0)).
+    case F_FLOOR_NUMERIC:
+    case F_CEIL_NUMERIC:
+    case F_CEILING_NUMERIC:
+    case F_ROUND_NUMERIC:
+    case F_TRUNC_NUMERIC:
+      return true;
+    // dscale max(scale, 0) for every value (numeric_round, numeric_trunc).
+    case F_ROUND_NUMERIC_INT4:
+    case F_TRUNC_NUMERIC_INT4: {
+      int32 scale = 0;
+      return ConstantInt32(ConstantArgument(call->args, 1), &scale);
+    }
+    default:
+      return false;
   }
 }
 

@@ -21,7 +21,7 @@ namespace dp_pg {
 void CheckGroupKey(Node* key, const SortGroupClause* clause) {
   const Oid type = exprType(key);
   if (!TestFaultIs(TestFault::kFirstKeySpelling) && !IsExactKeyType(type) &&
-      !IsExactDatePartKey(key)) {
+      !IsExactDatePartKey(key) && !IsExactRoundingKey(key)) {
     char rule[256];
     snprintf(rule, sizeof rule, "GROUP BY over protected rows may not use a key of type %s",
              format_type_be(type));

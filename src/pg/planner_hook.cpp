@@ -8,6 +8,7 @@ extern "C" {
 #include "query_judgement.h"
 #include "query_rewrites.h"
 #include "release_once.h"
+#include "row_count.h"
 
 namespace dp_pg {
 
@@ -17,6 +18,8 @@ planner_hook_type previous_planner = nullptr;
 
 PlannedStmt* PlannerHook(Query* query, const char* query_string, int cursor_options,
                          ParamListInfo bound_parameters) {
+  // dp_count(epsilon) becomes dp_count(true, epsilon) before it is judged.
+  ExpandRowCounts(query);
   const Verdict verdict = JudgeQuery(query);  // raises ERROR if the query is refused
   ApplyRewrites(verdict.rewrites);
   // dp_agg on Citus (distributed.cpp): before Citus plans the query.

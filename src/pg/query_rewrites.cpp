@@ -5,6 +5,7 @@ extern "C" {
 #include "nodes/makefuncs.h"
 #include "parser/parse_func.h"
 #include "rewrite/rewriteManip.h"
+#include "utils/fmgroids.h"
 }
 
 #include "aggregate_catalog.h"
@@ -12,6 +13,7 @@ extern "C" {
 #include "catalog_access.h"
 #include "group_keys.h"
 #include "settings.h"
+#include "total_functions.h"
 #include "unit_rewrite.h"
 
 namespace dp_pg {
@@ -163,6 +165,10 @@ Oid TotalReplacementOf(Oid builtin) {
 
 FuncExpr* TotalCall(Oid builtin, Oid result_type, List* arguments, Oid result_collation,
                     Oid input_collation, int location) {
+  // The total to_char runs the built-in only under an lc_time verified
+  // while planning (total_functions.h).
+  if (builtin == F_TO_CHAR_TIMESTAMP_TEXT || builtin == F_TO_CHAR_TIMESTAMPTZ_TEXT)
+    PinLcTimeForToChar();
   FuncExpr* call = makeFuncExpr(TotalReplacementOf(builtin), result_type, arguments,
                                 result_collation, input_collation, COERCE_EXPLICIT_CALL);
   call->location = location;

@@ -45,9 +45,11 @@ const char* const kAggregateHint =
 const char* const kTotalHint =
     "On protected rows use comparisons of integers, floats, numerics, text (with one "
     "deterministic collation), dates and timestamps, arithmetic (+ - * / % of numbers, date +- "
-    "integer, timestamp +- interval), length(), floor/ceil/round/trunc of float8, now(), "
-    "AND/OR/NOT, CASE, COALESCE, NULLIF, IS NULL and widening casts; compute anything else from "
-    "the released answers in an outer query.";
+    "integer, timestamp +- interval), length(), lower/upper, LIKE/ILIKE and substring with "
+    "constant patterns and lengths, floor/ceil/round/trunc, width_bucket with constant bounds, "
+    "date_trunc/extract/date_part/to_char with constant fields or formats, now(), AND/OR/NOT, "
+    "CASE, COALESCE, NULLIF, IS NULL, widening casts and casts of numbers, dates and timestamps "
+    "to text; compute anything else from the released answers in an outer query.";
 
 const char* const kJoinHint =
     "Join a protected table only to public tables, on equality with every column of a unique "

@@ -1,6 +1,7 @@
 #include "row_expressions.h"
 
 extern "C" {
+#include "catalog/pg_language.h"
 #include "utils/regproc.h"
 }
 
@@ -81,17 +82,49 @@ void CheckCall(Oid function, List* arguments, Oid input_collation, Node* call,
     RefuseCollation(function, check);
 }
 
+// Regular expressions (~, ~*, !~, !~*, SIMILAR TO, substring/regexp_* with
+// a pattern) stay refused even with a constant pattern, which would compile
+// the same for every row: matching is not total in the data. The engine
+// (src/backend/regex) allocates its NFA/DFA state sets per match and raises
+// "regular expression failed: out of memory" (REG_ESPACE) when a text drives
+// them past their limits, and back-references make the run time grow
+// exponentially in the text's length: an error or a slow query that depends
+// on the rows. A safe subset would need its own matcher; LIKE and ILIKE
+// (MatchText: no allocation, recursion bounded by the pattern's % count)
+// already express the prefix, suffix and infix tests analysts write.
+bool IsRegexFunction(Oid function) {
+  HeapTuple tuple = SearchSysCache1(PROCOID, ObjectIdGetDatum(function));
+  if (!HeapTupleIsValid(tuple)) return false;
+  const auto* form = reinterpret_cast<Form_pg_proc>(GETSTRUCT(tuple));
+  const bool internal = form->prolang == INTERNALlanguageId || form->prolang == SQLlanguageId;
+  const bool named_regex = strstr(NameStr(form->proname), "regex") != nullptr ||
+                           strcmp(NameStr(form->proname), "similar_to_escape") == 0;
+  ReleaseSysCache(tuple);
+  return internal && named_regex;
+}
+
+const char* const kRegexDetail =
+    "Matching a regular expression is not total in the data: its memory and running time "
+    "depend on the text it is matched against (\"regular expression failed: out of memory\" "
+    "for some texts, exponential back-tracking with back-references), so an error or a slow "
+    "query would reveal protected rows. dp_agg does not run regular expressions on protected "
+    "rows, even with a constant pattern.";
+
+const char* const kRegexHint =
+    "Use LIKE or ILIKE with a constant pattern instead: column ~ '^s' is column LIKE 's%', "
+    "column ~* 'north' is column ILIKE '%north%', and _ matches any one character.";
+
 [[noreturn]] void RefuseExpression(Node* node, const RowCheck* check) {
   char detail[512];
   snprintf(detail, sizeof detail, "It would run for protected rows in %s. %s", check->place,
            IsA(node, CoerceViaIO) || IsA(node, ArrayCoerceExpr) || IsA(node, CoerceToDomain)
-               ? "A cast through text, an array cast or a domain check can fail on some "
-                 "values, which would reveal them."
+               ? "A cast through text (other than a number, date or timestamp to text), an "
+                 "array cast or a domain check can fail on some values, which would reveal them."
                : "dp_agg accepts only expressions that it knows cannot fail (comparisons, "
                  "AND/OR/NOT, CASE, COALESCE, IS NULL, widening casts) and refuses any other "
                  "kind.");
-  Refuse(ERRCODE_INSUFFICIENT_PRIVILEGE, "expression not allowed on protected rows", detail,
-         kTotalHint);
+  RefuseAt(ERRCODE_INSUFFICIENT_PRIVILEGE, "expression not allowed on protected rows", detail,
+           kTotalHint, exprLocation(node), "");
 }
 
 // Walks an expression after constant folding. Every node left is evaluated
@@ -164,6 +197,17 @@ bool CheckRowWalker(Node* node, RowCheck* check) {
                     lfirst_oid(collation_cell), node, check);
       break;
     }
+    case T_CoerceViaIO: {
+      // A cast to text (or unbounded varchar: varcharin with typmod -1
+      // cannot fail) from a type whose output function is total. Casts
+      // from text to other types parse, and parsing fails on bad values.
+      auto* cast = reinterpret_cast<CoerceViaIO*>(node);
+      const Oid target = getBaseType(cast->resulttype);
+      if ((target != TEXTOID && target != VARCHAROID) ||
+          !IsTotalTextCastSource(exprType(reinterpret_cast<Node*>(cast->arg))))
+        RefuseExpression(node, check);
+      break;
+    }
     case T_BoolExpr:
     case T_NullTest:
     case T_BooleanTest:
@@ -227,6 +271,13 @@ void CheckFolded(Node* expression, RowCheck check) {
     if (strcmp(spelling, "~~*") == 0) keyword = "ILIKE";
     if (strcmp(spelling, "!~~*") == 0) keyword = "NOT ILIKE";
     if (keyword != nullptr) spelling = keyword;
+    if (IsRegexFunction(function)) {
+      snprintf(rule, sizeof rule,
+               "regular expression match (operator %s) may not be applied to protected rows",
+               format_operator(operator_oid));
+      RefuseAt(ERRCODE_INSUFFICIENT_PRIVILEGE, rule, kRegexDetail, kRegexHint, exprLocation(call),
+               spelling);
+    }
     if (keyword != nullptr)
       snprintf(rule, sizeof rule, "%s (operator %s) may not be applied to protected rows", keyword,
                format_operator(operator_oid));
@@ -237,6 +288,9 @@ void CheckFolded(Node* expression, RowCheck check) {
     snprintf(rule, sizeof rule, "function %s may not be applied to protected rows",
              format_procedure(function));
     spelling = get_func_name(function);
+    if (IsRegexFunction(function))
+      RefuseAt(ERRCODE_INSUFFICIENT_PRIVILEGE, rule, kRegexDetail, kRegexHint, exprLocation(call),
+               spelling);
   }
   RefuseAt(ERRCODE_INSUFFICIENT_PRIVILEGE, rule, detail, kTotalHint, exprLocation(call), spelling);
 }

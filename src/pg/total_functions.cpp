@@ -17,16 +17,28 @@
 //     built-in float8(numeric) raises for both);
 //   * date +- integer: results beyond the date range give -infinity or
 //     +infinity; infinite dates stay as they are;
-//   * timestamp[tz] +- interval: see TotalTimestampShift.
+//   * timestamp[tz] +- interval: see TotalTimestampShift;
+//   * lower/upper and ILIKE: NULL for a text (or pattern) of more than
+//     16 MiB (see kMaxCaseFoldBytes);
+//   * floor/ceil/round/trunc of numeric: NULL for a magnitude of 1e130000
+//     or more (see kNumericRoundingLimitDigits); NaN and +-Infinity pass;
+//   * width_bucket: NULL for a NaN operand (bounds and count are constants
+//     checked at judgement, constant_arguments.cpp);
+//   * to_char of timestamps: NULL when lc_time changed after judgement
+//     (see dp_total_to_char_timestamp).
 // Plain C data only and no PostgreSQL call that can raise: no C++ object
 // with a destructor is live anywhere here.
 #include "pg_includes.h"
 
 extern "C" {
+#include "access/detoast.h"
 #include "datatype/timestamp.h"
 #include "utils/date.h"
+#include "utils/pg_locale.h"
 #include "utils/timestamp.h"
 }
+
+#include "total_functions.h"
 
 #include <cmath>
 #include <cstdlib>
@@ -308,6 +320,203 @@ Datum dp_total_timestamptz_date(PG_FUNCTION_ARGS) {
   int overflow = 0;
   const TimestampTz result = date2timestamptz_opt_overflow(PG_GETARG_DATEADT(0), &overflow);
   PG_RETURN_TIMESTAMPTZ(result);
+}
+
+}  // extern "C"
+
+namespace {
+
+// lower() and upper() (str_tolower/str_toupper, formatting.c) convert a
+// text of n bytes through buffers of up to 4n+4 bytes (wchar_t in a
+// multibyte database, UChar for ICU, whose case mapping can also lengthen
+// it); PostgreSQL raises "invalid memory alloc request size" past 1 GB. A
+// text of at most 16 MiB stays far below that for every provider, so beyond
+// it the total versions return NULL instead of calling the built-in. Every
+// other ereport of str_tolower/str_toupper depends on the collation only
+// (an undetermined one is refused at judgement, CollationIsTotal).
+constexpr Size kMaxCaseFoldBytes = 16 * 1024 * 1024;
+
+bool FitsCaseFold(Datum text_datum) {
+  return toast_raw_datum_size(text_datum) - VARHDRSZ <= kMaxCaseFoldBytes;
+}
+
+// numeric_floor, numeric_ceil, numeric_round and numeric_trunc raise "value
+// overflows numeric format" only when the rounded value needs a weight
+// beyond NUMERIC_WEIGHT_MAX (10^131072). Below 10^130000 (and with
+// numeric_round's scale clamped to [-2000, 2000]) the result stays below
+// 10^130001, so these call the built-in there and return NULL above.
+constexpr int kNumericRoundingLimitDigits = 130000;
+
+Numeric numeric_rounding_limit = nullptr;
+
+// 10^130000 as a numeric, made once per backend from its decimal digits
+// (numeric_in raises nothing for a well-formed number of that size).
+Numeric NumericRoundingLimit() {
+  if (numeric_rounding_limit != nullptr) return numeric_rounding_limit;
+  char* digits = static_cast<char*>(palloc(kNumericRoundingLimitDigits + 2));
+  digits[0] = '1';
+  memset(digits + 1, '0', kNumericRoundingLimitDigits);
+  digits[kNumericRoundingLimitDigits + 1] = '\0';
+  Datum limit = DirectFunctionCall3(numeric_in, CStringGetDatum(digits),
+                                    ObjectIdGetDatum(InvalidOid), Int32GetDatum(-1));
+  const Size size = VARSIZE(DatumGetPointer(limit));
+  auto* kept = static_cast<Numeric>(MemoryContextAlloc(TopMemoryContext, size));
+  memcpy(kept, DatumGetPointer(limit), size);
+  pfree(digits);
+  numeric_rounding_limit = kept;
+  return kept;
+}
+
+// Whether rounding `value` (finite) cannot overflow.
+bool RoundingStaysInRange(Datum value) {
+  Datum magnitude = DirectFunctionCall1(numeric_abs, value);
+  return DatumGetBool(
+      DirectFunctionCall2(numeric_lt, magnitude, NumericGetDatum(NumericRoundingLimit())));
+}
+
+}  // namespace
+
+extern "C" {
+
+PG_FUNCTION_INFO_V1(dp_total_lower);
+Datum dp_total_lower(PG_FUNCTION_ARGS) {
+  if (!FitsCaseFold(PG_GETARG_DATUM(0))) PG_RETURN_NULL();
+  return DirectFunctionCall1Coll(lower, PG_GET_COLLATION(), PG_GETARG_DATUM(0));
+}
+
+PG_FUNCTION_INFO_V1(dp_total_upper);
+Datum dp_total_upper(PG_FUNCTION_ARGS) {
+  if (!FitsCaseFold(PG_GETARG_DATUM(0))) PG_RETURN_NULL();
+  return DirectFunctionCall1Coll(upper, PG_GET_COLLATION(), PG_GETARG_DATUM(0));
+}
+
+// ILIKE (Generic_Text_IC_like, like.c) lowers the text and the pattern with
+// lower() in a multibyte database or under ICU, then matches as LIKE does:
+// total under the same constant-pattern rule as LIKE (constant_arguments.cpp)
+// once both fit lower(). bpchar ILIKE runs the same C function.
+PG_FUNCTION_INFO_V1(dp_total_texticlike);
+Datum dp_total_texticlike(PG_FUNCTION_ARGS) {
+  if (!FitsCaseFold(PG_GETARG_DATUM(0)) || !FitsCaseFold(PG_GETARG_DATUM(1))) PG_RETURN_NULL();
+  return DirectFunctionCall2Coll(texticlike, PG_GET_COLLATION(), PG_GETARG_DATUM(0),
+                                 PG_GETARG_DATUM(1));
+}
+
+PG_FUNCTION_INFO_V1(dp_total_texticnlike);
+Datum dp_total_texticnlike(PG_FUNCTION_ARGS) {
+  if (!FitsCaseFold(PG_GETARG_DATUM(0)) || !FitsCaseFold(PG_GETARG_DATUM(1))) PG_RETURN_NULL();
+  return DirectFunctionCall2Coll(texticnlike, PG_GET_COLLATION(), PG_GETARG_DATUM(0),
+                                 PG_GETARG_DATUM(1));
+}
+
+// NaN and +-Infinity: the built-ins return them unchanged.
+#define DP_NUMERIC_ROUNDING1(name, builtin)                                       \
+  PG_FUNCTION_INFO_V1(dp_total_numeric_##name);                                   \
+  Datum dp_total_numeric_##name(PG_FUNCTION_ARGS) {                               \
+    Numeric value = PG_GETARG_NUMERIC(0);                                         \
+    if (numeric_is_nan(value) || numeric_is_inf(value)) PG_RETURN_NUMERIC(value); \
+    if (!RoundingStaysInRange(PG_GETARG_DATUM(0))) PG_RETURN_NULL();              \
+    return DirectFunctionCall1(builtin, PG_GETARG_DATUM(0));                      \
+  }
+
+#define DP_NUMERIC_ROUNDING2(name, builtin)                                       \
+  PG_FUNCTION_INFO_V1(dp_total_numeric_##name);                                   \
+  Datum dp_total_numeric_##name(PG_FUNCTION_ARGS) {                               \
+    Numeric value = PG_GETARG_NUMERIC(0);                                         \
+    if (numeric_is_nan(value) || numeric_is_inf(value)) PG_RETURN_NUMERIC(value); \
+    if (!RoundingStaysInRange(PG_GETARG_DATUM(0))) PG_RETURN_NULL();              \
+    return DirectFunctionCall2(builtin, PG_GETARG_DATUM(0), PG_GETARG_DATUM(1));  \
+  }
+
+DP_NUMERIC_ROUNDING1(floor, numeric_floor)
+DP_NUMERIC_ROUNDING1(ceil, numeric_ceil)
+DP_NUMERIC_ROUNDING2(round, numeric_round)
+DP_NUMERIC_ROUNDING2(trunc, numeric_trunc)
+
+// width_bucket with bounds and count that the judge accepted
+// (constant_arguments.cpp: finite, distinct, |bound| <= 1e15, count in
+// [1, 100000]): the built-ins then raise only for a NaN operand ("operand,
+// lower bound, and upper bound cannot be NaN"), which gives NULL here. An
+// infinite operand falls in bucket 0 or count + 1, as in the built-in.
+PG_FUNCTION_INFO_V1(dp_total_width_bucket_numeric);
+Datum dp_total_width_bucket_numeric(PG_FUNCTION_ARGS) {
+  if (numeric_is_nan(PG_GETARG_NUMERIC(0))) PG_RETURN_NULL();
+  return DirectFunctionCall4(width_bucket_numeric, PG_GETARG_DATUM(0), PG_GETARG_DATUM(1),
+                             PG_GETARG_DATUM(2), PG_GETARG_DATUM(3));
+}
+
+PG_FUNCTION_INFO_V1(dp_total_width_bucket_float8);
+Datum dp_total_width_bucket_float8(PG_FUNCTION_ARGS) {
+  if (std::isnan(PG_GETARG_FLOAT8(0))) PG_RETURN_NULL();
+  return DirectFunctionCall4(width_bucket_float8, PG_GETARG_DATUM(0), PG_GETARG_DATUM(1),
+                             PG_GETARG_DATUM(2), PG_GETARG_DATUM(3));
+}
+
+}  // extern "C"
+
+namespace {
+
+// The lc_time for which cache_locale_time() last succeeded while a query
+// was judged (PinLcTimeForToChar), or empty.
+char verified_lc_time[256] = "";
+
+// Whether the session's lc_time is the one verified at judgement: then
+// cache_locale_time(), which DCH_to_char calls for every format, finds its
+// cache valid or rebuilds it for a locale that already succeeded.
+bool LcTimeVerified() {
+  return verified_lc_time[0] != '\0' && locale_time != nullptr &&
+         strcmp(locale_time, verified_lc_time) == 0;
+}
+
+}  // namespace
+
+namespace dp_pg {
+
+void PinLcTimeForToChar() {
+  // Raises here, while planning and whatever the rows, if lc_time's names
+  // cannot be cached (setlocale/strftime failures, names not convertible to
+  // the database encoding).
+  cache_locale_time();
+  if (locale_time != nullptr && strlen(locale_time) < sizeof verified_lc_time)
+    strlcpy(verified_lc_time, locale_time, sizeof verified_lc_time);
+}
+
+}  // namespace dp_pg
+
+extern "C" {
+
+// to_char(timestamp[tz], format) with a format checked at judgement
+// (constant, no TM, at most 256 bytes). DCH_to_char first calls
+// cache_locale_time(), which can raise for some lc_time values; the judge
+// has run it for the session's lc_time (PinLcTimeForToChar). If lc_time was
+// changed since (SET lc_time, then EXECUTE of a plan made before), the
+// result is NULL for every row rather than a first call, reached only by
+// the rows that get there, that could raise. PARALLEL RESTRICTED: a worker
+// has not judged the query (its cache and this record are its own), so the
+// leader evaluates these.
+//
+// The built-ins return NULL for an infinite timestamp or an empty format,
+// which DirectFunctionCall would turn into an error ("function returned
+// NULL"): they are called here with a call frame that passes the NULL on.
+static Datum CallToChar(PGFunction builtin, FunctionCallInfo fcinfo) {
+  if (!LcTimeVerified()) PG_RETURN_NULL();
+  if (TIMESTAMP_NOT_FINITE(PG_GETARG_TIMESTAMP(0))) PG_RETURN_NULL();
+  LOCAL_FCINFO(call, 2);
+  InitFunctionCallInfoData(*call, nullptr, 2, PG_GET_COLLATION(), nullptr, nullptr);
+  call->args[0].value = PG_GETARG_DATUM(0);
+  call->args[0].isnull = false;
+  call->args[1].value = PG_GETARG_DATUM(1);
+  call->args[1].isnull = false;
+  const Datum result = builtin(call);
+  if (call->isnull) PG_RETURN_NULL();
+  return result;
+}
+
+PG_FUNCTION_INFO_V1(dp_total_to_char_timestamp);
+Datum dp_total_to_char_timestamp(PG_FUNCTION_ARGS) { return CallToChar(timestamp_to_char, fcinfo); }
+
+PG_FUNCTION_INFO_V1(dp_total_to_char_timestamptz);
+Datum dp_total_to_char_timestamptz(PG_FUNCTION_ARGS) {
+  return CallToChar(timestamptz_to_char, fcinfo);
 }
 
 }  // extern "C"

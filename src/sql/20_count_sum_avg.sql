@@ -166,3 +166,18 @@ COMMENT ON AGGREGATE dp_avg(float8, float8, float8, float8, float8) IS
   'dp_avg(value, lower, upper, epsilon, delta): (epsilon, delta)-DP mean of values clamped to [lower, upper]';
 COMMENT ON AGGREGATE dp_avg(numeric, numeric, numeric, float8, float8) IS
   'dp_avg(value, lower, upper, epsilon, delta): (epsilon, delta)-DP mean of values clamped to [lower, upper]';
+
+-- dp_count(epsilon): noisy number of rows, read like count(*). dp_agg's
+-- planner hook writes every call as dp_count(true, epsilon) before it judges
+-- or plans the query (row_count.cpp), so this aggregate is charged, bounded
+-- and rewritten (privacy units, Citus) exactly as dp_count(1, epsilon); its
+-- own support function only refuses, in case a call ever reached it.
+CREATE FUNCTION dp_agg.count_rows_transfn(dp_agg.aggregate_state, float8)
+  RETURNS dp_agg.aggregate_state AS 'MODULE_PATHNAME', 'dp_count_rows_transfn'
+  LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
+CREATE AGGREGATE dp_count(float8) (
+  SFUNC = dp_agg.count_rows_transfn, STYPE = dp_agg.aggregate_state, INITCOND = 'uninitialized',
+  FINALFUNC = dp_agg.count_final, COMBINEFUNC = dp_agg.combine, PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE dp_count(float8) IS
+  'dp_count(epsilon): noisy number of rows, like count(*); run as dp_count(true, epsilon)';

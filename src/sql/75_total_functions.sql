@@ -325,3 +325,65 @@ COMMENT ON AGGREGATE dp_agg.unit_sum(float8) IS
   'sum that never raises (overflow gives +-Infinity), for one privacy unit''s rows (internal: used by the privacy-unit rewrite)';
 COMMENT ON AGGREGATE dp_agg.unit_sum(numeric) IS
   'sum that never raises (NULL beyond numeric''s range), for one privacy unit''s rows (internal: used by the privacy-unit rewrite)';
+-- Text, rounding and bucketing for restricted roles (issue 13), each total
+-- where the built-in can raise (total_functions.cpp says what it returns).
+CREATE FUNCTION dp_agg.total_lower(text) RETURNS text
+  AS 'MODULE_PATHNAME', 'dp_total_lower' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_upper(text) RETURNS text
+  AS 'MODULE_PATHNAME', 'dp_total_upper' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_texticlike(text, text) RETURNS boolean
+  AS 'MODULE_PATHNAME', 'dp_total_texticlike' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_texticnlike(text, text) RETURNS boolean
+  AS 'MODULE_PATHNAME', 'dp_total_texticnlike' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_bpchariclike(bpchar, text) RETURNS boolean
+  AS 'MODULE_PATHNAME', 'dp_total_texticlike' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_bpcharicnlike(bpchar, text) RETURNS boolean
+  AS 'MODULE_PATHNAME', 'dp_total_texticnlike' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_floor(numeric) RETURNS numeric
+  AS 'MODULE_PATHNAME', 'dp_total_numeric_floor' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_ceil(numeric) RETURNS numeric
+  AS 'MODULE_PATHNAME', 'dp_total_numeric_ceil' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_ceiling(numeric) RETURNS numeric
+  AS 'MODULE_PATHNAME', 'dp_total_numeric_ceil' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_round(numeric, int4) RETURNS numeric
+  AS 'MODULE_PATHNAME', 'dp_total_numeric_round' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_trunc(numeric, int4) RETURNS numeric
+  AS 'MODULE_PATHNAME', 'dp_total_numeric_trunc' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_width_bucket(numeric, numeric, numeric, int4) RETURNS int4
+  AS 'MODULE_PATHNAME', 'dp_total_width_bucket_numeric' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_width_bucket(float8, float8, float8, int4) RETURNS int4
+  AS 'MODULE_PATHNAME', 'dp_total_width_bucket_float8' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.total_lower(text) IS
+  'total version of lower(text) for expressions over protected rows: NULL for a text over 16 MiB, never raises';
+COMMENT ON FUNCTION dp_agg.total_upper(text) IS
+  'total version of upper(text) for expressions over protected rows: NULL for a text over 16 MiB, never raises';
+COMMENT ON FUNCTION dp_agg.total_texticlike(text, text) IS
+  'total version of ILIKE (texticlike) for expressions over protected rows: NULL for a text over 16 MiB, never raises';
+COMMENT ON FUNCTION dp_agg.total_texticnlike(text, text) IS
+  'total version of NOT ILIKE (texticnlike) for expressions over protected rows: NULL for a text over 16 MiB, never raises';
+COMMENT ON FUNCTION dp_agg.total_bpchariclike(bpchar, text) IS
+  'total version of ILIKE (bpchariclike) for expressions over protected rows: NULL for a text over 16 MiB, never raises';
+COMMENT ON FUNCTION dp_agg.total_bpcharicnlike(bpchar, text) IS
+  'total version of NOT ILIKE (bpcharicnlike) for expressions over protected rows: NULL for a text over 16 MiB, never raises';
+COMMENT ON FUNCTION dp_agg.total_floor(numeric) IS
+  'total version of floor(numeric) for expressions over protected rows: NULL beyond 1e130000, never raises';
+COMMENT ON FUNCTION dp_agg.total_ceil(numeric) IS
+  'total version of ceil(numeric) for expressions over protected rows: NULL beyond 1e130000, never raises';
+COMMENT ON FUNCTION dp_agg.total_ceiling(numeric) IS
+  'total version of ceiling(numeric) for expressions over protected rows: NULL beyond 1e130000, never raises';
+COMMENT ON FUNCTION dp_agg.total_round(numeric, int4) IS
+  'total version of round(numeric, int4) for expressions over protected rows: NULL beyond 1e130000, never raises';
+COMMENT ON FUNCTION dp_agg.total_trunc(numeric, int4) IS
+  'total version of trunc(numeric, int4) for expressions over protected rows: NULL beyond 1e130000, never raises';
+COMMENT ON FUNCTION dp_agg.total_width_bucket(numeric, numeric, numeric, int4) IS
+  'total version of width_bucket(numeric, numeric, numeric, int4) for expressions over protected rows: NULL for NaN, never raises for the constant bounds dp_agg accepts';
+COMMENT ON FUNCTION dp_agg.total_width_bucket(float8, float8, float8, int4) IS
+  'total version of width_bucket(float8, float8, float8, int4) for expressions over protected rows: NULL for NaN, never raises for the constant bounds dp_agg accepts';
+CREATE FUNCTION dp_agg.total_to_char(timestamp, text) RETURNS text
+  AS 'MODULE_PATHNAME', 'dp_total_to_char_timestamp' LANGUAGE C STABLE STRICT PARALLEL RESTRICTED;
+CREATE FUNCTION dp_agg.total_to_char(timestamptz, text) RETURNS text
+  AS 'MODULE_PATHNAME', 'dp_total_to_char_timestamptz' LANGUAGE C STABLE STRICT PARALLEL RESTRICTED;
+COMMENT ON FUNCTION dp_agg.total_to_char(timestamp, text) IS
+  'total version of to_char(timestamp, text) for expressions over protected rows: NULL when lc_time changed since the query was judged, never raises for the formats dp_agg accepts';
+COMMENT ON FUNCTION dp_agg.total_to_char(timestamptz, text) IS
+  'total version of to_char(timestamptz, text) for expressions over protected rows: NULL when lc_time changed since the query was judged, never raises for the formats dp_agg accepts';

@@ -62,7 +62,7 @@ def parse(path=SHAPES_FILE, schema="clinic"):
                 if key == "expect":
                     current.expect = words[0]
                     current.sqlstate = words[1] if words[0] == "refused" else None
-                    current.todo = note.strip()
+                    current.todo = note.strip() if "TODO" in note else ""
                 elif key == "rows":
                     current.rows = (int(words[0]), int(words[1]))
                 elif key == "values":

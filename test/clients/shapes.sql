@@ -113,7 +113,7 @@ SELECT dp_count(id, 1.0) FROM @TABLE@ WHERE false
 -- rows: 1 10
 SQLStatistics(schema @SCHEMA@, table patients)
 
--- ---- refused today, to be widened by issue 13 ------------------------------
+-- ---- widened by issue 13 ---------------------------------------------------
 
 -- shape: now_comparison
 -- expect: works
@@ -152,25 +152,25 @@ SELECT extract(year FROM admitted) AS year, dp_count(id, 1.0) FROM @TABLE@ GROUP
 SELECT date_part('dow', last_visit) AS weekday, dp_count(id, 1.0) FROM @TABLE@ GROUP BY 1
 
 -- shape: to_char_month
--- expect: refused 42501  -- TODO(issue 13): to_char with a constant format
+-- expect: works
 -- rows: 0 25
 -- values: -25 125
 SELECT to_char(last_visit, 'YYYY-MM') AS month, dp_count(id, 1.0) FROM @TABLE@ GROUP BY 1
 
 -- shape: width_bucket
--- expect: refused 42501  -- TODO(issue 13): width_bucket with constant bounds
+-- expect: works
 -- rows: 0 12
 -- values: -25 225
 SELECT width_bucket(income, 0, 100000, 10) AS bucket, dp_count(id, 1.0) FROM @TABLE@ GROUP BY 1
 
 -- shape: floor_division
--- expect: refused 42501  -- TODO(issue 13): arithmetic that cannot raise
+-- expect: works
 -- rows: 6 9
 -- values: -25 225
 SELECT floor(income / 10000) AS band, dp_count(id, 1.0) FROM @TABLE@ GROUP BY 1
 
 -- shape: round_numeric
--- expect: refused 42501  -- TODO(issue 13): round/trunc/ceil on protected rows
+-- expect: works
 -- rows: 0 10
 -- values: -25 225
 SELECT round(income, -4) AS band, dp_count(id, 1.0) FROM @TABLE@ GROUP BY 1
@@ -200,25 +200,25 @@ SELECT dp_median(income, 0, 200000, 1.0) FROM @TABLE@
 SELECT dp_count(id, 1.0) FROM @TABLE@ WHERE region LIKE 'n%'
 
 -- shape: ilike
--- expect: refused 42501  -- TODO(issue 13): ILIKE with a constant pattern
+-- expect: works
 -- rows: 1 1
 -- values: 175 225
 SELECT dp_count(id, 1.0) FROM @TABLE@ WHERE region ILIKE 'N%'
 
 -- shape: regex_match
--- expect: refused 42501  -- TODO(issue 13): ~ with a constant pattern
+-- expect: refused 42501  -- regular expressions stay refused (README "Regular expressions")
 -- rows: 1 1
 -- values: 175 225
 SELECT dp_count(id, 1.0) FROM @TABLE@ WHERE region ~ '^s'
 
 -- shape: lower_group
--- expect: refused 42501  -- TODO(issue 13): lower/upper
+-- expect: works
 -- rows: 3 3
 -- values: 175 225
 SELECT lower(region) AS region, dp_count(id, 1.0) FROM @TABLE@ GROUP BY 1
 
 -- shape: upper_group
--- expect: refused 42501  -- TODO(issue 13): lower/upper
+-- expect: works
 -- rows: 3 3
 -- values: 175 225
 SELECT upper(region) AS region, dp_count(id, 1.0) FROM @TABLE@ GROUP BY 1
@@ -230,7 +230,7 @@ SELECT upper(region) AS region, dp_count(id, 1.0) FROM @TABLE@ GROUP BY 1
 SELECT dp_count(id, 1.0) FROM @TABLE@ WHERE length(region) = 5
 
 -- shape: substring_group
--- expect: refused 42501  -- TODO(issue 13): substring with constant positions
+-- expect: works
 -- rows: 3 3
 -- values: 175 225
 SELECT substring(region FROM 1 FOR 1) AS initial, dp_count(id, 1.0) FROM @TABLE@ GROUP BY 1
@@ -242,8 +242,7 @@ SELECT substring(region FROM 1 FOR 1) AS initial, dp_count(id, 1.0) FROM @TABLE@
 SELECT dp_count(DISTINCT region, 1.0) FROM @TABLE@
 
 -- shape: row_count_without_column
--- expect: refused 42883  -- TODO(issue 13): a row count that reads like count(*), dp_count(e)
--- guidance: hint-only
+-- expect: works
 -- rows: 1 1
 -- values: 575 625
 SELECT dp_count(1.0) FROM @TABLE@

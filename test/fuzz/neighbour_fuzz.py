@@ -310,7 +310,10 @@ class Gen:
                               ("income", "int"), ("name", "varchar(3)")])
             return f"{a}.{col}::{t} IS NOT NULL"
         if r < 0.81 and r >= 0.77:
-            return self.arith_pred(a) if self.r.random() < 0.6 else self.date_text_pred(a)
+            x = self.r.random()
+            if x < 0.4:
+                return self.arith_pred(a)
+            return self.date_text_pred(a) if x < 0.65 else self.surface_pred(a)
         if r < 0.77:
             return f"{a}.tags {self.ch(['@>', '&&', '='])} ARRAY[{self.ch(['' + chr(39) + 'rare' + chr(39), chr(39) + 'x' + chr(39)])}]"
         col = self.ch(PRED_COLS) if self.r.random() < 0.9 else self.ch(list(NBR))
@@ -365,6 +368,59 @@ class Gen:
             f"date_trunc('month', {a}.visit) {self.ch(['=', '<'])} timestamptz '1999-12-01'",
         ])
 
+    def surface_pred(self, a):
+        """Issue 13's entries (lower/upper, ILIKE, substring, numeric rounding,
+        width_bucket, casts to text, to_char), probing the neighbour (name
+        'mallory', age 99, income 123456.78, visit 1999-12-31 23:59:59), often
+        behind a CASE, plus variants the judge must refuse from the query
+        alone (a column as length, bound or format; TM; regular expressions)."""
+        p = self.ch([
+            f"lower({a}.name) = 'mallory'",
+            f"upper({a}.name) LIKE 'MAL%'",
+            f"{a}.name ILIKE " + self.ch(["'MAL%'", "'%ORY'", "'_A%'", "'a%\\'"]),
+            f"{a}.region NOT ILIKE " + self.ch(["'VILLAGE%'", "'%H'"]),
+            f"{a}.code ILIKE 'A%'",
+            f"substring({a}.name FROM 1 FOR 3) = 'mal'",
+            f"substr({a}.name, {a}.age - 93, 2) = 'ry'",
+            f"substr({a}.name, 2) = 'allory'",
+            f"substr({a}.name, 1, {a}.age - 99) = ''",             # refused: length from a column
+            f"substring({a}.name FROM 1 FOR -1) = ''",              # refused: negative length
+            f"floor({a}.income / 1000) = 123",
+            f"ceil({a}.income) = 123457",
+            f"round({a}.income, -2) {self.ch(['=', '>'])} 123500",
+            f"round({a}.income) = 123457",
+            f"trunc({a}.income, 1) = 123456.7",
+            f"round({a}.income, {a}.age) > 0",                     # a column scale: total too
+            f"width_bucket({a}.income, 0, 200000, 10) = 7",
+            f"width_bucket({a}.score, 0, 2, 4) {self.ch(['=', '>'])} 2",
+            f"width_bucket({a}.age, 100, 0, 10) = 1",
+            f"width_bucket({a}.income, 0, {a}.age, 5) = 1",        # refused: bound from a column
+            f"width_bucket({a}.score, 0, 1, 0) = 1",               # refused: count 0
+            f"{a}.age::text = '99'",
+            f"{a}.visit::text LIKE '%1999%'",
+            f"{a}.income::text = '123456.78'",
+            f"{a}.score::text LIKE '%.%'",
+            f"CAST({a}.phone AS varchar) LIKE '5%'",
+            f"{a}.visit_ts::text LIKE '%23:59%'",
+            f"to_char({a}.visit_ts, 'YYYY-MM') = '1999-12'",
+            f"to_char({a}.visit, 'Day') LIKE 'F%'",
+            f"to_char({a}.visit_ts, 'HH24:MI:SS') = '23:59:59'",
+            f"to_char({a}.visit_ts, 'TMMonth') = 'December'",      # refused: TM
+            f"{a}.name ~ '^mal'",                                  # refused: regular expression
+            f"{a}.name ~* 'ORY$'",
+            # values where the built-ins raise, for the neighbour only: the
+            # total versions must give the same answer with and without it
+            f"width_bucket(CASE WHEN {a}.age = 99 THEN 'NaN'::float8 ELSE {a}.score END, 0, 2, 4) IS NULL",
+            f"width_bucket(CASE WHEN {a}.age = 99 THEN 'NaN'::numeric ELSE {a}.income END, 0, 1e5, 4) > 1",
+            f"to_char(CASE WHEN {a}.age = 99 THEN 'infinity'::timestamp ELSE {a}.visit_ts END, 'YYYY') = '2024'",
+            f"ceil(CASE WHEN {a}.age = 99 THEN (repeat('9', 131071) || '.5')::numeric ELSE {a}.income END) > 0",
+            f"lower(CASE WHEN {a}.age = 99 THEN repeat('A', 17 * 1024 * 1024) ELSE {a}.name END) = 'alice'",
+        ])
+        if self.r.random() < 0.4:  # gated: evaluated for the neighbour only
+            col = self.ch(PRED_COLS)
+            return f"CASE WHEN {a}.{col} = {self.const(col)} THEN {p} ELSE true END"
+        return p
+
     def arith_pred(self, a):
         if self.r.random() < 0.3:
             return self.date_arith_pred(a)
@@ -391,6 +447,8 @@ class Gen:
             filt = f" FILTER (WHERE {self.pred(a, 1)})" if self.r.random() < 0.15 else ""
             # ORDER BY inside the call (an aggregate's sort keys must not act as arguments)
             inner = f" ORDER BY {a}.{self.ch(['age', 'score', 'id', 'small'])}" if self.r.random() < 0.08 else ""
+            if self.r.random() < 0.15:  # the row count of issue 13
+                return f"dp_count({e}{inner}){filt}"
             if self.r.random() < 0.2:
                 return f"dp_count({arg}, {e}, {self.delta()}{inner}){filt}"
             return f"dp_count({arg}, {e}{inner}){filt}"
@@ -486,6 +544,14 @@ class Gen:
                      "visit_ts": f"date_trunc('month', {a}.visit_ts)", "small": f"{a}.small % 3::int2",
                      "score": f"date_part('hour', {a}.visit_ts)", "name": f"length({a}.name)",
                      "income": f"floor({a}.score)"}.get(k, e)
+                if self.r.random() < 0.6:  # issue 13's keys
+                    e = {"age": self.ch([f"width_bucket({a}.age, 0, 100, 10)", f"({a}.age / 10)::text"]),
+                         "name": self.ch([f"lower({a}.name)", f"substring({a}.name FROM 1 FOR 2)",
+                                          f"upper({a}.name)"]),
+                         "income": self.ch([f"round({a}.income, -4)", f"floor({a}.income / 50000)",
+                                            f"trunc({a}.income, 1)"]),
+                         "visit_ts": f"to_char({a}.visit_ts, 'YYYY-MM')",
+                         "visit": f"to_char({a}.visit, 'YYYY')"}.get(k, e)
             if k in TEXT_COLS and self.r.random() < 0.1 and k != "nick":
                 e += self.ch([' COLLATE "C"', ' COLLATE "POSIX"'])
             key_exprs.append(e)
