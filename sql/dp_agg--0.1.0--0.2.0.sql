@@ -757,14 +757,29 @@ COMMENT ON FUNCTION dp_agg.total_date_trunc(text, timestamptz) IS
 -- (epsilon, delta)-only release (basic composition, which is how it was
 -- admitted), so the new columns start at 0 and nothing already spent is
 -- forgotten.
-ALTER TABLE dp_agg.role_budget ADD COLUMN budget_unit text NOT NULL DEFAULT 'epsilon_delta'
+-- (Added without a default, filled, then given their defaults: a default
+-- given to ADD COLUMN would be kept as the columns' "missing value" for the
+-- existing rows, which a fresh install does not have.)
+ALTER TABLE dp_agg.role_budget ADD COLUMN budget_unit text
     CHECK (budget_unit IN ('epsilon_delta', 'rho'));
 ALTER TABLE dp_agg.role_budget ADD COLUMN rho_total numeric CHECK (rho_total >= 0);
-ALTER TABLE dp_agg.role_budget ADD COLUMN rho_spent numeric NOT NULL DEFAULT 0 CHECK (rho_spent >= 0);
-ALTER TABLE dp_agg.role_budget ADD COLUMN pure_epsilon_spent numeric NOT NULL DEFAULT 0 CHECK (pure_epsilon_spent >= 0);
-ALTER TABLE dp_agg.role_budget ADD COLUMN pure_epsilon_squared_spent numeric NOT NULL DEFAULT 0 CHECK (pure_epsilon_squared_spent >= 0);
-ALTER TABLE dp_agg.role_budget ADD COLUMN gaussian_epsilon_spent numeric NOT NULL DEFAULT 0 CHECK (gaussian_epsilon_spent >= 0);
-ALTER TABLE dp_agg.role_budget ADD COLUMN gaussian_delta_spent numeric NOT NULL DEFAULT 0 CHECK (gaussian_delta_spent >= 0);
+ALTER TABLE dp_agg.role_budget ADD COLUMN rho_spent numeric CHECK (rho_spent >= 0);
+ALTER TABLE dp_agg.role_budget ADD COLUMN pure_epsilon_spent numeric CHECK (pure_epsilon_spent >= 0);
+ALTER TABLE dp_agg.role_budget ADD COLUMN pure_epsilon_squared_spent numeric CHECK (pure_epsilon_squared_spent >= 0);
+ALTER TABLE dp_agg.role_budget ADD COLUMN gaussian_epsilon_spent numeric CHECK (gaussian_epsilon_spent >= 0);
+ALTER TABLE dp_agg.role_budget ADD COLUMN gaussian_delta_spent numeric CHECK (gaussian_delta_spent >= 0);
+UPDATE dp_agg.role_budget
+   SET budget_unit = 'epsilon_delta', rho_spent = 0, pure_epsilon_spent = 0,
+       pure_epsilon_squared_spent = 0, gaussian_epsilon_spent = 0, gaussian_delta_spent = 0;
+ALTER TABLE dp_agg.role_budget
+  ALTER COLUMN budget_unit SET DEFAULT 'epsilon_delta', ALTER COLUMN budget_unit SET NOT NULL,
+  ALTER COLUMN rho_spent SET DEFAULT 0, ALTER COLUMN rho_spent SET NOT NULL,
+  ALTER COLUMN pure_epsilon_spent SET DEFAULT 0, ALTER COLUMN pure_epsilon_spent SET NOT NULL,
+  ALTER COLUMN pure_epsilon_squared_spent SET DEFAULT 0,
+  ALTER COLUMN pure_epsilon_squared_spent SET NOT NULL,
+  ALTER COLUMN gaussian_epsilon_spent SET DEFAULT 0,
+  ALTER COLUMN gaussian_epsilon_spent SET NOT NULL,
+  ALTER COLUMN gaussian_delta_spent SET DEFAULT 0, ALTER COLUMN gaussian_delta_spent SET NOT NULL;
 ALTER TABLE dp_agg.role_budget ADD CONSTRAINT role_budget_unit_matches_total CHECK ((budget_unit = 'rho') = (rho_total IS NOT NULL));
 ALTER TABLE dp_agg.ledger_entry ADD COLUMN rho numeric;
 ALTER TABLE dp_agg.ledger_entry DROP CONSTRAINT ledger_entry_kind_check;
