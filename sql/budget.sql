@@ -445,3 +445,16 @@ REVOKE SELECT ON visits FROM dp_budget_zcdp, dp_budget_mixed, dp_budget_rho;
 DROP ROLE dp_budget_zcdp;
 DROP ROLE dp_budget_mixed;
 DROP ROLE dp_budget_rho;
+
+-- 23. The accountant's SQL functions refuse what no budget can hold: NaN,
+-- infinite or negative amounts (22023), never a wrong answer.
+SELECT * FROM dp_agg.budget_terms('epsilon_delta', 1, 1e-6, NULL, 'NaN', 0, 0, 0, 0, 0, 0);
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM dp_agg.budget_terms('epsilon_delta', 1, 1e-6, NULL, 1, 0, 0, 0, -1, 0, 0);
+\echo :LAST_ERROR_SQLSTATE
+SELECT dp_agg.zcdp_epsilon(-1, 1e-6);
+\echo :LAST_ERROR_SQLSTATE
+SELECT dp_agg.zcdp_rho(1, 0);
+\echo :LAST_ERROR_SQLSTATE
+SELECT dp_agg.gaussian_count_epsilon('Infinity', 1e-6);
+\echo :LAST_ERROR_SQLSTATE

@@ -33,8 +33,16 @@ int CompareNumeric(Datum a, Datum b) {
 // The nearest double to `value` in the given direction: numeric_float8
 // rounds to nearest, and the exact value of that double tells which side it
 // fell on.
+// NaN, infinite, negative or out-of-range amounts are refused (22023): no
+// budget or spending is ever one of them (CHECK constraints, set_budget's
+// checks).
 double NumericToDouble(Datum value, bool up) {
   double result = DatumGetFloat8(DirectFunctionCall1(numeric_float8, value));
+  if (!std::isfinite(result) || result < 0)
+    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                    errmsg("privacy accountant: amount %s is not a finite number >= 0",
+                           DatumGetCString(DirectFunctionCall1(numeric_out, value))),
+                    errdetail("Budgets and charges are finite and non-negative.")));
   const int order = CompareNumeric(ExactNumericFromDouble(result), value);
   if (up && order < 0) result = std::nextafter(result, HUGE_VAL);
   if (!up && order > 0) result = std::nextafter(result, -HUGE_VAL);
@@ -122,8 +130,8 @@ Datum dp_agg_budget_terms(PG_FUNCTION_ARGS) {
                                            ObjectIdGetDatum(InvalidOid), Int32GetDatum(-1));
     const Datum used =
         DirectFunctionCall2(numeric_add, rho, DirectFunctionCall2(numeric_mul, pure_squared, half));
-    const Datum left = dp_pg::Greatest(
-        DirectFunctionCall2(numeric_sub, PG_GETARG_DATUM(3), used), zero);
+    const Datum left =
+        dp_pg::Greatest(DirectFunctionCall2(numeric_sub, PG_GETARG_DATUM(3), used), zero);
     const double left_down = dp_pg::NumericToDouble(left, false);
     // The largest pure epsilon with epsilon^2 / 2 <= left, rounded down.
     double pure_left = std::sqrt(2 * left_down);
@@ -162,8 +170,8 @@ Datum dp_agg_budget_terms(PG_FUNCTION_ARGS) {
     Datum delta_left = dp_pg::ShownNumeric(terms.delta, false);
     if (linear_delta_fits)
       epsilon_left = dp_pg::Greatest(
-          epsilon_left, dp_pg::Greatest(
-                            DirectFunctionCall2(numeric_sub, epsilon_total, epsilon_spent), zero));
+          epsilon_left,
+          dp_pg::Greatest(DirectFunctionCall2(numeric_sub, epsilon_total, epsilon_spent), zero));
     if (linear_epsilon_fits)
       delta_left = dp_pg::Greatest(
           delta_left,
@@ -209,9 +217,10 @@ Datum dp_agg_zcdp_rho(PG_FUNCTION_ARGS) {
   const double epsilon = PG_GETARG_FLOAT8(0);
   const double delta = PG_GETARG_FLOAT8(1);
   if (!std::isfinite(epsilon) || !(epsilon > 0) || !(delta > 0 && delta < 1))
-    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                    errmsg("invalid zCDP conversion: epsilon %g and delta %g", epsilon, delta),
-                    errdetail("epsilon must be a finite number > 0 and delta a number in (0, 1).")));
+    ereport(ERROR,
+            (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+             errmsg("invalid zCDP conversion: epsilon %g and delta %g", epsilon, delta),
+             errdetail("epsilon must be a finite number > 0 and delta a number in (0, 1).")));
   PG_RETURN_FLOAT8(dp_pg::CallCore([&] { return dp::RhoForEpsilonDelta(epsilon, delta); }));
 }
 

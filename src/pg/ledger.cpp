@@ -304,9 +304,8 @@ SPIPlanPtr charge_by_oid_plan = nullptr;
 SPIPlanPtr charge_by_name_plan = nullptr;
 
 bool ChargeByOidExists() {
-  Oid types[13] = {OIDOID,     NAMEOID,    NAMEOID,    NUMERICOID, NUMERICOID,
-                   INT8OID,    TEXTOID,    TEXTOID,    NUMERICOID, NUMERICOID,
-                   NUMERICOID, NUMERICOID, NUMERICOID};
+  Oid types[13] = {OIDOID,  NAMEOID,    NAMEOID,    NUMERICOID, NUMERICOID, INT8OID,   TEXTOID,
+                   TEXTOID, NUMERICOID, NUMERICOID, NUMERICOID, NUMERICOID, NUMERICOID};
   List* name = list_make2(makeString(pstrdup("dp_agg")), makeString(pstrdup("apply_charge")));
   return OidIsValid(LookupFuncName(name, 13, types, true));
 }
@@ -346,8 +345,8 @@ void ApplyOne(ChargeRequest* request) {
                       CStringGetTextDatum(request->rho),
                       CStringGetTextDatum(request->gaussian_epsilon),
                       CStringGetTextDatum(request->gaussian_delta)};
-  char nulls[13] = {' ', ' ', ' ', ' ', request->query_id == 0 ? 'n' : ' ', ' ', ' ',
-                    ' ', ' ', ' ', ' ', ' ', ' '};
+  char nulls[13] = {' ', ' ', ' ', ' ', request->query_id == 0 ? 'n' : ' ', ' ', ' ', ' ', ' ',
+                    ' ', ' ', ' ', ' '};
   if (SPI_execute_plan(*cached, values, nulls, false, 1) != SPI_OK_SELECT || SPI_processed != 1)
     elog(ERROR, "dp_agg: the charge statement returned no row");
   HeapTuple row = SPI_tuptable->vals[0];

@@ -52,7 +52,8 @@ Datum NumericRoundSignificant(Datum value, int digits, bool up) {
   const double approximate = DatumGetFloat8(DirectFunctionCall1(numeric_float8, value));
   // The exponent estimate may be off by one near a power of ten: either way
   // the result is rounded the right way, to digits or digits + 1 digits.
-  const int exponent = approximate > 0 ? static_cast<int>(std::floor(std::log10(approximate))) : -400;
+  const int exponent =
+      approximate > 0 ? static_cast<int>(std::floor(std::log10(approximate))) : -400;
   const int scale = digits - 1 - exponent;
   char to_scaled[32], from_scaled[32];
   snprintf(to_scaled, sizeof to_scaled, "1e%d", scale);
@@ -110,9 +111,9 @@ void AddCost(QueryCost* cost, Aggref* aggref, const RequestedPrivacy& requested,
     // Over privacy units a unit reaches unit_groups groups, each a release
     // of rho: unit_groups rho (zCDP composition, BS16 Lemma 2.3).
     rho = requested.rho;
-    const Datum rho_charge = NumericTimes(
-        NumericCeilSignificant(ExactNumericFromDouble(requested.rho), kChargeDigits),
-        unit_groups * multiplier);
+    const Datum rho_charge =
+        NumericTimes(NumericCeilSignificant(ExactNumericFromDouble(requested.rho), kChargeDigits),
+                     unit_groups * multiplier);
     cost->rho = NumericPlus(cost->rho, rho_charge);
     cost->gaussian_epsilon = NumericPlus(cost->gaussian_epsilon, epsilon_charge);
     cost->gaussian_delta = NumericPlus(cost->gaussian_delta, delta_charge);
@@ -122,8 +123,8 @@ void AddCost(QueryCost* cost, Aggref* aggref, const RequestedPrivacy& requested,
     // Over units the unit_groups releases of c / unit_groups would add only
     // c^2 / unit_groups; c^2 is an upper bound.
     const Datum charged = ChargeFor(epsilon);
-    const Datum squared = NumericCeilSignificant(
-        DirectFunctionCall2(numeric_mul, charged, charged), kChargeDigits);
+    const Datum squared =
+        NumericCeilSignificant(DirectFunctionCall2(numeric_mul, charged, charged), kChargeDigits);
     cost->pure_epsilon = NumericPlus(cost->pure_epsilon, epsilon_charge);
     cost->pure_epsilon_squared =
         NumericPlus(cost->pure_epsilon_squared, NumericTimes(squared, multiplier));

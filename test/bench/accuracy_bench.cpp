@@ -84,11 +84,12 @@ void GaussianAccounting() {
     ledger = next;
     ++admitted;
   }
-  std::printf("  ledger, dp_count(x, %.6f, 1e-6) x 100: sigma %8.2f  vs zCDP optimum %.2f: ratio "
-              "%.4f (target <= 1.10); admitted by (1, 1e-6): %d of 101 (linear accounting: %d)\n\n",
-              share, ledger_sigma, optimum, ledger_sigma / optimum, admitted,
-              // each call's delta is 1e-6: basic composition admits one
-              static_cast<int>(std::min(1.0, std::floor(1.0 / share))));
+  std::printf(
+      "  ledger, dp_count(x, %.6f, 1e-6) x 100: sigma %8.2f  vs zCDP optimum %.2f: ratio "
+      "%.4f (target <= 1.10); admitted by (1, 1e-6): %d of 101 (linear accounting: %d)\n\n",
+      share, ledger_sigma, optimum, ledger_sigma / optimum, admitted,
+      // each call's delta is 1e-6: basic composition admits one
+      static_cast<int>(std::min(1.0, std::floor(1.0 / share))));
 }
 
 // ---------------------------------------------------------------------------
