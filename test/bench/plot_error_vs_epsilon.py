@@ -27,9 +27,9 @@ the Laplace form at epsilon / 100 (basic composition), and the Gaussian form
 at dp_agg.gaussian_count_epsilon(dp_agg.zcdp_rho(epsilon, delta) / 100,
 delta), the epsilon at which a Gaussian count costs a hundredth of the rho
 that (epsilon, delta) buys, which is how the ledger's zCDP accountant admits
-100 of them (dp_agg.query_cost prints the rho of each form; the sum's and the
-mean's are at most the count's). For these series the x axis is the budget
-shared by the 100 releases. The error of a release is |answer - exact answer| (the
+100 of them (dp_agg.query_cost prints the rho of each form, and the table
+the ratio to the share: the sum's is within 0.1% of the count's, the mean's
+lower). For these series the x axis is the budget shared by the 100 releases. The error of a release is |answer - exact answer| (the
 exact answers come from count/sum/avg over the same groups); the script
 reports its median (dotted lines) and 95th percentile (open circles) over the
 groups. The dashed lines are the extension's own analytic 95% margins
