@@ -31,13 +31,17 @@
 extern "C" {
 #include "access/genam.h"
 #include "access/table.h"
+#include "catalog/dependency.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_namespace.h"
 #include "commands/extension.h"
 #include "nodes/makefuncs.h"
 #include "parser/parse_func.h"
 #include "parser/parsetree.h"
+#include "utils/datum.h"
 #include "utils/fmgroids.h"
+#include "utils/inval.h"
+#include "utils/typcache.h"
 #include "utils/rel.h"
 }
 
@@ -121,6 +125,33 @@ bool WrapsPrivateAggregate(Aggref* outer) {
   return !OidIsValid(inner) || LookupPrivateAggregate(inner) != nullptr;
 }
 
+// The fields of a record constant, as constants.
+List* RecordFields(Const* record) {
+  HeapTupleHeader header = DatumGetHeapTupleHeader(record->constvalue);
+  TupleDesc descriptor =
+      lookup_rowtype_tupdesc(HeapTupleHeaderGetTypeId(header), HeapTupleHeaderGetTypMod(header));
+  HeapTupleData tuple;
+  tuple.t_len = HeapTupleHeaderGetDatumLength(header);
+  ItemPointerSetInvalid(&tuple.t_self);
+  tuple.t_tableOid = InvalidOid;
+  tuple.t_data = header;
+  List* fields = NIL;
+  for (int i = 0; i < descriptor->natts; ++i) {
+    const Form_pg_attribute attribute = TupleDescAttr(descriptor, i);
+    if (attribute->attisdropped) continue;
+    bool is_null = false;
+    const Datum value = heap_getattr(&tuple, i + 1, descriptor, &is_null);
+    fields = lappend(fields, makeConst(attribute->atttypid, attribute->atttypmod,
+                                       attribute->attcollation, attribute->attlen,
+                                       is_null ? static_cast<Datum>(0)
+                                               : datumCopy(value, attribute->attbyval,
+                                                           attribute->attlen),
+                                       is_null, attribute->attbyval));
+  }
+  ReleaseTupleDesc(descriptor);
+  return fields;
+}
+
 // worker_partial_agg(oid, ROW(a, b, ...)) -> inner(a, b, ...): the same
 // expressions, in the inner aggregate's argument order.
 Aggref* InnerCall(Aggref* partial, Oid inner) {
@@ -128,6 +159,11 @@ Aggref* InnerCall(Aggref* partial, Oid inner) {
   List* arguments = NIL;
   if (IsA(packed, RowExpr)) {
     arguments = reinterpret_cast<RowExpr*>(packed)->args;
+  } else if (IsA(packed, Const) && !reinterpret_cast<Const*>(packed)->constisnull &&
+             type_is_rowtype(reinterpret_cast<Const*>(packed)->consttype)) {
+    // A ROW of constants only (dp_agg.group_selection(epsilon, delta)) is
+    // folded into one record constant by the worker's planner: its fields.
+    arguments = RecordFields(reinterpret_cast<Const*>(packed));
   } else {
     arguments = list_make1(packed);
   }
@@ -404,6 +440,26 @@ PreparedSite* FindSite(Aggref* aggref) {
 
 bool CitusInstalled() { return OidIsValid(get_extension_oid("citus", true)); }
 
+// pg_dist_shard (logicalrelid, shardid, ...): the table of shard `shard_id`.
+Oid ShardTable(int64 shard_id) {
+  const Oid catalog = get_relname_relid("pg_dist_shard", PG_CATALOG_NAMESPACE);
+  if (!OidIsValid(catalog)) return InvalidOid;
+  Relation table = table_open(catalog, AccessShareLock);
+  ScanKeyData key;
+  ScanKeyInit(&key, 2, BTEqualStrategyNumber, F_INT8EQ, Int64GetDatum(shard_id));
+  SysScanDesc scan = systable_beginscan(table, InvalidOid, false, nullptr, 1, &key);
+  Oid logical = InvalidOid;
+  HeapTuple tuple = systable_getnext(scan);
+  if (HeapTupleIsValid(tuple)) {
+    bool is_null = false;
+    const Datum value = heap_getattr(tuple, 1, RelationGetDescr(table), &is_null);
+    if (!is_null) logical = DatumGetObjectId(value);
+  }
+  systable_endscan(scan);
+  table_close(table, AccessShareLock);
+  return logical;
+}
+
 // pg_dist_partition (logicalrelid, partmethod, partkey, ...), read without
 // Citus's headers. Returns the distribution column of a hash/range/append
 // distributed table, or 0.
@@ -515,10 +571,10 @@ void MakeCountMonomorphic(Aggref* aggref) {
 
 // Citus's wrappers check EXECUTE on the aggregate's support functions for the
 // querying role, on the coordinator and on every worker (aggregate_utils.c,
-// aclcheckAggregate). dp_agg keeps those functions from PUBLIC (their states
-// hold exact sums: a role that may execute them could build its own
-// aggregate that returns a state), so a role without them is refused here,
-// before anything is charged, instead of by Citus after the charge.
+// aclcheckAggregate). dp_agg grants them to PUBLIC (they run only inside its
+// own aggregates: support_guard.h); where an administrator revoked them, the
+// role is refused here, before anything is charged, instead of by Citus after
+// the charge.
 void RequireSupportFunctionAccess(Oid aggregate) {
   HeapTuple tuple = SearchSysCache1(AGGFNOID, ObjectIdGetDatum(aggregate));
   if (!HeapTupleIsValid(tuple)) return;
@@ -534,12 +590,11 @@ void RequireSupportFunctionAccess(Oid aggregate) {
              errmsg("%s on a Citus distributed table needs EXECUTE on its support functions",
                     get_func_name(aggregate)),
              errdetail("Citus checks the support function %s for the querying role on every "
-                       "node, and dp_agg does not grant it to PUBLIC. dp_agg on Citus currently "
-                       "serves roles that hold EXECUTE on the support functions of schema "
-                       "dp_agg (trusted roles: with it a role could build an aggregate that "
-                       "returns exact partial states). Nothing was charged.",
+                       "node, and this role may not execute it (dp_agg grants it to PUBLIC; "
+                       "an administrator revoked it). Nothing was charged.",
                        get_func_name(function)),
-             errhint("Query a local or reference table, or run the query as a trusted role.")));
+             errhint("GRANT EXECUTE on the support functions again on every node (see "
+                     "src/sql/90_privileges.sql), or query a local or reference table.")));
   }
 }
 
@@ -634,9 +689,7 @@ bool HasSelectionAggregate(Node* node, void*) {
   if (IsA(node, Aggref)) {
     const PrivateAggregateKind* kind =
         LookupPrivateAggregate(reinterpret_cast<Aggref*>(node)->aggfnoid);
-    if (kind != nullptr &&
-        (kind->family == Family::kSelection || kind->family == Family::kGroupSelection))
-      return true;
+    if (kind != nullptr && kind->family == Family::kSelection) return true;
   }
   if (IsA(node, Query)) return false;  // other levels are visited on their own
   return expression_tree_walker(node, DP_EXPRESSION_WALKER(HasSelectionAggregate), nullptr);
@@ -645,23 +698,6 @@ bool HasSelectionAggregate(Node* node, void*) {
 // What dp_agg does not (yet) run on a distributed table, refused before
 // planning so that nothing is charged and no task is sent.
 void RefuseUnsupportedDistributed(Query* query) {
-  bool reads_protected = false;
-  ListCell* cell;
-  foreach (cell, query->rtable) {
-    auto* table = static_cast<RangeTblEntry*>(lfirst(cell));
-    if (table->rtekind == RTE_RELATION && DistributionColumn(table->relid) != 0 &&
-        IsProtectedRelation(table->relid, true))
-      reads_protected = true;
-  }
-  if (reads_protected && RestrictedSession())
-    ereport(
-        ERROR,
-        (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-         errmsg("dp_agg does not support restricted roles on protected Citus distributed tables"),
-         errdetail("Restricted roles read only through dp_agg's per-query grants, which "
-                   "Citus's worker connections do not carry; the query is refused before "
-                   "anything is charged."),
-         errhint("Query a local or reference table, or use a role that is not restricted.")));
   if (HasSelectionAggregate(reinterpret_cast<Node*>(query->targetList), nullptr) ||
       HasSelectionAggregate(query->havingQual, nullptr))
     ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -673,7 +709,9 @@ void RefuseUnsupportedDistributed(Query* query) {
                             "table.")));
 }
 
-bool RewriteLevels(Node* node, void*) {
+// `context`: a bool set when some level aggregates a distributed table
+// privately.
+bool RewriteLevels(Node* node, void* context) {
   if (node == nullptr) return false;
   if (IsA(node, Query)) {
     auto* query = reinterpret_cast<Query*>(node);
@@ -685,13 +723,107 @@ bool RewriteLevels(Node* node, void*) {
       RewriteCounts(reinterpret_cast<Node*>(query->targetList), nullptr);
       RewriteCounts(query->havingQual, nullptr);
       HideDistributionColumn(query);
+      *static_cast<bool*>(context) = true;
     }
-    return query_tree_walker(query, DP_EXPRESSION_WALKER(RewriteLevels), nullptr, 0);
+    return query_tree_walker(query, DP_EXPRESSION_WALKER(RewriteLevels), context, 0);
   }
-  return expression_tree_walker(node, DP_EXPRESSION_WALKER(RewriteLevels), nullptr);
+  return expression_tree_walker(node, DP_EXPRESSION_WALKER(RewriteLevels), context);
 }
 
 }  // namespace
+
+namespace {
+
+// --- the guard on Citus's functions ------------------------------------------
+
+HTAB* citus_function_cache = nullptr;  // Oid -> whether the guard applies
+
+struct CitusFunctionEntry {
+  Oid function;
+  bool guarded;
+};
+
+void InvalidateCitusFunctionCache(Datum, int, uint32) {
+  if (citus_function_cache != nullptr) {
+    hash_destroy(citus_function_cache);
+    citus_function_cache = nullptr;
+  }
+}
+
+// Citus's own plans call these per row or per group (worker_partial_agg and
+// coord_combine_agg are plain aggregates with them as support functions).
+bool IsCitusAggregateSupport(Oid function) {
+  char* name = get_func_name(function);
+  if (name == nullptr) return false;
+  const bool support = std::strcmp(name, "worker_partial_agg_sfunc") == 0 ||
+                       std::strcmp(name, "worker_partial_agg_ffunc") == 0 ||
+                       std::strcmp(name, "coord_combine_agg_sfunc") == 0 ||
+                       std::strcmp(name, "coord_combine_agg_ffunc") == 0;
+  pfree(name);
+  return support;
+}
+
+bool IsGuardedCitusFunction(Oid function) {
+  if (function < FirstNormalObjectId || !IsTransactionState()) return false;
+  if (citus_function_cache != nullptr) {
+    bool found = false;
+    auto* entry = static_cast<CitusFunctionEntry*>(
+        hash_search(citus_function_cache, &function, HASH_FIND, &found));
+    if (found) return entry->guarded;
+  }
+  const Oid citus = get_extension_oid("citus", true);
+  const bool guarded = OidIsValid(citus) &&
+                       getExtensionOfObject(ProcedureRelationId, function) == citus &&
+                       !IsCitusAggregateSupport(function);
+  if (citus_function_cache == nullptr) {
+    HASHCTL control;
+    std::memset(&control, 0, sizeof control);
+    control.keysize = sizeof(Oid);
+    control.entrysize = sizeof(CitusFunctionEntry);
+    control.hcxt = TopMemoryContext;
+    citus_function_cache = hash_create("dp_agg Citus functions", 64, &control,
+                                       HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+  }
+  bool found = false;
+  auto* entry = static_cast<CitusFunctionEntry*>(
+      hash_search(citus_function_cache, &function, HASH_ENTER, &found));
+  entry->guarded = guarded;
+  return guarded;
+}
+
+needs_fmgr_hook_type previous_needs_fmgr_hook = nullptr;
+fmgr_hook_type previous_fmgr_hook = nullptr;
+
+bool NeedsFmgrHook(Oid function) {
+  if (previous_needs_fmgr_hook != nullptr && previous_needs_fmgr_hook(function)) return true;
+  return IsGuardedCitusFunction(function);
+}
+
+void FmgrHook(FmgrHookEventType event, FmgrInfo* info, Datum* private_data) {
+  if (previous_fmgr_hook != nullptr) previous_fmgr_hook(event, info, private_data);
+  if (event != FHET_START || !IsGuardedCitusFunction(info->fn_oid)) return;
+  if (!RestrictedSession() || (IsWorkerNode() && IsAuthenticatedCoordinator())) return;
+  char* name = get_func_name(info->fn_oid);
+  ereport(ERROR,
+          (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+           errmsg("dp_agg: restricted roles may not call Citus's function %s",
+                  name != nullptr ? name : "?"),
+           errdetail("Citus's functions can send commands over the coordinator's connections, "
+                     "which the workers trust to ask only for partial states of judged "
+                     "queries."),
+           errhint("Query distributed tables with dp_agg's private aggregates; an "
+                   "administrator runs Citus's functions.")));
+}
+
+}  // namespace
+
+void InstallCitusFunctionGuard() {
+  previous_needs_fmgr_hook = needs_fmgr_hook;
+  needs_fmgr_hook = NeedsFmgrHook;
+  previous_fmgr_hook = fmgr_hook;
+  fmgr_hook = FmgrHook;
+  CacheRegisterSyscacheCallback(PROCOID, InvalidateCitusFunctionCache, 0);
+}
 
 void DefineDistributedSettings() {
   DefineCustomEnumVariable(
@@ -718,8 +850,7 @@ Aggref* CitusInnerAggregate(Aggref* outer, Agg* plan, EState* estate, CitusSiteR
                errmsg("%s cannot run on a Citus worker", get_func_name(outer->aggfnoid)),
                errdetail("Private aggregates are charged and released only on the coordinator; "
                          "a worker only computes partial states for it."),
-               errhint("Run the query on the coordinator. A single-shard (router) query on a "
-                       "distributed table is not supported.")));
+               errhint("Run the query on the coordinator.")));
     return nullptr;
   }
   if (!WrapsPrivateAggregate(outer)) return nullptr;
@@ -846,6 +977,10 @@ void** CitusFinalCacheSlot(FunctionCallInfo fcinfo, MemoryContext* context) {
   return &site->final_cache;
 }
 
+bool CitusSiteIsPrepared(FunctionCallInfo fcinfo) {
+  return prepared_sites != NIL && FindSite(AggGetAggref(fcinfo)) != nullptr;
+}
+
 bool IsCitusWrapperCall(FunctionCallInfo fcinfo) {
   Aggref* aggref = AggGetAggref(fcinfo);
   return aggref != nullptr && WrapperOf(aggref->aggfnoid) != Wrapper::kNone;
@@ -861,8 +996,89 @@ void* RequireCitusPreparedState(FunctionCallInfo fcinfo) {
   return prepared;
 }
 
-void PrepareDistributedQuery(Query* query) {
-  if (!CitusInstalled()) return;
+Oid CitusShardParent(Oid relation) {
+  char* name = get_rel_name(relation);
+  if (name == nullptr) return InvalidOid;
+  const char* underscore = std::strrchr(name, '_');
+  if (underscore == nullptr || underscore[1] == '\0') return InvalidOid;
+  for (const char* c = underscore + 1; *c != '\0'; ++c)
+    if (*c < '0' || *c > '9') return InvalidOid;
+  if (!CitusInstalled()) return InvalidOid;
+  const Oid table = ShardTable(std::strtoll(underscore + 1, nullptr, 10));
+  // A shard lives in its table's schema. (Citus shortens long names with a
+  // hash but keeps the _<shardid> suffix; a table of one's own that happens
+  // to end like a shard of a protected table in the same schema is treated
+  // as protected too: fail closed.)
+  if (!OidIsValid(table) || table == relation ||
+      get_rel_namespace(table) != get_rel_namespace(relation))
+    return InvalidOid;
+  return table;
+}
+
+namespace {
+
+bool OnlyPartialAggregates(Node* node, void*) {
+  if (node == nullptr) return false;
+  if (IsA(node, Aggref)) {
+    auto* aggref = reinterpret_cast<Aggref*>(node);
+    // Anything but worker_partial_agg of a private aggregate stops the walk.
+    return WrapperOf(aggref->aggfnoid) != Wrapper::kWorkerPartial || !WrapsPrivateAggregate(aggref);
+  }
+  if (IsA(node, Query) || IsA(node, SubLink)) return true;
+  return expression_tree_walker(node, DP_EXPRESSION_WALKER(OnlyPartialAggregates), nullptr);
+}
+
+}  // namespace
+
+bool AcceptCoordinatorFragment(Query* query) {
+  if (!IsWorkerNode() || !IsAuthenticatedCoordinator() || !CitusInstalled()) return false;
+  if (query->commandType != CMD_SELECT || !query->hasAggs || query->hasSubLinks ||
+      query->cteList != NIL || query->setOperations != nullptr || query->hasWindowFuncs ||
+      query->hasTargetSRFs || query->groupingSets != NIL || query->rowMarks != NIL)
+    return false;
+  bool has_partial = false;
+  ListCell* cell;
+  foreach (cell, query->targetList) {
+    auto* entry = static_cast<TargetEntry*>(lfirst(cell));
+    Node* expression = StripRelabel(reinterpret_cast<Node*>(entry->expr));
+    if (expression != nullptr && IsA(expression, Aggref)) {
+      if (OnlyPartialAggregates(expression, nullptr)) return false;
+      has_partial = true;
+      continue;
+    }
+    // Any other output is a group key, which the coordinator releases only
+    // through its own rules (group selection for restricted roles).
+    if (entry->ressortgroupref == 0 || OnlyPartialAggregates(expression, nullptr)) return false;
+    bool grouped = false;
+    ListCell* group_cell;
+    foreach (group_cell, query->groupClause)
+      if (static_cast<SortGroupClause*>(lfirst(group_cell))->tleSortGroupRef ==
+          entry->ressortgroupref)
+        grouped = true;
+    if (!grouped) return false;
+  }
+  if (!has_partial || OnlyPartialAggregates(query->havingQual, nullptr)) return false;
+  List* protected_shards = NIL;
+  foreach (cell, query->rtable) {
+    auto* entry = static_cast<RangeTblEntry*>(lfirst(cell));
+    if (entry->rtekind == RTE_RESULT) continue;
+    if (entry->rtekind != RTE_RELATION || entry->relkind != RELKIND_RELATION) return false;
+    if (!OidIsValid(CitusShardParent(entry->relid))) return false;
+    if (IsProtectedRelation(entry->relid, entry->inh))
+      protected_shards = lappend(protected_shards, entry);
+  }
+  foreach (cell, protected_shards) {
+    auto* entry = static_cast<RangeTblEntry*>(lfirst(cell));
+    HeapTuple tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(entry->relid));
+    if (!HeapTupleIsValid(tuple)) return false;
+    entry->checkAsUser = reinterpret_cast<Form_pg_class>(GETSTRUCT(tuple))->relowner;
+    ReleaseSysCache(tuple);
+  }
+  return true;
+}
+
+bool PrepareDistributedQuery(Query* query) {
+  if (!CitusInstalled()) return false;
   WrapperSearch search{false};
   FindPrivateWrapper(reinterpret_cast<Node*>(query), &search);
   if (search.found && !(IsWorkerNode() && IsAuthenticatedCoordinator()))
@@ -872,8 +1088,24 @@ void PrepareDistributedQuery(Query* query) {
              errdetail("worker_partial_agg and coord_combine_agg are run by Citus itself, for "
                        "the coordinator's connections to its workers."),
              errhint("Write the private aggregate itself (dp_sum, dp_count, ...).")));
-  if (IsWorkerNode()) return;
-  RewriteLevels(reinterpret_cast<Node*>(query), nullptr);
+  if (IsWorkerNode()) return false;
+  bool private_distributed = false;
+  RewriteLevels(reinterpret_cast<Node*>(query), &private_distributed);
+  return private_distributed;
+}
+
+PlannedStmt* PlanWithoutRouter(Query* query, const char* query_string, int cursor_options,
+                               ParamListInfo bound_parameters, planner_hook_type plan) {
+  // As a function's SET clause does (fmgr_security_definer): a new GUC
+  // nesting level, unwound here or by the (sub)transaction abort on error.
+  const int nest_level = NewGUCNestLevel();
+  for (const char* setting :
+       {"citus.enable_router_execution", "citus.enable_fast_path_router_planner"})
+    (void)set_config_option(setting, "off", PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE, true, 0,
+                            false);
+  PlannedStmt* planned = plan(query, query_string, cursor_options, bound_parameters);
+  AtEOXact_GUC(true, nest_level);
+  return planned;
 }
 
 }  // namespace dp_pg
