@@ -709,8 +709,11 @@ void RefuseUnsupportedDistributed(Query* query) {
                             "table.")));
 }
 
-// `context`: a bool set when some level aggregates a distributed table
-// privately.
+struct LevelRewriteContext {
+  Query* top;  // the query being planned
+  bool top_aggregates_privately;  // `top` itself aggregates a distributed table privately
+};
+
 bool RewriteLevels(Node* node, void* context) {
   if (node == nullptr) return false;
   if (IsA(node, Query)) {
@@ -723,7 +726,8 @@ bool RewriteLevels(Node* node, void* context) {
       RewriteCounts(reinterpret_cast<Node*>(query->targetList), nullptr);
       RewriteCounts(query->havingQual, nullptr);
       HideDistributionColumn(query);
-      *static_cast<bool*>(context) = true;
+      auto* levels = static_cast<LevelRewriteContext*>(context);
+      if (query == levels->top) levels->top_aggregates_privately = true;
     }
     return query_tree_walker(query, DP_EXPRESSION_WALKER(RewriteLevels), context, 0);
   }
@@ -1089,9 +1093,9 @@ bool PrepareDistributedQuery(Query* query) {
                        "the coordinator's connections to its workers."),
              errhint("Write the private aggregate itself (dp_sum, dp_count, ...).")));
   if (IsWorkerNode()) return false;
-  bool private_distributed = false;
-  RewriteLevels(reinterpret_cast<Node*>(query), &private_distributed);
-  return private_distributed;
+  LevelRewriteContext levels{query, false};
+  RewriteLevels(reinterpret_cast<Node*>(query), &levels);
+  return levels.top_aggregates_privately;
 }
 
 PlannedStmt* PlanWithoutRouter(Query* query, const char* query_string, int cursor_options,

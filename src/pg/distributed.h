@@ -95,8 +95,11 @@ bool AcceptCoordinatorFragment(Query* query);
 // Planner pre-pass, just before Citus plans `query`: refuses hand-written
 // wrapper calls around private aggregates, and rewrites the query so that
 // Citus takes its partial-aggregation path for every private aggregate.
-// Returns whether some level aggregates a distributed table privately: then
-// Citus must plan it without its router planners (PlanWithoutRouter).
+// Returns whether `query` itself (its top level) aggregates a distributed
+// table privately: then Citus must plan it without its router planners
+// (PlanWithoutRouter). A private aggregation in a subquery is planned on its
+// own by Citus's recursive planning, through this hook again, unless Citus
+// routes the whole query to one shard: then the worker refuses it.
 bool PrepareDistributedQuery(Query* query);
 
 // Calls `plan` with Citus's router and fast-path router planners turned off
