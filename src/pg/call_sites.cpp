@@ -85,7 +85,7 @@ void PrepareAggregates(AggState* node, EState* estate, bool reexecuted, QueryCos
       // dp_agg on Citus: the wrapper's own state is Citus's; the private
       // state is fetched by the support functions (distributed.cpp).
       RegisterCitusPreparedState(transition->aggref, initial, VARSIZE(DatumGetPointer(initial)),
-                                 estate);
+                                 aggref->inputcollid, estate);
     } else {
       transition->initValue = initial;
       transition->initValueIsNull = false;

@@ -48,6 +48,7 @@ extern "C" {
 #include "aggregate_catalog.h"
 #include "aggregate_functions.h"
 #include "citus_plan.h"
+#include "selection_aggregates.h"
 #include "restriction.h"
 
 extern "C" {
@@ -173,6 +174,10 @@ Aggref* InnerCall(Aggref* partial, Oid inner) {
   call->aggtype = get_func_rettype(inner);
   call->args = NIL;
   call->aggargtypes = NIL;
+  // The ROW has no collation; the value's own is the one the inner
+  // aggregate would have been called with (dp_select compares text with it).
+  call->inputcollid =
+      arguments != NIL ? exprCollation(static_cast<Node*>(linitial(arguments))) : InvalidOid;
   AttrNumber position = 1;
   ListCell* cell;
   foreach (cell, arguments) {
@@ -397,6 +402,7 @@ struct PreparedSite {
   EState* estate;  // whose es_query_cxt holds `state`
   void* state;
   Size size;
+  Oid collation;  // the inner call's input collation (Citus calls with none)
   void* final_cache;  // the final function's per-query cache (CitusFinalCacheSlot)
 };
 
@@ -516,10 +522,14 @@ bool HasPrivateAggregate(Node* node, void*) {
   return expression_tree_walker(node, DP_EXPRESSION_WALKER(HasPrivateAggregate), nullptr);
 }
 
-// dp_count(value anyelement, ...) -> dp_agg.citus_count(CASE WHEN value IS
-// NOT NULL THEN true END, ...): Citus checks the ROW's field types against
-// pg_proc.proargtypes literally, so a polymorphic signature never passes.
-// The boolean is NULL exactly when the value is, so the count is the same.
+// Citus checks the ROW's field types against pg_proc.proargtypes literally,
+// and the final function's result type, so a polymorphic signature never
+// passes:
+//  * dp_count(value anyelement, ...) -> dp_agg.citus_count(CASE WHEN value IS
+//    NOT NULL THEN true END, ...): the boolean is NULL exactly when the value
+//    is, so the count is the same;
+//  * dp_select(value, ..., candidates, epsilon) -> dp_agg.citus_select of the
+//    same (text, integer or bigint) types: the same support functions.
 void MakeCountMonomorphic(Aggref* aggref) {
   if (list_length(aggref->aggargtypes) < 2) return;
   if (get_func_nargs(aggref->aggfnoid) != list_length(aggref->aggargtypes)) return;
@@ -538,13 +548,22 @@ void MakeCountMonomorphic(Aggref* aggref) {
   const char* name = nullptr;
   if (info.fn_addr == dp_count_final) name = "citus_count";
   if (info.fn_addr == dp_count_interval_final) name = "citus_count_interval";
-  if (name == nullptr) return;  // dp_select: polymorphic result, not supported on Citus
+  if (info.fn_addr == dp_select_final) name = "citus_select";
+  if (name == nullptr) return;
   Oid types[FUNC_MAX_ARGS];
   int position = 0;
   ListCell* cell;
   foreach (cell, aggref->aggargtypes) types[position++] = lfirst_oid(cell);
-  types[0] = BOOLOID;
   List* qualified = list_make2(makeString(pstrdup("dp_agg")), makeString(pstrdup(name)));
+  if (info.fn_addr == dp_select_final) {
+    // dp_agg.citus_select exists for text, integer and bigint values (and
+    // their arrays of candidates); other types stay polymorphic and are
+    // refused (RefusePolymorphicSelect).
+    const Oid replacement = LookupFuncName(qualified, position, types, true);
+    if (OidIsValid(replacement)) aggref->aggfnoid = replacement;
+    return;
+  }
+  types[0] = BOOLOID;
   const Oid replacement = LookupFuncName(qualified, position, types, true);
   if (!OidIsValid(replacement)) return;  // older install script: Citus will refuse it
   auto* value_entry = static_cast<TargetEntry*>(linitial(aggref->args));
@@ -681,15 +700,21 @@ bool ReadsDistributedTable(Query* query) {
   return false;
 }
 
-// A selection aggregate (dp_select, the group selection of restricted
-// roles): polymorphic or without a partial form Citus can ship, so Citus
-// would run it whole on the workers, noise included.
+// A dp_select still polymorphic after MakeMonomorphic (a value type without a
+// dp_agg.citus_select form): Citus could not split it.
 bool HasSelectionAggregate(Node* node, void*) {
   if (node == nullptr) return false;
   if (IsA(node, Aggref)) {
-    const PrivateAggregateKind* kind =
-        LookupPrivateAggregate(reinterpret_cast<Aggref*>(node)->aggfnoid);
-    if (kind != nullptr && kind->family == Family::kSelection) return true;
+    const Oid aggregate = reinterpret_cast<Aggref*>(node)->aggfnoid;
+    const PrivateAggregateKind* kind = LookupPrivateAggregate(aggregate);
+    if (kind != nullptr && kind->family == Family::kSelection) {
+      Oid* declared = nullptr;
+      int count = 0;
+      get_func_signature(aggregate, &declared, &count);
+      const bool polymorphic = count > 0 && declared[0] == ANYELEMENTOID;
+      pfree(declared);
+      if (polymorphic) return true;
+    }
   }
   if (IsA(node, Query)) return false;  // other levels are visited on their own
   return expression_tree_walker(node, DP_EXPRESSION_WALKER(HasSelectionAggregate), nullptr);
@@ -701,12 +726,12 @@ void RefuseUnsupportedDistributed(Query* query) {
   if (HasSelectionAggregate(reinterpret_cast<Node*>(query->targetList), nullptr) ||
       HasSelectionAggregate(query->havingQual, nullptr))
     ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-                    errmsg("dp_select is not supported on Citus distributed tables"),
-                    errdetail("Citus has no partial-aggregation path for it, so its noise would be "
-                              "drawn on the workers; the query is refused before anything is "
-                              "charged."),
-                    errhint("Use dp_count with GROUP BY on the candidate column, or query a local "
-                            "table.")));
+                    errmsg("dp_select on a Citus distributed table takes text, integer or bigint "
+                           "values"),
+                    errdetail("Citus splits only aggregates of concrete types into partial and "
+                              "final steps; the query is refused before anything is charged."),
+                    errhint("Cast the value and the candidates to text, for example "
+                            "dp_select(col::text, ARRAY['a','b'], 1.0).")));
 }
 
 struct LevelRewriteContext {
@@ -719,12 +744,12 @@ bool RewriteLevels(Node* node, void* context) {
   if (IsA(node, Query)) {
     auto* query = reinterpret_cast<Query*>(node);
     const bool distributed = ReadsDistributedTable(query);
-    if (distributed) RefuseUnsupportedDistributed(query);
     if (query->hasAggs && distributed &&
         (HasPrivateAggregate(reinterpret_cast<Node*>(query->targetList), nullptr) ||
          HasPrivateAggregate(query->havingQual, nullptr))) {
       RewriteCounts(reinterpret_cast<Node*>(query->targetList), nullptr);
       RewriteCounts(query->havingQual, nullptr);
+      RefuseUnsupportedDistributed(query);
       HideDistributionColumn(query);
       auto* levels = static_cast<LevelRewriteContext*>(context);
       if (query == levels->top) levels->top_aggregates_privately = true;
@@ -942,7 +967,8 @@ void CheckCitusReleaseInput(Aggref* inner, Agg* plan) {
                  "that table's own columns.")));
 }
 
-void RegisterCitusPreparedState(Aggref* outer, Datum state, Size size, EState* estate) {
+void RegisterCitusPreparedState(Aggref* outer, Datum state, Size size, Oid collation,
+                                EState* estate) {
   bool first_of_estate = true;
   ListCell* cell;
   foreach (cell, prepared_sites)
@@ -960,6 +986,7 @@ void RegisterCitusPreparedState(Aggref* outer, Datum state, Size size, EState* e
   site->estate = estate;
   site->state = DatumGetPointer(state);
   site->size = size;
+  site->collation = collation;
   prepared_sites = lappend(prepared_sites, site);
   MemoryContextSwitchTo(previous);
 }
@@ -979,6 +1006,12 @@ void** CitusFinalCacheSlot(FunctionCallInfo fcinfo, MemoryContext* context) {
   if (site == nullptr) return nullptr;
   *context = site->estate->es_query_cxt;
   return &site->final_cache;
+}
+
+Oid CitusSiteCollation(FunctionCallInfo fcinfo) {
+  if (prepared_sites == NIL) return InvalidOid;
+  const PreparedSite* site = FindSite(AggGetAggref(fcinfo));
+  return site != nullptr ? site->collation : InvalidOid;
 }
 
 bool CitusSiteIsPrepared(FunctionCallInfo fcinfo) {

@@ -49,7 +49,12 @@ void CheckCitusReleaseInput(Aggref* inner, Agg* plan);
 // Keeps the initial state prepared for a wrapper call site for the rest of
 // the query: Citus builds its states from pg_aggregate.agginitcond, so the
 // support functions fetch the parameters from here (CitusPreparedState).
-void RegisterCitusPreparedState(Aggref* outer, Datum state, Size size, EState* estate);
+void RegisterCitusPreparedState(Aggref* outer, Datum state, Size size, Oid collation,
+                                EState* estate);
+
+// Inside a support function of a Citus wrapper site: the input collation of
+// the inner private call (Citus calls the support functions with none).
+Oid CitusSiteCollation(FunctionCallInfo fcinfo);
 
 // Inside a support function: when its aggregate call is a registered Citus
 // wrapper site, a fresh copy (CurrentMemoryContext) of the state prepared

@@ -105,6 +105,23 @@ GRANT EXECUTE ON FUNCTION
   dp_agg.select_final(dp_agg.selection_state, anyelement, float8, float8, float8, anyarray, float8)
 TO PUBLIC;
 
+-- dp_select's Citus forms (65_citus.sql), written into queries over distributed
+-- tables by the planner hook, and their final functions (Citus checks EXECUTE).
+GRANT EXECUTE ON ROUTINE
+  dp_agg.citus_select(text, text[], float8),
+  dp_agg.citus_select(text, float8, float8, float8, text[], float8),
+  dp_agg.citus_select_final(dp_agg.selection_state, text, text[], float8),
+  dp_agg.citus_select_final(dp_agg.selection_state, text, float8, float8, float8, text[], float8),
+  dp_agg.citus_select(integer, integer[], float8),
+  dp_agg.citus_select(integer, float8, float8, float8, integer[], float8),
+  dp_agg.citus_select_final(dp_agg.selection_state, integer, integer[], float8),
+  dp_agg.citus_select_final(dp_agg.selection_state, integer, float8, float8, float8, integer[], float8),
+  dp_agg.citus_select(bigint, bigint[], float8),
+  dp_agg.citus_select(bigint, float8, float8, float8, bigint[], float8),
+  dp_agg.citus_select_final(dp_agg.selection_state, bigint, bigint[], float8),
+  dp_agg.citus_select_final(dp_agg.selection_state, bigint, float8, float8, float8, bigint[], float8)
+TO PUBLIC;
+
 -- Comments for the support functions granted above.
 COMMENT ON FUNCTION dp_agg.count_transfn(dp_agg.aggregate_state, anyelement, float8) IS
   'Support function of dp_agg''s aggregates (transition function): runs only inside dp_agg''s own aggregates, on states its executor hook prepared';

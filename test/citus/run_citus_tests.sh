@@ -26,7 +26,7 @@ INSERT INTO t SELECT g, 'r'||(g%5), (g*7)%100, (g%1000)*1.5 FROM generate_series
 SELECT dp_agg.set_budget('postgres', 10000, 0.001);" >/dev/null
 spent() { q $base "SELECT epsilon_spent FROM dp_agg.budgets WHERE role='postgres'"; }
 # every aggregate, three shapes; each query must be charged exactly its epsilon once
-aggs="dp_count(id,1.0) dp_count(id,1.0,1e-6) dp_sum(age,0,100,1.0) dp_sum(age,0,100,1.0,1e-6) dp_avg(age,0,100,1.0) dp_avg(age,0,100,1.0,1e-6) dp_count_interval(id,1.0,0.95) dp_sum_interval(income,0,2000,1.0,0.95) dp_avg_interval(income,0,2000,1.0,0.95) dp_median(age::float8,0,100,1.0) dp_percentile(age::float8,0.9,0,100,1.0)"
+aggs="dp_count(id,1.0) dp_count(id,1.0,1e-6) dp_sum(age,0,100,1.0) dp_sum(age,0,100,1.0,1e-6) dp_avg(age,0,100,1.0) dp_avg(age,0,100,1.0,1e-6) dp_count_interval(id,1.0,0.95) dp_sum_interval(income,0,2000,1.0,0.95) dp_avg_interval(income,0,2000,1.0,0.95) dp_median(age::float8,0,100,1.0) dp_percentile(age::float8,0.9,0,100,1.0) dp_select(region,ARRAY['r1','r2','zz'],1.0) dp_select(age,ARRAY[1,7,14],1.0) dp_select(id,ARRAY[1,2,3]::bigint[],1.0) dp_select(region,income,0,10,ARRAY['r1','r2'],1.0)"
 for a in $aggs; do
   for shape in "" "GROUP BY region" "GROUP BY age" "GROUP BY id"; do
     before=$(spent)
@@ -83,8 +83,12 @@ expect_error $((base+1)) "SELECT worker_partial_agg('dp_sum(integer,integer,inte
 forged=$(runuser -u postgres -- "$PG_BINDIR/psql" -X -At "host=127.0.0.1 port=$((base+1)) user=postgres dbname=postgres sslmode=require sslcert=$tls/forged.crt sslkey=$tls/forged.key" -c "SELECT 1" 2>&1)
 if [ "$forged" != 1 ]; then ok "self-signed certificate with the coordinator CN rejected by TLS"; else ko "forged certificate accepted"; fi
 # what is not supported on distributed tables is refused before anything is charged
+# dp_select: 600 rows are r1 and none zz; permute-and-flip with score gap 600
+# at epsilon 1 picks zz with probability below exp(-300)
+out=$(q $base "SELECT dp_select(region, ARRAY['zz','r1'], 1.0) FROM t")
+[ "$out" = r1 ] && ok "dp_select on a distributed table picks the frequent candidate" || ko "dp_select: $out"
 before=$(spent)
-expect_error $base "SELECT dp_select(region, array['r1','r2'], 1.0) FROM t" "dp_select is not supported on Citus distributed tables" "dp_select on a distributed table refused"
+expect_error $base "SELECT dp_select(income, ARRAY[1.5, 3.0]::float8[], 1.0) FROM t" "takes text, integer or bigint values" "dp_select of another type refused with guidance"
 after=$(spent)
 [ "$before" = "$after" ] && ok "refused dp_select charged nothing" || ko "refused dp_select charged: $before -> $after"
 # analysts connect as themselves (charges go to the session user)
@@ -117,8 +121,11 @@ if [[ "$n" =~ ^-?[0-9]+$ ]] && [ "$n" -ge -29 ] && [ "$n" -le 31 ]; then ok "res
 out=$(qa $base analyst "SELECT region, dp_count(id, 1.0) FROM t GROUP BY region ORDER BY region")
 good=$(awk -F'|' '$2 >= 570 && $2 <= 630' <<<"$out" | wc -l)
 [ "$good" = 5 ] && [ "$(wc -l <<<"$out")" = 5 ] && ok "restricted analyst: GROUP BY region, 5 groups released, counts within 30 of 600" || ko "restricted GROUP BY region: $out"
-[ "$(ledger_rows)" = 4 ] && ok "restricted analyst: one charge per query on the coordinator (4 queries, 4 ledger rows)" || ko "restricted analyst ledger rows: $(ledger_rows)"
-[ "$(a_spent analyst)" = 5 ] && ok "restricted analyst: charged 1+1+1+(1+1 group selection)" || ko "restricted analyst spent $(a_spent analyst)"
+# dp_select as the restricted analyst (see above: P(wrong) < exp(-300))
+out=$(qa $base analyst "SELECT dp_select(region, ARRAY['zz','r1'], 1.0) FROM t")
+[ "$out" = r1 ] && ok "restricted analyst: dp_select picks the frequent candidate" || ko "restricted dp_select: $out"
+[ "$(ledger_rows)" = 5 ] && ok "restricted analyst: one charge per query on the coordinator (5 queries, 5 ledger rows)" || ko "restricted analyst ledger rows: $(ledger_rows)"
+[ "$(a_spent analyst)" = 6 ] && ok "restricted analyst: charged 1+1+1+(1+1 group selection)+1" || ko "restricted analyst spent $(a_spent analyst)"
 out=$(qa $base analyst "SELECT id FROM t LIMIT 1")
 grep -q "may not read rows" <<<"$out" && ok "restricted analyst reads no rows of a protected distributed table" || ko "restricted analyst raw read: $out"
 out=$(qa $base analyst "SELECT count(*) FROM t")
@@ -147,7 +154,7 @@ out=$(qa $((base+1)) analyst "SELECT worker_partial_agg('dp_sum(integer,integer,
 grep -q "wrappers cannot be called\|not a differentially private aggregate\|may not" <<<"$out" && ok "restricted analyst: hand-written partial step on a worker shard refused" || ko "restricted shard worker_partial_agg: $out"
 out=$(qa $((base+1)) analyst "SELECT run_command_on_workers('SELECT 1')")
 grep -q "restricted roles may not call Citus's function" <<<"$out" && ok "restricted analyst: Citus's functions refused on a worker too" || ko "restricted worker run_command: $out"
-[ "$(ledger_rows)" = 4 ] && ok "refused restricted queries charged nothing" || ko "restricted analyst ledger rows after refusals: $(ledger_rows)"
+[ "$(ledger_rows)" = 5 ] && ok "refused restricted queries charged nothing" || ko "restricted analyst ledger rows after refusals: $(ledger_rows)"
 # Who may query: an analyst with SELECT on u and a budget, and no other
 # grant, runs private aggregates on a distributed table. Exact sum of v: 4500;
 # noise Laplace(10/1.0): P(|noise| > 250) = exp(-25) < 1.4e-11.
