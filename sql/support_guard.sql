@@ -62,7 +62,7 @@ SELECT pg_temp.accumulate(x) FROM numbers LIMIT 1;
 SELECT dp_sum(x, 0, 1000, 1.0) IS NOT NULL AS sum_works, dp_count(x, 1.0) IS NOT NULL AS count_works
 FROM numbers;
 RESET ROLE;
-SELECT epsilon_spent - :spent_before AS charged FROM dp_agg.budgets WHERE role = session_user;
+SELECT (epsilon_spent - :spent_before)::float8 AS charged FROM dp_agg.budgets WHERE role = session_user;
 SELECT epsilon_spent AS spent_before FROM dp_agg.budgets WHERE role = session_user \gset
 
 -- 4. Not even a superuser can build one on dp_agg's functions by name.
@@ -92,7 +92,7 @@ SELECT dp_sum(x, 0, 1000, 1.0), alias_sum(x, 0, 1000, 1.0) FROM numbers;
 SELECT * FROM (SELECT alias_sum_typed(x, 0, 1000, 1.0) FROM numbers) s;
 \echo :LAST_ERROR_SQLSTATE
 RESET ROLE;
-SELECT epsilon_spent - :spent_before AS charged FROM dp_agg.budgets WHERE role = session_user;
+SELECT (epsilon_spent - :spent_before)::float8 AS charged FROM dp_agg.budgets WHERE role = session_user;
 DROP AGGREGATE public.alias_sum(integer, integer, integer, float8);
 DROP AGGREGATE public.alias_sum_typed(integer, integer, integer, float8);
 DROP FUNCTION public.alias_int4_transfn(dp_agg.aggregate_state, integer, integer, integer, float8);
