@@ -101,8 +101,8 @@ AggregateCacheEntry ClassifyAggregate(Oid aggregate) {
   const auto* form = reinterpret_cast<Form_pg_aggregate>(GETSTRUCT(tuple));
   const Oid transition = form->aggtransfn;
   const Oid final_function = form->aggfinalfn;
-  const Oid support[] = {form->aggtransfn,   form->aggfinalfn,    form->aggcombinefn,
-                         form->aggserialfn,  form->aggdeserialfn, form->aggmtransfn,
+  const Oid support[] = {form->aggtransfn,     form->aggfinalfn,    form->aggcombinefn,
+                         form->aggserialfn,    form->aggdeserialfn, form->aggmtransfn,
                          form->aggminvtransfn, form->aggmfinalfn};
   ReleaseSysCache(tuple);
   const Oid extension = get_extension_oid("dp_agg", true);

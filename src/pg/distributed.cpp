@@ -142,12 +142,12 @@ List* RecordFields(Const* record) {
     if (attribute->attisdropped) continue;
     bool is_null = false;
     const Datum value = heap_getattr(&tuple, i + 1, descriptor, &is_null);
-    fields = lappend(fields, makeConst(attribute->atttypid, attribute->atttypmod,
-                                       attribute->attcollation, attribute->attlen,
-                                       is_null ? static_cast<Datum>(0)
-                                               : datumCopy(value, attribute->attbyval,
-                                                           attribute->attlen),
-                                       is_null, attribute->attbyval));
+    fields = lappend(fields,
+                     makeConst(attribute->atttypid, attribute->atttypmod, attribute->attcollation,
+                               attribute->attlen,
+                               is_null ? static_cast<Datum>(0)
+                                       : datumCopy(value, attribute->attbyval, attribute->attlen),
+                               is_null, attribute->attbyval));
   }
   ReleaseTupleDesc(descriptor);
   return fields;
@@ -604,16 +604,15 @@ void RequireSupportFunctionAccess(Oid aggregate) {
   for (const Oid function : functions) {
     if (!OidIsValid(function)) continue;
     if (pg_proc_aclcheck(function, GetUserId(), ACL_EXECUTE) == ACLCHECK_OK) continue;
-    ereport(ERROR,
-            (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-             errmsg("%s on a Citus distributed table needs EXECUTE on its support functions",
-                    get_func_name(aggregate)),
-             errdetail("Citus checks the support function %s for the querying role on every "
-                       "node, and this role may not execute it (dp_agg grants it to PUBLIC; "
-                       "an administrator revoked it). Nothing was charged.",
-                       get_func_name(function)),
-             errhint("GRANT EXECUTE on the support functions again on every node (see "
-                     "src/sql/90_privileges.sql), or query a local or reference table.")));
+    ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+                    errmsg("%s on a Citus distributed table needs EXECUTE on its support functions",
+                           get_func_name(aggregate)),
+                    errdetail("Citus checks the support function %s for the querying role on every "
+                              "node, and this role may not execute it (dp_agg grants it to PUBLIC; "
+                              "an administrator revoked it). Nothing was charged.",
+                              get_func_name(function)),
+                    errhint("GRANT EXECUTE on the support functions again on every node (see "
+                            "src/sql/90_privileges.sql), or query a local or reference table.")));
   }
 }
 
@@ -810,8 +809,8 @@ bool IsGuardedCitusFunction(Oid function) {
     control.keysize = sizeof(Oid);
     control.entrysize = sizeof(CitusFunctionEntry);
     control.hcxt = TopMemoryContext;
-    citus_function_cache = hash_create("dp_agg Citus functions", 64, &control,
-                                       HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+    citus_function_cache =
+        hash_create("dp_agg Citus functions", 64, &control, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
   }
   bool found = false;
   auto* entry = static_cast<CitusFunctionEntry*>(

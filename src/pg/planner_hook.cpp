@@ -26,10 +26,10 @@ PlannedStmt* PlannerHook(Query* query, const char* query_string, int cursor_opti
   // dp_agg on Citus (distributed.cpp): before Citus plans the query.
   const bool private_distributed = PrepareDistributedQuery(query);
   const planner_hook_type next = previous_planner != nullptr ? previous_planner : standard_planner;
-  PlannedStmt* plan = private_distributed
-                          ? PlanWithoutRouter(query, query_string, cursor_options, bound_parameters,
-                                              next)
-                          : next(query, query_string, cursor_options, bound_parameters);
+  PlannedStmt* plan =
+      private_distributed
+          ? PlanWithoutRouter(query, query_string, cursor_options, bound_parameters, next)
+          : next(query, query_string, cursor_options, bound_parameters);
   // The judgement depends on who runs the query: a cached plan is made again
   // when the current user changes.
   if (verdict.reads_protected) plan->dependsOnRole = true;

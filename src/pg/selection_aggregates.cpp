@@ -267,8 +267,8 @@ Datum dp_select_transfn(PG_FUNCTION_ARGS) {
   if (fcinfo->flinfo->fn_extra == nullptr) {
     Oid collation = PG_GET_COLLATION();
     if (!OidIsValid(collation)) collation = dp_pg::CitusSiteCollation(fcinfo);  // under Citus
-    fcinfo->flinfo->fn_extra = dp_pg::BuildIndex(dp_pg::CandidatesOf(state), collation,
-                                                 fcinfo->flinfo->fn_mcxt, false);
+    fcinfo->flinfo->fn_extra =
+        dp_pg::BuildIndex(dp_pg::CandidatesOf(state), collation, fcinfo->flinfo->fn_mcxt, false);
   }
   const auto* index = static_cast<const dp_pg::CandidateIndex*>(fcinfo->flinfo->fn_extra);
   const int position = dp_pg::Find(*index, PG_GETARG_DATUM(1));

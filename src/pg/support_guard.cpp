@@ -19,9 +19,9 @@ namespace {
 // The options of CREATE AGGREGATE that name a function (both syntaxes; see
 // DefineAggregate in src/backend/commands/aggregatecmds.c).
 bool NamesSupportFunction(const char* option) {
-  static const char* const kOptions[] = {"sfunc",       "sfunc1",       "finalfunc",
-                                         "combinefunc", "serialfunc",   "deserialfunc",
-                                         "msfunc",      "minvfunc",     "mfinalfunc"};
+  static const char* const kOptions[] = {"sfunc",       "sfunc1",     "finalfunc",
+                                         "combinefunc", "serialfunc", "deserialfunc",
+                                         "msfunc",      "minvfunc",   "mfinalfunc"};
   for (const char* name : kOptions)
     if (pg_strcasecmp(option, name) == 0) return true;
   return false;
@@ -60,10 +60,9 @@ void RefuseAggregateOverSupportFunctions(Node* parse_tree) {
     if (option->defname == nullptr || !NamesSupportFunction(option->defname)) continue;
     if (option->arg == nullptr) continue;  // PostgreSQL reports the missing value itself
     if (MayNameDpAggFunction(defGetQualifiedName(option), extension))
-      RefuseForeignUse(
-          "an aggregate cannot be built on dp_agg's support functions",
-          "Their states hold exact sums and counts; dp_agg runs them only for its own "
-          "aggregates, which add the noise and charge the budget.");
+      RefuseForeignUse("an aggregate cannot be built on dp_agg's support functions",
+                       "Their states hold exact sums and counts; dp_agg runs them only for its own "
+                       "aggregates, which add the noise and charge the budget.");
   }
 }
 
