@@ -38,7 +38,9 @@ WHERE a.grantee = 0;
 -- 1. In schema dp_agg: the four filtered views, the administration and
 -- budget functions (which check the caller themselves), group_selection
 -- (put into restricted roles' queries), the Citus forms of dp_count and the
--- group-key identity (put into queries over distributed tables) and the types.
+-- group-key identity (put into queries over distributed tables), the support
+-- functions of the aggregates (Citus checks EXECUTE on them; they run only
+-- inside dp_agg's own aggregates: support_guard.sql) and the types.
 SELECT pg_describe_object(classid, objid, 0) AS object, privilege_type
 FROM public_privilege
 WHERE pg_describe_object(classid, objid, 0) ~ '(^| )dp_agg\.|^schema dp_agg$'
@@ -52,8 +54,8 @@ WHERE pg_describe_object(classid, objid, 0) !~ '(^| )dp_agg\.|^schema dp_agg$'
 ORDER BY 1, 2;
 
 -- 3. Nothing in schema dp_agg is executable or selectable by PUBLIC unless
--- listed above: the exact-sum states' support functions, the state types'
--- input functions, the ledger writer's apply_charge and the budget and
+-- listed above: the state types' input and output functions, the ledger
+-- writer's apply_charge and the budget and
 -- ledger tables are not (counted, so that the listing above cannot shrink to
 -- nothing unnoticed).
 SELECT count(*) AS members_in_schema_dp_agg,

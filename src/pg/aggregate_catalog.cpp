@@ -3,6 +3,11 @@
 
 #include <cstring>
 
+extern "C" {
+#include "catalog/dependency.h"
+#include "commands/extension.h"
+}
+
 #include "aggregate_functions.h"
 #include "quantile_aggregates.h"
 #include "selection_aggregates.h"
@@ -82,14 +87,29 @@ PGFunction FunctionAddress(Oid function) {
   return info.fn_addr;
 }
 
+// Whether pg_proc OID `function` was created by dp_agg's install script.
+// Built-in functions never are (and are not looked up).
+bool IsDpAggFunction(Oid function, Oid extension) {
+  return OidIsValid(function) && function >= FirstNormalObjectId && OidIsValid(extension) &&
+         getExtensionOfObject(ProcedureRelationId, function) == extension;
+}
+
 AggregateCacheEntry ClassifyAggregate(Oid aggregate) {
-  AggregateCacheEntry entry{aggregate, nullptr, false, FinalKind::kOther, 0, nullptr};
+  AggregateCacheEntry entry{aggregate, nullptr, false, FinalKind::kOther, 0, nullptr, false, false};
   HeapTuple tuple = SearchSysCache1(AGGFNOID, ObjectIdGetDatum(aggregate));
   if (!HeapTupleIsValid(tuple)) return entry;
   const auto* form = reinterpret_cast<Form_pg_aggregate>(GETSTRUCT(tuple));
   const Oid transition = form->aggtransfn;
   const Oid final_function = form->aggfinalfn;
+  const Oid support[] = {form->aggtransfn,     form->aggfinalfn,    form->aggcombinefn,
+                         form->aggserialfn,    form->aggdeserialfn, form->aggmtransfn,
+                         form->aggminvtransfn, form->aggmfinalfn};
   ReleaseSysCache(tuple);
+  const Oid extension = get_extension_oid("dp_agg", true);
+  entry.member = IsDpAggFunction(aggregate, extension);
+  if (!entry.member)
+    for (const Oid function : support)
+      if (IsDpAggFunction(function, extension)) entry.foreign_support = true;
   entry.declared_arguments = get_func_nargs(aggregate);
   const PGFunction transition_address = FunctionAddress(transition);
   for (const PrivateAggregateKind& kind : kPrivateAggregates) {
@@ -111,6 +131,9 @@ AggregateCacheEntry ClassifyAggregate(Oid aggregate) {
       entry.final_kind = FinalKind::kMean;
     entry.layout = FindLayout(*entry.kind, entry.interval, entry.declared_arguments);
   }
+  // Built on dp_agg's transition code under another name (a C function over
+  // dp_agg's symbol, which only a superuser can create) counts as well.
+  if (!entry.member && entry.kind != nullptr) entry.foreign_support = true;
   return entry;
 }
 

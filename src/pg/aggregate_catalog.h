@@ -40,6 +40,11 @@ struct AggregateCacheEntry {
   FinalKind final_kind;
   int declared_arguments;  // pg_proc.pronargs of the aggregate
   const ArgumentLayout* layout;  // nullptr: no known layout (refused when prepared)
+  bool member;  // a member of extension dp_agg (defined by its install script)
+  // Not a member, yet one of its support functions is dp_agg's, or its
+  // transition function runs dp_agg's code: an aggregate someone else built
+  // on dp_agg's states (support_guard.h refuses to run it).
+  bool foreign_support;
 };
 
 // The classification of pg_proc OID `aggregate` (cached until pg_aggregate

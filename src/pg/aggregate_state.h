@@ -76,10 +76,6 @@ void RequireAggregateContext(FunctionCallInfo fcinfo, const char* function);
 Datum ExactNumeric(const dp::GridValue& value);
 Datum ExactNumericFromDouble(double value);
 
-// The executor hook writes the parameters into every initial state; a state
-// without them means the library was not preloaded (fail closed).
-void RequireParametersPrepared(bool prepared);
-
 }  // namespace dp_pg
 
 #endif  // DP_AGG_PG_AGGREGATE_STATE_H

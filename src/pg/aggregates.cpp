@@ -27,6 +27,7 @@
 #include "error_boundary.h"
 #include "settings.h"
 #include "state_header.h"
+#include "support_guard.h"
 
 namespace dp_pg {
 
@@ -40,14 +41,6 @@ void RequireAggregateContext(FunctionCallInfo fcinfo, const char* function) {
                     errmsg("%s can only be called as part of a private aggregate", function),
                     errhint("Use the dp_ functions as aggregates, not as window functions or "
                             "plain functions.")));
-}
-
-void RequireParametersPrepared(bool prepared) {
-  if (!prepared)
-    ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-                    errmsg("dp_agg aggregate parameters were not prepared by the executor hook"),
-                    errhint("Add dp_agg to shared_preload_libraries in postgresql.conf and restart "
-                            "the server.")));
 }
 
 AggregateState* NewAggregateState() {
@@ -74,10 +67,14 @@ inline AggregateState* MutableState(FunctionCallInfo fcinfo, const char* functio
   if (__builtin_expect(fcinfo->context == nullptr || !IsA(fcinfo->context, AggState), 0))
     RequireAggregateContext(fcinfo, function);
   auto* state = reinterpret_cast<AggregateState*>(PG_GETARG_POINTER(0));
-  if (__builtin_expect(state->initialized == 0, 0)) {
+  if (__builtin_expect(state->initialized != kStatePrepared, 0)) {
     // dp_agg on Citus: states start from agginitcond
-    if (void* prepared = CitusPreparedState(fcinfo)) state = static_cast<AggregateState*>(prepared);
-    RequireParametersPrepared(state->initialized != 0);
+    if (state->initialized == kStateUninitialized)
+      if (void* prepared = CitusPreparedState(fcinfo))
+        state = static_cast<AggregateState*>(prepared);
+    // A state read from text (INITCOND of an aggregate someone else built)
+    // never accumulates rows (support_guard.h).
+    RequirePreparedState(state->initialized);
   }
   return state;
 }
@@ -268,7 +265,7 @@ bool SameParameters(const AggregateState* a, const AggregateState* b) {
 }
 
 void CopyParameters(AggregateState* to, const AggregateState* from) {
-  to->initialized = 1;
+  to->initialized = from->initialized;  // a final function checks where they came from
   to->value_kind = from->value_kind;
   to->unit_exponent = from->unit_exponent;
   to->epsilon = from->epsilon;
@@ -295,14 +292,15 @@ void ReadState(FunctionCallInfo fcinfo, int argument, AggregateState* out) {
 // The state of a final function, which must have its parameters.
 void ReadFinalState(FunctionCallInfo fcinfo, AggregateState* out) {
   RequireAggregateContext(fcinfo, "dp_agg final function");
+  RequireOwnAggregateCall(fcinfo, "dp_agg final function");
   ReadState(fcinfo, 0, out);
-  if (out->initialized == 0) {  // dp_agg on Citus: no partial state arrived
+  if (out->initialized == kStateUninitialized) {  // dp_agg on Citus: no partial state arrived
     if (void* prepared = CitusPreparedState(fcinfo)) {
       std::memcpy(out, prepared, sizeof(AggregateState));
       pfree(prepared);
     }
   }
-  RequireParametersPrepared(out->initialized != 0);
+  RequirePreparedState(out->initialized);
 }
 
 // Everything about a release that depends only on public parameters: the
@@ -525,6 +523,7 @@ extern "C" {
 PG_FUNCTION_INFO_V1(dp_combine);
 Datum dp_combine(PG_FUNCTION_ARGS) {
   dp_pg::RequireAggregateContext(fcinfo, "dp_combine");
+  dp_pg::RequireOwnAggregateCall(fcinfo, "dp_combine");
   auto* into = reinterpret_cast<AggregateState*>(PG_GETARG_POINTER(0));
   AggregateState partial;
   dp_pg::ReadState(fcinfo, 1, &partial);
@@ -703,7 +702,9 @@ Datum dp_aggregate_state_in(PG_FUNCTION_ARGS) {
   if (!parsed || fields.kind > static_cast<unsigned>(dp_pg::ValueKind::kFloat))
     ereport(ERROR, (errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
                     errmsg("invalid input syntax for type dp_agg.aggregate_state: \"%s\"", text)));
-  state->initialized = 1;
+  // Never kStatePrepared: a state typed as text is only ever merged into one
+  // the executor hook prepared (support_guard.h).
+  state->initialized = dp_pg::kStateFromText;
   state->value_kind = static_cast<std::uint8_t>(fields.kind);
   state->count = fields.count;
   dp_pg::SetSum(state, fields.sum);

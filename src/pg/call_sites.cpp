@@ -25,6 +25,7 @@
 #include "query_cost.h"
 #include "restriction.h"
 #include "settings.h"
+#include "support_guard.h"
 
 namespace dp_pg {
 
@@ -32,6 +33,11 @@ namespace {
 
 void PrepareAggregates(AggState* node, EState* estate, bool reexecuted, QueryCost* cost) {
   Agg* plan = reinterpret_cast<Agg*>(node->ss.ps.plan);
+  // Every output aggregate, including those that share a transition with
+  // another (nodeAgg shares one when the transition function, arguments and
+  // initial value are the same): an aggregate someone else built on dp_agg's
+  // support functions never runs (support_guard.h).
+  for (int j = 0; j < node->numaggs; ++j) RefuseForeignAggregate(node->peragg[j].aggref->aggfnoid);
   bool input_checked = false;
   int unit_groups = 1;
   for (int i = 0; i < node->numtrans; ++i) {
@@ -40,7 +46,10 @@ void PrepareAggregates(AggState* node, EState* estate, bool reexecuted, QueryCos
     // dp_agg on Citus (distributed.cpp): Citus's wrappers are prepared as the
     // private aggregate they run.
     CitusSiteRole citus_role = CitusSiteRole::kNone;
-    if (Aggref* inner = CitusInnerAggregate(aggref, plan, estate, &citus_role)) aggref = inner;
+    if (Aggref* inner = CitusInnerAggregate(aggref, plan, estate, &citus_role)) {
+      RefuseForeignAggregate(inner->aggfnoid);
+      aggref = inner;
+    }
     const AggregateCacheEntry* entry = LookupAggregate(aggref->aggfnoid);
     if (entry->kind == nullptr) continue;
     RefuseDistinctOrOrderBy(aggref);
@@ -76,7 +85,7 @@ void PrepareAggregates(AggState* node, EState* estate, bool reexecuted, QueryCos
       // dp_agg on Citus: the wrapper's own state is Citus's; the private
       // state is fetched by the support functions (distributed.cpp).
       RegisterCitusPreparedState(transition->aggref, initial, VARSIZE(DatumGetPointer(initial)),
-                                 estate);
+                                 aggref->inputcollid, estate);
     } else {
       transition->initValue = initial;
       transition->initValueIsNull = false;

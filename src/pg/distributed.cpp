@@ -31,19 +31,24 @@
 extern "C" {
 #include "access/genam.h"
 #include "access/table.h"
+#include "catalog/dependency.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_namespace.h"
 #include "commands/extension.h"
 #include "nodes/makefuncs.h"
 #include "parser/parse_func.h"
 #include "parser/parsetree.h"
+#include "utils/datum.h"
 #include "utils/fmgroids.h"
+#include "utils/inval.h"
+#include "utils/typcache.h"
 #include "utils/rel.h"
 }
 
 #include "aggregate_catalog.h"
 #include "aggregate_functions.h"
 #include "citus_plan.h"
+#include "selection_aggregates.h"
 #include "restriction.h"
 
 extern "C" {
@@ -121,6 +126,33 @@ bool WrapsPrivateAggregate(Aggref* outer) {
   return !OidIsValid(inner) || LookupPrivateAggregate(inner) != nullptr;
 }
 
+// The fields of a record constant, as constants.
+List* RecordFields(Const* record) {
+  HeapTupleHeader header = DatumGetHeapTupleHeader(record->constvalue);
+  TupleDesc descriptor =
+      lookup_rowtype_tupdesc(HeapTupleHeaderGetTypeId(header), HeapTupleHeaderGetTypMod(header));
+  HeapTupleData tuple;
+  tuple.t_len = HeapTupleHeaderGetDatumLength(header);
+  ItemPointerSetInvalid(&tuple.t_self);
+  tuple.t_tableOid = InvalidOid;
+  tuple.t_data = header;
+  List* fields = NIL;
+  for (int i = 0; i < descriptor->natts; ++i) {
+    const Form_pg_attribute attribute = TupleDescAttr(descriptor, i);
+    if (attribute->attisdropped) continue;
+    bool is_null = false;
+    const Datum value = heap_getattr(&tuple, i + 1, descriptor, &is_null);
+    fields = lappend(fields,
+                     makeConst(attribute->atttypid, attribute->atttypmod, attribute->attcollation,
+                               attribute->attlen,
+                               is_null ? static_cast<Datum>(0)
+                                       : datumCopy(value, attribute->attbyval, attribute->attlen),
+                               is_null, attribute->attbyval));
+  }
+  ReleaseTupleDesc(descriptor);
+  return fields;
+}
+
 // worker_partial_agg(oid, ROW(a, b, ...)) -> inner(a, b, ...): the same
 // expressions, in the inner aggregate's argument order.
 Aggref* InnerCall(Aggref* partial, Oid inner) {
@@ -128,6 +160,11 @@ Aggref* InnerCall(Aggref* partial, Oid inner) {
   List* arguments = NIL;
   if (IsA(packed, RowExpr)) {
     arguments = reinterpret_cast<RowExpr*>(packed)->args;
+  } else if (IsA(packed, Const) && !reinterpret_cast<Const*>(packed)->constisnull &&
+             type_is_rowtype(reinterpret_cast<Const*>(packed)->consttype)) {
+    // A ROW of constants only (dp_agg.group_selection(epsilon, delta)) is
+    // folded into one record constant by the worker's planner: its fields.
+    arguments = RecordFields(reinterpret_cast<Const*>(packed));
   } else {
     arguments = list_make1(packed);
   }
@@ -137,6 +174,10 @@ Aggref* InnerCall(Aggref* partial, Oid inner) {
   call->aggtype = get_func_rettype(inner);
   call->args = NIL;
   call->aggargtypes = NIL;
+  // The ROW has no collation; the value's own is the one the inner
+  // aggregate would have been called with (dp_select compares text with it).
+  call->inputcollid =
+      arguments != NIL ? exprCollation(static_cast<Node*>(linitial(arguments))) : InvalidOid;
   AttrNumber position = 1;
   ListCell* cell;
   foreach (cell, arguments) {
@@ -361,6 +402,7 @@ struct PreparedSite {
   EState* estate;  // whose es_query_cxt holds `state`
   void* state;
   Size size;
+  Oid collation;  // the inner call's input collation (Citus calls with none)
   void* final_cache;  // the final function's per-query cache (CitusFinalCacheSlot)
 };
 
@@ -403,6 +445,26 @@ PreparedSite* FindSite(Aggref* aggref) {
 // --- planner pre-pass --------------------------------------------------------
 
 bool CitusInstalled() { return OidIsValid(get_extension_oid("citus", true)); }
+
+// pg_dist_shard (logicalrelid, shardid, ...): the table of shard `shard_id`.
+Oid ShardTable(int64 shard_id) {
+  const Oid catalog = get_relname_relid("pg_dist_shard", PG_CATALOG_NAMESPACE);
+  if (!OidIsValid(catalog)) return InvalidOid;
+  Relation table = table_open(catalog, AccessShareLock);
+  ScanKeyData key;
+  ScanKeyInit(&key, 2, BTEqualStrategyNumber, F_INT8EQ, Int64GetDatum(shard_id));
+  SysScanDesc scan = systable_beginscan(table, InvalidOid, false, nullptr, 1, &key);
+  Oid logical = InvalidOid;
+  HeapTuple tuple = systable_getnext(scan);
+  if (HeapTupleIsValid(tuple)) {
+    bool is_null = false;
+    const Datum value = heap_getattr(tuple, 1, RelationGetDescr(table), &is_null);
+    if (!is_null) logical = DatumGetObjectId(value);
+  }
+  systable_endscan(scan);
+  table_close(table, AccessShareLock);
+  return logical;
+}
 
 // pg_dist_partition (logicalrelid, partmethod, partkey, ...), read without
 // Citus's headers. Returns the distribution column of a hash/range/append
@@ -460,10 +522,14 @@ bool HasPrivateAggregate(Node* node, void*) {
   return expression_tree_walker(node, DP_EXPRESSION_WALKER(HasPrivateAggregate), nullptr);
 }
 
-// dp_count(value anyelement, ...) -> dp_agg.citus_count(CASE WHEN value IS
-// NOT NULL THEN true END, ...): Citus checks the ROW's field types against
-// pg_proc.proargtypes literally, so a polymorphic signature never passes.
-// The boolean is NULL exactly when the value is, so the count is the same.
+// Citus checks the ROW's field types against pg_proc.proargtypes literally,
+// and the final function's result type, so a polymorphic signature never
+// passes:
+//  * dp_count(value anyelement, ...) -> dp_agg.citus_count(CASE WHEN value IS
+//    NOT NULL THEN true END, ...): the boolean is NULL exactly when the value
+//    is, so the count is the same;
+//  * dp_select(value, ..., candidates, epsilon) -> dp_agg.citus_select of the
+//    same (text, integer or bigint) types: the same support functions.
 void MakeCountMonomorphic(Aggref* aggref) {
   if (list_length(aggref->aggargtypes) < 2) return;
   if (get_func_nargs(aggref->aggfnoid) != list_length(aggref->aggargtypes)) return;
@@ -482,13 +548,22 @@ void MakeCountMonomorphic(Aggref* aggref) {
   const char* name = nullptr;
   if (info.fn_addr == dp_count_final) name = "citus_count";
   if (info.fn_addr == dp_count_interval_final) name = "citus_count_interval";
-  if (name == nullptr) return;  // dp_select: polymorphic result, not supported on Citus
+  if (info.fn_addr == dp_select_final) name = "citus_select";
+  if (name == nullptr) return;
   Oid types[FUNC_MAX_ARGS];
   int position = 0;
   ListCell* cell;
   foreach (cell, aggref->aggargtypes) types[position++] = lfirst_oid(cell);
-  types[0] = BOOLOID;
   List* qualified = list_make2(makeString(pstrdup("dp_agg")), makeString(pstrdup(name)));
+  if (info.fn_addr == dp_select_final) {
+    // dp_agg.citus_select exists for text, integer and bigint values (and
+    // their arrays of candidates); other types stay polymorphic and are
+    // refused (RefusePolymorphicSelect).
+    const Oid replacement = LookupFuncName(qualified, position, types, true);
+    if (OidIsValid(replacement)) aggref->aggfnoid = replacement;
+    return;
+  }
+  types[0] = BOOLOID;
   const Oid replacement = LookupFuncName(qualified, position, types, true);
   if (!OidIsValid(replacement)) return;  // older install script: Citus will refuse it
   auto* value_entry = static_cast<TargetEntry*>(linitial(aggref->args));
@@ -515,10 +590,10 @@ void MakeCountMonomorphic(Aggref* aggref) {
 
 // Citus's wrappers check EXECUTE on the aggregate's support functions for the
 // querying role, on the coordinator and on every worker (aggregate_utils.c,
-// aclcheckAggregate). dp_agg keeps those functions from PUBLIC (their states
-// hold exact sums: a role that may execute them could build its own
-// aggregate that returns a state), so a role without them is refused here,
-// before anything is charged, instead of by Citus after the charge.
+// aclcheckAggregate). dp_agg grants them to PUBLIC (they run only inside its
+// own aggregates: support_guard.h); where an administrator revoked them, the
+// role is refused here, before anything is charged, instead of by Citus after
+// the charge.
 void RequireSupportFunctionAccess(Oid aggregate) {
   HeapTuple tuple = SearchSysCache1(AGGFNOID, ObjectIdGetDatum(aggregate));
   if (!HeapTupleIsValid(tuple)) return;
@@ -529,17 +604,15 @@ void RequireSupportFunctionAccess(Oid aggregate) {
   for (const Oid function : functions) {
     if (!OidIsValid(function)) continue;
     if (pg_proc_aclcheck(function, GetUserId(), ACL_EXECUTE) == ACLCHECK_OK) continue;
-    ereport(ERROR,
-            (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-             errmsg("%s on a Citus distributed table needs EXECUTE on its support functions",
-                    get_func_name(aggregate)),
-             errdetail("Citus checks the support function %s for the querying role on every "
-                       "node, and dp_agg does not grant it to PUBLIC. dp_agg on Citus currently "
-                       "serves roles that hold EXECUTE on the support functions of schema "
-                       "dp_agg (trusted roles: with it a role could build an aggregate that "
-                       "returns exact partial states). Nothing was charged.",
-                       get_func_name(function)),
-             errhint("Query a local or reference table, or run the query as a trusted role.")));
+    ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+                    errmsg("%s on a Citus distributed table needs EXECUTE on its support functions",
+                           get_func_name(aggregate)),
+                    errdetail("Citus checks the support function %s for the querying role on every "
+                              "node, and this role may not execute it (dp_agg grants it to PUBLIC; "
+                              "an administrator revoked it). Nothing was charged.",
+                              get_func_name(function)),
+                    errhint("GRANT EXECUTE on the support functions again on every node (see "
+                            "src/sql/90_privileges.sql), or query a local or reference table.")));
   }
 }
 
@@ -626,17 +699,21 @@ bool ReadsDistributedTable(Query* query) {
   return false;
 }
 
-// A selection aggregate (dp_select, the group selection of restricted
-// roles): polymorphic or without a partial form Citus can ship, so Citus
-// would run it whole on the workers, noise included.
+// A dp_select still polymorphic after MakeMonomorphic (a value type without a
+// dp_agg.citus_select form): Citus could not split it.
 bool HasSelectionAggregate(Node* node, void*) {
   if (node == nullptr) return false;
   if (IsA(node, Aggref)) {
-    const PrivateAggregateKind* kind =
-        LookupPrivateAggregate(reinterpret_cast<Aggref*>(node)->aggfnoid);
-    if (kind != nullptr &&
-        (kind->family == Family::kSelection || kind->family == Family::kGroupSelection))
-      return true;
+    const Oid aggregate = reinterpret_cast<Aggref*>(node)->aggfnoid;
+    const PrivateAggregateKind* kind = LookupPrivateAggregate(aggregate);
+    if (kind != nullptr && kind->family == Family::kSelection) {
+      Oid* declared = nullptr;
+      int count = 0;
+      get_func_signature(aggregate, &declared, &count);
+      const bool polymorphic = count > 0 && declared[0] == ANYELEMENTOID;
+      pfree(declared);
+      if (polymorphic) return true;
+    }
   }
   if (IsA(node, Query)) return false;  // other levels are visited on their own
   return expression_tree_walker(node, DP_EXPRESSION_WALKER(HasSelectionAggregate), nullptr);
@@ -645,53 +722,136 @@ bool HasSelectionAggregate(Node* node, void*) {
 // What dp_agg does not (yet) run on a distributed table, refused before
 // planning so that nothing is charged and no task is sent.
 void RefuseUnsupportedDistributed(Query* query) {
-  bool reads_protected = false;
-  ListCell* cell;
-  foreach (cell, query->rtable) {
-    auto* table = static_cast<RangeTblEntry*>(lfirst(cell));
-    if (table->rtekind == RTE_RELATION && DistributionColumn(table->relid) != 0 &&
-        IsProtectedRelation(table->relid, true))
-      reads_protected = true;
-  }
-  if (reads_protected && RestrictedSession())
-    ereport(
-        ERROR,
-        (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-         errmsg("dp_agg does not support restricted roles on protected Citus distributed tables"),
-         errdetail("Restricted roles read only through dp_agg's per-query grants, which "
-                   "Citus's worker connections do not carry; the query is refused before "
-                   "anything is charged."),
-         errhint("Query a local or reference table, or use a role that is not restricted.")));
   if (HasSelectionAggregate(reinterpret_cast<Node*>(query->targetList), nullptr) ||
       HasSelectionAggregate(query->havingQual, nullptr))
     ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-                    errmsg("dp_select is not supported on Citus distributed tables"),
-                    errdetail("Citus has no partial-aggregation path for it, so its noise would be "
-                              "drawn on the workers; the query is refused before anything is "
-                              "charged."),
-                    errhint("Use dp_count with GROUP BY on the candidate column, or query a local "
-                            "table.")));
+                    errmsg("dp_select on a Citus distributed table takes text, integer or bigint "
+                           "values"),
+                    errdetail("Citus splits only aggregates of concrete types into partial and "
+                              "final steps; the query is refused before anything is charged."),
+                    errhint("Cast the value and the candidates to text, for example "
+                            "dp_select(col::text, ARRAY['a','b'], 1.0).")));
 }
 
-bool RewriteLevels(Node* node, void*) {
+struct LevelRewriteContext {
+  Query* top;  // the query being planned
+  bool top_aggregates_privately;  // `top` itself aggregates a distributed table privately
+};
+
+bool RewriteLevels(Node* node, void* context) {
   if (node == nullptr) return false;
   if (IsA(node, Query)) {
     auto* query = reinterpret_cast<Query*>(node);
     const bool distributed = ReadsDistributedTable(query);
-    if (distributed) RefuseUnsupportedDistributed(query);
     if (query->hasAggs && distributed &&
         (HasPrivateAggregate(reinterpret_cast<Node*>(query->targetList), nullptr) ||
          HasPrivateAggregate(query->havingQual, nullptr))) {
       RewriteCounts(reinterpret_cast<Node*>(query->targetList), nullptr);
       RewriteCounts(query->havingQual, nullptr);
+      RefuseUnsupportedDistributed(query);
       HideDistributionColumn(query);
+      auto* levels = static_cast<LevelRewriteContext*>(context);
+      if (query == levels->top) levels->top_aggregates_privately = true;
     }
-    return query_tree_walker(query, DP_EXPRESSION_WALKER(RewriteLevels), nullptr, 0);
+    return query_tree_walker(query, DP_EXPRESSION_WALKER(RewriteLevels), context, 0);
   }
-  return expression_tree_walker(node, DP_EXPRESSION_WALKER(RewriteLevels), nullptr);
+  return expression_tree_walker(node, DP_EXPRESSION_WALKER(RewriteLevels), context);
 }
 
 }  // namespace
+
+namespace {
+
+// --- the guard on Citus's functions ------------------------------------------
+
+HTAB* citus_function_cache = nullptr;  // Oid -> whether the guard applies
+
+struct CitusFunctionEntry {
+  Oid function;
+  bool guarded;
+};
+
+void InvalidateCitusFunctionCache(Datum, int, uint32) {
+  if (citus_function_cache != nullptr) {
+    hash_destroy(citus_function_cache);
+    citus_function_cache = nullptr;
+  }
+}
+
+// Citus's own plans call these per row or per group (worker_partial_agg and
+// coord_combine_agg are plain aggregates with them as support functions).
+bool IsCitusAggregateSupport(Oid function) {
+  char* name = get_func_name(function);
+  if (name == nullptr) return false;
+  const bool support = std::strcmp(name, "worker_partial_agg_sfunc") == 0 ||
+                       std::strcmp(name, "worker_partial_agg_ffunc") == 0 ||
+                       std::strcmp(name, "coord_combine_agg_sfunc") == 0 ||
+                       std::strcmp(name, "coord_combine_agg_ffunc") == 0;
+  pfree(name);
+  return support;
+}
+
+bool IsGuardedCitusFunction(Oid function) {
+  if (function < FirstNormalObjectId || !IsTransactionState()) return false;
+  if (citus_function_cache != nullptr) {
+    bool found = false;
+    auto* entry = static_cast<CitusFunctionEntry*>(
+        hash_search(citus_function_cache, &function, HASH_FIND, &found));
+    if (found) return entry->guarded;
+  }
+  const Oid citus = get_extension_oid("citus", true);
+  const bool guarded = OidIsValid(citus) &&
+                       getExtensionOfObject(ProcedureRelationId, function) == citus &&
+                       !IsCitusAggregateSupport(function);
+  if (citus_function_cache == nullptr) {
+    HASHCTL control;
+    std::memset(&control, 0, sizeof control);
+    control.keysize = sizeof(Oid);
+    control.entrysize = sizeof(CitusFunctionEntry);
+    control.hcxt = TopMemoryContext;
+    citus_function_cache =
+        hash_create("dp_agg Citus functions", 64, &control, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+  }
+  bool found = false;
+  auto* entry = static_cast<CitusFunctionEntry*>(
+      hash_search(citus_function_cache, &function, HASH_ENTER, &found));
+  entry->guarded = guarded;
+  return guarded;
+}
+
+needs_fmgr_hook_type previous_needs_fmgr_hook = nullptr;
+fmgr_hook_type previous_fmgr_hook = nullptr;
+
+bool NeedsFmgrHook(Oid function) {
+  if (previous_needs_fmgr_hook != nullptr && previous_needs_fmgr_hook(function)) return true;
+  return IsGuardedCitusFunction(function);
+}
+
+void FmgrHook(FmgrHookEventType event, FmgrInfo* info, Datum* private_data) {
+  if (previous_fmgr_hook != nullptr) previous_fmgr_hook(event, info, private_data);
+  if (event != FHET_START || !IsGuardedCitusFunction(info->fn_oid)) return;
+  if (!RestrictedSession() || (IsWorkerNode() && IsAuthenticatedCoordinator())) return;
+  char* name = get_func_name(info->fn_oid);
+  ereport(ERROR,
+          (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+           errmsg("dp_agg: restricted roles may not call Citus's function %s",
+                  name != nullptr ? name : "?"),
+           errdetail("Citus's functions can send commands over the coordinator's connections, "
+                     "which the workers trust to ask only for partial states of judged "
+                     "queries."),
+           errhint("Query distributed tables with dp_agg's private aggregates; an "
+                   "administrator runs Citus's functions.")));
+}
+
+}  // namespace
+
+void InstallCitusFunctionGuard() {
+  previous_needs_fmgr_hook = needs_fmgr_hook;
+  needs_fmgr_hook = NeedsFmgrHook;
+  previous_fmgr_hook = fmgr_hook;
+  fmgr_hook = FmgrHook;
+  CacheRegisterSyscacheCallback(PROCOID, InvalidateCitusFunctionCache, 0);
+}
 
 void DefineDistributedSettings() {
   DefineCustomEnumVariable(
@@ -718,8 +878,7 @@ Aggref* CitusInnerAggregate(Aggref* outer, Agg* plan, EState* estate, CitusSiteR
                errmsg("%s cannot run on a Citus worker", get_func_name(outer->aggfnoid)),
                errdetail("Private aggregates are charged and released only on the coordinator; "
                          "a worker only computes partial states for it."),
-               errhint("Run the query on the coordinator. A single-shard (router) query on a "
-                       "distributed table is not supported.")));
+               errhint("Run the query on the coordinator.")));
     return nullptr;
   }
   if (!WrapsPrivateAggregate(outer)) return nullptr;
@@ -807,7 +966,8 @@ void CheckCitusReleaseInput(Aggref* inner, Agg* plan) {
                  "that table's own columns.")));
 }
 
-void RegisterCitusPreparedState(Aggref* outer, Datum state, Size size, EState* estate) {
+void RegisterCitusPreparedState(Aggref* outer, Datum state, Size size, Oid collation,
+                                EState* estate) {
   bool first_of_estate = true;
   ListCell* cell;
   foreach (cell, prepared_sites)
@@ -825,6 +985,7 @@ void RegisterCitusPreparedState(Aggref* outer, Datum state, Size size, EState* e
   site->estate = estate;
   site->state = DatumGetPointer(state);
   site->size = size;
+  site->collation = collation;
   prepared_sites = lappend(prepared_sites, site);
   MemoryContextSwitchTo(previous);
 }
@@ -846,6 +1007,16 @@ void** CitusFinalCacheSlot(FunctionCallInfo fcinfo, MemoryContext* context) {
   return &site->final_cache;
 }
 
+Oid CitusSiteCollation(FunctionCallInfo fcinfo) {
+  if (prepared_sites == NIL) return InvalidOid;
+  const PreparedSite* site = FindSite(AggGetAggref(fcinfo));
+  return site != nullptr ? site->collation : InvalidOid;
+}
+
+bool CitusSiteIsPrepared(FunctionCallInfo fcinfo) {
+  return prepared_sites != NIL && FindSite(AggGetAggref(fcinfo)) != nullptr;
+}
+
 bool IsCitusWrapperCall(FunctionCallInfo fcinfo) {
   Aggref* aggref = AggGetAggref(fcinfo);
   return aggref != nullptr && WrapperOf(aggref->aggfnoid) != Wrapper::kNone;
@@ -861,8 +1032,89 @@ void* RequireCitusPreparedState(FunctionCallInfo fcinfo) {
   return prepared;
 }
 
-void PrepareDistributedQuery(Query* query) {
-  if (!CitusInstalled()) return;
+Oid CitusShardParent(Oid relation) {
+  char* name = get_rel_name(relation);
+  if (name == nullptr) return InvalidOid;
+  const char* underscore = std::strrchr(name, '_');
+  if (underscore == nullptr || underscore[1] == '\0') return InvalidOid;
+  for (const char* c = underscore + 1; *c != '\0'; ++c)
+    if (*c < '0' || *c > '9') return InvalidOid;
+  if (!CitusInstalled()) return InvalidOid;
+  const Oid table = ShardTable(std::strtoll(underscore + 1, nullptr, 10));
+  // A shard lives in its table's schema. (Citus shortens long names with a
+  // hash but keeps the _<shardid> suffix; a table of one's own that happens
+  // to end like a shard of a protected table in the same schema is treated
+  // as protected too: fail closed.)
+  if (!OidIsValid(table) || table == relation ||
+      get_rel_namespace(table) != get_rel_namespace(relation))
+    return InvalidOid;
+  return table;
+}
+
+namespace {
+
+bool OnlyPartialAggregates(Node* node, void*) {
+  if (node == nullptr) return false;
+  if (IsA(node, Aggref)) {
+    auto* aggref = reinterpret_cast<Aggref*>(node);
+    // Anything but worker_partial_agg of a private aggregate stops the walk.
+    return WrapperOf(aggref->aggfnoid) != Wrapper::kWorkerPartial || !WrapsPrivateAggregate(aggref);
+  }
+  if (IsA(node, Query) || IsA(node, SubLink)) return true;
+  return expression_tree_walker(node, DP_EXPRESSION_WALKER(OnlyPartialAggregates), nullptr);
+}
+
+}  // namespace
+
+bool AcceptCoordinatorFragment(Query* query) {
+  if (!IsWorkerNode() || !IsAuthenticatedCoordinator() || !CitusInstalled()) return false;
+  if (query->commandType != CMD_SELECT || !query->hasAggs || query->hasSubLinks ||
+      query->cteList != NIL || query->setOperations != nullptr || query->hasWindowFuncs ||
+      query->hasTargetSRFs || query->groupingSets != NIL || query->rowMarks != NIL)
+    return false;
+  bool has_partial = false;
+  ListCell* cell;
+  foreach (cell, query->targetList) {
+    auto* entry = static_cast<TargetEntry*>(lfirst(cell));
+    Node* expression = StripRelabel(reinterpret_cast<Node*>(entry->expr));
+    if (expression != nullptr && IsA(expression, Aggref)) {
+      if (OnlyPartialAggregates(expression, nullptr)) return false;
+      has_partial = true;
+      continue;
+    }
+    // Any other output is a group key, which the coordinator releases only
+    // through its own rules (group selection for restricted roles).
+    if (entry->ressortgroupref == 0 || OnlyPartialAggregates(expression, nullptr)) return false;
+    bool grouped = false;
+    ListCell* group_cell;
+    foreach (group_cell, query->groupClause)
+      if (static_cast<SortGroupClause*>(lfirst(group_cell))->tleSortGroupRef ==
+          entry->ressortgroupref)
+        grouped = true;
+    if (!grouped) return false;
+  }
+  if (!has_partial || OnlyPartialAggregates(query->havingQual, nullptr)) return false;
+  List* protected_shards = NIL;
+  foreach (cell, query->rtable) {
+    auto* entry = static_cast<RangeTblEntry*>(lfirst(cell));
+    if (entry->rtekind == RTE_RESULT) continue;
+    if (entry->rtekind != RTE_RELATION || entry->relkind != RELKIND_RELATION) return false;
+    if (!OidIsValid(CitusShardParent(entry->relid))) return false;
+    if (IsProtectedRelation(entry->relid, entry->inh))
+      protected_shards = lappend(protected_shards, entry);
+  }
+  foreach (cell, protected_shards) {
+    auto* entry = static_cast<RangeTblEntry*>(lfirst(cell));
+    HeapTuple tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(entry->relid));
+    if (!HeapTupleIsValid(tuple)) return false;
+    entry->checkAsUser = reinterpret_cast<Form_pg_class>(GETSTRUCT(tuple))->relowner;
+    ReleaseSysCache(tuple);
+  }
+  return true;
+}
+
+bool PrepareDistributedQuery(Query* query) {
+  if (!CitusInstalled()) return false;
   WrapperSearch search{false};
   FindPrivateWrapper(reinterpret_cast<Node*>(query), &search);
   if (search.found && !(IsWorkerNode() && IsAuthenticatedCoordinator()))
@@ -872,8 +1124,24 @@ void PrepareDistributedQuery(Query* query) {
              errdetail("worker_partial_agg and coord_combine_agg are run by Citus itself, for "
                        "the coordinator's connections to its workers."),
              errhint("Write the private aggregate itself (dp_sum, dp_count, ...).")));
-  if (IsWorkerNode()) return;
-  RewriteLevels(reinterpret_cast<Node*>(query), nullptr);
+  if (IsWorkerNode()) return false;
+  LevelRewriteContext levels{query, false};
+  RewriteLevels(reinterpret_cast<Node*>(query), &levels);
+  return levels.top_aggregates_privately;
+}
+
+PlannedStmt* PlanWithoutRouter(Query* query, const char* query_string, int cursor_options,
+                               ParamListInfo bound_parameters, planner_hook_type plan) {
+  // As a function's SET clause does (fmgr_security_definer): a new GUC
+  // nesting level, unwound here or by the (sub)transaction abort on error.
+  const int nest_level = NewGUCNestLevel();
+  for (const char* setting :
+       {"citus.enable_router_execution", "citus.enable_fast_path_router_planner"})
+    (void)set_config_option(setting, "off", PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE, true, 0,
+                            false);
+  PlannedStmt* planned = plan(query, query_string, cursor_options, bound_parameters);
+  AtEOXact_GUC(true, nest_level);
+  return planned;
 }
 
 }  // namespace dp_pg

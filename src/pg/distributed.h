@@ -6,6 +6,10 @@
 
 #include "pg_includes.h"
 
+extern "C" {
+#include "optimizer/planner.h"
+}
+
 namespace dp_pg {
 
 // What a call site of Citus's generic aggregate wrappers is for dp_agg.
@@ -17,6 +21,18 @@ enum class CitusSiteRole {
 
 // dp_agg.node_role and dp_agg.coordinator_cn.
 void DefineDistributedSettings();
+
+// Restricted sessions may execute no function of extension citus except the
+// support functions of worker_partial_agg and coord_combine_agg, which
+// Citus's own plans run; the authenticated coordinator's sessions on a
+// worker are exempt. Citus's run_command_on_workers, master_run_on_worker
+// and the like send any SQL text over the coordinator's connections, which
+// carry the certificate the workers trust: a restricted role could have a
+// worker compute an exact partial state of a hand-written fragment with them.
+// Checked when the function is called (an fmgr hook), so a call reached
+// through a view, an inlined SQL function, PL/pgSQL or a SECURITY DEFINER
+// function is refused too.
+void InstallCitusFunctionGuard();
 
 // For an aggregate call `outer` of the Agg node `plan`: when it is a Citus
 // wrapper around a private aggregate, checks that this node may run it
@@ -33,7 +49,12 @@ void CheckCitusReleaseInput(Aggref* inner, Agg* plan);
 // Keeps the initial state prepared for a wrapper call site for the rest of
 // the query: Citus builds its states from pg_aggregate.agginitcond, so the
 // support functions fetch the parameters from here (CitusPreparedState).
-void RegisterCitusPreparedState(Aggref* outer, Datum state, Size size, EState* estate);
+void RegisterCitusPreparedState(Aggref* outer, Datum state, Size size, Oid collation,
+                                EState* estate);
+
+// Inside a support function of a Citus wrapper site: the input collation of
+// the inner private call (Citus calls the support functions with none).
+Oid CitusSiteCollation(FunctionCallInfo fcinfo);
 
 // Inside a support function: when its aggregate call is a registered Citus
 // wrapper site, a fresh copy (CurrentMemoryContext) of the state prepared
@@ -51,15 +72,49 @@ void** CitusFinalCacheSlot(FunctionCallInfo fcinfo, MemoryContext* context);
 // states read from text are never trusted to choose parameters).
 bool IsCitusWrapperCall(FunctionCallInfo fcinfo);
 
+// Inside a support function: whether its aggregate call is a Citus wrapper
+// site that the executor hook prepared for the running query.
+bool CitusSiteIsPrepared(FunctionCallInfo fcinfo);
+
 // Inside a combine function of a Citus wrapper: the coordinator-prepared
 // state of its call site (a fresh copy), or ERROR 42501 when there is none
 // (a hand-made combine step).
 void* RequireCitusPreparedState(FunctionCallInfo fcinfo);
 
+// The distributed table that `relation` is a shard of (Citus names shards
+// <table>_<shardid> in the table's schema; pg_dist_shard maps the shard id to
+// the table), or InvalidOid. Labels reach only the distributed (shell)
+// tables, so a shard is protected when its table is (restriction.cpp).
+Oid CitusShardParent(Oid relation);
+
+// Planner hook on a worker, before the judge: when this connection is the
+// authenticated coordinator and `query` is a fragment of Citus's partial
+// aggregation (every aggregate a worker_partial_agg around a private
+// aggregate, every other output a group key, only shards in FROM), gives it
+// owner access to the protected shards it reads, the way the coordinator's
+// judge gave the analyst's query access to their table, and returns true
+// (the coordinator judged the query the fragment comes from). Anything else
+// returns false and is judged as usual.
+bool AcceptCoordinatorFragment(Query* query);
+
 // Planner pre-pass, just before Citus plans `query`: refuses hand-written
 // wrapper calls around private aggregates, and rewrites the query so that
 // Citus takes its partial-aggregation path for every private aggregate.
-void PrepareDistributedQuery(Query* query);
+// Returns whether `query` itself (its top level) aggregates a distributed
+// table privately: then Citus must plan it without its router planners
+// (PlanWithoutRouter). A private aggregation in a subquery is planned on its
+// own by Citus's recursive planning, through this hook again, unless Citus
+// routes the whole query to one shard: then the worker refuses it.
+bool PrepareDistributedQuery(Query* query);
+
+// Calls `plan` with Citus's router and fast-path router planners turned off
+// for the duration of the call. A query that Citus could prune to one shard
+// (WHERE distribution_column = constant) would otherwise be sent whole to a
+// worker, noise included; without them Citus's logical planner splits the
+// aggregate into worker_partial_agg on the remaining shard and
+// coord_combine_agg on the coordinator, as for every other shape.
+PlannedStmt* PlanWithoutRouter(Query* query, const char* query_string, int cursor_options,
+                               ParamListInfo bound_parameters, planner_hook_type plan);
 
 }  // namespace dp_pg
 

@@ -2,6 +2,7 @@
 // worker gets its call's public parameters before any row is read, so that a
 // final function can release a noisy answer for zero rows too.
 #include "initial_state.h"
+#include "support_guard.h"
 
 #include <algorithm>
 
@@ -29,7 +30,7 @@ namespace {
 
 AggregateState* NewPreparedState(ValueKind value_kind, const dp::PrivacyParameters& effective) {
   AggregateState* state = NewAggregateState();
-  state->initialized = 1;
+  state->initialized = kStatePrepared;
   state->value_kind = static_cast<std::uint8_t>(value_kind);
   state->epsilon = StateEpsilon(effective);
   state->delta = effective.delta;

@@ -29,6 +29,7 @@ void _PG_init(void) {
   dp_pg::InstallRestrictionHooks();
   dp_pg::InstallLedger();
   dp_pg::InstallDropGuard();
+  dp_pg::InstallCitusFunctionGuard();
 }
 
 }  // extern "C"

@@ -20,13 +20,19 @@ PlannedStmt* PlannerHook(Query* query, const char* query_string, int cursor_opti
                          ParamListInfo bound_parameters) {
   // dp_count(epsilon) becomes dp_count(true, epsilon) before it is judged.
   ExpandRowCounts(query);
-  const Verdict verdict = JudgeQuery(query);  // raises ERROR if the query is refused
+  // dp_agg on Citus: a worker runs the coordinator's partial-aggregation
+  // fragments of a query the coordinator judged (distributed.h).
+  const bool fragment = AcceptCoordinatorFragment(query);
+  const Verdict verdict =
+      fragment ? Verdict{true, NIL} : JudgeQuery(query);  // raises ERROR if refused
   ApplyRewrites(verdict.rewrites);
   // dp_agg on Citus (distributed.cpp): before Citus plans the query.
-  PrepareDistributedQuery(query);
-  PlannedStmt* plan = previous_planner != nullptr
-                          ? previous_planner(query, query_string, cursor_options, bound_parameters)
-                          : standard_planner(query, query_string, cursor_options, bound_parameters);
+  const bool private_distributed = PrepareDistributedQuery(query);
+  const planner_hook_type next = previous_planner != nullptr ? previous_planner : standard_planner;
+  PlannedStmt* plan =
+      private_distributed
+          ? PlanWithoutRouter(query, query_string, cursor_options, bound_parameters, next)
+          : next(query, query_string, cursor_options, bound_parameters);
   // The judgement depends on who runs the query: a cached plan is made again
   // when the current user changes.
   if (verdict.reads_protected) plan->dependsOnRole = true;

@@ -20,6 +20,7 @@
 #include "quantile_aggregates.h"
 #include "settings.h"
 #include "state_header.h"
+#include "support_guard.h"
 
 namespace dp_pg {
 
@@ -157,7 +158,7 @@ Datum PrepareQuantileInitialState(const dp::PublicParameters& parameters,
   const double upper = parameters.upper;
   const dp::SmithLattice lattice = CallCore([&] { return dp::MakeSmithLattice(lower, upper); });
   QuantileState* state = NewQuantileState(kInitialQuantileCapacity);
-  state->initialized = 1;
+  state->initialized = dp_pg::kStatePrepared;
   state->epsilon = StateEpsilon(effective);
   state->fraction = parameters.fraction;
   SetLattice(state, lattice);
@@ -176,11 +177,11 @@ PG_FUNCTION_INFO_V1(dp_quantile_transfn);
 Datum dp_quantile_transfn(PG_FUNCTION_ARGS) {
   dp_pg::RequireAggregateContext(fcinfo, "dp_quantile_transfn");
   auto* state = reinterpret_cast<QuantileState*>(PG_GETARG_POINTER(0));
-  if (state->initialized == 0) {  // dp_agg on Citus: states start from agginitcond
+  if (state->initialized == dp_pg::kStateUninitialized) {  // dp_agg on Citus: agginitcond
     if (void* prepared = dp_pg::CitusPreparedState(fcinfo))
       state = static_cast<QuantileState*>(prepared);
   }
-  dp_pg::RequireParametersPrepared(state->initialized != 0);
+  dp_pg::RequirePreparedState(state->initialized);
   const double value = PG_GETARG_FLOAT8(1);
   if (std::isnan(value)) PG_RETURN_POINTER(state);
   state = dp_pg::WithRoomFor(state, state->rows + 1);
@@ -193,6 +194,7 @@ Datum dp_quantile_transfn(PG_FUNCTION_ARGS) {
 PG_FUNCTION_INFO_V1(dp_quantile_combine);
 Datum dp_quantile_combine(PG_FUNCTION_ARGS) {
   dp_pg::RequireAggregateContext(fcinfo, "dp_quantile_combine");
+  dp_pg::RequireOwnAggregateCall(fcinfo, "dp_quantile_combine");
   auto* into = reinterpret_cast<QuantileState*>(PG_GETARG_POINTER(0));
   const QuantileState* partial = dp_pg::ReadQuantileState(fcinfo, 1);
   if (into->initialized == 0 && dp_pg::IsCitusWrapperCall(fcinfo))  // dp_agg on Citus
@@ -227,12 +229,13 @@ Datum dp_quantile_combine(PG_FUNCTION_ARGS) {
 PG_FUNCTION_INFO_V1(dp_quantile_final);
 Datum dp_quantile_final(PG_FUNCTION_ARGS) {
   dp_pg::RequireAggregateContext(fcinfo, "dp_quantile_final");
+  dp_pg::RequireOwnAggregateCall(fcinfo, "dp_quantile_final");
   const QuantileState* state = dp_pg::ReadQuantileStateInPlace(fcinfo, 0);
-  if (state->initialized == 0) {  // dp_agg on Citus: no partial state arrived
+  if (state->initialized == dp_pg::kStateUninitialized) {  // dp_agg on Citus: no partial arrived
     if (void* prepared = dp_pg::CitusPreparedState(fcinfo))
       state = static_cast<QuantileState*>(prepared);
   }
-  dp_pg::RequireParametersPrepared(state->initialized != 0);
+  dp_pg::RequirePreparedState(state->initialized);
   const dp::SmithLattice lattice = dp_pg::LatticeOf(state);
   // A private copy of the rows in use (not the spare capacity), sorted in place.
   const std::size_t rows = static_cast<std::size_t>(state->rows);
@@ -284,7 +287,7 @@ Datum dp_quantile_state_in(PG_FUNCTION_ARGS) {
   if (!parsed)
     ereport(ERROR, (errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
                     errmsg("invalid input syntax for type dp_agg.quantile_state")));
-  state->initialized = 1;
+  state->initialized = dp_pg::kStateFromText;  // support_guard.h
   PG_RETURN_POINTER(state);
 }
 

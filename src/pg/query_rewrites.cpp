@@ -114,7 +114,49 @@ Const* Float8Constant(double value) {
 // Over privacy units (max_groups > 1) a unit reaches up to max_groups
 // groups, so each group's selection runs at epsilon / max_groups and
 // delta / max_groups (basic composition); the executor charges the sum.
+// Whether `node` is dp_agg.group_selection(epsilon, delta) with exactly
+// these constants.
+bool IsGroupSelectionGate(Node* node, double epsilon, double delta) {
+  if (node == nullptr || !IsA(node, Aggref)) return false;
+  const auto* aggref = reinterpret_cast<Aggref*>(node);
+  if (aggref->aggfnoid != GroupSelectionAggregate() || list_length(aggref->args) != 2 ||
+      aggref->aggfilter != nullptr || aggref->aggdistinct != NIL || aggref->aggorder != NIL)
+    return false;
+  const double wanted[2] = {epsilon, delta};
+  for (int i = 0; i < 2; ++i) {
+    Node* argument =
+        reinterpret_cast<Node*>(static_cast<TargetEntry*>(list_nth(aggref->args, i))->expr);
+    if (argument == nullptr || !IsA(argument, Const)) return false;
+    const auto* constant = reinterpret_cast<Const*>(argument);
+    if (constant->consttype != FLOAT8OID || constant->constisnull ||
+        DatumGetFloat8(constant->constvalue) != wanted[i])
+      return false;
+  }
+  return true;
+}
+
+// Whether a top-level conjunct of HAVING already is the gate AddGroupSelection
+// would add. Citus's local execution of a task on the coordinator (a
+// reference table, a shard placed on the coordinator) plans the task's query,
+// deparsed from the rewritten one, through the judge again: without this the
+// group would pass two selections and be charged for both.
+bool HasGroupSelectionGate(Node* having, double epsilon, double delta) {
+  if (IsGroupSelectionGate(having, epsilon, delta)) return true;
+  if (having == nullptr || !IsA(having, BoolExpr) ||
+      reinterpret_cast<BoolExpr*>(having)->boolop != AND_EXPR)
+    return false;
+  ListCell* cell;
+  foreach (cell, reinterpret_cast<BoolExpr*>(having)->args)
+    if (IsGroupSelectionGate(static_cast<Node*>(lfirst(cell)), epsilon, delta)) return true;
+  return false;
+}
+
 void AddGroupSelection(Query* query, int max_groups) {
+  // The same gate, already a conjunct: the level passes exactly one
+  // selection with the judge's parameters either way.
+  if (HasGroupSelectionGate(query->havingQual, group_selection_epsilon / max_groups,
+                            group_selection_delta / max_groups))
+    return;
   auto* aggref = makeNode(Aggref);
   aggref->aggfnoid = GroupSelectionAggregate();
   aggref->aggtype = BOOLOID;

@@ -3,7 +3,9 @@
 // and the utility statements a restricted role may run.
 #include "restriction.h"
 
+#include "distributed.h"
 #include "drop_guard.h"
+#include "support_guard.h"
 
 extern "C" {
 #include "access/genam.h"
@@ -279,6 +281,10 @@ AttrNumber PrivacyUnitColumn(Oid relation) {
 
 bool IsProtectedRelation(Oid relation, bool with_children) {
   if (HasProtectedLabel(relation)) return true;
+  // A Citus shard holds rows of its distributed table, which alone carries
+  // the label (distributed.h).
+  const Oid shard_of = CitusShardParent(relation);
+  if (OidIsValid(shard_of) && IsProtectedRelation(shard_of, true)) return true;
   // A partition of a protected table holds protected rows too (INHERITS
   // children carry the label themselves: PropagateProtection).
   if (get_rel_relispartition(relation)) {
@@ -537,6 +543,7 @@ void ProcessUtilityHook(PlannedStmt* statement, const char* query_string, bool r
                         QueryCompletion* completion) {
   Node* parse_tree = statement->utilityStmt;
   RefuseUnconfirmedExtensionDrop(parse_tree);
+  RefuseAggregateOverSupportFunctions(parse_tree);
   // Sub-commands (the index of a PRIMARY KEY in CREATE TABLE) belong to a
   // statement that was already allowed.
   const bool restricted =

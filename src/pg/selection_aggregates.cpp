@@ -40,6 +40,8 @@
 #include "selection_aggregates.h"
 #include "settings.h"
 #include "state_header.h"
+#include "distributed.h"
+#include "support_guard.h"
 
 extern "C" {
 #include "utils/array.h"
@@ -229,7 +231,7 @@ Datum PrepareSelectionInitialState(Aggref* aggref, const CallParameters& call,
   auto* state = static_cast<SelectionState*>(palloc0(total));
   SET_VARSIZE(state, total);
   state->format_version = kSelectionFormatVersion;
-  state->initialized = 1;
+  state->initialized = dp_pg::kStatePrepared;
   state->weighted = weighted ? 1 : 0;
   state->num_candidates = count;
   state->candidates_offset = static_cast<std::int32_t>(candidates_offset);
@@ -257,10 +259,17 @@ PG_FUNCTION_INFO_V1(dp_select_transfn);
 Datum dp_select_transfn(PG_FUNCTION_ARGS) {
   dp_pg::RequireAggregateContext(fcinfo, "dp_select_transfn");
   auto* state = reinterpret_cast<SelectionState*>(PG_GETARG_POINTER(0));
-  dp_pg::RequireParametersPrepared(state->initialized != 0);
-  if (fcinfo->flinfo->fn_extra == nullptr)
-    fcinfo->flinfo->fn_extra = dp_pg::BuildIndex(dp_pg::CandidatesOf(state), PG_GET_COLLATION(),
-                                                 fcinfo->flinfo->fn_mcxt, false);
+  if (state->initialized == dp_pg::kStateUninitialized) {  // dp_agg on Citus: agginitcond
+    if (void* prepared = dp_pg::CitusPreparedState(fcinfo))
+      state = static_cast<SelectionState*>(prepared);
+  }
+  dp_pg::RequirePreparedState(state->initialized);
+  if (fcinfo->flinfo->fn_extra == nullptr) {
+    Oid collation = PG_GET_COLLATION();
+    if (!OidIsValid(collation)) collation = dp_pg::CitusSiteCollation(fcinfo);  // under Citus
+    fcinfo->flinfo->fn_extra =
+        dp_pg::BuildIndex(dp_pg::CandidatesOf(state), collation, fcinfo->flinfo->fn_mcxt, false);
+  }
   const auto* index = static_cast<const dp_pg::CandidateIndex*>(fcinfo->flinfo->fn_extra);
   const int position = dp_pg::Find(*index, PG_GETARG_DATUM(1));
   if (position < 0) PG_RETURN_POINTER(state);  // not a candidate: counts for nothing
@@ -278,8 +287,13 @@ Datum dp_select_transfn(PG_FUNCTION_ARGS) {
 PG_FUNCTION_INFO_V1(dp_select_combine);
 Datum dp_select_combine(PG_FUNCTION_ARGS) {
   dp_pg::RequireAggregateContext(fcinfo, "dp_select_combine");
+  dp_pg::RequireOwnAggregateCall(fcinfo, "dp_select_combine");
   auto* into = reinterpret_cast<SelectionState*>(PG_GETARG_POINTER(0));
   SelectionState* partial = dp_pg::ReadSelectionState(fcinfo, 1);
+  // dp_agg on Citus: the coordinator combines into the state it prepared
+  // (and charged); a partial state read from text never chooses parameters.
+  if (into->initialized == dp_pg::kStateUninitialized && dp_pg::IsCitusWrapperCall(fcinfo))
+    into = static_cast<SelectionState*>(dp_pg::RequireCitusPreparedState(fcinfo));
   switch (dp_pg::DecideCombineStep(*reinterpret_cast<const dp_pg::StateHeader*>(into),
                                    *reinterpret_cast<const dp_pg::StateHeader*>(partial))) {
     case dp_pg::CombineStep::kKeepInto:
@@ -305,8 +319,13 @@ Datum dp_select_combine(PG_FUNCTION_ARGS) {
 PG_FUNCTION_INFO_V1(dp_select_final);
 Datum dp_select_final(PG_FUNCTION_ARGS) {
   dp_pg::RequireAggregateContext(fcinfo, "dp_select_final");
+  dp_pg::RequireOwnAggregateCall(fcinfo, "dp_select_final");
   SelectionState* state = dp_pg::ReadSelectionState(fcinfo, 0);
-  dp_pg::RequireParametersPrepared(state->initialized != 0);
+  if (state->initialized == dp_pg::kStateUninitialized) {  // dp_agg on Citus: no partial arrived
+    if (void* prepared = dp_pg::CitusPreparedState(fcinfo))
+      state = static_cast<SelectionState*>(prepared);
+  }
+  dp_pg::RequirePreparedState(state->initialized);
   const std::size_t chosen = dp_pg::CallCore([&] {
     std::vector<dp::int128> values(static_cast<std::size_t>(state->num_candidates));
     for (int i = 0; i < state->num_candidates; ++i)
@@ -401,7 +420,7 @@ Datum dp_selection_state_in(PG_FUNCTION_ARGS) {
     ereport(ERROR, (errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
                     errmsg("invalid input syntax for type dp_agg.selection_state")));
   state->format_version = dp_pg::kSelectionFormatVersion;
-  state->initialized = 1;
+  state->initialized = dp_pg::kStateFromText;  // support_guard.h
   state->num_candidates = count;
   state->candidates_offset = static_cast<std::int32_t>(candidates_offset);
   std::memcpy(dp_pg::CandidatesOf(state), candidates, VARSIZE(candidates));

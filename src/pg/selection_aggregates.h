@@ -17,6 +17,7 @@ Datum PrepareSelectionInitialState(Aggref* aggref, const CallParameters& call,
 
 extern "C" {
 PGDLLEXPORT Datum dp_select_transfn(PG_FUNCTION_ARGS);
+PGDLLEXPORT Datum dp_select_final(PG_FUNCTION_ARGS);
 }
 
 #endif  // DP_AGG_PG_SELECTION_AGGREGATES_H

@@ -17,9 +17,9 @@ CREATE TYPE dp_agg.aggregate_state (
 
 -- Support functions. All are VOLATILE (the final functions draw noise), STRICT
 -- transition functions skip NULL values, and none may be called directly: the
--- states hold exact sums, so PUBLIC has no EXECUTE on them (90_privileges.sql).
--- The aggregates still work for everyone, because PostgreSQL checks the
--- support functions' privileges against the aggregate's owner.
+-- states hold exact sums. PUBLIC may EXECUTE them (Citus checks that on every
+-- node), which is harmless because they run only inside dp_agg's own
+-- aggregates, on states its executor hook prepared (src/pg/support_guard.h).
 CREATE FUNCTION dp_agg.count_transfn(dp_agg.aggregate_state, anyelement, float8)
   RETURNS dp_agg.aggregate_state AS 'MODULE_PATHNAME', 'dp_count_transfn'
   LANGUAGE C VOLATILE STRICT PARALLEL SAFE;

@@ -3,12 +3,9 @@
 -- back by name. An object added later is therefore private until it is
 -- listed here, and the regression suite "privileges" pins this list.
 --
--- Not granted: the support functions of the aggregates (their states hold
--- exact sums; PostgreSQL checks them against the aggregate's owner, so the
--- aggregates still work for everyone), the state types' input and output
--- functions, the ledger writer's apply_charge, the helpers behind the
--- administration functions, and the budget and ledger tables themselves
--- (read through the filtered views).
+-- Not granted: the state types' input and output functions, the ledger
+-- writer's apply_charge, the helpers behind the administration functions, and
+-- the budget and ledger tables themselves (read through the filtered views).
 GRANT USAGE ON SCHEMA dp_agg TO PUBLIC;
 REVOKE ALL ON ALL FUNCTIONS IN SCHEMA dp_agg FROM PUBLIC;
 REVOKE ALL ON ALL TABLES IN SCHEMA dp_agg FROM PUBLIC;
@@ -67,6 +64,150 @@ GRANT EXECUTE ON ROUTINE
   dp_agg.citus_count_interval(boolean, float8, float8, float8),
   dp_agg.citus_group_key(anyelement)
 TO PUBLIC;
+
+-- The support functions of dp_agg's own aggregates: Citus checks EXECUTE on
+-- an aggregate's transition, combine and final functions for the querying
+-- role on every node. They are safe to grant because of where they run, not
+-- who calls them (src/pg/support_guard.h; README, "Scaling out with Citus",
+-- "Who may query"): only inside an aggregate call, only for dp_agg's own
+-- aggregates or a Citus site dp_agg prepared (an aggregate built on them is
+-- refused when created and when run), and only on states dp_agg's executor
+-- hook prepared (never on a state typed as text).
+GRANT EXECUTE ON FUNCTION
+  dp_agg.count_transfn(dp_agg.aggregate_state, anyelement, float8),
+  dp_agg.count_transfn(dp_agg.aggregate_state, anyelement, float8, float8),
+  dp_agg.count_transfn(dp_agg.aggregate_state, anyelement, float8, float8, float8),
+  dp_agg.int2_transfn(dp_agg.aggregate_state, smallint, smallint, smallint, float8),
+  dp_agg.int2_transfn(dp_agg.aggregate_state, smallint, smallint, smallint, float8, float8),
+  dp_agg.int4_transfn(dp_agg.aggregate_state, integer, integer, integer, float8),
+  dp_agg.int4_transfn(dp_agg.aggregate_state, integer, integer, integer, float8, float8),
+  dp_agg.int8_transfn(dp_agg.aggregate_state, bigint, bigint, bigint, float8),
+  dp_agg.int8_transfn(dp_agg.aggregate_state, bigint, bigint, bigint, float8, float8),
+  dp_agg.float4_transfn(dp_agg.aggregate_state, real, real, real, float8),
+  dp_agg.float4_transfn(dp_agg.aggregate_state, real, real, real, float8, float8),
+  dp_agg.float8_transfn(dp_agg.aggregate_state, float8, float8, float8, float8),
+  dp_agg.float8_transfn(dp_agg.aggregate_state, float8, float8, float8, float8, float8),
+  dp_agg.float8_transfn(dp_agg.aggregate_state, float8, float8, float8, float8, float8, float8),
+  dp_agg.numeric_transfn(dp_agg.aggregate_state, numeric, numeric, numeric, float8),
+  dp_agg.numeric_transfn(dp_agg.aggregate_state, numeric, numeric, numeric, float8, float8),
+  dp_agg.group_selection_transfn(dp_agg.aggregate_state, float8, float8),
+  dp_agg.combine(dp_agg.aggregate_state, dp_agg.aggregate_state),
+  dp_agg.count_final(dp_agg.aggregate_state),
+  dp_agg.count_interval_final(dp_agg.aggregate_state),
+  dp_agg.sum_final_int8(dp_agg.aggregate_state),
+  dp_agg.sum_final_numeric(dp_agg.aggregate_state),
+  dp_agg.sum_final_float4(dp_agg.aggregate_state),
+  dp_agg.sum_final_float8(dp_agg.aggregate_state),
+  dp_agg.sum_interval_final(dp_agg.aggregate_state),
+  dp_agg.avg_final_numeric(dp_agg.aggregate_state),
+  dp_agg.avg_final_float8(dp_agg.aggregate_state),
+  dp_agg.avg_interval_final(dp_agg.aggregate_state),
+  dp_agg.group_selection_final(dp_agg.aggregate_state),
+  dp_agg.quantile_transfn(dp_agg.quantile_state, float8, float8, float8, float8),
+  dp_agg.quantile_transfn(dp_agg.quantile_state, float8, float8, float8, float8, float8),
+  dp_agg.quantile_combine(dp_agg.quantile_state, dp_agg.quantile_state),
+  dp_agg.quantile_final(dp_agg.quantile_state),
+  dp_agg.select_transfn(dp_agg.selection_state, anyelement, anyarray, float8),
+  dp_agg.select_transfn(dp_agg.selection_state, anyelement, float8, float8, float8, anyarray, float8),
+  dp_agg.select_combine(dp_agg.selection_state, dp_agg.selection_state),
+  dp_agg.select_final(dp_agg.selection_state, anyelement, anyarray, float8),
+  dp_agg.select_final(dp_agg.selection_state, anyelement, float8, float8, float8, anyarray, float8)
+TO PUBLIC;
+
+-- dp_select's Citus forms (65_citus.sql), written into queries over distributed
+-- tables by the planner hook, and their final functions (Citus checks EXECUTE).
+GRANT EXECUTE ON ROUTINE
+  dp_agg.citus_select(text, text[], float8),
+  dp_agg.citus_select(text, float8, float8, float8, text[], float8),
+  dp_agg.citus_select_final(dp_agg.selection_state, text, text[], float8),
+  dp_agg.citus_select_final(dp_agg.selection_state, text, float8, float8, float8, text[], float8),
+  dp_agg.citus_select(integer, integer[], float8),
+  dp_agg.citus_select(integer, float8, float8, float8, integer[], float8),
+  dp_agg.citus_select_final(dp_agg.selection_state, integer, integer[], float8),
+  dp_agg.citus_select_final(dp_agg.selection_state, integer, float8, float8, float8, integer[], float8),
+  dp_agg.citus_select(bigint, bigint[], float8),
+  dp_agg.citus_select(bigint, float8, float8, float8, bigint[], float8),
+  dp_agg.citus_select_final(dp_agg.selection_state, bigint, bigint[], float8),
+  dp_agg.citus_select_final(dp_agg.selection_state, bigint, float8, float8, float8, bigint[], float8)
+TO PUBLIC;
+
+-- Comments for the support functions granted above.
+COMMENT ON FUNCTION dp_agg.count_transfn(dp_agg.aggregate_state, anyelement, float8) IS
+  'Support function of dp_agg''s aggregates (transition function): runs only inside dp_agg''s own aggregates, on states its executor hook prepared';
+COMMENT ON FUNCTION dp_agg.count_transfn(dp_agg.aggregate_state, anyelement, float8, float8) IS
+  'Support function of dp_agg''s aggregates (transition function): runs only inside dp_agg''s own aggregates, on states its executor hook prepared';
+COMMENT ON FUNCTION dp_agg.count_transfn(dp_agg.aggregate_state, anyelement, float8, float8, float8) IS
+  'Support function of dp_agg''s aggregates (transition function): runs only inside dp_agg''s own aggregates, on states its executor hook prepared';
+COMMENT ON FUNCTION dp_agg.int2_transfn(dp_agg.aggregate_state, smallint, smallint, smallint, float8) IS
+  'Support function of dp_agg''s aggregates (transition function): runs only inside dp_agg''s own aggregates, on states its executor hook prepared';
+COMMENT ON FUNCTION dp_agg.int2_transfn(dp_agg.aggregate_state, smallint, smallint, smallint, float8, float8) IS
+  'Support function of dp_agg''s aggregates (transition function): runs only inside dp_agg''s own aggregates, on states its executor hook prepared';
+COMMENT ON FUNCTION dp_agg.int4_transfn(dp_agg.aggregate_state, integer, integer, integer, float8) IS
+  'Support function of dp_agg''s aggregates (transition function): runs only inside dp_agg''s own aggregates, on states its executor hook prepared';
+COMMENT ON FUNCTION dp_agg.int4_transfn(dp_agg.aggregate_state, integer, integer, integer, float8, float8) IS
+  'Support function of dp_agg''s aggregates (transition function): runs only inside dp_agg''s own aggregates, on states its executor hook prepared';
+COMMENT ON FUNCTION dp_agg.int8_transfn(dp_agg.aggregate_state, bigint, bigint, bigint, float8) IS
+  'Support function of dp_agg''s aggregates (transition function): runs only inside dp_agg''s own aggregates, on states its executor hook prepared';
+COMMENT ON FUNCTION dp_agg.int8_transfn(dp_agg.aggregate_state, bigint, bigint, bigint, float8, float8) IS
+  'Support function of dp_agg''s aggregates (transition function): runs only inside dp_agg''s own aggregates, on states its executor hook prepared';
+COMMENT ON FUNCTION dp_agg.float4_transfn(dp_agg.aggregate_state, real, real, real, float8) IS
+  'Support function of dp_agg''s aggregates (transition function): runs only inside dp_agg''s own aggregates, on states its executor hook prepared';
+COMMENT ON FUNCTION dp_agg.float4_transfn(dp_agg.aggregate_state, real, real, real, float8, float8) IS
+  'Support function of dp_agg''s aggregates (transition function): runs only inside dp_agg''s own aggregates, on states its executor hook prepared';
+COMMENT ON FUNCTION dp_agg.float8_transfn(dp_agg.aggregate_state, float8, float8, float8, float8) IS
+  'Support function of dp_agg''s aggregates (transition function): runs only inside dp_agg''s own aggregates, on states its executor hook prepared';
+COMMENT ON FUNCTION dp_agg.float8_transfn(dp_agg.aggregate_state, float8, float8, float8, float8, float8) IS
+  'Support function of dp_agg''s aggregates (transition function): runs only inside dp_agg''s own aggregates, on states its executor hook prepared';
+COMMENT ON FUNCTION dp_agg.float8_transfn(dp_agg.aggregate_state, float8, float8, float8, float8, float8, float8) IS
+  'Support function of dp_agg''s aggregates (transition function): runs only inside dp_agg''s own aggregates, on states its executor hook prepared';
+COMMENT ON FUNCTION dp_agg.numeric_transfn(dp_agg.aggregate_state, numeric, numeric, numeric, float8) IS
+  'Support function of dp_agg''s aggregates (transition function): runs only inside dp_agg''s own aggregates, on states its executor hook prepared';
+COMMENT ON FUNCTION dp_agg.numeric_transfn(dp_agg.aggregate_state, numeric, numeric, numeric, float8, float8) IS
+  'Support function of dp_agg''s aggregates (transition function): runs only inside dp_agg''s own aggregates, on states its executor hook prepared';
+COMMENT ON FUNCTION dp_agg.group_selection_transfn(dp_agg.aggregate_state, float8, float8) IS
+  'Support function of dp_agg''s aggregates (transition function): runs only inside dp_agg''s own aggregates, on states its executor hook prepared';
+COMMENT ON FUNCTION dp_agg.combine(dp_agg.aggregate_state, dp_agg.aggregate_state) IS
+  'Support function of dp_agg''s aggregates (combine function): runs only inside dp_agg''s own aggregates, on states its executor hook prepared';
+COMMENT ON FUNCTION dp_agg.count_final(dp_agg.aggregate_state) IS
+  'Support function of dp_agg''s aggregates (final function (adds the noise)): runs only inside dp_agg''s own aggregates, on states its executor hook prepared';
+COMMENT ON FUNCTION dp_agg.count_interval_final(dp_agg.aggregate_state) IS
+  'Support function of dp_agg''s aggregates (final function (adds the noise)): runs only inside dp_agg''s own aggregates, on states its executor hook prepared';
+COMMENT ON FUNCTION dp_agg.sum_final_int8(dp_agg.aggregate_state) IS
+  'Support function of dp_agg''s aggregates (final function (adds the noise)): runs only inside dp_agg''s own aggregates, on states its executor hook prepared';
+COMMENT ON FUNCTION dp_agg.sum_final_numeric(dp_agg.aggregate_state) IS
+  'Support function of dp_agg''s aggregates (final function (adds the noise)): runs only inside dp_agg''s own aggregates, on states its executor hook prepared';
+COMMENT ON FUNCTION dp_agg.sum_final_float4(dp_agg.aggregate_state) IS
+  'Support function of dp_agg''s aggregates (final function (adds the noise)): runs only inside dp_agg''s own aggregates, on states its executor hook prepared';
+COMMENT ON FUNCTION dp_agg.sum_final_float8(dp_agg.aggregate_state) IS
+  'Support function of dp_agg''s aggregates (final function (adds the noise)): runs only inside dp_agg''s own aggregates, on states its executor hook prepared';
+COMMENT ON FUNCTION dp_agg.sum_interval_final(dp_agg.aggregate_state) IS
+  'Support function of dp_agg''s aggregates (final function (adds the noise)): runs only inside dp_agg''s own aggregates, on states its executor hook prepared';
+COMMENT ON FUNCTION dp_agg.avg_final_numeric(dp_agg.aggregate_state) IS
+  'Support function of dp_agg''s aggregates (final function (adds the noise)): runs only inside dp_agg''s own aggregates, on states its executor hook prepared';
+COMMENT ON FUNCTION dp_agg.avg_final_float8(dp_agg.aggregate_state) IS
+  'Support function of dp_agg''s aggregates (final function (adds the noise)): runs only inside dp_agg''s own aggregates, on states its executor hook prepared';
+COMMENT ON FUNCTION dp_agg.avg_interval_final(dp_agg.aggregate_state) IS
+  'Support function of dp_agg''s aggregates (final function (adds the noise)): runs only inside dp_agg''s own aggregates, on states its executor hook prepared';
+COMMENT ON FUNCTION dp_agg.group_selection_final(dp_agg.aggregate_state) IS
+  'Support function of dp_agg''s aggregates (final function (adds the noise)): runs only inside dp_agg''s own aggregates, on states its executor hook prepared';
+COMMENT ON FUNCTION dp_agg.quantile_transfn(dp_agg.quantile_state, float8, float8, float8, float8) IS
+  'Support function of dp_agg''s aggregates (transition function): runs only inside dp_agg''s own aggregates, on states its executor hook prepared';
+COMMENT ON FUNCTION dp_agg.quantile_transfn(dp_agg.quantile_state, float8, float8, float8, float8, float8) IS
+  'Support function of dp_agg''s aggregates (transition function): runs only inside dp_agg''s own aggregates, on states its executor hook prepared';
+COMMENT ON FUNCTION dp_agg.quantile_combine(dp_agg.quantile_state, dp_agg.quantile_state) IS
+  'Support function of dp_agg''s aggregates (combine function): runs only inside dp_agg''s own aggregates, on states its executor hook prepared';
+COMMENT ON FUNCTION dp_agg.quantile_final(dp_agg.quantile_state) IS
+  'Support function of dp_agg''s aggregates (final function (adds the noise)): runs only inside dp_agg''s own aggregates, on states its executor hook prepared';
+COMMENT ON FUNCTION dp_agg.select_transfn(dp_agg.selection_state, anyelement, anyarray, float8) IS
+  'Support function of dp_agg''s aggregates (transition function): runs only inside dp_agg''s own aggregates, on states its executor hook prepared';
+COMMENT ON FUNCTION dp_agg.select_transfn(dp_agg.selection_state, anyelement, float8, float8, float8, anyarray, float8) IS
+  'Support function of dp_agg''s aggregates (transition function): runs only inside dp_agg''s own aggregates, on states its executor hook prepared';
+COMMENT ON FUNCTION dp_agg.select_combine(dp_agg.selection_state, dp_agg.selection_state) IS
+  'Support function of dp_agg''s aggregates (combine function): runs only inside dp_agg''s own aggregates, on states its executor hook prepared';
+COMMENT ON FUNCTION dp_agg.select_final(dp_agg.selection_state, anyelement, anyarray, float8) IS
+  'Support function of dp_agg''s aggregates (final function (adds the noise)): runs only inside dp_agg''s own aggregates, on states its executor hook prepared';
+COMMENT ON FUNCTION dp_agg.select_final(dp_agg.selection_state, anyelement, float8, float8, float8, anyarray, float8) IS
+  'Support function of dp_agg''s aggregates (final function (adds the noise)): runs only inside dp_agg''s own aggregates, on states its executor hook prepared';
 
 -- dp_agg puts these into a restricted role's expressions over protected rows
 -- in place of the built-in arithmetic (75_total_functions.sql), and that query
