@@ -519,22 +519,6 @@ COMMENT ON AGGREGATE dp_agg.citus_select(bigint, bigint[], float8) IS
 COMMENT ON AGGREGATE dp_agg.citus_select(bigint, float8, float8, float8, bigint[], float8) IS
   'dp_select(value, weight, lower, upper, candidates, epsilon) over bigint as dp_agg runs it on a Citus distributed table (written by the planner hook)';
 
--- CREATE AGGREGATE has no volatility option and records aggregates as
--- immutable, so the planner would treat two identical calls as one, or copy a
--- call into several places when it flattens a subquery, drawing noise a
--- different number of times than the query says. Every call is a separate
--- noisy release: mark every aggregate of the extension VOLATILE like its
--- support functions. Chosen by membership in the extension, so that an
--- aggregate added later cannot be forgotten (an upgrade script that adds one
--- runs this same statement).
-UPDATE pg_catalog.pg_proc SET provolatile = 'v'
-WHERE prokind = 'a'
-  AND oid IN (SELECT d.objid FROM pg_catalog.pg_depend d
-              WHERE d.classid = 'pg_catalog.pg_proc'::regclass
-                AND d.refclassid = 'pg_catalog.pg_extension'::regclass
-                AND d.refobjid = (SELECT e.oid FROM pg_catalog.pg_extension e
-                                  WHERE e.extname = 'dp_agg')
-                AND d.deptype = 'e');
 
 -- Total versions of built-in arithmetic (src/pg/total_functions.cpp): for each
 -- built-in function F listed there, dp_agg.total_F has F's signature and returns
@@ -1207,6 +1191,23 @@ COMMENT ON VIEW dp_agg.ledger IS
   'The privacy ledger: administrators see every row, everyone else the rows of their own budget';
 COMMENT ON FUNCTION dp_agg.remaining_budget() IS
   'The epsilon, delta and rho the session user has left';
+
+-- CREATE AGGREGATE has no volatility option and records aggregates as
+-- immutable, so the planner would treat two identical calls as one, or copy a
+-- call into several places when it flattens a subquery, drawing noise a
+-- different number of times than the query says. Every call is a separate
+-- noisy release: mark every aggregate of the extension VOLATILE like its
+-- support functions. Chosen by membership in the extension, so that an
+-- aggregate added later cannot be forgotten (an upgrade script that adds one
+-- runs this same statement).
+UPDATE pg_catalog.pg_proc SET provolatile = 'v'
+WHERE prokind = 'a'
+  AND oid IN (SELECT d.objid FROM pg_catalog.pg_depend d
+              WHERE d.classid = 'pg_catalog.pg_proc'::regclass
+                AND d.refclassid = 'pg_catalog.pg_extension'::regclass
+                AND d.refobjid = (SELECT e.oid FROM pg_catalog.pg_extension e
+                                  WHERE e.extname = 'dp_agg')
+                AND d.deptype = 'e');
 
 -- The privileges of 0.2.0, as in src/sql/90_privileges.sql.
 -- What PUBLIC may use in schema dp_agg, decided here and nowhere else: first

@@ -228,8 +228,11 @@ SELECT round(income, -4) AS band,
        abs(dp_count(1.0) - CASE WHEN round(income, -4) IN (0, 60000) THEN 100 ELSE 200 END) < 30
          AS near_truth
 FROM surf.p WHERE income IS NOT NULL GROUP BY 1;
-SELECT round(income / 1000, 1) AS thousands, dp_count(1.0) BETWEEN -25 AND 225 AS in_range
-FROM surf.p WHERE income < 3000 GROUP BY 1;
+-- round to one decimal: 0.0 and 0.6 hold 5 incomes (about 80-100 rows), the
+-- others 10; every group is far above the group-selection threshold (a group
+-- of 80 rows is withheld with probability below e^-60).
+SELECT round(income / 100000, 1) AS tenths, dp_count(1.0) BETWEEN -25 AND 225 AS in_range
+FROM surf.p WHERE income IS NOT NULL GROUP BY 1;
 SELECT abs(dp_count(1.0) - 1200) < 25 AS ceil_trunc
 FROM surf.p WHERE ceil(income) >= trunc(income) OR income IS NULL;
 -- width_bucket with constant bounds: six buckets of 10 incomes, five of score.

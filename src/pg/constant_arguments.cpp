@@ -225,6 +225,14 @@ const char* ToCharFormatProblem(const Const* format) {
   for (int i = 0; i + 1 < length; i++) {
     if ((p[i] == 't' || p[i] == 'T') && (p[i + 1] == 'm' || p[i + 1] == 'M'))
       return "its format uses TM (localized names)";
+    // TZ/tz prints the zone abbreviation of the row's timestamp under the
+    // session's TimeZone, which the analyst may SET to a POSIX zone with an
+    // abbreviation of any length: to_char raises "time zone format value too
+    // long" past 24 bytes, and in a zone with daylight saving time only for
+    // the rows in one season (review of issue 13, sql/review_surface.sql).
+    // Refused, with TZH and TZM, like TM; OF gives the offset instead.
+    if ((p[i] == 't' || p[i] == 'T') && (p[i + 1] == 'z' || p[i + 1] == 'Z'))
+      return "its format uses TZ (zone abbreviations)";
   }
   return nullptr;
 }
@@ -285,10 +293,12 @@ void CheckConstantArguments(Oid function, List* arguments, const Node* call, con
   if (function == F_TO_CHAR_TIMESTAMP_TEXT || function == F_TO_CHAR_TIMESTAMPTZ_TEXT) {
     const char* problem = ToCharFormatProblem(ConstantArgument(arguments, 1));
     if (problem != nullptr)
-      RefuseConstant(call, "to_char", "a constant format of at most 256 bytes without TM",
+      RefuseConstant(call, "to_char", "a constant format of at most 256 bytes without TM or TZ",
                      "Write to_char(column, 'YYYY-MM') with a constant format of date and time "
-                     "fields (YYYY, MM, DD, HH24, MI, SS, Q, IW, Month, Day, ...) without the "
-                     "TM prefix (localized names depend on the server's lc_time).",
+                     "fields (YYYY, MM, DD, HH24, MI, SS, Q, IW, Month, Day, OF, ...) without the "
+                     "TM prefix (localized names depend on the server's lc_time) and without "
+                     "TZ, TZH or TZM (a zone abbreviation can be too long for some rows; OF "
+                     "prints the offset).",
                      place);
     return;
   }
