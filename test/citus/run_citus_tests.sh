@@ -226,6 +226,19 @@ out=$(qa $base mallory "SELECT result FROM run_command_on_workers(\$q\$SELECT wo
 leaked "$out" && ko "review_citus: role without any privilege on t gets an exact uncharged partial state through run_command_on_workers: $(grep count= <<<"$out" | head -c 200)" || ok "review_citus: run_command_on_workers fragment of an unprivileged role refused"
 out=$(qa $base trusted_analyst "SELECT result FROM run_command_on_workers(\$q\$SELECT worker_partial_agg('dp_sum(integer,integer,integer,float8)'::regprocedure, row(age,0,100,1.0::float8)) FROM public.$t_same\$q\$)")
 leaked "$out" && ko "review_citus: non-restricted analyst gets an exact partial state with no charge on the coordinator through run_command_on_workers" || ok "review_citus: run_command_on_workers fragment refused"
+# review_citus: a restricted analyst is told to "transform their answers in an
+# outer query"; on a distributed table such a query (a subquery or CTE in FROM)
+# is charged, run, and then refused (read_intermediate_result is a Citus
+# function): budget spent for no answer. Either answer it or refuse it before
+# anything is charged.
+for wrapped in "SELECT c + 0 FROM (SELECT dp_count(id, 1.0) AS c FROM t) s" "WITH x AS (SELECT dp_count(id, 1.0) AS c FROM t) SELECT c FROM x"; do
+  spent_before=$(a_spent analyst)
+  out=$(qa $base analyst "$wrapped")
+  spent_after=$(a_spent analyst)
+  if [[ "$out" =~ ^-?[0-9]+$ ]] && [ "$spent_after" = $((spent_before + 1)) ]; then ok "review_citus: restricted outer query answered, charged once: $wrapped"
+  elif grep -q ERROR <<<"$out" && [ "$spent_after" = "$spent_before" ]; then ok "review_citus: restricted outer query refused before any charge: $wrapped"
+  else ko "review_citus: restricted outer query charged $spent_before -> $spent_after for: $(head -1 <<<"$out")"; fi
+done
 # the privacy audit's count and sum noise checks against a distributed table
 audit_out=$(PGHOST=$root /usr/bin/python3 "$here/audit_citus.py" "$base" 2>&1)
 echo "$audit_out"
