@@ -239,6 +239,23 @@ for wrapped in "SELECT c + 0 FROM (SELECT dp_count(id, 1.0) AS c FROM t) s" "WIT
   elif grep -q ERROR <<<"$out" && [ "$spent_after" = "$spent_before" ]; then ok "review_citus: restricted outer query refused before any charge: $wrapped"
   else ko "review_citus: restricted outer query charged $spent_before -> $spent_after for: $(head -1 <<<"$out")"; fi
 done
+# review_citus: a protected partitioned distributed table. Citus sends the
+# worker a fragment over the parent's shard (relkind 'p'), which the worker's
+# fragment acceptance does not take: the restricted analyst is charged and
+# refused ("worker_partial_agg ... is not a differentially private aggregate").
+# 2000 rows; P(|Laplace(1)| > 30) < 1e-12.
+q $base "CREATE TABLE tp(id bigint, k int, v int) PARTITION BY RANGE (k)" >/dev/null
+q $base "CREATE TABLE tp_a PARTITION OF tp FOR VALUES FROM (0) TO (50)" >/dev/null
+q $base "CREATE TABLE tp_b PARTITION OF tp FOR VALUES FROM (50) TO (100)" >/dev/null
+q $base "SELECT create_distributed_table('tp', 'id')" >/dev/null
+q $base "INSERT INTO tp SELECT g, g % 100, g % 10 FROM generate_series(1, 2000) g" >/dev/null
+q $base "SELECT dp_agg.protect_table('tp')" >/dev/null
+spent_before=$(a_spent analyst)
+n=$(qa $base analyst "SELECT dp_count(id, 1.0) FROM tp")
+spent_after=$(a_spent analyst)
+if [[ "$n" =~ ^-?[0-9]+$ ]] && [ "$n" -ge 1970 ] && [ "$n" -le 2030 ] && [ "$spent_after" = $((spent_before + 1)) ]; then ok "review_citus: restricted analyst on a protected partitioned distributed table, dp_count within 30 of 2000, charged once"
+elif grep -q ERROR <<<"$n" && [ "$spent_after" = "$spent_before" ]; then ok "review_citus: protected partitioned distributed table refused before any charge"
+else ko "review_citus: protected partitioned distributed table: $(head -1 <<<"$n") (charged $spent_before -> $spent_after)"; fi
 # the privacy audit's count and sum noise checks against a distributed table
 audit_out=$(PGHOST=$root /usr/bin/python3 "$here/audit_citus.py" "$base" 2>&1)
 echo "$audit_out"
