@@ -202,6 +202,60 @@ for p in $((base+1)) $((base+2)); do
   c=$(q $p "SELECT count(*) FROM dp_agg.ledger")
   [ "$c" = 0 ] && ok "worker $p ledger still unused" || ko "worker $p ledger has $c rows"
 done
+# review_citus (adversarial review): a worker gives owner access to protected
+# shards to any fragment-shaped query planned in a session with the
+# coordinator's certificate, also one nested in SQL the analyst wrote
+# (query_to_xml in a query Citus routes to a shard of an unprotected table)
+# and one sent by Citus's run_command_on_workers for a role that is not
+# restricted. None of these may return rows or exact states of t.
+q $base "CREATE ROLE mallory LOGIN" >/dev/null; q $base "GRANT SELECT ON u TO mallory" >/dev/null
+u_port=$(q $base "SELECT nodeport FROM pg_dist_placement JOIN pg_dist_node USING (groupid) WHERE shardid = get_shard_id_for_distribution_column('u', 1)")
+t_same=$(q $base "SELECT 't_' || shardid FROM pg_dist_shard JOIN pg_dist_placement USING (shardid) JOIN pg_dist_node USING (groupid) WHERE logicalrelid = 't'::regclass AND nodeport = $u_port ORDER BY shardid LIMIT 1")
+fragment="SELECT id, age, worker_partial_agg('dp_sum(integer,integer,integer,float8)'::regprocedure, row(age,0,100,1.0::float8)) FROM public.$t_same GROUP BY id, age"
+nested="SELECT query_to_xml(\$q\$$fragment\$q\$, true, false, '') FROM u WHERE id = 1"
+leaked() { grep -q "count=\|<age>" <<<"$1"; }
+spent_before=$(a_spent analyst)
+out=$(qa $base analyst "$nested")
+leaked "$out" && ko "review_citus: restricted analyst reads rows of protected shard $t_same through query_to_xml on a worker: $(head -c 300 <<<"$out")" || ok "review_citus: restricted analyst's nested fragment on a worker refused"
+[ "$(a_spent analyst)" = "$spent_before" ] && ok "review_citus: nested fragment charged nothing" || ko "review_citus: nested fragment charged"
+out=$(qa $base mallory "SELECT id FROM t LIMIT 1")
+grep -q "permission denied" <<<"$out" && ok "review_citus: mallory has no SELECT on t" || ko "review_citus: mallory reads t: $out"
+out=$(qa $base mallory "$nested")
+leaked "$out" && ko "review_citus: role without any privilege on t reads its rows through query_to_xml on a worker: $(head -c 300 <<<"$out")" || ok "review_citus: unprivileged role's nested fragment on a worker refused"
+out=$(qa $base mallory "SELECT result FROM run_command_on_workers(\$q\$SELECT worker_partial_agg('dp_sum(integer,integer,integer,float8)'::regprocedure, row(age,0,100,1.0::float8)) FROM public.$t_same\$q\$)")
+leaked "$out" && ko "review_citus: role without any privilege on t gets an exact uncharged partial state through run_command_on_workers: $(grep count= <<<"$out" | head -c 200)" || ok "review_citus: run_command_on_workers fragment of an unprivileged role refused"
+out=$(qa $base trusted_analyst "SELECT result FROM run_command_on_workers(\$q\$SELECT worker_partial_agg('dp_sum(integer,integer,integer,float8)'::regprocedure, row(age,0,100,1.0::float8)) FROM public.$t_same\$q\$)")
+leaked "$out" && ko "review_citus: non-restricted analyst gets an exact partial state with no charge on the coordinator through run_command_on_workers" || ok "review_citus: run_command_on_workers fragment refused"
+# review_citus: a restricted analyst is told to "transform their answers in an
+# outer query"; on a distributed table such a query (a subquery or CTE in FROM)
+# is charged, run, and then refused (read_intermediate_result is a Citus
+# function): budget spent for no answer. Either answer it or refuse it before
+# anything is charged.
+for wrapped in "SELECT c + 0 FROM (SELECT dp_count(id, 1.0) AS c FROM t) s" "WITH x AS (SELECT dp_count(id, 1.0) AS c FROM t) SELECT c FROM x"; do
+  spent_before=$(a_spent analyst)
+  out=$(qa $base analyst "$wrapped")
+  spent_after=$(a_spent analyst)
+  if [[ "$out" =~ ^-?[0-9]+$ ]] && [ "$spent_after" = $((spent_before + 1)) ]; then ok "review_citus: restricted outer query answered, charged once: $wrapped"
+  elif grep -q ERROR <<<"$out" && [ "$spent_after" = "$spent_before" ]; then ok "review_citus: restricted outer query refused before any charge: $wrapped"
+  else ko "review_citus: restricted outer query charged $spent_before -> $spent_after for: $(head -1 <<<"$out")"; fi
+done
+# review_citus: a protected partitioned distributed table. Citus sends the
+# worker a fragment over the parent's shard (relkind 'p'), which the worker's
+# fragment acceptance does not take: the restricted analyst is charged and
+# refused ("worker_partial_agg ... is not a differentially private aggregate").
+# 2000 rows; P(|Laplace(1)| > 30) < 1e-12.
+q $base "CREATE TABLE tp(id bigint, k int, v int) PARTITION BY RANGE (k)" >/dev/null
+q $base "CREATE TABLE tp_a PARTITION OF tp FOR VALUES FROM (0) TO (50)" >/dev/null
+q $base "CREATE TABLE tp_b PARTITION OF tp FOR VALUES FROM (50) TO (100)" >/dev/null
+q $base "SELECT create_distributed_table('tp', 'id')" >/dev/null
+q $base "INSERT INTO tp SELECT g, g % 100, g % 10 FROM generate_series(1, 2000) g" >/dev/null
+q $base "SELECT dp_agg.protect_table('tp')" >/dev/null
+spent_before=$(a_spent analyst)
+n=$(qa $base analyst "SELECT dp_count(id, 1.0) FROM tp")
+spent_after=$(a_spent analyst)
+if [[ "$n" =~ ^-?[0-9]+$ ]] && [ "$n" -ge 1970 ] && [ "$n" -le 2030 ] && [ "$spent_after" = $((spent_before + 1)) ]; then ok "review_citus: restricted analyst on a protected partitioned distributed table, dp_count within 30 of 2000, charged once"
+elif grep -q ERROR <<<"$n" && [ "$spent_after" = "$spent_before" ]; then ok "review_citus: protected partitioned distributed table refused before any charge"
+else ko "review_citus: protected partitioned distributed table: $(head -1 <<<"$n") (charged $spent_before -> $spent_after)"; fi
 # the privacy audit's count and sum noise checks against a distributed table
 audit_out=$(PGHOST=$root /usr/bin/python3 "$here/audit_citus.py" "$base" 2>&1)
 echo "$audit_out"
