@@ -42,7 +42,7 @@ extern "C" {
 #include "utils/fmgroids.h"
 #include "utils/inval.h"
 #include "utils/typcache.h"
-#include "utils/portal.h"
+#include "tcop/pquery.h"
 #include "utils/rel.h"
 }
 
