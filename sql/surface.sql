@@ -256,7 +256,7 @@ FROM (SELECT to_char(admitted, 'YYYY "Q"Q') AS q, dp_count(1.0) AS n FROM surf.p
 -- returns NULL (50 rows of each kind: told apart from 0 and 100 by 25).
 SELECT abs(dp_count(1.0) - 300) < 25 AS to_char_values FROM surf.x
 WHERE to_char(ts, 'YYYY-MM-DD HH24:MI:SS') IS NOT NULL
-  AND to_char(tz, 'FMDay, DD Month YYYY TZ') IS NOT NULL;
+  AND to_char(tz, 'FMDay, DD Month YYYY OF') IS NOT NULL;
 SELECT abs(dp_count(1.0) - 50) < 25 AS to_char_null_for_infinity FROM surf.x
 WHERE to_char(ts, 'YYYY') IS NULL OR to_char(tz, 'YYYY') IS NULL;
 SELECT abs(dp_count(1.0) - 350) < 25 AS to_char_empty_format FROM surf.x WHERE to_char(ts, '') IS NULL;
