@@ -19,7 +19,6 @@ struct CostProbe {
   int sites;
   Datum epsilon;  // numeric
   Datum delta;  // numeric
-  Datum rho;  // numeric: the Gaussian releases' zCDP cost
   char* description;
 };
 
