@@ -753,6 +753,22 @@ bool RewriteLevels(Node* node, void* context) {
       HideDistributionColumn(query);
       auto* levels = static_cast<LevelRewriteContext*>(context);
       if (query == levels->top) levels->top_aggregates_privately = true;
+      // A restricted role's private aggregation of a distributed table below
+      // the top level (a subquery or WITH query, which the judge makes a
+      // MATERIALIZED WITH query) runs as a Citus subplan whose result the top
+      // level reads with read_intermediate_result, a Citus function the
+      // guard refuses to restricted sessions: it would be charged and then
+      // refused (review of issue 15, F2). Refused here, before any charge.
+      if (query != levels->top && RestrictedSession())
+        ereport(ERROR,
+                (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                 errmsg("dp_agg: restricted roles' private aggregates over a Citus distributed "
+                        "table must be the top level of the query"),
+                 errdetail("A private aggregate in a subquery or WITH query runs as a Citus "
+                           "subplan, whose result restricted sessions may not read; the query "
+                           "is refused before anything is charged."),
+                 errhint("Run the private aggregate as a query of its own and transform its "
+                         "answers in the client.")));
     }
     return query_tree_walker(query, DP_EXPRESSION_WALKER(RewriteLevels), context, 0);
   }
