@@ -213,6 +213,15 @@ FROM surf.p GROUP BY 1;
 SELECT abs(dp_count(1.0) - 400) < 25 AS lower_filter FROM surf.p WHERE lower(region) = 'north';
 SELECT abs(dp_count(1.0) - 400) < 25 AS ilike FROM surf.p WHERE region ILIKE 'N%';
 SELECT abs(dp_count(1.0) - 800) < 25 AS not_ilike FROM surf.p WHERE region NOT ILIKE '%RTH';
+-- Simple regular expressions run as LIKE (src/core/regex_like.h): anchors,
+-- . and .*, escaped literals. south 400, north 400, east 400 (|Z| < 25 fails
+-- with probability below 1e-10 at epsilon 1).
+SELECT abs(dp_count(1.0) - 400) < 25 AS regex_prefix FROM surf.p WHERE region ~ '^s';
+SELECT abs(dp_count(1.0) - 400) < 25 AS regex_suffix_dot FROM surf.p WHERE region ~ 'ea.t$';
+SELECT abs(dp_count(1.0) - 800) < 25 AS regex_not FROM surf.p WHERE region !~ 'orth';
+SELECT abs(dp_count(1.0) - 800) < 25 AS regex_ci_any FROM surf.p WHERE region ~* '^.*TH$';
+SELECT abs(dp_count(1.0) - 400) < 25 AS regex_ci_not FROM surf.p WHERE region !~* 'H';
+SELECT abs(dp_count(1.0) - 0) < 25 AS regex_escaped_dot FROM surf.p WHERE region ~ '^nor\.th';
 SELECT substring(region FROM 1 FOR 1) AS initial, abs(dp_count(1.0) - 400) < 25 AS near_truth
 FROM surf.p GROUP BY 1;
 SELECT substr(region, 2) AS tail, abs(dp_count(1.0) - 400) < 25 AS near_truth
@@ -310,7 +319,7 @@ RESET plan_cache_mode;
 SELECT dp_count(id, 1.0) FROM surf.p WHERE region LIKE 'n%\';
 SELECT dp_count(id, 1.0) FROM surf.p WHERE region LIKE region;
 SELECT dp_count(id, 1.0) FROM surf.p WHERE region LIKE repeat('%a', 65);
-SELECT dp_count(id, 1.0) FROM surf.p WHERE region ~ '^s';
+SELECT dp_count(id, 1.0) FROM surf.p WHERE region ~ '^(s|n)';
 SELECT dp_count(id, 1.0) FROM surf.p WHERE extract(timezone FROM last_visit::timestamp) = 0;
 SELECT abs(dp_count(id, 1.0) - 1200) < 25 AS julian FROM surf.p WHERE extract(julian FROM admitted) > 0;
 SELECT extract(julian FROM admitted), dp_count(id, 1.0) FROM surf.p GROUP BY 1;
@@ -331,7 +340,7 @@ SELECT substring(region FROM 1 FOR -1), dp_count(1.0) FROM surf.p GROUP BY 1;
 SELECT substr(region, 1, age), dp_count(1.0) FROM surf.p GROUP BY 1;
 SELECT dp_count(1.0) FROM surf.p WHERE region::int > 0;
 SELECT dp_count(1.0) FROM surf.p WHERE region ILIKE 'n%\';
-SELECT dp_count(1.0) FROM surf.p WHERE region ~* 'N';
+SELECT dp_count(1.0) FROM surf.p WHERE region ~* 'N+';
 SELECT dp_count(1.0) FROM surf.p WHERE region SIMILAR TO 'n%';
 SELECT dp_count(1.0) FROM surf.p WHERE regexp_replace(region, 'o', '') = 'nrth';
 SELECT round(score), dp_count(1.0) FROM surf.p GROUP BY 1;
@@ -347,7 +356,7 @@ SELECT dp_count(DISTINCT income, 1.0) FROM surf.p;
 SELECT dp_sum(DISTINCT age, 0, 100, 1.0) FROM surf.p;
 SELECT dp_count(DISTINCT age, 1.0 ORDER BY age) FROM surf.p;
 \set VERBOSITY default
-SELECT dp_count(id, 1.0) FROM surf.p WHERE region ~ '^s';
+SELECT dp_count(id, 1.0) FROM surf.p WHERE region ~ '^s[a-z]+';
 SELECT to_char(last_visit, 'TMMon'), dp_count(1.0) FROM surf.p GROUP BY 1;
 SELECT dp_count(id, 1.0) FROM surf.p WHERE age::text::int > 3;
 SELECT dp_count(id, 1.0) FROM surf.p WHERE region LIKE 'n%\';

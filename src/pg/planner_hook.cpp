@@ -7,7 +7,9 @@ extern "C" {
 #include "distributed.h"
 #include "query_judgement.h"
 #include "query_rewrites.h"
+#include "regex_like.h"
 #include "release_once.h"
+#include "restriction.h"
 #include "row_count.h"
 
 namespace dp_pg {
@@ -20,6 +22,8 @@ PlannedStmt* PlannerHook(Query* query, const char* query_string, int cursor_opti
                          ParamListInfo bound_parameters) {
   // dp_count(epsilon) becomes dp_count(true, epsilon) before it is judged.
   ExpandRowCounts(query);
+  // So do a restricted role's simple regular expressions: LIKE (regex_like.h).
+  if (RestrictedSession()) TranslateSimpleRegexes(query);
   // dp_agg on Citus: a worker runs the coordinator's partial-aggregation
   // fragments of a query the coordinator judged (distributed.h).
   const bool fragment = AcceptCoordinatorFragment(query);

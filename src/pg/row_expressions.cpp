@@ -89,9 +89,10 @@ void CheckCall(Oid function, List* arguments, Oid input_collation, Node* call,
 // "regular expression failed: out of memory" (REG_ESPACE) when a text drives
 // them past their limits, and back-references make the run time grow
 // exponentially in the text's length: an error or a slow query that depends
-// on the rows. A safe subset would need its own matcher; LIKE and ILIKE
-// (MatchText: no allocation, recursion bounded by the pattern's % count)
-// already express the prefix, suffix and infix tests analysts write.
+// on the rows. The simple patterns that are LIKE patterns in disguise
+// (literals, ^, $, . and .*) never get here: the planner hook writes them as
+// LIKE/ILIKE first (regex_like.h), whose MatchText allocates nothing and
+// recurses at most as deep as the pattern's % count.
 bool IsRegexFunction(Oid function) {
   HeapTuple tuple = SearchSysCache1(PROCOID, ObjectIdGetDatum(function));
   if (!HeapTupleIsValid(tuple)) return false;
@@ -107,12 +108,13 @@ const char* const kRegexDetail =
     "Matching a regular expression is not total in the data: its memory and running time "
     "depend on the text it is matched against (\"regular expression failed: out of memory\" "
     "for some texts, exponential back-tracking with back-references), so an error or a slow "
-    "query would reveal protected rows. dp_agg does not run regular expressions on protected "
-    "rows, even with a constant pattern.";
+    "query would reveal protected rows. dp_agg runs only simple patterns, as LIKE: literal "
+    "characters (\\ before a special one), ^ first, $ last, . and .*.";
 
 const char* const kRegexHint =
-    "Use LIKE or ILIKE with a constant pattern instead: column ~ '^s' is column LIKE 's%', "
-    "column ~* 'north' is column ILIKE '%north%', and _ matches any one character.";
+    "Write a simple pattern (column ~ '^s', column ~* 'north$', column ~ 'a.*b') or LIKE or "
+    "ILIKE with a constant pattern: no classes, quantifiers, groups or alternation (column ~ "
+    "'^(s|n)' is column LIKE 's%' OR column LIKE 'n%').";
 
 [[noreturn]] void RefuseExpression(Node* node, const RowCheck* check) {
   char detail[512];

@@ -274,6 +274,7 @@ class Gen:
             f"{self.ch(['round', 'trunc'])}({a}.num, {self.ch(['-4', '2', '2147483647', '-2147483648', f'{a}.i4'])}) IS NOT NULL",
             f"{self.ch(['lower', 'upper'])}({a}.txt) = 'R1'",
             f"{a}.txt {self.ch(['ILIKE', 'NOT ILIKE'])} {self.ch([repr('R%'), repr('%X%'), repr('%'), repr('_')])}",
+            f"{a}.txt {self.ch(['~', '!~', '~*', '!~*'])} {self.ch([repr('^R'), repr('x$'), repr('.*'), repr('a.b'), repr(chr(92) + '%'), repr('(a|b)'), repr('')])}",
             f"substr({a}.txt, {self.ch(['0', '-2147483648', '2147483647', f'{a}.i4'])}, {self.ch(['0', '1', '2147483647'])}) = 'r'",
             f"({a}.{self.ch(['num', 'f8', 'f4', 'i8', 'd', 'ts', 'bo', 'i2'])})::text <> ''",
             f"dp_agg.total_lower({a}.txt) = 'x'",

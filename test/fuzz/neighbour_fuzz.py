@@ -359,6 +359,10 @@ class Gen:
             f"{a}.name LIKE " + self.ch(["'mal%'", "'%ory'", "'_a%'", "'alice'", "'%\\_%'",
                                           "'m\\a%'", "'%'", "'a%\\'"]),
             f"{a}.region NOT LIKE " + self.ch(["'village%'", "'%h'"]),
+            # simple regular expressions run as LIKE; others are refused
+            f"{a}.name {self.ch(['~', '!~', '~*', '!~*'])} "
+            + self.ch(["'^mal'", "'ORY$'", "'a.i'", "'^m.*y$'", "'\\.'", "''", "'^$'",
+                       "'(a|b)'", "'a+'", "'[m]'"]),
             f"extract({self.ch(['year', 'month', 'day', 'dow', 'epoch', 'julian', 'isoyear', 'hour'])} FROM {a}.visit) "
             f"{self.ch(['=', '<', '>='])} {self.ch(['1999', '12', '31', '5', '2024', '0'])}",
             f"date_part({self.ch([chr(39) + x + chr(39) for x in ['dow', 'hour', 'second', 'doy', 'timezone', 'week', 'decade']])}, {a}.visit_ts) "

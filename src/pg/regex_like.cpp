@@ -1,0 +1,75 @@
+#include "regex_like.h"
+
+extern "C" {
+#include "catalog/namespace.h"
+#include "nodes/makefuncs.h"
+#include "utils/fmgroids.h"
+}
+
+#include <string>
+
+#include "../core/regex_like.h"
+
+namespace dp_pg {
+
+namespace {
+
+// The LIKE operator name that says what the regular-expression function
+// says, or nullptr.
+const char* LikeOperatorFor(Oid function) {
+  switch (function) {
+    case F_TEXTREGEXEQ:
+      return "~~";
+    case F_TEXTREGEXNE:
+      return "!~~";
+    case F_TEXTICREGEXEQ:
+      return "~~*";
+    case F_TEXTICREGEXNE:
+      return "!~~*";
+    default:
+      return nullptr;
+  }
+}
+
+void Translate(OpExpr* operation) {
+  set_opfuncid(operation);
+  const char* like_operator = LikeOperatorFor(operation->opfuncid);
+  if (like_operator == nullptr || list_length(operation->args) != 2) return;
+  Node* pattern = static_cast<Node*>(lsecond(operation->args));
+  while (IsA(pattern, RelabelType))
+    pattern = reinterpret_cast<Node*>(reinterpret_cast<RelabelType*>(pattern)->arg);
+  if (!IsA(pattern, Const)) return;
+  const auto* constant = reinterpret_cast<Const*>(pattern);
+  if (constant->constisnull || constant->consttype != TEXTOID) return;
+  text* value = DatumGetTextPP(constant->constvalue);
+  std::string like;
+  if (!dp::SimpleRegexAsLike(VARDATA_ANY(value), VARSIZE_ANY_EXHDR(value), &like)) return;
+  const Oid like_opno =
+      OpernameGetOprid(list_make1(makeString(pstrdup(like_operator))), TEXTOID, TEXTOID);
+  if (!OidIsValid(like_opno)) return;
+  Const* like_pattern = makeConst(
+      TEXTOID, -1, constant->constcollid, -1,
+      PointerGetDatum(cstring_to_text_with_len(like.data(), static_cast<int>(like.size()))), false,
+      false);
+  like_pattern->location = constant->location;
+  operation->opno = like_opno;
+  operation->opfuncid = get_opcode(like_opno);
+  lsecond(operation->args) = like_pattern;
+}
+
+bool TranslateWalker(Node* node, void* context) {
+  if (node == nullptr) return false;
+  if (IsA(node, Query))
+    return query_tree_walker(reinterpret_cast<Query*>(node), DP_EXPRESSION_WALKER(TranslateWalker),
+                             context, 0);
+  if (IsA(node, OpExpr)) Translate(reinterpret_cast<OpExpr*>(node));
+  return expression_tree_walker(node, DP_EXPRESSION_WALKER(TranslateWalker), context);
+}
+
+}  // namespace
+
+void TranslateSimpleRegexes(Query* query) {
+  TranslateWalker(reinterpret_cast<Node*>(query), nullptr);
+}
+
+}  // namespace dp_pg
