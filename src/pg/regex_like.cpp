@@ -1,7 +1,7 @@
 #include "regex_like.h"
 
 extern "C" {
-#include "catalog/namespace.h"
+#include "catalog/pg_operator_d.h"
 #include "nodes/makefuncs.h"
 #include "utils/fmgroids.h"
 }
@@ -14,27 +14,29 @@ namespace dp_pg {
 
 namespace {
 
-// The LIKE operator name that says what the regular-expression function
-// says, or nullptr.
-const char* LikeOperatorFor(Oid function) {
+// The LIKE operator that says what the regular-expression function says,
+// by its fixed OID (never looked up by name on the search path), or
+// InvalidOid. Only the case-sensitive forms: `~*` compares each character
+// with its other case, ILIKE lowercases both sides, and the two differ for
+// some characters and collations (final sigma, German sharp s, Turkish i:
+// review of issue 13), so `~*` and `!~*` stay refused.
+constexpr Oid kTextNotLikeOperator = 1210;  // text !~~ text (textnlike)
+
+Oid LikeOperatorFor(Oid function) {
   switch (function) {
     case F_TEXTREGEXEQ:
-      return "~~";
+      return OID_TEXT_LIKE_OP;
     case F_TEXTREGEXNE:
-      return "!~~";
-    case F_TEXTICREGEXEQ:
-      return "~~*";
-    case F_TEXTICREGEXNE:
-      return "!~~*";
+      return kTextNotLikeOperator;
     default:
-      return nullptr;
+      return InvalidOid;
   }
 }
 
 void Translate(OpExpr* operation) {
   set_opfuncid(operation);
-  const char* like_operator = LikeOperatorFor(operation->opfuncid);
-  if (like_operator == nullptr || list_length(operation->args) != 2) return;
+  const Oid like_opno = LikeOperatorFor(operation->opfuncid);
+  if (!OidIsValid(like_opno) || list_length(operation->args) != 2) return;
   Node* pattern = static_cast<Node*>(lsecond(operation->args));
   while (IsA(pattern, RelabelType))
     pattern = reinterpret_cast<Node*>(reinterpret_cast<RelabelType*>(pattern)->arg);
@@ -44,9 +46,6 @@ void Translate(OpExpr* operation) {
   text* value = DatumGetTextPP(constant->constvalue);
   std::string like;
   if (!dp::SimpleRegexAsLike(VARDATA_ANY(value), VARSIZE_ANY_EXHDR(value), &like)) return;
-  const Oid like_opno =
-      OpernameGetOprid(list_make1(makeString(pstrdup(like_operator))), TEXTOID, TEXTOID);
-  if (!OidIsValid(like_opno)) return;
   Const* like_pattern = makeConst(
       TEXTOID, -1, constant->constcollid, -1,
       PointerGetDatum(cstring_to_text_with_len(like.data(), static_cast<int>(like.size()))), false,

@@ -108,13 +108,14 @@ const char* const kRegexDetail =
     "Matching a regular expression is not total in the data: its memory and running time "
     "depend on the text it is matched against (\"regular expression failed: out of memory\" "
     "for some texts, exponential back-tracking with back-references), so an error or a slow "
-    "query would reveal protected rows. dp_agg runs only simple patterns, as LIKE: literal "
-    "characters (\\ before a special one), ^ first, $ last, . and .*.";
+    "query would reveal protected rows. dp_agg runs only simple patterns of ~ and !~, as "
+    "LIKE: literal characters (\\ before a special one), ^ first, $ last, . and .*.";
 
 const char* const kRegexHint =
-    "Write a simple pattern (column ~ '^s', column ~* 'north$', column ~ 'a.*b') or LIKE or "
-    "ILIKE with a constant pattern: no classes, quantifiers, groups or alternation (column ~ "
-    "'^(s|n)' is column LIKE 's%' OR column LIKE 'n%').";
+    "Write a simple pattern with ~ or !~ (column ~ '^s', column ~ 'north$', column ~ 'a.*b') "
+    "or LIKE or ILIKE with a constant pattern: no classes, quantifiers, groups or alternation "
+    "(column ~ '^(s|n)' is column LIKE 's%' OR column LIKE 'n%'; column ~* 'north' is column "
+    "ILIKE '%north%').";
 
 [[noreturn]] void RefuseExpression(Node* node, const RowCheck* check) {
   char detail[512];
