@@ -164,8 +164,8 @@ void CheckUnitDistinct(Aggref* aggref, LevelShape* shape) {
 // and group selection's FILTER stay in the outer level, which reads the
 // per-unit rows, not the table: they may not read the table's columns (a
 // Var of the table there would name a column of the per-unit level).
-void CheckParametersStayOuter(Aggref* aggref) {
-  const bool whole_call = UnitCombinationOf(aggref) == UnitCombination::kUnitRows;
+void CheckParametersStayOuter(Aggref* aggref, UnitCombination combination) {
+  const bool whole_call = combination == UnitCombination::kUnitRows;
   if (whole_call && aggref->aggfilter != nullptr)
     RefuseUnitLevel(
         "FILTER on group selection is not supported over a table with a privacy "
@@ -203,7 +203,8 @@ bool CheckOuterExpression(Node* node, LevelShape* shape) {
                       "Only differentially private aggregates may aggregate a table "
                       "whose rows are grouped into privacy units.");
     }
-    if (UnitCombinationOf(aggref) == UnitCombination::kUnsupported) {
+    const UnitCombination combination = UnitCombinationOf(aggref);
+    if (combination == UnitCombination::kUnsupported) {
       char message[256];
       snprintf(message, sizeof message,
                "%s is not supported over a table with a privacy unit column",
@@ -215,7 +216,7 @@ bool CheckOuterExpression(Node* node, LevelShape* shape) {
                       "protecting a person with many rows less than claimed.");
     }
     CheckUnitDistinct(aggref, shape);
-    CheckParametersStayOuter(aggref);
+    CheckParametersStayOuter(aggref, combination);
     return false;
   }
   if (IsA(node, Var) && reinterpret_cast<Var*>(node)->varlevelsup == 0)
