@@ -172,7 +172,7 @@ INSERT INTO dp_agg.role_budget VALUES ('dp_budget_analyst', 100);
 \echo :LAST_ERROR_SQLSTATE
 DELETE FROM dp_agg.ledger_entry;
 \echo :LAST_ERROR_SQLSTATE
-SELECT * FROM dp_agg.apply_charge('dp_budget_analyst'::regrole, 'dp_budget_analyst', 'dp_budget_analyst', -1, 0, NULL, '', '');
+SELECT * FROM dp_agg.apply_charge('dp_budget_analyst'::regrole, 'dp_budget_analyst', 'dp_budget_analyst', -1, 0, NULL, '', '', 0, 0, 0, 0, 0);
 \echo :LAST_ERROR_SQLSTATE
 SELECT role, epsilon_total, epsilon_spent, epsilon_remaining FROM dp_agg.budgets ORDER BY role;
 SELECT kind, role, epsilon, aggregates FROM dp_agg.ledger ORDER BY id;
@@ -337,3 +337,124 @@ SELECT dp_count(id, 0.1) FROM visits;
 RESET SESSION AUTHORIZATION;
 REVOKE SELECT ON visits FROM dp_budget_renamed;
 DROP ROLE dp_budget_renamed;
+
+-- 20. The accountant (README "Privacy budgets"). A budget of (1, 1e-6):
+-- 100 Gaussian counts, each at the epsilon whose rho is a hundredth of what
+-- (1, 1e-6) buys in zCDP, are all admitted, although their epsilons add up
+-- to about 11 (basic composition alone would refuse the tenth); the 101st
+-- is refused. Then nothing is left in any term.
+SET client_min_messages = warning;
+DROP ROLE IF EXISTS dp_budget_zcdp;
+DROP ROLE IF EXISTS dp_budget_mixed;
+DROP ROLE IF EXISTS dp_budget_rho;
+RESET client_min_messages;
+CREATE ROLE dp_budget_zcdp;
+CREATE ROLE dp_budget_mixed;
+CREATE ROLE dp_budget_rho;
+GRANT SELECT ON visits TO dp_budget_zcdp, dp_budget_mixed, dp_budget_rho;
+SELECT dp_agg.set_budget('dp_budget_zcdp', 1, 1e-6);
+SELECT round(dp_agg.zcdp_rho(1, 1e-6)::numeric, 8) AS rho_of_budget,
+       round(dp_agg.zcdp_epsilon(dp_agg.zcdp_rho(1, 1e-6), 1e-6)::numeric, 8) AS back_to_epsilon;
+SELECT dp_agg.gaussian_count_epsilon(dp_agg.zcdp_rho(1, 1e-6) / 100, 1e-6) AS share_epsilon \gset
+SELECT round(:share_epsilon::numeric, 6) AS share_epsilon;
+SET SESSION AUTHORIZATION dp_budget_zcdp;
+SELECT * FROM dp_agg.remaining_budget();
+SELECT epsilon, delta, rho FROM dp_agg.query_cost(
+  format('SELECT dp_count(id, %s, 1e-6) FROM visits', :share_epsilon));
+DO $$
+DECLARE
+  share float8 := dp_agg.gaussian_count_epsilon(dp_agg.zcdp_rho(1, 1e-6) / 100, 1e-6);
+  answered int := 0;
+  value bigint;
+BEGIN
+  FOR i IN 1..100 LOOP
+    EXECUTE format('SELECT dp_count(id, %s, 1e-6) FROM visits', share) INTO value;
+    answered := answered + (value IS NOT NULL)::int;
+  END LOOP;
+  RAISE NOTICE '% Gaussian counts answered', answered;
+END $$;
+-- Spent by basic composition: far more than the budget; by the accountant:
+-- within it (epsilon_guarantee <= 1 at delta 1e-6).
+SELECT epsilon_total, round(epsilon_spent, 6) AS epsilon_spent, delta_spent,
+       budget_unit, rho_total, rho_spent, epsilon_guarantee <= 1 AS within_budget,
+       epsilon_guarantee > 0.99 AS nearly_all_spent
+FROM dp_agg.budgets;
+SELECT epsilon < 0.01 AS little_epsilon_left, delta < 1e-8 AS little_delta_left,
+       rho < dp_agg.zcdp_rho(1, 1e-6) / 1000 AS little_rho_left
+FROM dp_agg.remaining_budget();
+SELECT dp_count(id, :share_epsilon, 1e-6) FROM visits;
+\echo :LAST_ERROR_SQLSTATE
+SELECT count(*) AS charges, sum(rho) = (SELECT rho_spent FROM dp_agg.budgets) AS rho_adds_up
+FROM dp_agg.ledger WHERE kind = 'charge';
+RESET SESSION AUTHORIZATION;
+
+-- 21. Mixed releases under (2, 1e-6): pure (Laplace) epsilon, Gaussian rho
+-- and group selection's (epsilon, delta) compose; the remaining amounts
+-- are the largest that still fit, and each is refused just above.
+SELECT dp_agg.set_budget('dp_budget_mixed', 2, 1e-6);
+SET SESSION AUTHORIZATION dp_budget_mixed;
+SELECT dp_count(id, 0.5) IS NOT NULL AS pure FROM visits;
+SELECT dp_count(id, 0.5, 1e-7) IS NOT NULL AS gaussian FROM visits;
+SELECT dp_agg.group_selection(0.2, 1e-7) IS NOT NULL AS selection FROM visits;
+SELECT epsilon_spent, delta_spent, rho_spent, pure_epsilon, epsilon_guarantee
+FROM dp_agg.budgets,
+     LATERAL (SELECT 0.5 AS pure_epsilon) p;
+SELECT * FROM dp_agg.remaining_budget();
+-- A pure release of what remains is admitted (by the accountant: more than
+-- basic composition leaves), a Gaussian of twice the remaining rho is refused.
+SELECT rho * 2 AS twice_rho FROM dp_agg.remaining_budget() \gset
+SELECT dp_agg.gaussian_count_epsilon(:twice_rho, 1e-7) AS too_much \gset
+SELECT dp_count(id, :too_much, 1e-7) FROM visits;
+\echo :LAST_ERROR_SQLSTATE
+SELECT epsilon AS pure_left FROM dp_agg.remaining_budget() \gset
+SELECT dp_count(id, :pure_left) IS NOT NULL AS last_pure FROM visits;
+SELECT epsilon, delta, rho FROM dp_agg.remaining_budget();
+SELECT dp_count(id, 0.001) FROM visits;
+\echo :LAST_ERROR_SQLSTATE
+RESET SESSION AUTHORIZATION;
+
+-- 22. A budget written in rho: Gaussian releases cost their rho, pure ones
+-- epsilon^2 / 2, exactly; (epsilon, delta)-only releases are refused; the
+-- remaining rho is exact. set_budget writes it back in (epsilon, delta),
+-- keeping what was spent.
+SELECT dp_agg.set_budget_zcdp('dp_budget_rho', 0.02);
+SELECT dp_agg.set_budget_zcdp('dp_budget_rho', -1);
+\echo :LAST_ERROR_SQLSTATE
+SELECT dp_agg.add_budget('dp_budget_rho', 1);
+\echo :LAST_ERROR_SQLSTATE
+SET SESSION AUTHORIZATION dp_budget_rho;
+SELECT * FROM dp_agg.remaining_budget();
+SELECT dp_count(id, 0.1) IS NOT NULL AS pure FROM visits;
+SELECT * FROM dp_agg.remaining_budget();
+SELECT rho AS count_rho FROM dp_agg.query_cost('SELECT dp_count(id, 0.5, 1e-6) FROM visits') \gset
+SELECT dp_count(id, 0.5, 1e-6) IS NOT NULL AS gaussian FROM visits;
+SELECT rho = 0.02 - 0.005 - :count_rho AS exact_rho_left, epsilon, delta
+FROM dp_agg.remaining_budget();
+SELECT epsilon_total, delta_total, budget_unit, rho_total, rho_spent = 0.005 + :count_rho AS rho_spent_exact
+FROM dp_agg.budgets;
+SELECT dp_agg.group_selection(0.1, 1e-9) FROM visits;
+\echo :LAST_ERROR_SQLSTATE
+SELECT dp_count(id, 0.5, 1e-6) FROM visits;
+\echo :LAST_ERROR_SQLSTATE
+RESET SESSION AUTHORIZATION;
+SELECT dp_agg.set_budget('dp_budget_rho', 1, 1e-6);
+SELECT role, epsilon_total, delta_total, budget_unit, rho_total, rho_spent
+FROM dp_agg.budgets WHERE role = 'dp_budget_rho';
+SELECT kind, epsilon, delta, rho FROM dp_agg.ledger WHERE role = 'dp_budget_rho' ORDER BY id;
+REVOKE SELECT ON visits FROM dp_budget_zcdp, dp_budget_mixed, dp_budget_rho;
+DROP ROLE dp_budget_zcdp;
+DROP ROLE dp_budget_mixed;
+DROP ROLE dp_budget_rho;
+
+-- 23. The accountant's SQL functions refuse what no budget can hold: NaN,
+-- infinite or negative amounts (22023), never a wrong answer.
+SELECT * FROM dp_agg.budget_terms('epsilon_delta', 1, 1e-6, NULL, 'NaN', 0, 0, 0, 0, 0, 0);
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM dp_agg.budget_terms('epsilon_delta', 1, 1e-6, NULL, 1, 0, 0, 0, -1, 0, 0);
+\echo :LAST_ERROR_SQLSTATE
+SELECT dp_agg.zcdp_epsilon(-1, 1e-6);
+\echo :LAST_ERROR_SQLSTATE
+SELECT dp_agg.zcdp_rho(1, 0);
+\echo :LAST_ERROR_SQLSTATE
+SELECT dp_agg.gaussian_count_epsilon('Infinity', 1e-6);
+\echo :LAST_ERROR_SQLSTATE

@@ -105,13 +105,18 @@ BEGIN
   VALUES (role, name_of_role, epsilon::numeric, kept_delta)
   ON CONFLICT (role_oid) DO UPDATE
     SET role_name = excluded.role_name, epsilon_total = excluded.epsilon_total,
-        delta_total = excluded.delta_total, updated_at = now()
+        delta_total = excluded.delta_total, budget_unit = 'epsilon_delta', rho_total = NULL,
+        updated_at = now()
   RETURNING * INTO now_set;
   INSERT INTO dp_agg.ledger_entry (kind, role_oid, role_name, session_user_name,
                                    current_user_name, epsilon, delta)
   VALUES ('set_budget', role, name_of_role, session_user, current_user, epsilon::numeric,
           kept_delta);
-  IF now_set.epsilon_spent > now_set.epsilon_total OR now_set.delta_spent > now_set.delta_total
+  IF NOT dp_agg.budget_admits(now_set.budget_unit, now_set.epsilon_total, now_set.delta_total,
+                              now_set.rho_total, now_set.epsilon_spent, now_set.delta_spent,
+                              now_set.pure_epsilon_spent, now_set.pure_epsilon_squared_spent,
+                              now_set.rho_spent, now_set.gaussian_epsilon_spent,
+                              now_set.gaussian_delta_spent)
   THEN
     RAISE NOTICE 'role "%" has already spent more than the new total (epsilon % of %, delta % of %): its remaining budget is 0',
       name_of_role, now_set.epsilon_spent, now_set.epsilon_total, now_set.delta_spent,
@@ -129,6 +134,12 @@ BEGIN
   IF name_of_role IS NULL THEN
     RAISE EXCEPTION 'role with OID % does not exist', role::oid
       USING ERRCODE = 'undefined_object';
+  END IF;
+  IF EXISTS (SELECT 1 FROM dp_agg.role_budget b WHERE b.role_oid = role AND b.budget_unit = 'rho')
+  THEN
+    RAISE EXCEPTION 'the budget of role "%" is written in rho', name_of_role
+      USING ERRCODE = 'invalid_parameter_value',
+            HINT = 'Set a new rho total with dp_agg.set_budget_zcdp, or write the budget in (epsilon, delta) with dp_agg.set_budget.';
   END IF;
   PERFORM dp_agg.check_amounts(epsilon, delta);
   INSERT INTO dp_agg.role_budget AS b (role_oid, role_name, epsilon_total, delta_total)
@@ -151,7 +162,10 @@ DECLARE
   previous dp_agg.role_budget;
 BEGIN
   PERFORM dp_agg.require_admin('reset privacy budgets');
-  UPDATE dp_agg.role_budget b SET epsilon_spent = 0, delta_spent = 0, updated_at = now(),
+  UPDATE dp_agg.role_budget b SET epsilon_spent = 0, delta_spent = 0, rho_spent = 0,
+                                  pure_epsilon_spent = 0, pure_epsilon_squared_spent = 0,
+                                  gaussian_epsilon_spent = 0, gaussian_delta_spent = 0,
+                                  updated_at = now(),
                                   role_name = coalesce(name_of_role, b.role_name)
   WHERE b.role_oid = role
   RETURNING * INTO previous;
@@ -213,10 +227,10 @@ $$;
 
 -- What a query would cost, without running it (src/sql/40_budgets_ledger.sql).
 CREATE FUNCTION dp_agg.query_cost(query text, OUT epsilon numeric, OUT delta numeric,
-                                  OUT aggregates text)
+                                  OUT aggregates text, OUT rho numeric)
   AS 'MODULE_PATHNAME', 'dp_agg_query_cost' LANGUAGE C VOLATILE STRICT;
 COMMENT ON FUNCTION dp_agg.query_cost(text) IS
-  'query_cost(query): the epsilon and delta a SELECT would be charged, and for which aggregates, without running or charging it';
+  'query_cost(query): the epsilon and delta a SELECT would be charged (and the rho of its Gaussian releases), and for which aggregates, without running or charging it';
 
 COMMENT ON SCHEMA dp_agg IS
   'dp_agg internals, budgets, the privacy ledger and the administration functions';
@@ -895,6 +909,288 @@ COMMENT ON FUNCTION dp_agg.total_to_char(timestamp, text) IS
   'total version of to_char(timestamp, text) for expressions over protected rows: NULL when lc_time changed since the query was judged, never raises for the formats dp_agg accepts';
 COMMENT ON FUNCTION dp_agg.total_to_char(timestamptz, text) IS
   'total version of to_char(timestamptz, text) for expressions over protected rows: NULL when lc_time changed since the query was judged, never raises for the formats dp_agg accepts';
+-- ---- The privacy accountant (README "Privacy budgets"): budgets in
+-- (epsilon, delta) or in rho, charges split by how their releases compose.
+-- Existing budgets keep their meaning: a 0.1.0 charge is counted as an
+-- (epsilon, delta)-only release (basic composition, which is how it was
+-- admitted), so the new columns start at 0 and nothing already spent is
+-- forgotten.
+-- (Added without a default, filled, then given their defaults: a default
+-- given to ADD COLUMN would be kept as the columns' "missing value" for the
+-- existing rows, which a fresh install does not have.)
+ALTER TABLE dp_agg.role_budget ADD COLUMN budget_unit text
+    CHECK (budget_unit IN ('epsilon_delta', 'rho'));
+ALTER TABLE dp_agg.role_budget ADD COLUMN rho_total numeric CHECK (rho_total >= 0);
+ALTER TABLE dp_agg.role_budget ADD COLUMN rho_spent numeric CHECK (rho_spent >= 0);
+ALTER TABLE dp_agg.role_budget ADD COLUMN pure_epsilon_spent numeric CHECK (pure_epsilon_spent >= 0);
+ALTER TABLE dp_agg.role_budget ADD COLUMN pure_epsilon_squared_spent numeric CHECK (pure_epsilon_squared_spent >= 0);
+ALTER TABLE dp_agg.role_budget ADD COLUMN gaussian_epsilon_spent numeric CHECK (gaussian_epsilon_spent >= 0);
+ALTER TABLE dp_agg.role_budget ADD COLUMN gaussian_delta_spent numeric CHECK (gaussian_delta_spent >= 0);
+UPDATE dp_agg.role_budget
+   SET budget_unit = 'epsilon_delta', rho_spent = 0, pure_epsilon_spent = 0,
+       pure_epsilon_squared_spent = 0, gaussian_epsilon_spent = 0, gaussian_delta_spent = 0;
+ALTER TABLE dp_agg.role_budget
+  ALTER COLUMN budget_unit SET DEFAULT 'epsilon_delta', ALTER COLUMN budget_unit SET NOT NULL,
+  ALTER COLUMN rho_spent SET DEFAULT 0, ALTER COLUMN rho_spent SET NOT NULL,
+  ALTER COLUMN pure_epsilon_spent SET DEFAULT 0, ALTER COLUMN pure_epsilon_spent SET NOT NULL,
+  ALTER COLUMN pure_epsilon_squared_spent SET DEFAULT 0,
+  ALTER COLUMN pure_epsilon_squared_spent SET NOT NULL,
+  ALTER COLUMN gaussian_epsilon_spent SET DEFAULT 0,
+  ALTER COLUMN gaussian_epsilon_spent SET NOT NULL,
+  ALTER COLUMN gaussian_delta_spent SET DEFAULT 0, ALTER COLUMN gaussian_delta_spent SET NOT NULL;
+ALTER TABLE dp_agg.role_budget ADD CONSTRAINT role_budget_unit_matches_total CHECK ((budget_unit = 'rho') = (rho_total IS NOT NULL));
+ALTER TABLE dp_agg.ledger_entry ADD COLUMN rho numeric;
+ALTER TABLE dp_agg.ledger_entry DROP CONSTRAINT ledger_entry_kind_check;
+ALTER TABLE dp_agg.ledger_entry ADD CONSTRAINT ledger_entry_kind_check
+  CHECK (kind IN ('charge', 'set_budget', 'add_budget', 'reset_spent', 'revoke_budget',
+                  'set_budget_zcdp'));
+DROP FUNCTION dp_agg.apply_charge(oid, name, name, numeric, numeric, bigint, text, text);
+DROP FUNCTION dp_agg.remaining_budget();
+-- The accountant (src/pg/accountant_functions.cpp, core/privacy_accountant.h).
+CREATE FUNCTION dp_agg.zcdp_admits(epsilon_total numeric, delta_total numeric,
+                                   pure_epsilon numeric, pure_epsilon_squared numeric,
+                                   rho numeric, approx_epsilon numeric, approx_delta numeric)
+RETURNS boolean AS 'MODULE_PATHNAME', 'dp_agg_zcdp_admits'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.budget_terms(budget_unit text, epsilon_total numeric,
+                                    delta_total numeric, rho_total numeric,
+                                    epsilon_spent numeric, delta_spent numeric,
+                                    pure_epsilon_spent numeric,
+                                    pure_epsilon_squared_spent numeric, rho_spent numeric,
+                                    gaussian_epsilon_spent numeric,
+                                    gaussian_delta_spent numeric,
+                                    OUT epsilon_remaining numeric, OUT delta_remaining numeric,
+                                    OUT rho_remaining numeric, OUT epsilon_guarantee numeric)
+AS 'MODULE_PATHNAME', 'dp_agg_budget_terms' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION dp_agg.zcdp_epsilon(rho float8, delta float8) RETURNS float8
+AS 'MODULE_PATHNAME', 'dp_agg_zcdp_epsilon' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.zcdp_rho(epsilon float8, delta float8) RETURNS float8
+AS 'MODULE_PATHNAME', 'dp_agg_zcdp_rho' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.gaussian_count_epsilon(rho float8, delta float8) RETURNS float8
+AS 'MODULE_PATHNAME', 'dp_agg_gaussian_count_epsilon' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+-- Whether a budget admits what would then have been spent (README "Privacy
+-- budgets"). A budget in (epsilon, delta) admits when either certificate
+-- fits: basic composition of every release's (epsilon, delta), exact in
+-- numeric (what 0.1.0 checked), or the accountant (dp_agg.zcdp_admits): pure
+-- releases in epsilon, Gaussian releases in zCDP (rho), (epsilon, delta)-only
+-- releases by basic composition, converted to (epsilon, delta) by Canonne,
+-- Kamath and Steinke's bound, every sum rounded up and the budget down. Both
+-- certificates hold for the same releases, so the smaller suffices. A budget
+-- in rho admits when the Gaussian releases' rho plus epsilon^2 / 2 of the
+-- pure ones (Bun and Steinke, Prop. 1.4) fits, exactly in numeric; it cannot
+-- pay for (epsilon, delta)-only releases.
+CREATE FUNCTION dp_agg.budget_admits(budget_unit text, epsilon_total numeric,
+                                     delta_total numeric, rho_total numeric,
+                                     epsilon_spent numeric, delta_spent numeric,
+                                     pure_epsilon_spent numeric,
+                                     pure_epsilon_squared_spent numeric, rho_spent numeric,
+                                     gaussian_epsilon_spent numeric,
+                                     gaussian_delta_spent numeric)
+RETURNS boolean LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
+  SELECT CASE WHEN budget_unit = 'rho' THEN
+           2 * rho_spent + pure_epsilon_squared_spent <= 2 * rho_total
+           AND epsilon_spent - pure_epsilon_spent - gaussian_epsilon_spent = 0
+           AND delta_spent - gaussian_delta_spent = 0
+         ELSE
+           (epsilon_spent <= epsilon_total AND delta_spent <= delta_total)
+           OR dp_agg.zcdp_admits(epsilon_total, delta_total, pure_epsilon_spent,
+                                 pure_epsilon_squared_spent, rho_spent,
+                                 epsilon_spent - pure_epsilon_spent - gaussian_epsilon_spent,
+                                 delta_spent - gaussian_delta_spent)
+         END
+$$;
+
+-- Applied by the ledger writer (never by users): the charge, atomically
+-- against the limit, under the row lock of the role's budget, found by the
+-- role's OID (role_name: its name at charge time, kept for the audit). The
+-- charge comes as the sums of basic composition (epsilon, delta) and, for
+-- the accountant, by how its releases compose (pure epsilon and its square,
+-- the Gaussian releases' rho and their own epsilon and delta).
+CREATE FUNCTION dp_agg.apply_charge(role_oid oid, role name, session_role name, epsilon numeric,
+                                    delta numeric, query_id bigint, aggregates text, query text,
+                                    pure_epsilon numeric, pure_epsilon_squared numeric,
+                                    rho numeric, gaussian_epsilon numeric,
+                                    gaussian_delta numeric,
+                                    OUT status text, OUT epsilon_total numeric,
+                                    OUT epsilon_spent numeric, OUT delta_total numeric,
+                                    OUT delta_spent numeric, OUT budget_unit text,
+                                    OUT rho_total numeric, OUT rho_spent numeric,
+                                    OUT epsilon_remaining numeric, OUT delta_remaining numeric,
+                                    OUT rho_remaining numeric)
+LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  now_budget dp_agg.role_budget;
+BEGIN
+  UPDATE dp_agg.role_budget b
+     SET epsilon_spent = b.epsilon_spent + apply_charge.epsilon,
+         delta_spent = b.delta_spent + apply_charge.delta,
+         pure_epsilon_spent = b.pure_epsilon_spent + apply_charge.pure_epsilon,
+         pure_epsilon_squared_spent = b.pure_epsilon_squared_spent
+                                      + apply_charge.pure_epsilon_squared,
+         rho_spent = b.rho_spent + apply_charge.rho,
+         gaussian_epsilon_spent = b.gaussian_epsilon_spent + apply_charge.gaussian_epsilon,
+         gaussian_delta_spent = b.gaussian_delta_spent + apply_charge.gaussian_delta,
+         role_name = apply_charge.role
+   WHERE b.role_oid = apply_charge.role_oid
+     AND dp_agg.budget_admits(b.budget_unit, b.epsilon_total, b.delta_total, b.rho_total,
+                              b.epsilon_spent + apply_charge.epsilon,
+                              b.delta_spent + apply_charge.delta,
+                              b.pure_epsilon_spent + apply_charge.pure_epsilon,
+                              b.pure_epsilon_squared_spent + apply_charge.pure_epsilon_squared,
+                              b.rho_spent + apply_charge.rho,
+                              b.gaussian_epsilon_spent + apply_charge.gaussian_epsilon,
+                              b.gaussian_delta_spent + apply_charge.gaussian_delta)
+  RETURNING b.* INTO now_budget;
+  IF FOUND THEN
+    INSERT INTO dp_agg.ledger_entry (kind, role_oid, role_name, session_user_name,
+                                     current_user_name, epsilon, delta, query_id, aggregates,
+                                     query, rho)
+    VALUES ('charge', apply_charge.role_oid, role, role, session_role, apply_charge.epsilon,
+            apply_charge.delta, apply_charge.query_id, apply_charge.aggregates,
+            left(apply_charge.query, 1000), apply_charge.rho);
+    status := 'charged';
+  ELSE
+    SELECT * INTO now_budget FROM dp_agg.role_budget b WHERE b.role_oid = apply_charge.role_oid;
+    status := CASE WHEN FOUND THEN 'exhausted' ELSE 'no_budget' END;
+    IF NOT FOUND THEN
+      RETURN;
+    END IF;
+  END IF;
+  epsilon_total := now_budget.epsilon_total;
+  epsilon_spent := now_budget.epsilon_spent;
+  delta_total := now_budget.delta_total;
+  delta_spent := now_budget.delta_spent;
+  budget_unit := now_budget.budget_unit;
+  rho_total := now_budget.rho_total;
+  rho_spent := now_budget.rho_spent
+               + CASE WHEN now_budget.budget_unit = 'rho'
+                      THEN now_budget.pure_epsilon_squared_spent * 0.5 ELSE 0 END;
+  SELECT t.epsilon_remaining, t.delta_remaining, t.rho_remaining
+    INTO epsilon_remaining, delta_remaining, rho_remaining
+    FROM dp_agg.budget_terms(now_budget.budget_unit, now_budget.epsilon_total,
+                             now_budget.delta_total, now_budget.rho_total,
+                             now_budget.epsilon_spent, now_budget.delta_spent,
+                             now_budget.pure_epsilon_spent,
+                             now_budget.pure_epsilon_squared_spent, now_budget.rho_spent,
+                             now_budget.gaussian_epsilon_spent,
+                             now_budget.gaussian_delta_spent) t;
+END $$;
+
+-- Sets a role's budget in rho (zero-concentrated DP): its Gaussian releases
+-- cost their rho, its pure releases epsilon^2 / 2; spent amounts are kept.
+-- The role's guarantee is rho-zCDP, i.e. (dp_agg.zcdp_epsilon(rho, delta),
+-- delta)-DP for every delta. set_budget writes it back in (epsilon, delta).
+CREATE FUNCTION dp_agg.set_budget_zcdp(role regrole, rho float8)
+RETURNS void LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  name_of_role name := (SELECT rolname FROM pg_roles WHERE oid = role);
+  now_set dp_agg.role_budget;
+BEGIN
+  PERFORM dp_agg.require_admin('set privacy budgets');
+  IF name_of_role IS NULL THEN
+    RAISE EXCEPTION 'role with OID % does not exist', role::oid
+      USING ERRCODE = 'undefined_object';
+  END IF;
+  IF rho IS NULL OR rho = 'NaN' OR rho < 0 OR rho = 'Infinity' THEN
+    RAISE EXCEPTION 'invalid budget: rho %', rho
+      USING ERRCODE = 'invalid_parameter_value',
+            HINT = 'rho must be a finite number >= 0 (e.g. dp_agg.zcdp_rho(1, 1e-6) for the rho that (1, 1e-6) buys).';
+  END IF;
+  INSERT INTO dp_agg.role_budget AS b (role_oid, role_name, epsilon_total, delta_total,
+                                       budget_unit, rho_total)
+  VALUES (role, name_of_role, 0, 0, 'rho', rho::numeric)
+  ON CONFLICT (role_oid) DO UPDATE
+    SET role_name = excluded.role_name, budget_unit = 'rho', rho_total = excluded.rho_total,
+        updated_at = now()
+  RETURNING * INTO now_set;
+  INSERT INTO dp_agg.ledger_entry (kind, role_oid, role_name, session_user_name,
+                                   current_user_name, epsilon, delta, rho)
+  VALUES ('set_budget_zcdp', role, name_of_role, session_user, current_user, 0, 0, rho::numeric);
+  IF 2 * now_set.rho_spent + now_set.pure_epsilon_squared_spent > 2 * now_set.rho_total
+     OR now_set.epsilon_spent - now_set.pure_epsilon_spent - now_set.gaussian_epsilon_spent > 0
+     OR now_set.delta_spent - now_set.gaussian_delta_spent > 0 THEN
+    RAISE NOTICE 'role "%" has already spent more than rho % (or spent on (epsilon, delta)-only releases, which rho cannot pay for): its remaining budget is 0',
+      name_of_role, now_set.rho_total;
+  END IF;
+END $$;
+
+-- Budgets: administrators see every role, everyone else their own (by OID,
+-- so a role keeps its row through a rename). role is the role's current
+-- name, or the last name it had if it was dropped (role_dropped).
+-- epsilon_spent and delta_spent are the sums of the charges (basic
+-- composition); what remains is what one more release may still spend, by
+-- the better of basic composition and the accountant (dp_agg.budget_terms):
+-- epsilon_remaining for a pure release, delta_remaining for an
+-- (epsilon, delta)-only one, rho_remaining for a Gaussian one, never
+-- negative. epsilon_guarantee: the epsilon the role's releases so far are
+-- certified at delta_total. A budget written in rho shows no epsilon or
+-- delta total; its rho_spent includes epsilon^2 / 2 of its pure releases.
+CREATE OR REPLACE VIEW dp_agg.budgets WITH (security_barrier) AS
+  SELECT coalesce(r.rolname, b.role_name) AS role,
+         CASE WHEN b.budget_unit = 'rho' THEN NULL ELSE b.epsilon_total END AS epsilon_total,
+         b.epsilon_spent, t.epsilon_remaining,
+         CASE WHEN b.budget_unit = 'rho' THEN NULL ELSE b.delta_total END AS delta_total,
+         b.delta_spent, t.delta_remaining, b.updated_at,
+         r.oid IS NULL AS role_dropped, b.budget_unit, b.rho_total,
+         b.rho_spent + CASE WHEN b.budget_unit = 'rho'
+                            THEN b.pure_epsilon_squared_spent * 0.5 ELSE 0 END AS rho_spent,
+         t.rho_remaining, t.epsilon_guarantee
+  FROM dp_agg.role_budget b LEFT JOIN pg_catalog.pg_roles r ON r.oid = b.role_oid
+       CROSS JOIN LATERAL dp_agg.budget_terms(b.budget_unit, b.epsilon_total, b.delta_total,
+                                              b.rho_total, b.epsilon_spent, b.delta_spent,
+                                              b.pure_epsilon_spent,
+                                              b.pure_epsilon_squared_spent, b.rho_spent,
+                                              b.gaussian_epsilon_spent,
+                                              b.gaussian_delta_spent) t
+  WHERE b.role_oid = (SELECT s.oid FROM pg_catalog.pg_roles s WHERE s.rolname = session_user)
+     OR dp_agg.is_admin();
+
+-- The ledger, filtered the same way: a new role that takes a dropped role's
+-- name does not see the dropped role's rows.
+CREATE OR REPLACE VIEW dp_agg.ledger WITH (security_barrier) AS
+  SELECT id, recorded_at, kind, role_name AS role, session_user_name, current_user_name,
+         epsilon, delta, query_id, aggregates, query, rho
+  FROM dp_agg.ledger_entry
+  WHERE role_oid = (SELECT s.oid FROM pg_catalog.pg_roles s WHERE s.rolname = session_user)
+     OR dp_agg.is_admin();
+
+-- What the session user has left, in both terms (as in dp_agg.budgets).
+CREATE FUNCTION dp_agg.remaining_budget(OUT epsilon numeric, OUT delta numeric, OUT rho numeric)
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+  SELECT t.epsilon_remaining, t.delta_remaining, t.rho_remaining
+  FROM dp_agg.role_budget b
+       CROSS JOIN LATERAL dp_agg.budget_terms(b.budget_unit, b.epsilon_total, b.delta_total,
+                                              b.rho_total, b.epsilon_spent, b.delta_spent,
+                                              b.pure_epsilon_spent,
+                                              b.pure_epsilon_squared_spent, b.rho_spent,
+                                              b.gaussian_epsilon_spent,
+                                              b.gaussian_delta_spent) t
+  WHERE b.role_oid = (SELECT s.oid FROM pg_roles s WHERE s.rolname = session_user)
+$$;
+
+COMMENT ON FUNCTION dp_agg.zcdp_admits(numeric, numeric, numeric, numeric, numeric, numeric, numeric) IS
+  'Whether the zCDP accountant certifies a spending within an (epsilon, delta) budget (internal)';
+COMMENT ON FUNCTION dp_agg.budget_terms(text, numeric, numeric, numeric, numeric, numeric, numeric, numeric, numeric, numeric, numeric) IS
+  'A budget''s remaining epsilon, delta and rho and its epsilon guarantee at its delta total (behind dp_agg.budgets)';
+COMMENT ON FUNCTION dp_agg.zcdp_epsilon(float8, float8) IS
+  'zcdp_epsilon(rho, delta): the epsilon at which rho-zCDP is (epsilon, delta)-DP (Canonne, Kamath and Steinke 2020)';
+COMMENT ON FUNCTION dp_agg.zcdp_rho(float8, float8) IS
+  'zcdp_rho(epsilon, delta): the largest rho whose zCDP guarantee is within (epsilon, delta)';
+COMMENT ON FUNCTION dp_agg.gaussian_count_epsilon(float8, float8) IS
+  'gaussian_count_epsilon(rho, delta): the largest epsilon at which dp_count(value, epsilon, delta) costs at most rho';
+COMMENT ON FUNCTION dp_agg.budget_admits(text, numeric, numeric, numeric, numeric, numeric, numeric, numeric, numeric, numeric, numeric) IS
+  'Whether a budget admits a spending, by basic composition or the zCDP accountant (internal)';
+COMMENT ON FUNCTION dp_agg.apply_charge(oid, name, name, numeric, numeric, bigint, text, text, numeric, numeric, numeric, numeric, numeric) IS
+  'Records one charge atomically against the limit (called by the ledger writer only)';
+COMMENT ON FUNCTION dp_agg.set_budget_zcdp(regrole, float8) IS
+  'set_budget_zcdp(role, rho): sets a role''s budget in rho (zCDP), keeping what it spent (administrators; leaves a ledger row)';
+COMMENT ON VIEW dp_agg.budgets IS
+  'Privacy budgets: administrators see every role, everyone else their own';
+COMMENT ON VIEW dp_agg.ledger IS
+  'The privacy ledger: administrators see every row, everyone else the rows of their own budget';
+COMMENT ON FUNCTION dp_agg.remaining_budget() IS
+  'The epsilon, delta and rho the session user has left';
 
 -- CREATE AGGREGATE has no volatility option and records aggregates as
 -- immutable, so the planner would treat two identical calls as one, or copy a
@@ -939,6 +1235,12 @@ GRANT EXECUTE ON FUNCTION
   dp_agg.remaining_budget(),
   dp_agg.query_cost(text),
   dp_agg.set_budget(regrole, float8, float8),
+  dp_agg.set_budget_zcdp(regrole, float8),
+  dp_agg.budget_terms(text, numeric, numeric, numeric, numeric, numeric, numeric, numeric,
+                      numeric, numeric, numeric),
+  dp_agg.zcdp_epsilon(float8, float8),
+  dp_agg.zcdp_rho(float8, float8),
+  dp_agg.gaussian_count_epsilon(float8, float8),
   dp_agg.add_budget(regrole, float8, float8),
   dp_agg.reset_spent(regrole),
   dp_agg.revoke_budget(regrole),

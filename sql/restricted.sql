@@ -366,7 +366,7 @@ EXPLAIN (COSTS OFF) SELECT dp_count(id, 1.0) FROM s.t;
 SELECT * FROM s.regions WHERE false;
 RESET ROLE;
 -- Nothing was changed or charged by the refusals.
-SELECT epsilon, delta FROM dp_agg.remaining_budget();
+SELECT epsilon_spent, delta_spent FROM dp_agg.budgets;
 RESET SESSION AUTHORIZATION;
 SELECT count(*) AS rows_left, sum(v) AS v_sum FROM s.t;
 SELECT last_value, is_called FROM s.seq;
@@ -383,7 +383,7 @@ WHERE role_name = 'regress_dp_analyst'::regrole;
 -- ---------------------------------------------------------------------------
 SET SESSION AUTHORIZATION regress_dp_analyst;
 SET dp_agg.group_selection_delta = 1e-10;
-SELECT epsilon AS before FROM dp_agg.remaining_budget() \gset
+SELECT epsilon_spent AS before FROM dp_agg.budgets \gset
 -- W1. A BI tool's wrapper over a grouped private count; 'lonely' (one row)
 -- is not shown (<= 1e-10), and each count is within 24 of the truth
 -- (2 x 2.1e-11).
@@ -392,7 +392,7 @@ FROM (SELECT * FROM (SELECT region, dp_count(id, 1.0) n FROM s.t GROUP BY region
       LIMIT 2000) w
 ORDER BY region;
 -- It cost epsilon 1 for dp_count and 1 for group selection.
-SELECT :before - epsilon AS spent FROM dp_agg.remaining_budget();
+SELECT epsilon_spent - :before AS spent FROM dp_agg.budgets;
 -- W2. GROUP BY a protected key of singleton groups: 2000 groups of one row,
 -- none shown (probability of any at most 2000 x 1e-13 = 2e-10).
 SET dp_agg.group_selection_delta = 1e-13;
@@ -432,9 +432,9 @@ INSERT INTO kept SELECT region, dp_count(id, 1.0) FROM s.t GROUP BY region;
 SELECT region FROM kept ORDER BY 1;
 -- A cheaper selection, paid for: epsilon 0.5 + 0.25 for dp_count.
 SET dp_agg.group_selection_epsilon = 0.5;
-SELECT epsilon AS before FROM dp_agg.remaining_budget() \gset
+SELECT epsilon_spent AS before FROM dp_agg.budgets \gset
 SELECT count(*) > 0 AS answered FROM (SELECT region, dp_count(id, 0.25) FROM s.t GROUP BY region) q;
-SELECT :before - epsilon AS spent FROM dp_agg.remaining_budget();
+SELECT epsilon_spent - :before AS spent FROM dp_agg.budgets;
 RESET dp_agg.group_selection_epsilon;
 -- W7. Other aggregates (their answers always lie in the bounds; the sum,
 -- 9000, with Laplace noise of scale 9, leaves [0, 18000] with probability

@@ -128,9 +128,15 @@ LD CurveEpsilon(const RenyiCurve& curve, LD log_delta) {
   return MinimizeOverOrder([&](LD t) { return EpsilonAt(curve, log_delta, t); });
 }
 
+// A finite log delta is a positive delta, however small: a value below the
+// long double range is reported as the smallest positive double, never as 0
+// (which would certify (epsilon, 0)-DP for a Gaussian release).
 double DeltaFromLog(LD log_delta) {
   if (log_delta >= 0) return 1.0;
-  return std::min(1.0, RoundUp(std::exp(log_delta)));
+  if (std::isnan(log_delta)) return 1.0;
+  const double delta = RoundUp(std::exp(log_delta));
+  if (!(delta > 0)) return std::numeric_limits<double>::denorm_min();
+  return std::min(1.0, delta);
 }
 
 }  // namespace
@@ -187,6 +193,106 @@ double RhoForEpsilonDelta(double epsilon, double delta) {
   double rho = RoundDown(lo);
   while (rho > 0 && ZcdpDelta(rho, epsilon) > delta) rho = std::nextafter(rho, 0.0);
   return rho;
+}
+
+PrivacyAccountant::PrivacyAccountant(const PrivacySpend& spend) {
+  CheckAmount(spend.pure_epsilon, "pure epsilon");
+  CheckAmount(spend.pure_epsilon_squared, "pure epsilon squared");
+  CheckAmount(spend.rho, "rho");
+  CheckAmount(spend.approx_epsilon, "approximate epsilon");
+  CheckAmount(spend.approx_delta, "approximate delta");
+  spend_ = spend;
+}
+
+namespace {
+
+// The largest x >= 0 with fits(x), for fits monotone (true up to a point,
+// false beyond); 0 if !fits(0). Bisection to 1e-12 relative, then the value
+// returned is one at which fits was evaluated true.
+double LargestThatFits(const std::function<bool(double)>& fits) {
+  if (!fits(0)) return 0.0;
+  double low = 0;
+  double high = 1;
+  while (fits(high)) {
+    low = high;
+    high *= 2;
+    if (!std::isfinite(high) || high > 1e300) return low;
+  }
+  for (int i = 0; i < 200 && high - low > 1e-12 * high; ++i) {
+    const double middle = low + (high - low) / 2;
+    if (middle <= low || middle >= high) break;
+    if (fits(middle)) {
+      low = middle;
+    } else {
+      high = middle;
+    }
+  }
+  return low;
+}
+
+}  // namespace
+
+double RemainingPureEpsilon(const PrivacySpend& spent, double epsilon_total, double delta_total) {
+  return LargestThatFits([&](double x) {
+    PrivacyAccountant trial(spent);
+    if (x > 0) trial.AddPure(x);
+    return trial.WithinBudget(epsilon_total, delta_total);
+  });
+}
+
+double RemainingRho(const PrivacySpend& spent, double epsilon_total, double delta_total) {
+  return LargestThatFits([&](double x) {
+    PrivacyAccountant trial(spent);
+    if (x > 0) trial.AddZcdp(x);
+    return trial.WithinBudget(epsilon_total, delta_total);
+  });
+}
+
+double RemainingApproximateDelta(const PrivacySpend& spent, double epsilon_total,
+                                 double delta_total) {
+  return LargestThatFits([&](double x) {
+    if (x >= 1) return false;
+    PrivacyAccountant trial(spent);
+    if (x > 0) trial.AddApproximate(0, x);
+    return trial.WithinBudget(epsilon_total, delta_total);
+  });
+}
+
+double GaussianCountEpsilonForRho(double rho, double delta) {
+  if (!std::isfinite(rho) || !(rho > 0) || !(delta > 0 && delta < 1))
+    throw std::invalid_argument("GaussianCountEpsilonForRho: rho > 0 and delta in (0, 1)");
+  auto fits = [&](double epsilon) {
+    if (epsilon <= 0) return true;
+    try {
+      return GaussianPlanRho(PlanGaussianCount(epsilon, delta)) <= rho;
+    } catch (const std::invalid_argument&) {
+      return false;  // too wide for the sampler: treated as not fitting
+    }
+  };
+  // The plan's rho grows with epsilon (less noise); the bisection keeps a
+  // value at which fits() held.
+  double low = 0;
+  double high = 1;
+  while (fits(high)) {
+    low = high;
+    high *= 2;
+    if (high > 1e6) return low;
+  }
+  if (low == 0) {
+    low = high;
+    while (low > 1e-300 && !fits(low)) low /= 2;
+    if (!fits(low)) return 0.0;
+    high = low * 2;
+  }
+  for (int i = 0; i < 200 && high - low > 1e-9 * low; ++i) {
+    const double middle = low + (high - low) / 2;
+    if (fits(middle)) {
+      low = middle;
+    } else {
+      high = middle;
+    }
+  }
+  return low;
 }
 
 void PrivacyAccountant::AddPure(double epsilon) {

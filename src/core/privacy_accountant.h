@@ -82,6 +82,12 @@ struct PrivacySpend {
 
 class PrivacyAccountant {
  public:
+  PrivacyAccountant() = default;
+  // An accountant that has already recorded `spend` (e.g. read from the
+  // ledger, each sum rounded up). Throws std::invalid_argument for a
+  // negative or non-finite sum.
+  explicit PrivacyAccountant(const PrivacySpend& spend);
+
   // Each throws std::invalid_argument for a negative or non-finite amount.
   void AddPure(double epsilon);
   void AddZcdp(double rho);
@@ -105,6 +111,27 @@ class PrivacyAccountant {
  private:
   PrivacySpend spend_;
 };
+
+// What one more release may still spend within an (epsilon_total,
+// delta_total) budget according to this accountant: the largest amount
+// (rounded down; 0 if even nothing more fits or the budget is already
+// exceeded) of
+//  - a pure epsilon release,
+//  - a zCDP release (rho),
+//  - an approximate release with epsilon 0 (its delta),
+// with which WithinBudget still holds. Found by bisection on WithinBudget,
+// which is monotone in each amount, and checked at the returned value.
+double RemainingPureEpsilon(const PrivacySpend& spent, double epsilon_total, double delta_total);
+double RemainingRho(const PrivacySpend& spent, double epsilon_total, double delta_total);
+double RemainingApproximateDelta(const PrivacySpend& spent, double epsilon_total,
+                                 double delta_total);
+
+// The largest epsilon (on a relative grid of 1e-9; 0 if none) at which
+// the discrete Gaussian count dp_count(value, epsilon, delta) (PlanGaussianCount)
+// costs at most rho: how an analyst shares a zCDP budget among Gaussian
+// counts written in (epsilon, delta). Checked at the returned value:
+// GaussianPlanRho(PlanGaussianCount(result, delta)) <= rho.
+double GaussianCountEpsilonForRho(double rho, double delta);
 
 // The smallest dyadic sigma^2 (56 significant bits) with
 // sensitivity^2 / (2 sigma^2) <= rho, checked in exact integer arithmetic.

@@ -102,7 +102,7 @@ void PrepareAggregates(AggState* node, EState* estate, bool reexecuted, QueryCos
       // double, so that the epsilon the query wrote is charged exactly when
       // the division and the product round back to it, as they do for the
       // values tested; otherwise within half an ulp of the loss).
-      AddCost(cost, aggref, requested.epsilon * unit_groups, requested.delta * unit_groups,
+      AddCost(cost, aggref, requested, unit_groups,
               GroupingSetCount(plan) * (outputs > 0 ? outputs : 1));
     }
   }

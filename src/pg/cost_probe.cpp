@@ -32,6 +32,7 @@ void RecordCostProbe(CostProbe* probe, QueryCost* cost) {
   MemoryContext previous = MemoryContextSwitchTo(probe->context);
   probe->epsilon = datumCopy(cost->epsilon, false, -1);
   probe->delta = datumCopy(cost->delta, false, -1);
+  probe->rho = datumCopy(cost->rho, false, -1);
   probe->description = pstrdup(cost->description.data);
   probe->sites = cost->sites;
   probe->measured = true;
@@ -44,7 +45,7 @@ void RecordCostProbe(CostProbe* probe, QueryCost* cost) {
 extern "C" {
 
 // query_cost(query text, OUT epsilon numeric, OUT delta numeric,
-//            OUT aggregates text)
+//            OUT aggregates text, OUT rho numeric)
 PG_FUNCTION_INFO_V1(dp_agg_query_cost);
 Datum dp_agg_query_cost(PG_FUNCTION_ARGS) {
   using dp_pg::CostProbe;
@@ -103,9 +104,10 @@ Datum dp_agg_query_cost(PG_FUNCTION_ARGS) {
     ereport(ERROR, (errcode(ERRCODE_INTERNAL_ERROR),
                     errmsg("dp_agg.query_cost: the executor hook did not measure the query")));
 
-  Datum values[3] = {probe.epsilon, probe.delta,
-                     CStringGetTextDatum(probe.description != nullptr ? probe.description : "")};
-  bool nulls[3] = {false, false, false};
+  Datum values[4] = {probe.epsilon, probe.delta,
+                     CStringGetTextDatum(probe.description != nullptr ? probe.description : ""),
+                     probe.rho};
+  bool nulls[4] = {false, false, false, false};
   PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(description, values, nulls)));
 }
 

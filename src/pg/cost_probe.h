@@ -19,6 +19,7 @@ struct CostProbe {
   int sites;
   Datum epsilon;  // numeric
   Datum delta;  // numeric
+  Datum rho;  // numeric: the Gaussian releases' zCDP cost
   char* description;
 };
 

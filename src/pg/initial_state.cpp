@@ -4,10 +4,13 @@
 #include "initial_state.h"
 #include "support_guard.h"
 
+#include <algorithm>
+
 #include "../core/confidence.h"
 #include "../core/gaussian_mechanism.h"
 #include "../core/grid_value.h"
 #include "../core/partition_selection.h"
+#include "../core/privacy_accountant.h"
 #include "../core/private_statistics.h"
 #include "aggregate_state.h"
 #include "call_parameters.h"
@@ -48,7 +51,8 @@ AggregateState* PrepareGroupSelectionState(const dp::PrivacyParameters& effectiv
 // dp_count, dp_sum, dp_avg and their *_interval and Gaussian forms.
 AggregateState* PrepareStatisticState(const PrivateAggregateKind& kind, FinalKind final_kind,
                                       const dp::PublicParameters& values,
-                                      const dp::PrivacyParameters& effective) {
+                                      const dp::PrivacyParameters& effective,
+                                      double* gaussian_rho) {
   AggregateState* state = NewPreparedState(kind.value_kind, effective);
   state->confidence = values.has_confidence ? values.confidence : 0;
   // Test fault (superuser-only): no clamping.
@@ -77,7 +81,11 @@ AggregateState* PrepareStatisticState(const PrivateAggregateKind& kind, FinalKin
   // too wide for the sampler) a parameter error before anything is charged
   // or computed, whatever the rows.
   const AggregateState prepared = *state;
-  CallCore([&] {
+  // The zCDP cost of the Gaussian noise calibrated here (the same plans as
+  // the final function's): the largest over the releases this transition
+  // may feed (count, sum or mean), each output being one of them.
+  *gaussian_rho = CallCore([&] {
+    double rho = 0;
     const bool count = final_kind == FinalKind::kCount || final_kind == FinalKind::kOther;
     const bool sum =
         has_bounds && (final_kind == FinalKind::kSum || final_kind == FinalKind::kOther);
@@ -89,6 +97,8 @@ AggregateState* PrepareStatisticState(const PrivateAggregateKind& kind, FinalKin
     if (count) {
       const dp::NoiseMechanism mechanism = builder.SetSensitivityUnits(1).Build();
       if (level > 0) mechanism.Interval(0, level);
+      if (mechanism.kind() == dp::NoiseKind::kGaussian)
+        rho = std::max(rho, dp::GaussianPlanRho(mechanism.gaussian_plan()));
     }
     if (sum) {
       const dp::NoiseMechanism mechanism =
@@ -96,6 +106,8 @@ AggregateState* PrepareStatisticState(const PrivateAggregateKind& kind, FinalKin
               .SetSensitivityUnits(dp::SumSensitivity(prepared.lower_units, prepared.upper_units))
               .Build();
       if (level > 0) mechanism.Interval(prepared.unit_exponent, level);
+      if (mechanism.kind() == dp::NoiseKind::kGaussian)
+        rho = std::max(rho, dp::GaussianPlanRho(mechanism.gaussian_plan()));
     }
     // The mean composes two mechanisms with epsilon (and delta) split
     // between them (SplitMeanBudget, private_statistics.h).
@@ -103,7 +115,12 @@ AggregateState* PrepareStatisticState(const PrivateAggregateKind& kind, FinalKin
       const dp::MeanMechanisms mechanisms =
           builder.BuildMean(prepared.lower_units, prepared.upper_units);
       if (level > 0) mechanisms.Intervals(prepared.unit_exponent, level);
+      // Its two releases compose: rho adds up (BS16 Lemma 2.3).
+      if (mechanisms.count.kind() == dp::NoiseKind::kGaussian)
+        rho = std::max(rho, dp::GaussianPlanRho(mechanisms.count.gaussian_plan()) +
+                                dp::GaussianPlanRho(mechanisms.centred_sum.gaussian_plan()));
     }
+    return rho;
   });
   return state;
 }
@@ -124,11 +141,19 @@ Datum PrepareInitialState(Aggref* aggref, const AggregateCacheEntry& entry, ESta
     case Family::kSelection:
       return PrepareSelectionInitialState(aggref, call, effective);
     case Family::kGroupSelection:
+      requested->approximate = true;
       return PointerGetDatum(PrepareGroupSelectionState(effective));
     case Family::kStatistic:
       break;
   }
-  return PointerGetDatum(PrepareStatisticState(kind, entry.final_kind, call.values, effective));
+  double rho = 0;
+  const Datum state =
+      PointerGetDatum(PrepareStatisticState(kind, entry.final_kind, call.values, effective, &rho));
+  if (requested->delta > 0) {
+    requested->gaussian = true;
+    requested->rho = rho;
+  }
+  return state;
 }
 
 }  // namespace dp_pg

@@ -15,6 +15,13 @@ namespace dp_pg {
 struct RequestedPrivacy {
   double epsilon = 0;
   double delta = 0;
+  // How the release composes (README "Privacy budgets"): a Gaussian release
+  // (a statistic with delta > 0) is also charged its zCDP cost rho (of the
+  // noise actually calibrated, GaussianPlanRho, rounded up); partition
+  // selection is (epsilon, delta)-DP only; everything else is pure.
+  bool gaussian = false;
+  bool approximate = false;
+  double rho = 0;
 };
 
 // Checks the call's parameters and returns its initial state, palloc'd in

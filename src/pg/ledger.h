@@ -24,8 +24,14 @@ namespace dp_pg {
 
 // What a query is about to release, summed over its private aggregates.
 struct QueryCharge {
-  Datum epsilon;  // numeric, exact
+  Datum epsilon;  // numeric, exact: every release's epsilon (basic composition)
   Datum delta;  // numeric, exact
+  // The same releases by how they compose (query_cost.h), numerics.
+  Datum pure_epsilon;
+  Datum pure_epsilon_squared;
+  Datum rho;
+  Datum gaussian_epsilon;
+  Datum gaussian_delta;
   char description[512];  // which aggregates, e.g. "dp_count(eps 0.1); dp_sum(eps 0.5 x 2 sets)"
 };
 

@@ -1,5 +1,7 @@
 #include "query_cost.h"
 
+#include <cmath>
+
 #include "../core/laplace_mechanism.h"
 #include "aggregate_state.h"
 #include "error_boundary.h"
@@ -8,6 +10,9 @@
 namespace dp_pg {
 
 namespace {
+
+// Significant digits of the rho and epsilon^2 charges (rounded up).
+constexpr int kChargeDigits = 17;
 
 // What a call costs, as an exact numeric: the shortest decimal of the
 // requested value (0.1 costs 0.1, so 50 calls at 0.1 spend exactly 5.0) when
@@ -25,14 +30,63 @@ Datum ChargeFor(double requested) {
   return DatumGetInt32(DirectFunctionCall2(numeric_cmp, shortest, used)) >= 0 ? shortest : used;
 }
 
+Datum NumericZero() { return DirectFunctionCall1(int4_numeric, Int32GetDatum(0)); }
+
+Datum NumericTimes(Datum value, int times) {
+  return DirectFunctionCall2(numeric_mul, value,
+                             DirectFunctionCall1(int4_numeric, Int32GetDatum(times)));
+}
+
+Datum NumericPlus(Datum a, Datum b) { return DirectFunctionCall2(numeric_add, a, b); }
+
 }  // namespace
+
+// value (numeric, >= 0) rounded to `digits` significant digits, UP (the
+// smallest multiple of 10^(e - digits + 1), e the decimal exponent of its
+// leading digit, that is >= value) or DOWN, exactly (numeric ceil/floor and
+// multiplications by powers of ten). Keeps ledger numbers short without ever
+// charging less (and remaining amounts without ever showing more).
+Datum NumericRoundSignificant(Datum value, int digits, bool up) {
+  const Datum zero = NumericZero();
+  if (DatumGetInt32(DirectFunctionCall2(numeric_cmp, value, zero)) <= 0) return value;
+  const double approximate = DatumGetFloat8(DirectFunctionCall1(numeric_float8, value));
+  // The exponent estimate may be off by one near a power of ten: either way
+  // the result is rounded the right way, to digits or digits + 1 digits.
+  const int exponent =
+      approximate > 0 ? static_cast<int>(std::floor(std::log10(approximate))) : -400;
+  const int scale = digits - 1 - exponent;
+  char to_scaled[32], from_scaled[32];
+  snprintf(to_scaled, sizeof to_scaled, "1e%d", scale);
+  snprintf(from_scaled, sizeof from_scaled, "1e%d", -scale);
+  auto parse = [](const char* text) {
+    return DirectFunctionCall3(numeric_in, CStringGetDatum(text), ObjectIdGetDatum(InvalidOid),
+                               Int32GetDatum(-1));
+  };
+  const Datum scaled = DirectFunctionCall2(numeric_mul, value, parse(to_scaled));
+  const Datum whole = DirectFunctionCall1(up ? numeric_ceil : numeric_floor, scaled);
+  const Datum result = DirectFunctionCall2(numeric_mul, whole, parse(from_scaled));
+  // numeric_mul keeps every digit of exact operands; checked all the same.
+  const int order = DatumGetInt32(DirectFunctionCall2(numeric_cmp, result, value));
+  if (up ? order < 0 : order > 0) return value;
+  // Trailing zeros dropped for display (the value is unchanged).
+  return DirectFunctionCall1(numeric_trim_scale, result);
+}
+
+Datum NumericCeilSignificant(Datum value, int digits) {
+  return NumericRoundSignificant(value, digits, true);
+}
 
 void StartQueryCost(QueryCost* cost, bool leader_paid) {
   cost->leader_paid = leader_paid;
   cost->constants_decide = false;
   cost->sites = 0;
-  cost->epsilon = DirectFunctionCall1(int4_numeric, Int32GetDatum(0));
+  cost->epsilon = NumericZero();
   cost->delta = cost->epsilon;
+  cost->pure_epsilon = cost->epsilon;
+  cost->pure_epsilon_squared = cost->epsilon;
+  cost->rho = cost->epsilon;
+  cost->gaussian_epsilon = cost->epsilon;
+  cost->gaussian_delta = cost->epsilon;
   initStringInfo(&cost->description);
 }
 
@@ -44,16 +98,42 @@ int GroupingSetCount(Agg* plan) {
   return sets > 0 ? sets : 1;
 }
 
-void AddCost(QueryCost* cost, Aggref* aggref, double epsilon, double delta, int multiplier) {
-  const Datum times = DirectFunctionCall1(int4_numeric, Int32GetDatum(multiplier));
-  cost->epsilon = DirectFunctionCall2(numeric_add, cost->epsilon,
-                                      DirectFunctionCall2(numeric_mul, ChargeFor(epsilon), times));
-  cost->delta = DirectFunctionCall2(numeric_add, cost->delta,
-                                    DirectFunctionCall2(numeric_mul, ChargeFor(delta), times));
+void AddCost(QueryCost* cost, Aggref* aggref, const RequestedPrivacy& requested, int unit_groups,
+             int multiplier) {
+  const double epsilon = requested.epsilon * unit_groups;
+  const double delta = requested.delta * unit_groups;
+  const Datum epsilon_charge = NumericTimes(ChargeFor(epsilon), multiplier);
+  const Datum delta_charge = NumericTimes(ChargeFor(delta), multiplier);
+  cost->epsilon = NumericPlus(cost->epsilon, epsilon_charge);
+  cost->delta = NumericPlus(cost->delta, delta_charge);
+  double rho = 0;
+  if (requested.gaussian) {
+    // Over privacy units a unit reaches unit_groups groups, each a release
+    // of rho: unit_groups rho (zCDP composition, BS16 Lemma 2.3).
+    rho = requested.rho;
+    const Datum rho_charge =
+        NumericTimes(NumericCeilSignificant(ExactNumericFromDouble(requested.rho), kChargeDigits),
+                     unit_groups * multiplier);
+    cost->rho = NumericPlus(cost->rho, rho_charge);
+    cost->gaussian_epsilon = NumericPlus(cost->gaussian_epsilon, epsilon_charge);
+    cost->gaussian_delta = NumericPlus(cost->gaussian_delta, delta_charge);
+  } else if (!requested.approximate) {
+    // A pure release of the charged epsilon c (>= the epsilon the mechanism
+    // uses), `multiplier` times: epsilon^2 sum += multiplier c^2, rounded up.
+    // Over units the unit_groups releases of c / unit_groups would add only
+    // c^2 / unit_groups; c^2 is an upper bound.
+    const Datum charged = ChargeFor(epsilon);
+    const Datum squared =
+        NumericCeilSignificant(DirectFunctionCall2(numeric_mul, charged, charged), kChargeDigits);
+    cost->pure_epsilon = NumericPlus(cost->pure_epsilon, epsilon_charge);
+    cost->pure_epsilon_squared =
+        NumericPlus(cost->pure_epsilon_squared, NumericTimes(squared, multiplier));
+  }
   cost->sites += 1;
   appendStringInfo(&cost->description, "%s%s(epsilon %g", cost->sites > 1 ? "; " : "",
                    get_func_name(aggref->aggfnoid), epsilon);
   if (delta > 0) appendStringInfo(&cost->description, ", delta %g", delta);
+  if (requested.gaussian) appendStringInfo(&cost->description, ", rho %.6g", rho * unit_groups);
   if (multiplier > 1) appendStringInfo(&cost->description, " x %d grouping sets", multiplier);
   appendStringInfoChar(&cost->description, ')');
 }
@@ -63,6 +143,11 @@ void ChargeQueryCost(QueryCost* cost) {
     QueryCharge charge;
     charge.epsilon = cost->epsilon;
     charge.delta = cost->delta;
+    charge.pure_epsilon = cost->pure_epsilon;
+    charge.pure_epsilon_squared = cost->pure_epsilon_squared;
+    charge.rho = cost->rho;
+    charge.gaussian_epsilon = cost->gaussian_epsilon;
+    charge.gaussian_delta = cost->gaussian_delta;
     strlcpy(charge.description, cost->description.data, sizeof charge.description);
     ChargeBudget(charge);
   }

@@ -5,6 +5,7 @@
 #ifndef DP_AGG_PG_QUERY_COST_H
 #define DP_AGG_PG_QUERY_COST_H
 
+#include "initial_state.h"
 #include "pg_includes.h"
 
 namespace dp_pg {
@@ -18,8 +19,16 @@ struct QueryCost {
   // from cost estimates, i.e. table statistics: such queries always pay.
   bool constants_decide;
   int sites;  // call sites charged by this process
-  Datum epsilon;  // numeric
-  Datum delta;  // numeric
+  Datum epsilon;  // numeric: sum of every release's epsilon (basic composition)
+  Datum delta;  // numeric: sum of every release's delta
+  // The same releases by how they compose (privacy_accountant.h), numerics
+  // rounded up: pure releases' epsilons and their squares, Gaussian
+  // releases' rho and their (epsilon, delta) (a part of the sums above).
+  Datum pure_epsilon;
+  Datum pure_epsilon_squared;
+  Datum rho;
+  Datum gaussian_epsilon;
+  Datum gaussian_delta;
   StringInfoData description;
 };
 
@@ -30,9 +39,16 @@ void StartQueryCost(QueryCost* cost, bool leader_paid);
 // feeds one group of each grouping set.
 int GroupingSetCount(Agg* plan);
 
-// Adds one call site of `aggref` with the requested parameters, released
-// `multiplier` times.
-void AddCost(QueryCost* cost, Aggref* aggref, double epsilon, double delta, int multiplier);
+// Adds one call site of `aggref` with the requested parameters, each release
+// of which is made `unit_groups` times over privacy units (unit_rewrite.h),
+// released `multiplier` times.
+void AddCost(QueryCost* cost, Aggref* aggref, const RequestedPrivacy& requested, int unit_groups,
+             int multiplier);
+
+// `value` (numeric, >= 0) rounded up (or down) to `digits` significant
+// digits, exactly.
+Datum NumericRoundSignificant(Datum value, int digits, bool up);
+Datum NumericCeilSignificant(Datum value, int digits);
 
 // Charges the ledger if any call site was added, and frees the description.
 void ChargeQueryCost(QueryCost* cost);

@@ -5,7 +5,8 @@
 #
 #   (no option)   CI pass, under a minute on 2 cores (about 45 s): every audit (count, sum,
 #                 mean; dp_select; dp_median/dp_percentile; the (epsilon, delta) Gaussian
-#                 forms), the exact-distribution, calibration and float checks, and a small
+#                 forms), the exact-distribution, calibration and float checks, the accountant
+#                 (10 Gaussian counts sharing (1, 1e-6) audited as a whole), and a small
 #                 self-check under the test faults
 #   --long        500,000 releases per table (150,000 for quantiles), every fault self-check,
 #                 releases at 1.25 and 1.1 x the claimed epsilon (1.5 x for the Gaussian

@@ -201,7 +201,7 @@ check "$CURRENT: a renamed analyst keeps its budget and is charged" \
              -c 'ALTER ROLE $ANALYST RENAME TO ${ANALYST}_renamed' &&
            psql -X -q -A -t -v ON_ERROR_STOP=1 -U ${ANALYST}_renamed -d $OLD_DB \
              -c 'SELECT dp_count(id, 0.5) IS NOT NULL FROM clinic.visits' \
-             -c 'SELECT epsilon FROM dp_agg.remaining_budget()' | tail -1 | grep -qx '5.40' ;
+             -c 'SELECT epsilon_total - epsilon_spent FROM dp_agg.budgets' | tail -1 | grep -qx '5.40' ;
            status=\$?;
            psql -X -q -U $SUPERUSER -d postgres -c 'ALTER ROLE ${ANALYST}_renamed RENAME TO $ANALYST';
            exit \$status"

@@ -88,6 +88,9 @@ Layout of the package:
     suites       what to audit: mechanisms, neighbours, audits, self-checks, plans
     database     sampling releases from the reserved audit database
     auditor      runs a plan and records its outcomes
+    accountant   a sequence of Gaussian releases sharing (1, 1e-6), audited as a whole
+                 against the zCDP accountant's reported loss (exact composition,
+                 chi-square of the sufficient statistic, certified delta)
     sample_size  sample sizes needed to catch a violation (--long, REPORT.md)
     report       REPORT.md and privacy_loss.png
     cli          the command line (run_audit.sh runs test/audit/audit.py, which calls it)

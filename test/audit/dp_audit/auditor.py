@@ -18,6 +18,7 @@ from .laws import (discrete_gaussian_pmf, epsilon_rounded_down, gaussian_sigma2_
                    partition_selection_release_probability, partition_selection_threshold)
 from .statistics import (DirectionalBound, certify_delta, certify_privacy_loss,
                          clopper_pearson_lower, pooled_groups)
+from .accountant import STATISTICAL_TESTS as ACCOUNTANT_STATISTICAL_TESTS, AccountantAudit
 from .suites import (CI_GROUP_SELECTION_SELF_CHECKS, CI_SELF_CHECKS, EXACT_NOISE_AUDITS,
                      ExactNoiseAudit, GAUSS_CALIBRATIONS, GROUP_SELECTION_AUDITS,
                      GroupSelectionAudit, HALVE, LOW_BITS_AUDIT, NeighbourPair, PLOTTED_AUDITS,
@@ -92,7 +93,10 @@ class Auditor:
         # Partition selection: exact law, pairs (two directions), delta.
         group_tests = sum(a.statistical_tests for a in GROUP_SELECTION_AUDITS)
         group_tests += sum(a.statistical_tests for a in UNIT_GROUP_SELECTION_AUDITS)
-        return privacy_loss_tests + exact_tests + low_bit_tests + law_tests + group_tests
+        # The accountant audited as a whole (accountant.py).
+        accountant_tests = ACCOUNTANT_STATISTICAL_TESTS
+        return (privacy_loss_tests + exact_tests + low_bit_tests + law_tests + group_tests
+                + accountant_tests)
 
     def record(self, outcome: Outcome):
         self.outcomes.append(outcome)
@@ -105,6 +109,7 @@ class Auditor:
             self.run_exact_noise_audits()
             self.run_group_selection_audits()
             self.run_unit_group_selection_audits()
+            self.run_accountant_audit()
         self.run_self_checks()
         if self.plan.ci_self_check_replicates:
             self.run_self_check_replicates()
@@ -390,6 +395,15 @@ class Auditor:
                               f"expected {wrong[0][1]}" if wrong
                               else f"P[|X| <= k] for k = 0..{len(queries) // 2 - 1}") + "]",
                 claimed_delta=delta))
+
+    # --- the accountant (a sequence of Gaussian releases as a whole) --------
+    # 20,000 samples of 10 counts per table: the exact-noise audits' size in
+    # releases (200,000), a few seconds.
+    ACCOUNTANT_SAMPLES = 20_000
+
+    def run_accountant_audit(self):
+        for outcome in AccountantAudit(self).run(self.ACCOUNTANT_SAMPLES):
+            self.record(outcome)
 
     # --- partition selection (dp_agg.group_selection) ---------------------
     def run_group_selection_audits(self):
@@ -685,6 +699,8 @@ class Auditor:
                                 claimed_delta=audit.mechanism.delta))
         self.run_group_selection_self_checks()
         self.run_unit_group_selection_self_checks()
+        for outcome in AccountantAudit(self).self_check(self.ACCOUNTANT_SAMPLES):
+            self.record(outcome)
 
     @staticmethod
     def describe_break(fault: str, factor: float) -> str:
