@@ -172,7 +172,7 @@ INSERT INTO dp_agg.role_budget VALUES ('dp_budget_analyst', 100);
 \echo :LAST_ERROR_SQLSTATE
 DELETE FROM dp_agg.ledger_entry;
 \echo :LAST_ERROR_SQLSTATE
-SELECT * FROM dp_agg.apply_charge('dp_budget_analyst'::regrole, 'dp_budget_analyst', 'dp_budget_analyst', -1, 0, NULL, '', '', 0, 0, 0, 0, 0);
+SELECT * FROM dp_agg.apply_charge('dp_budget_analyst'::regrole, 'dp_budget_analyst', 'dp_budget_analyst', -1, 0, NULL, '', '', 0, 0);
 \echo :LAST_ERROR_SQLSTATE
 SELECT role, epsilon_total, epsilon_spent, epsilon_remaining FROM dp_agg.budgets ORDER BY role;
 SELECT kind, role, epsilon, aggregates FROM dp_agg.ledger ORDER BY id;
@@ -338,29 +338,33 @@ RESET SESSION AUTHORIZATION;
 REVOKE SELECT ON visits FROM dp_budget_renamed;
 DROP ROLE dp_budget_renamed;
 
--- 20. The accountant (README "Privacy budgets"). A budget of (1, 1e-6):
--- 100 Gaussian counts, each at the epsilon whose rho is a hundredth of what
--- (1, 1e-6) buys in zCDP, are all admitted, although their epsilons add up
--- to about 11 (basic composition alone would refuse the tenth); the 101st
--- is refused. Then nothing is left in any term.
+-- 20. zCDP budgets (README "Privacy budgets"): the issue's target. A role
+-- that must be (1, 1e-6)-DP gets the rho of that guarantee; 100 Gaussian
+-- counts, each at the epsilon whose rho is a hundredth of it, are all
+-- admitted (their epsilons add up to about 11: an (epsilon, delta) budget
+-- would refuse the tenth), the 101st is refused. Each count's noise is
+-- within 10% of the zCDP optimum sqrt(100 / (2 rho)) (sigma = 1 /
+-- sqrt(2 rho_i) for a count, from the rho charged).
 SET client_min_messages = warning;
 DROP ROLE IF EXISTS dp_budget_zcdp;
-DROP ROLE IF EXISTS dp_budget_mixed;
+DROP ROLE IF EXISTS dp_budget_switch;
 DROP ROLE IF EXISTS dp_budget_rho;
 RESET client_min_messages;
 CREATE ROLE dp_budget_zcdp;
-CREATE ROLE dp_budget_mixed;
+CREATE ROLE dp_budget_switch;
 CREATE ROLE dp_budget_rho;
-GRANT SELECT ON visits TO dp_budget_zcdp, dp_budget_mixed, dp_budget_rho;
-SELECT dp_agg.set_budget('dp_budget_zcdp', 1, 1e-6);
-SELECT round(dp_agg.zcdp_rho(1, 1e-6)::numeric, 8) AS rho_of_budget,
-       round(dp_agg.zcdp_epsilon(dp_agg.zcdp_rho(1, 1e-6), 1e-6)::numeric, 8) AS back_to_epsilon;
-SELECT dp_agg.gaussian_count_epsilon(dp_agg.zcdp_rho(1, 1e-6) / 100, 1e-6) AS share_epsilon \gset
+GRANT SELECT ON visits TO dp_budget_zcdp, dp_budget_switch, dp_budget_rho;
+SELECT dp_agg.zcdp_rho(1, 1e-6) AS rho_of_guarantee \gset
+SELECT :rho_of_guarantee AS rho_of_guarantee,
+       dp_agg.zcdp_epsilon(:rho_of_guarantee, 1e-6) <= 1 AS within_1,
+       dp_agg.zcdp_epsilon(:rho_of_guarantee, 1e-6) > 0.999999 AS tight;
+SELECT dp_agg.set_budget_zcdp('dp_budget_zcdp', dp_agg.zcdp_rho(1, 1e-6));
+SELECT dp_agg.gaussian_count_epsilon(:rho_of_guarantee / 100, 1e-6) AS share_epsilon \gset
 SELECT round(:share_epsilon::numeric, 6) AS share_epsilon;
 SET SESSION AUTHORIZATION dp_budget_zcdp;
 SELECT * FROM dp_agg.remaining_budget();
-SELECT epsilon, delta, rho FROM dp_agg.query_cost(
-  format('SELECT dp_count(id, %s, 1e-6) FROM visits', :share_epsilon));
+SELECT epsilon, delta, rho <= :rho_of_guarantee / 100 AS within_share, zcdp_delta
+FROM dp_agg.query_cost(format('SELECT dp_count(id, %s, 1e-6) FROM visits', :share_epsilon));
 DO $$
 DECLARE
   share float8 := dp_agg.gaussian_count_epsilon(dp_agg.zcdp_rho(1, 1e-6) / 100, 1e-6);
@@ -373,88 +377,120 @@ BEGIN
   END LOOP;
   RAISE NOTICE '% Gaussian counts answered', answered;
 END $$;
--- Spent by basic composition: far more than the budget; by the accountant:
--- within it (epsilon_guarantee <= 1 at delta 1e-6).
-SELECT epsilon_total, round(epsilon_spent, 6) AS epsilon_spent, delta_spent,
-       budget_unit, rho_total, rho_spent, epsilon_guarantee <= 1 AS within_budget,
-       epsilon_guarantee > 0.99 AS nearly_all_spent
-FROM dp_agg.budgets;
-SELECT epsilon < 0.01 AS little_epsilon_left, delta < 1e-8 AS little_delta_left,
-       rho < dp_agg.zcdp_rho(1, 1e-6) / 1000 AS little_rho_left
-FROM dp_agg.remaining_budget();
 SELECT dp_count(id, :share_epsilon, 1e-6) FROM visits;
 \echo :LAST_ERROR_SQLSTATE
-SELECT count(*) AS charges, sum(rho) = (SELECT rho_spent FROM dp_agg.budgets) AS rho_adds_up
+SELECT count(*) AS charges, sum(rho) = (SELECT rho_spent FROM dp_agg.budgets) AS rho_adds_up,
+       sum(rho) <= :rho_of_guarantee AS within_rho,
+       max(sqrt(1 / (2 * rho))) / sqrt(100 / (2 * :rho_of_guarantee)) BETWEEN 1 AND 1.1
+         AS sigma_within_10_percent_of_optimum,
+       round(max(sqrt(1 / (2 * rho))), 1) AS sigma
 FROM dp_agg.ledger WHERE kind = 'charge';
+-- What is left, in the budget's own terms and as an (epsilon, delta)
+-- guarantee: the role as a whole is (zcdp_epsilon(rho, 1e-6), 1e-6)-DP.
+SELECT budget_kind, epsilon_total, delta_total, rho_total = :rho_of_guarantee AS rho_total_set,
+       round(epsilon_spent, 6) AS epsilon_spent_by_basic_composition,
+       rho_remaining < :rho_of_guarantee / 100 AS less_than_a_share_left,
+       epsilon_remaining = dp_agg.zcdp_pure_epsilon(rho_remaining) AS pure_epsilon_left,
+       zcdp_delta_total, delta_remaining, guarantee_epsilon <= 1 AS guarantee_within_1,
+       guarantee_delta
+FROM dp_agg.budgets;
 RESET SESSION AUTHORIZATION;
 
--- 21. Mixed releases under (2, 1e-6): pure (Laplace) epsilon, Gaussian rho
--- and group selection's (epsilon, delta) compose; the remaining amounts
--- are the largest that still fit, and each is refused just above.
-SELECT dp_agg.set_budget('dp_budget_mixed', 2, 1e-6);
-SET SESSION AUTHORIZATION dp_budget_mixed;
+-- 21. An (epsilon, delta) budget keeps 0.1.0's rule exactly (basic
+-- composition; the zCDP sums are recorded but never admit anything): a
+-- Gaussian count whose rho would fit easily is refused when its delta does
+-- not fit. Switching kinds keeps every sum: each charge has a value in both
+-- currencies, and the new kind's certificate counts all of them.
+SELECT dp_agg.set_budget('dp_budget_switch', 10, 2.5e-6);
+SET SESSION AUTHORIZATION dp_budget_switch;
+SELECT dp_count(id, 0.5, 1e-6) IS NOT NULL AS gaussian FROM visits;
+SELECT dp_count(id, 0.5, 1e-6) IS NOT NULL AS gaussian FROM visits;
 SELECT dp_count(id, 0.5) IS NOT NULL AS pure FROM visits;
-SELECT dp_count(id, 0.5, 1e-7) IS NOT NULL AS gaussian FROM visits;
-SELECT dp_agg.group_selection(0.2, 1e-7) IS NOT NULL AS selection FROM visits;
-SELECT epsilon_spent, delta_spent, rho_spent, pure_epsilon, epsilon_guarantee
-FROM dp_agg.budgets,
-     LATERAL (SELECT 0.5 AS pure_epsilon) p;
-SELECT * FROM dp_agg.remaining_budget();
--- A pure release of what remains is admitted (by the accountant: more than
--- basic composition leaves), a Gaussian of twice the remaining rho is refused.
-SELECT rho * 2 AS twice_rho FROM dp_agg.remaining_budget() \gset
-SELECT dp_agg.gaussian_count_epsilon(:twice_rho, 1e-7) AS too_much \gset
-SELECT dp_count(id, :too_much, 1e-7) FROM visits;
+SELECT dp_count(id, 0.5, 1e-6) FROM visits;
 \echo :LAST_ERROR_SQLSTATE
-SELECT epsilon AS pure_left FROM dp_agg.remaining_budget() \gset
-SELECT dp_count(id, :pure_left) IS NOT NULL AS last_pure FROM visits;
-SELECT epsilon, delta, rho FROM dp_agg.remaining_budget();
-SELECT dp_count(id, 0.001) FROM visits;
+SELECT * FROM dp_agg.remaining_budget();
+SELECT rho AS gaussian_rho FROM dp_agg.query_cost('SELECT dp_count(id, 0.5, 1e-6) FROM visits') \gset
+-- rho_spent: two Gaussian rho and 0.5^2 / 2 for the Laplace count, exactly.
+SELECT budget_kind, epsilon_spent, delta_spent, rho_spent = 2 * :gaussian_rho + 0.125 AS rho_exact,
+       zcdp_delta_spent, rho_remaining = dp_agg.gaussian_count_rho(8.5, 0.5e-6) AS rho_remaining_ok
+FROM dp_agg.budgets;
+RESET SESSION AUTHORIZATION;
+-- To a zCDP budget of rho 0.2: everything spent so far counts in rho.
+SELECT dp_agg.set_budget_zcdp('dp_budget_switch', 0.2);
+SET SESSION AUTHORIZATION dp_budget_switch;
+SELECT budget_kind, rho_total, rho_remaining = 0.2 - 0.125 - 2 * :gaussian_rho AS rest_exact
+FROM dp_agg.budgets;
+-- The Gaussian count refused above by basic composition is admitted now.
+SELECT dp_count(id, 0.5, 1e-6) IS NOT NULL AS gaussian FROM visits;
+-- A pure release costs epsilon^2 / 2: 0.5 (rho 0.125) no longer fits.
+SELECT dp_count(id, 0.5) FROM visits;
 \echo :LAST_ERROR_SQLSTATE
 RESET SESSION AUTHORIZATION;
+-- Back to (epsilon, delta): the zCDP-era charge is in its sums too, so the
+-- delta budget (2.5e-6, 3e-6 spent) admits no more Gaussian release, and a
+-- lowered rho budget set again refuses at once (with a NOTICE).
+SELECT dp_agg.set_budget('dp_budget_switch', 10, 2.5e-6);
+SELECT dp_agg.set_budget_zcdp('dp_budget_switch', 0.1);
+SELECT dp_agg.set_budget('dp_budget_switch', 10, 2.5e-6);
+SET SESSION AUTHORIZATION dp_budget_switch;
+SELECT budget_kind, epsilon_spent, delta_spent, epsilon_remaining, delta_remaining
+FROM dp_agg.budgets;
+SELECT dp_count(id, 0.1, 1e-7) FROM visits;
+\echo :LAST_ERROR_SQLSTATE
+SELECT dp_count(id, 0.1) IS NOT NULL AS pure FROM visits;
+RESET SESSION AUTHORIZATION;
+SELECT kind, epsilon, delta,
+       CASE kind WHEN 'charge' THEN (rho IN (0.125, :gaussian_rho, 0.005))::text
+                 ELSE rho::text END AS rho_as_expected,
+       zcdp_delta
+FROM dp_agg.ledger WHERE role = 'dp_budget_switch' ORDER BY id;
 
--- 22. A budget written in rho: Gaussian releases cost their rho, pure ones
--- epsilon^2 / 2, exactly; (epsilon, delta)-only releases are refused; the
--- remaining rho is exact. set_budget writes it back in (epsilon, delta),
--- keeping what was spent.
+-- 22. A zCDP budget: Gaussian releases cost their rho, pure ones
+-- epsilon^2 / 2, exactly in numeric; the remaining rho is exact and the
+-- largest pure epsilon that fits is admitted, anything more is refused.
+-- add_budget is refused for it (22023, with guidance).
 SELECT dp_agg.set_budget_zcdp('dp_budget_rho', 0.02);
 SELECT dp_agg.set_budget_zcdp('dp_budget_rho', -1);
+\echo :LAST_ERROR_SQLSTATE
+SELECT dp_agg.set_budget_zcdp('dp_budget_rho', 'Infinity');
+\echo :LAST_ERROR_SQLSTATE
+SELECT dp_agg.set_budget_zcdp('dp_budget_rho', 0.02, 1);
 \echo :LAST_ERROR_SQLSTATE
 SELECT dp_agg.add_budget('dp_budget_rho', 1);
 \echo :LAST_ERROR_SQLSTATE
 SET SESSION AUTHORIZATION dp_budget_rho;
 SELECT * FROM dp_agg.remaining_budget();
 SELECT dp_count(id, 0.1) IS NOT NULL AS pure FROM visits;
-SELECT * FROM dp_agg.remaining_budget();
 SELECT rho AS count_rho FROM dp_agg.query_cost('SELECT dp_count(id, 0.5, 1e-6) FROM visits') \gset
 SELECT dp_count(id, 0.5, 1e-6) IS NOT NULL AS gaussian FROM visits;
-SELECT rho = 0.02 - 0.005 - :count_rho AS exact_rho_left, epsilon, delta
+SELECT rho = 0.02 - 0.005 - :count_rho AS exact_rho_left, budget_kind
 FROM dp_agg.remaining_budget();
-SELECT epsilon_total, delta_total, budget_unit, rho_total, rho_spent = 0.005 + :count_rho AS rho_spent_exact
-FROM dp_agg.budgets;
-SELECT dp_agg.group_selection(0.1, 1e-9) FROM visits;
+SELECT epsilon AS pure_left FROM dp_agg.remaining_budget() \gset
+SELECT :pure_left * :pure_left / 2 <= 0.02 - 0.005 - :count_rho AS fits,
+       (:pure_left + 1e-9) * (:pure_left + 1e-9) / 2 > 0.02 - 0.005 - :count_rho AS largest;
+SELECT dp_count(id, :pure_left) IS NOT NULL AS last_pure FROM visits;
+SELECT dp_count(id, 0.0001) FROM visits;
 \echo :LAST_ERROR_SQLSTATE
-SELECT dp_count(id, 0.5, 1e-6) FROM visits;
+SELECT dp_agg.group_selection(0.0001, 1e-9) FROM visits;
 \echo :LAST_ERROR_SQLSTATE
 RESET SESSION AUTHORIZATION;
-SELECT dp_agg.set_budget('dp_budget_rho', 1, 1e-6);
-SELECT role, epsilon_total, delta_total, budget_unit, rho_total, rho_spent
-FROM dp_agg.budgets WHERE role = 'dp_budget_rho';
-SELECT kind, epsilon, delta, rho FROM dp_agg.ledger WHERE role = 'dp_budget_rho' ORDER BY id;
-REVOKE SELECT ON visits FROM dp_budget_zcdp, dp_budget_mixed, dp_budget_rho;
+REVOKE SELECT ON visits FROM dp_budget_zcdp, dp_budget_switch, dp_budget_rho;
 DROP ROLE dp_budget_zcdp;
-DROP ROLE dp_budget_mixed;
+DROP ROLE dp_budget_switch;
 DROP ROLE dp_budget_rho;
 
--- 23. The accountant's SQL functions refuse what no budget can hold: NaN,
--- infinite or negative amounts (22023), never a wrong answer.
-SELECT * FROM dp_agg.budget_terms('epsilon_delta', 1, 1e-6, NULL, 'NaN', 0, 0, 0, 0, 0, 0);
-\echo :LAST_ERROR_SQLSTATE
-SELECT * FROM dp_agg.budget_terms('epsilon_delta', 1, 1e-6, NULL, 1, 0, 0, 0, -1, 0, 0);
-\echo :LAST_ERROR_SQLSTATE
+-- 23. The conversion functions refuse what no budget can hold: NaN,
+-- infinite or negative amounts (22023), never a wrong answer; the display
+-- helpers are total.
 SELECT dp_agg.zcdp_epsilon(-1, 1e-6);
 \echo :LAST_ERROR_SQLSTATE
 SELECT dp_agg.zcdp_rho(1, 0);
 \echo :LAST_ERROR_SQLSTATE
 SELECT dp_agg.gaussian_count_epsilon('Infinity', 1e-6);
 \echo :LAST_ERROR_SQLSTATE
+SELECT dp_agg.gaussian_count_epsilon('NaN', 1e-6);
+\echo :LAST_ERROR_SQLSTATE
+SELECT dp_agg.gaussian_count_rho(0, 1e-6) AS no_epsilon, dp_agg.gaussian_count_rho(1, 0) AS no_delta,
+       dp_agg.gaussian_count_rho(1e300, 1e-6) > 1e30 AS huge_epsilon_huge_rho;
+SELECT dp_agg.zcdp_pure_epsilon(0) AS zero, dp_agg.zcdp_pure_epsilon(0.5) AS one,
+       dp_agg.zcdp_pure_epsilon(0.02) AS point_two;

@@ -105,18 +105,13 @@ BEGIN
   VALUES (role, name_of_role, epsilon::numeric, kept_delta)
   ON CONFLICT (role_oid) DO UPDATE
     SET role_name = excluded.role_name, epsilon_total = excluded.epsilon_total,
-        delta_total = excluded.delta_total, budget_unit = 'epsilon_delta', rho_total = NULL,
-        updated_at = now()
+        delta_total = excluded.delta_total, updated_at = now()
   RETURNING * INTO now_set;
   INSERT INTO dp_agg.ledger_entry (kind, role_oid, role_name, session_user_name,
                                    current_user_name, epsilon, delta)
   VALUES ('set_budget', role, name_of_role, session_user, current_user, epsilon::numeric,
           kept_delta);
-  IF NOT dp_agg.budget_admits(now_set.budget_unit, now_set.epsilon_total, now_set.delta_total,
-                              now_set.rho_total, now_set.epsilon_spent, now_set.delta_spent,
-                              now_set.pure_epsilon_spent, now_set.pure_epsilon_squared_spent,
-                              now_set.rho_spent, now_set.gaussian_epsilon_spent,
-                              now_set.gaussian_delta_spent)
+  IF now_set.epsilon_spent > now_set.epsilon_total OR now_set.delta_spent > now_set.delta_total
   THEN
     RAISE NOTICE 'role "%" has already spent more than the new total (epsilon % of %, delta % of %): its remaining budget is 0',
       name_of_role, now_set.epsilon_spent, now_set.epsilon_total, now_set.delta_spent,
@@ -134,12 +129,6 @@ BEGIN
   IF name_of_role IS NULL THEN
     RAISE EXCEPTION 'role with OID % does not exist', role::oid
       USING ERRCODE = 'undefined_object';
-  END IF;
-  IF EXISTS (SELECT 1 FROM dp_agg.role_budget b WHERE b.role_oid = role AND b.budget_unit = 'rho')
-  THEN
-    RAISE EXCEPTION 'the budget of role "%" is written in rho', name_of_role
-      USING ERRCODE = 'invalid_parameter_value',
-            HINT = 'Set a new rho total with dp_agg.set_budget_zcdp, or write the budget in (epsilon, delta) with dp_agg.set_budget.';
   END IF;
   PERFORM dp_agg.check_amounts(epsilon, delta);
   INSERT INTO dp_agg.role_budget AS b (role_oid, role_name, epsilon_total, delta_total)
@@ -162,10 +151,7 @@ DECLARE
   previous dp_agg.role_budget;
 BEGIN
   PERFORM dp_agg.require_admin('reset privacy budgets');
-  UPDATE dp_agg.role_budget b SET epsilon_spent = 0, delta_spent = 0, rho_spent = 0,
-                                  pure_epsilon_spent = 0, pure_epsilon_squared_spent = 0,
-                                  gaussian_epsilon_spent = 0, gaussian_delta_spent = 0,
-                                  updated_at = now(),
+  UPDATE dp_agg.role_budget b SET epsilon_spent = 0, delta_spent = 0, updated_at = now(),
                                   role_name = coalesce(name_of_role, b.role_name)
   WHERE b.role_oid = role
   RETURNING * INTO previous;
@@ -227,10 +213,11 @@ $$;
 
 -- What a query would cost, without running it (src/sql/40_budgets_ledger.sql).
 CREATE FUNCTION dp_agg.query_cost(query text, OUT epsilon numeric, OUT delta numeric,
-                                  OUT aggregates text, OUT rho numeric)
+                                  OUT aggregates text, OUT rho numeric,
+                                  OUT zcdp_delta numeric)
   AS 'MODULE_PATHNAME', 'dp_agg_query_cost' LANGUAGE C VOLATILE STRICT;
 COMMENT ON FUNCTION dp_agg.query_cost(text) IS
-  'query_cost(query): the epsilon and delta a SELECT would be charged (and the rho of its Gaussian releases), and for which aggregates, without running or charging it';
+  'query_cost(query): what a SELECT would be charged, in (epsilon, delta) and in zCDP (rho, zcdp_delta), and for which aggregates, without running or charging it';
 
 COMMENT ON SCHEMA dp_agg IS
   'dp_agg internals, budgets, the privacy ledger and the administration functions';
@@ -909,115 +896,180 @@ COMMENT ON FUNCTION dp_agg.total_to_char(timestamp, text) IS
   'total version of to_char(timestamp, text) for expressions over protected rows: NULL when lc_time changed since the query was judged, never raises for the formats dp_agg accepts';
 COMMENT ON FUNCTION dp_agg.total_to_char(timestamptz, text) IS
   'total version of to_char(timestamptz, text) for expressions over protected rows: NULL when lc_time changed since the query was judged, never raises for the formats dp_agg accepts';
--- ---- The privacy accountant (README "Privacy budgets"): budgets in
--- (epsilon, delta) or in rho, charges split by how their releases compose.
--- Existing budgets keep their meaning: a 0.1.0 charge is counted as an
--- (epsilon, delta)-only release (basic composition, which is how it was
--- admitted), so the new columns start at 0 and nothing already spent is
--- forgotten.
+
+-- ---- The accountant (README "Privacy budgets"): every budget has one kind,
+-- (epsilon, delta) or zCDP, admitted by that kind's certificate only; every
+-- charge is recorded in both currencies. Existing budgets are (epsilon,
+-- delta) budgets and keep their meaning exactly. Their past spending gets its
+-- zCDP value too, so that a later switch to a zCDP budget counts it: only the
+-- sums of 0.1.0's charges are known, and each charge (epsilon_i, delta_i)
+-- is delta_i-approximately (epsilon_i^2 / 2)-zCDP (README "Upgrading from
+-- 0.1.0"), so rho_spent = epsilon_spent^2 / 2 >= sum epsilon_i^2 / 2 (the
+-- square of a sum of non-negative terms is at least the sum of their
+-- squares) and zcdp_delta_spent = delta_spent.
 -- (Added without a default, filled, then given their defaults: a default
 -- given to ADD COLUMN would be kept as the columns' "missing value" for the
 -- existing rows, which a fresh install does not have.)
-ALTER TABLE dp_agg.role_budget ADD COLUMN budget_unit text
-    CHECK (budget_unit IN ('epsilon_delta', 'rho'));
+ALTER TABLE dp_agg.role_budget ADD COLUMN budget_kind text
+    CHECK (budget_kind IN ('epsilon_delta', 'zcdp'));
 ALTER TABLE dp_agg.role_budget ADD COLUMN rho_total numeric CHECK (rho_total >= 0);
+ALTER TABLE dp_agg.role_budget ADD COLUMN zcdp_delta_total numeric
+    CHECK (zcdp_delta_total >= 0 AND zcdp_delta_total < 1);
 ALTER TABLE dp_agg.role_budget ADD COLUMN rho_spent numeric CHECK (rho_spent >= 0);
-ALTER TABLE dp_agg.role_budget ADD COLUMN pure_epsilon_spent numeric CHECK (pure_epsilon_spent >= 0);
-ALTER TABLE dp_agg.role_budget ADD COLUMN pure_epsilon_squared_spent numeric CHECK (pure_epsilon_squared_spent >= 0);
-ALTER TABLE dp_agg.role_budget ADD COLUMN gaussian_epsilon_spent numeric CHECK (gaussian_epsilon_spent >= 0);
-ALTER TABLE dp_agg.role_budget ADD COLUMN gaussian_delta_spent numeric CHECK (gaussian_delta_spent >= 0);
+ALTER TABLE dp_agg.role_budget ADD COLUMN zcdp_delta_spent numeric CHECK (zcdp_delta_spent >= 0);
 UPDATE dp_agg.role_budget
-   SET budget_unit = 'epsilon_delta', rho_spent = 0, pure_epsilon_spent = 0,
-       pure_epsilon_squared_spent = 0, gaussian_epsilon_spent = 0, gaussian_delta_spent = 0;
+   SET budget_kind = 'epsilon_delta', rho_spent = epsilon_spent * epsilon_spent * 0.5,
+       zcdp_delta_spent = delta_spent;
 ALTER TABLE dp_agg.role_budget
-  ALTER COLUMN budget_unit SET DEFAULT 'epsilon_delta', ALTER COLUMN budget_unit SET NOT NULL,
+  ALTER COLUMN budget_kind SET DEFAULT 'epsilon_delta', ALTER COLUMN budget_kind SET NOT NULL,
   ALTER COLUMN rho_spent SET DEFAULT 0, ALTER COLUMN rho_spent SET NOT NULL,
-  ALTER COLUMN pure_epsilon_spent SET DEFAULT 0, ALTER COLUMN pure_epsilon_spent SET NOT NULL,
-  ALTER COLUMN pure_epsilon_squared_spent SET DEFAULT 0,
-  ALTER COLUMN pure_epsilon_squared_spent SET NOT NULL,
-  ALTER COLUMN gaussian_epsilon_spent SET DEFAULT 0,
-  ALTER COLUMN gaussian_epsilon_spent SET NOT NULL,
-  ALTER COLUMN gaussian_delta_spent SET DEFAULT 0, ALTER COLUMN gaussian_delta_spent SET NOT NULL;
-ALTER TABLE dp_agg.role_budget ADD CONSTRAINT role_budget_unit_matches_total CHECK ((budget_unit = 'rho') = (rho_total IS NOT NULL));
+  ALTER COLUMN zcdp_delta_spent SET DEFAULT 0, ALTER COLUMN zcdp_delta_spent SET NOT NULL;
+ALTER TABLE dp_agg.role_budget ADD CONSTRAINT role_budget_kind_has_totals
+    CHECK ((budget_kind = 'zcdp') = (rho_total IS NOT NULL)
+           AND (rho_total IS NULL) = (zcdp_delta_total IS NULL));
 ALTER TABLE dp_agg.ledger_entry ADD COLUMN rho numeric;
+ALTER TABLE dp_agg.ledger_entry ADD COLUMN zcdp_delta numeric;
 ALTER TABLE dp_agg.ledger_entry DROP CONSTRAINT ledger_entry_kind_check;
 ALTER TABLE dp_agg.ledger_entry ADD CONSTRAINT ledger_entry_kind_check
   CHECK (kind IN ('charge', 'set_budget', 'add_budget', 'reset_spent', 'revoke_budget',
                   'set_budget_zcdp'));
 DROP FUNCTION dp_agg.apply_charge(oid, name, name, numeric, numeric, bigint, text, text);
 DROP FUNCTION dp_agg.remaining_budget();
--- The accountant (src/pg/accountant_functions.cpp, core/privacy_accountant.h).
-CREATE FUNCTION dp_agg.zcdp_admits(epsilon_total numeric, delta_total numeric,
-                                   pure_epsilon numeric, pure_epsilon_squared numeric,
-                                   rho numeric, approx_epsilon numeric, approx_delta numeric)
-RETURNS boolean AS 'MODULE_PATHNAME', 'dp_agg_zcdp_admits'
-LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
-CREATE FUNCTION dp_agg.budget_terms(budget_unit text, epsilon_total numeric,
-                                    delta_total numeric, rho_total numeric,
-                                    epsilon_spent numeric, delta_spent numeric,
-                                    pure_epsilon_spent numeric,
-                                    pure_epsilon_squared_spent numeric, rho_spent numeric,
-                                    gaussian_epsilon_spent numeric,
-                                    gaussian_delta_spent numeric,
-                                    OUT epsilon_remaining numeric, OUT delta_remaining numeric,
-                                    OUT rho_remaining numeric, OUT epsilon_guarantee numeric)
-AS 'MODULE_PATHNAME', 'dp_agg_budget_terms' LANGUAGE C IMMUTABLE PARALLEL SAFE;
-CREATE FUNCTION dp_agg.zcdp_epsilon(rho float8, delta float8) RETURNS float8
-AS 'MODULE_PATHNAME', 'dp_agg_zcdp_epsilon' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
-CREATE FUNCTION dp_agg.zcdp_rho(epsilon float8, delta float8) RETURNS float8
-AS 'MODULE_PATHNAME', 'dp_agg_zcdp_rho' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
-CREATE FUNCTION dp_agg.gaussian_count_epsilon(rho float8, delta float8) RETURNS float8
-AS 'MODULE_PATHNAME', 'dp_agg_gaussian_count_epsilon' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+DROP VIEW dp_agg.budgets;
+DROP VIEW dp_agg.ledger;
+-- Sets a role's budget to an (epsilon, delta) budget (basic composition),
+-- whatever its kind was; spent amounts are kept. delta NULL (the default)
+-- keeps the role's delta total (0 for a new budget), so that
+-- set_budget('alice', 5.0) never silently takes away a delta budget.
+-- A total below what was already spent is accepted: it stops the role's
+-- private queries (remaining is shown as 0, never negative), which is what an
+-- administrator lowering a budget means; a NOTICE says so. A role that was
+-- under a zCDP budget keeps every charge in epsilon_spent and delta_spent
+-- (each charge is recorded in both currencies), so the new certificate
+-- counts all past spending.
+CREATE OR REPLACE FUNCTION dp_agg.set_budget(role regrole, epsilon float8, delta float8 DEFAULT NULL)
+RETURNS void LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  name_of_role name := (SELECT rolname FROM pg_roles WHERE oid = role);
+  kept_delta numeric;
+  now_set dp_agg.role_budget;
+BEGIN
+  PERFORM dp_agg.require_admin('set privacy budgets');
+  IF name_of_role IS NULL THEN
+    RAISE EXCEPTION 'role with OID % does not exist', role::oid
+      USING ERRCODE = 'undefined_object';
+  END IF;
+  kept_delta := coalesce(delta::numeric,
+                         (SELECT b.delta_total FROM dp_agg.role_budget b WHERE b.role_oid = role),
+                         0);
+  PERFORM dp_agg.check_amounts(epsilon, kept_delta::float8);
+  INSERT INTO dp_agg.role_budget AS b (role_oid, role_name, epsilon_total, delta_total)
+  VALUES (role, name_of_role, epsilon::numeric, kept_delta)
+  ON CONFLICT (role_oid) DO UPDATE
+    SET role_name = excluded.role_name, epsilon_total = excluded.epsilon_total,
+        delta_total = excluded.delta_total, budget_kind = 'epsilon_delta', rho_total = NULL,
+        zcdp_delta_total = NULL, updated_at = now()
+  RETURNING * INTO now_set;
+  INSERT INTO dp_agg.ledger_entry (kind, role_oid, role_name, session_user_name,
+                                   current_user_name, epsilon, delta)
+  VALUES ('set_budget', role, name_of_role, session_user, current_user, epsilon::numeric,
+          kept_delta);
+  IF now_set.epsilon_spent > now_set.epsilon_total OR now_set.delta_spent > now_set.delta_total
+  THEN
+    RAISE NOTICE 'role "%" has already spent more than the new total (epsilon % of %, delta % of %): its remaining budget is 0',
+      name_of_role, now_set.epsilon_spent, now_set.epsilon_total, now_set.delta_spent,
+      now_set.delta_total;
+  END IF;
+END $$;
 
--- Whether a budget admits what would then have been spent (README "Privacy
--- budgets"). A budget in (epsilon, delta) admits when either certificate
--- fits: basic composition of every release's (epsilon, delta), exact in
--- numeric (what 0.1.0 checked), or the accountant (dp_agg.zcdp_admits): pure
--- releases in epsilon, Gaussian releases in zCDP (rho), (epsilon, delta)-only
--- releases by basic composition, converted to (epsilon, delta) by Canonne,
--- Kamath and Steinke's bound, every sum rounded up and the budget down. Both
--- certificates hold for the same releases, so the smaller suffices. A budget
--- in rho admits when the Gaussian releases' rho plus epsilon^2 / 2 of the
--- pure ones (Bun and Steinke, Prop. 1.4) fits, exactly in numeric; it cannot
--- pay for (epsilon, delta)-only releases.
-CREATE FUNCTION dp_agg.budget_admits(budget_unit text, epsilon_total numeric,
-                                     delta_total numeric, rho_total numeric,
-                                     epsilon_spent numeric, delta_spent numeric,
-                                     pure_epsilon_spent numeric,
-                                     pure_epsilon_squared_spent numeric, rho_spent numeric,
-                                     gaussian_epsilon_spent numeric,
-                                     gaussian_delta_spent numeric)
-RETURNS boolean LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
-  SELECT CASE WHEN budget_unit = 'rho' THEN
-           2 * rho_spent + pure_epsilon_squared_spent <= 2 * rho_total
-           AND epsilon_spent - pure_epsilon_spent - gaussian_epsilon_spent = 0
-           AND delta_spent - gaussian_delta_spent = 0
-         ELSE
-           (epsilon_spent <= epsilon_total AND delta_spent <= delta_total)
-           OR dp_agg.zcdp_admits(epsilon_total, delta_total, pure_epsilon_spent,
-                                 pure_epsilon_squared_spent, rho_spent,
-                                 epsilon_spent - pure_epsilon_spent - gaussian_epsilon_spent,
-                                 delta_spent - gaussian_delta_spent)
-         END
-$$;
+-- Adds to a role's (epsilon, delta) totals (creating such a budget if it has
+-- none). A zCDP budget is refused: adding epsilon to a rho total has no
+-- meaning, and silently switching its kind would be a surprise; the
+-- administrator sets a new rho total with set_budget_zcdp instead.
+CREATE OR REPLACE FUNCTION dp_agg.add_budget(role regrole, epsilon float8, delta float8 DEFAULT 0)
+RETURNS void LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  name_of_role name := (SELECT rolname FROM pg_roles WHERE oid = role);
+BEGIN
+  PERFORM dp_agg.require_admin('add to privacy budgets');
+  IF name_of_role IS NULL THEN
+    RAISE EXCEPTION 'role with OID % does not exist', role::oid
+      USING ERRCODE = 'undefined_object';
+  END IF;
+  IF EXISTS (SELECT 1 FROM dp_agg.role_budget b
+             WHERE b.role_oid = role AND b.budget_kind = 'zcdp') THEN
+    RAISE EXCEPTION 'the budget of role "%" is a zCDP budget (rho), to which epsilon cannot be added', name_of_role
+      USING ERRCODE = 'invalid_parameter_value',
+            DETAIL = 'Set its new totals with dp_agg.set_budget_zcdp(role, rho, delta) (the rho for an (epsilon, delta) guarantee is dp_agg.zcdp_rho(epsilon, delta)), or make it an (epsilon, delta) budget with dp_agg.set_budget.';
+  END IF;
+  PERFORM dp_agg.check_amounts(epsilon, delta);
+  INSERT INTO dp_agg.role_budget AS b (role_oid, role_name, epsilon_total, delta_total)
+  VALUES (role, name_of_role, epsilon::numeric, delta::numeric)
+  ON CONFLICT (role_oid) DO UPDATE
+    SET role_name = excluded.role_name, epsilon_total = b.epsilon_total + excluded.epsilon_total,
+        delta_total = b.delta_total + excluded.delta_total, updated_at = now();
+  INSERT INTO dp_agg.ledger_entry (kind, role_oid, role_name, session_user_name,
+                                   current_user_name, epsilon, delta)
+  VALUES ('add_budget', role, name_of_role, session_user, current_user, epsilon::numeric,
+          delta::numeric);
+END $$;
+
+-- Sets a role's spent amounts (in both currencies) back to zero. This gives
+-- privacy budget back, so it is an administrator's decision and leaves an
+-- audit row.
+CREATE OR REPLACE FUNCTION dp_agg.reset_spent(role regrole)
+RETURNS void LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  name_of_role name := (SELECT rolname FROM pg_roles WHERE oid = role);
+  previous dp_agg.role_budget;
+BEGIN
+  PERFORM dp_agg.require_admin('reset privacy budgets');
+  UPDATE dp_agg.role_budget b SET epsilon_spent = 0, delta_spent = 0, rho_spent = 0,
+                                  zcdp_delta_spent = 0, updated_at = now(),
+                                  role_name = coalesce(name_of_role, b.role_name)
+  WHERE b.role_oid = role
+  RETURNING * INTO previous;
+  IF NOT FOUND THEN
+    RAISE EXCEPTION 'role "%" has no privacy budget', coalesce(name_of_role, role::text)
+      USING ERRCODE = 'undefined_object';
+  END IF;
+  INSERT INTO dp_agg.ledger_entry (kind, role_oid, role_name, session_user_name,
+                                   current_user_name, epsilon, delta)
+  VALUES ('reset_spent', role, previous.role_name, session_user, current_user, 0, 0);
+END $$;
+
+-- Removes a role's budget: its private queries are refused again.
+CREATE OR REPLACE FUNCTION dp_agg.revoke_budget(role regrole)
+RETURNS void LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  name_of_role name := (SELECT rolname FROM pg_roles WHERE oid = role);
+  previous dp_agg.role_budget;
+BEGIN
+  PERFORM dp_agg.require_admin('revoke privacy budgets');
+  DELETE FROM dp_agg.role_budget b WHERE b.role_oid = role RETURNING * INTO previous;
+  INSERT INTO dp_agg.ledger_entry (kind, role_oid, role_name, session_user_name,
+                                   current_user_name, epsilon, delta)
+  VALUES ('revoke_budget', role, coalesce(name_of_role, previous.role_name, role::text),
+          session_user, current_user, 0, 0);
+END $$;
 
 -- Applied by the ledger writer (never by users): the charge, atomically
 -- against the limit, under the row lock of the role's budget, found by the
--- role's OID (role_name: its name at charge time, kept for the audit). The
--- charge comes as the sums of basic composition (epsilon, delta) and, for
--- the accountant, by how its releases compose (pure epsilon and its square,
--- the Gaussian releases' rho and their own epsilon and delta).
+-- role's OID (role_name: its name at charge time, kept for the audit).
+-- A charge comes in both currencies (src/pg/query_cost.cpp): (epsilon,
+-- delta) of basic composition and (rho, zcdp_delta) of approximate zCDP.
+-- Both are added to the sums whatever the budget's kind; admission is by the
+-- budget's own kind only, one certificate fixed by the administrator before
+-- the query, never the better of the two (README "Why admission never picks
+-- a certificate"), in exact numeric arithmetic.
 CREATE FUNCTION dp_agg.apply_charge(role_oid oid, role name, session_role name, epsilon numeric,
                                     delta numeric, query_id bigint, aggregates text, query text,
-                                    pure_epsilon numeric, pure_epsilon_squared numeric,
-                                    rho numeric, gaussian_epsilon numeric,
-                                    gaussian_delta numeric,
-                                    OUT status text, OUT epsilon_total numeric,
-                                    OUT epsilon_spent numeric, OUT delta_total numeric,
-                                    OUT delta_spent numeric, OUT budget_unit text,
+                                    rho numeric, zcdp_delta numeric,
+                                    OUT status text, OUT budget_kind text,
+                                    OUT epsilon_total numeric, OUT epsilon_spent numeric,
+                                    OUT delta_total numeric, OUT delta_spent numeric,
                                     OUT rho_total numeric, OUT rho_spent numeric,
-                                    OUT epsilon_remaining numeric, OUT delta_remaining numeric,
-                                    OUT rho_remaining numeric)
+                                    OUT zcdp_delta_total numeric, OUT zcdp_delta_spent numeric)
 LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   now_budget dp_agg.role_budget;
@@ -1025,30 +1077,27 @@ BEGIN
   UPDATE dp_agg.role_budget b
      SET epsilon_spent = b.epsilon_spent + apply_charge.epsilon,
          delta_spent = b.delta_spent + apply_charge.delta,
-         pure_epsilon_spent = b.pure_epsilon_spent + apply_charge.pure_epsilon,
-         pure_epsilon_squared_spent = b.pure_epsilon_squared_spent
-                                      + apply_charge.pure_epsilon_squared,
          rho_spent = b.rho_spent + apply_charge.rho,
-         gaussian_epsilon_spent = b.gaussian_epsilon_spent + apply_charge.gaussian_epsilon,
-         gaussian_delta_spent = b.gaussian_delta_spent + apply_charge.gaussian_delta,
+         zcdp_delta_spent = b.zcdp_delta_spent + apply_charge.zcdp_delta,
          role_name = apply_charge.role
    WHERE b.role_oid = apply_charge.role_oid
-     AND dp_agg.budget_admits(b.budget_unit, b.epsilon_total, b.delta_total, b.rho_total,
-                              b.epsilon_spent + apply_charge.epsilon,
-                              b.delta_spent + apply_charge.delta,
-                              b.pure_epsilon_spent + apply_charge.pure_epsilon,
-                              b.pure_epsilon_squared_spent + apply_charge.pure_epsilon_squared,
-                              b.rho_spent + apply_charge.rho,
-                              b.gaussian_epsilon_spent + apply_charge.gaussian_epsilon,
-                              b.gaussian_delta_spent + apply_charge.gaussian_delta)
+     AND CASE b.budget_kind
+           WHEN 'epsilon_delta' THEN
+             b.epsilon_spent + apply_charge.epsilon <= b.epsilon_total
+             AND b.delta_spent + apply_charge.delta <= b.delta_total
+           WHEN 'zcdp' THEN
+             b.rho_spent + apply_charge.rho <= b.rho_total
+             AND b.zcdp_delta_spent + apply_charge.zcdp_delta <= b.zcdp_delta_total
+           ELSE false
+         END
   RETURNING b.* INTO now_budget;
   IF FOUND THEN
     INSERT INTO dp_agg.ledger_entry (kind, role_oid, role_name, session_user_name,
                                      current_user_name, epsilon, delta, query_id, aggregates,
-                                     query, rho)
+                                     query, rho, zcdp_delta)
     VALUES ('charge', apply_charge.role_oid, role, role, session_role, apply_charge.epsilon,
             apply_charge.delta, apply_charge.query_id, apply_charge.aggregates,
-            left(apply_charge.query, 1000), apply_charge.rho);
+            left(apply_charge.query, 1000), apply_charge.rho, apply_charge.zcdp_delta);
     status := 'charged';
   ELSE
     SELECT * INTO now_budget FROM dp_agg.role_budget b WHERE b.role_oid = apply_charge.role_oid;
@@ -1057,31 +1106,25 @@ BEGIN
       RETURN;
     END IF;
   END IF;
+  budget_kind := now_budget.budget_kind;
   epsilon_total := now_budget.epsilon_total;
   epsilon_spent := now_budget.epsilon_spent;
   delta_total := now_budget.delta_total;
   delta_spent := now_budget.delta_spent;
-  budget_unit := now_budget.budget_unit;
   rho_total := now_budget.rho_total;
-  rho_spent := now_budget.rho_spent
-               + CASE WHEN now_budget.budget_unit = 'rho'
-                      THEN now_budget.pure_epsilon_squared_spent * 0.5 ELSE 0 END;
-  SELECT t.epsilon_remaining, t.delta_remaining, t.rho_remaining
-    INTO epsilon_remaining, delta_remaining, rho_remaining
-    FROM dp_agg.budget_terms(now_budget.budget_unit, now_budget.epsilon_total,
-                             now_budget.delta_total, now_budget.rho_total,
-                             now_budget.epsilon_spent, now_budget.delta_spent,
-                             now_budget.pure_epsilon_spent,
-                             now_budget.pure_epsilon_squared_spent, now_budget.rho_spent,
-                             now_budget.gaussian_epsilon_spent,
-                             now_budget.gaussian_delta_spent) t;
+  rho_spent := now_budget.rho_spent;
+  zcdp_delta_total := now_budget.zcdp_delta_total;
+  zcdp_delta_spent := now_budget.zcdp_delta_spent;
 END $$;
 
--- Sets a role's budget in rho (zero-concentrated DP): its Gaussian releases
--- cost their rho, its pure releases epsilon^2 / 2; spent amounts are kept.
--- The role's guarantee is rho-zCDP, i.e. (dp_agg.zcdp_epsilon(rho, delta),
--- delta)-DP for every delta. set_budget writes it back in (epsilon, delta).
-CREATE FUNCTION dp_agg.set_budget_zcdp(role regrole, rho float8)
+-- Sets a role's budget to a zCDP budget, whatever its kind was: approximate
+-- zero-concentrated DP (Bun and Steinke 2016, Def. 8.1) with totals rho and
+-- delta, admitted while the sums of the charges' rho and zCDP delta stay
+-- within them. The role is then (dp_agg.zcdp_epsilon(rho, d), delta + d)-DP
+-- for every d in (0, 1) (README "The accountant"); dp_agg.zcdp_rho(epsilon,
+-- delta) gives the rho of an (epsilon, delta) guarantee. Spent amounts are
+-- kept: every past charge is in rho_spent and zcdp_delta_spent already.
+CREATE FUNCTION dp_agg.set_budget_zcdp(role regrole, rho numeric, delta numeric DEFAULT 0)
 RETURNS void LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   name_of_role name := (SELECT rolname FROM pg_roles WHERE oid = role);
@@ -1092,105 +1135,152 @@ BEGIN
     RAISE EXCEPTION 'role with OID % does not exist', role::oid
       USING ERRCODE = 'undefined_object';
   END IF;
-  IF rho IS NULL OR rho = 'NaN' OR rho < 0 OR rho = 'Infinity' THEN
-    RAISE EXCEPTION 'invalid budget: rho %', rho
+  IF rho IS NULL OR rho = 'NaN' OR rho = 'Infinity' OR rho < 0 OR delta IS NULL OR delta = 'NaN' OR delta < 0
+     OR delta >= 1 THEN
+    RAISE EXCEPTION 'invalid zCDP budget: rho % and delta %', rho, delta
       USING ERRCODE = 'invalid_parameter_value',
-            HINT = 'rho must be a finite number >= 0 (e.g. dp_agg.zcdp_rho(1, 1e-6) for the rho that (1, 1e-6) buys).';
+            DETAIL = 'rho must be a finite number >= 0 (dp_agg.zcdp_rho(1, 1e-6) is the rho of a (1, 1e-6) guarantee) and delta a number in [0, 1) (needed by group selection only).';
   END IF;
   INSERT INTO dp_agg.role_budget AS b (role_oid, role_name, epsilon_total, delta_total,
-                                       budget_unit, rho_total)
-  VALUES (role, name_of_role, 0, 0, 'rho', rho::numeric)
+                                       budget_kind, rho_total, zcdp_delta_total)
+  VALUES (role, name_of_role, 0, 0, 'zcdp', rho, delta)
   ON CONFLICT (role_oid) DO UPDATE
-    SET role_name = excluded.role_name, budget_unit = 'rho', rho_total = excluded.rho_total,
-        updated_at = now()
+    SET role_name = excluded.role_name, budget_kind = 'zcdp', rho_total = excluded.rho_total,
+        zcdp_delta_total = excluded.zcdp_delta_total, updated_at = now()
   RETURNING * INTO now_set;
   INSERT INTO dp_agg.ledger_entry (kind, role_oid, role_name, session_user_name,
-                                   current_user_name, epsilon, delta, rho)
-  VALUES ('set_budget_zcdp', role, name_of_role, session_user, current_user, 0, 0, rho::numeric);
-  IF 2 * now_set.rho_spent + now_set.pure_epsilon_squared_spent > 2 * now_set.rho_total
-     OR now_set.epsilon_spent - now_set.pure_epsilon_spent - now_set.gaussian_epsilon_spent > 0
-     OR now_set.delta_spent - now_set.gaussian_delta_spent > 0 THEN
-    RAISE NOTICE 'role "%" has already spent more than rho % (or spent on (epsilon, delta)-only releases, which rho cannot pay for): its remaining budget is 0',
-      name_of_role, now_set.rho_total;
+                                   current_user_name, epsilon, delta, rho, zcdp_delta)
+  VALUES ('set_budget_zcdp', role, name_of_role, session_user, current_user, 0, 0, rho, delta);
+  IF now_set.rho_spent > now_set.rho_total OR now_set.zcdp_delta_spent > now_set.zcdp_delta_total
+  THEN
+    RAISE NOTICE 'role "%" has already spent more than the new total (rho % of %, delta % of %): its remaining budget is 0',
+      name_of_role, now_set.rho_spent, now_set.rho_total, now_set.zcdp_delta_spent,
+      now_set.zcdp_delta_total;
   END IF;
 END $$;
+
+-- Conversions (src/pg/accountant_functions.cpp, core/privacy_accountant.h).
+-- Floating point appears only here, for administrators and analysts to
+-- choose amounts and for display, rounded the safe way; never in admission.
+CREATE FUNCTION dp_agg.zcdp_epsilon(rho float8, delta float8) RETURNS float8
+AS 'MODULE_PATHNAME', 'dp_agg_zcdp_epsilon' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.zcdp_rho(epsilon float8, delta float8) RETURNS numeric
+AS 'MODULE_PATHNAME', 'dp_agg_zcdp_rho' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.gaussian_count_epsilon(rho numeric, delta float8) RETURNS float8
+AS 'MODULE_PATHNAME', 'dp_agg_gaussian_count_epsilon' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.gaussian_count_rho(epsilon numeric, delta numeric) RETURNS numeric
+AS 'MODULE_PATHNAME', 'dp_agg_gaussian_count_rho' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+-- The largest epsilon (12 decimals, rounded down) with epsilon^2 / 2 <= rho:
+-- the largest pure release a rho still pays for (Bun and Steinke 2016, Prop.
+-- 1.4). Checked exactly: one step down when the square root rounded up.
+CREATE FUNCTION dp_agg.zcdp_pure_epsilon(rho numeric) RETURNS numeric
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS $$
+  SELECT CASE WHEN e * e <= 2 * rho THEN e ELSE greatest(e - 0.000000000001, 0) END
+  FROM (SELECT trunc(sqrt(greatest(rho, 0) * 2), 12) AS e) s
+$$;
 
 -- Budgets: administrators see every role, everyone else their own (by OID,
 -- so a role keeps its row through a rename). role is the role's current
 -- name, or the last name it had if it was dropped (role_dropped).
--- epsilon_spent and delta_spent are the sums of the charges (basic
--- composition); what remains is what one more release may still spend, by
--- the better of basic composition and the accountant (dp_agg.budget_terms):
--- epsilon_remaining for a pure release, delta_remaining for an
--- (epsilon, delta)-only one, rho_remaining for a Gaussian one, never
--- negative. epsilon_guarantee: the epsilon the role's releases so far are
--- certified at delta_total. A budget written in rho shows no epsilon or
--- delta total; its rho_spent includes epsilon^2 / 2 of its pure releases.
-CREATE OR REPLACE VIEW dp_agg.budgets WITH (security_barrier) AS
+-- budget_kind says which certificate admits the role's queries; the other
+-- currency's sums are shown too (every charge is recorded in both).
+--  - epsilon_delta: epsilon_* and delta_* as in 0.1.0; rho_remaining is
+--    the rho of the largest Gaussian count (dp_count(v, epsilon_remaining,
+--    delta_remaining)) that still fits, for comparison.
+--  - zcdp: epsilon_total and delta_total are NULL; rho_* and zcdp_delta_*
+--    are the budget; epsilon_remaining is the largest pure epsilon that
+--    still fits (sqrt(2 rho_remaining), rounded down) and delta_remaining the
+--    zCDP delta left (group selection's).
+-- guarantee_epsilon, guarantee_delta: what the whole budget certifies as
+-- (epsilon, delta)-DP: the totals for epsilon_delta budgets; for zcdp ones
+-- (zcdp_epsilon(rho_total, 1e-6), zcdp_delta_total + 1e-6), the conversion at
+-- d = 1e-6 (dp_agg.zcdp_epsilon gives it at any other d).
+CREATE VIEW dp_agg.budgets WITH (security_barrier) AS
   SELECT coalesce(r.rolname, b.role_name) AS role,
-         CASE WHEN b.budget_unit = 'rho' THEN NULL ELSE b.epsilon_total END AS epsilon_total,
-         b.epsilon_spent, t.epsilon_remaining,
-         CASE WHEN b.budget_unit = 'rho' THEN NULL ELSE b.delta_total END AS delta_total,
-         b.delta_spent, t.delta_remaining, b.updated_at,
-         r.oid IS NULL AS role_dropped, b.budget_unit, b.rho_total,
-         b.rho_spent + CASE WHEN b.budget_unit = 'rho'
-                            THEN b.pure_epsilon_squared_spent * 0.5 ELSE 0 END AS rho_spent,
-         t.rho_remaining, t.epsilon_guarantee
+         CASE WHEN b.budget_kind = 'zcdp' THEN NULL ELSE b.epsilon_total END AS epsilon_total,
+         b.epsilon_spent,
+         CASE WHEN b.budget_kind = 'zcdp'
+              THEN dp_agg.zcdp_pure_epsilon(greatest(b.rho_total - b.rho_spent, 0))
+              ELSE greatest(b.epsilon_total - b.epsilon_spent, 0) END AS epsilon_remaining,
+         CASE WHEN b.budget_kind = 'zcdp' THEN NULL ELSE b.delta_total END AS delta_total,
+         b.delta_spent,
+         CASE WHEN b.budget_kind = 'zcdp'
+              THEN greatest(b.zcdp_delta_total - b.zcdp_delta_spent, 0)
+              ELSE greatest(b.delta_total - b.delta_spent, 0) END AS delta_remaining,
+         b.updated_at, r.oid IS NULL AS role_dropped, b.budget_kind, b.rho_total, b.rho_spent,
+         CASE WHEN b.budget_kind = 'zcdp' THEN greatest(b.rho_total - b.rho_spent, 0)
+              ELSE dp_agg.gaussian_count_rho(greatest(b.epsilon_total - b.epsilon_spent, 0),
+                                             greatest(b.delta_total - b.delta_spent, 0))
+         END AS rho_remaining,
+         b.zcdp_delta_total, b.zcdp_delta_spent,
+         CASE WHEN b.budget_kind = 'zcdp' THEN dp_agg.zcdp_epsilon(b.rho_total::float8, 1e-6)
+              ELSE b.epsilon_total END AS guarantee_epsilon,
+         CASE WHEN b.budget_kind = 'zcdp' THEN b.zcdp_delta_total + 0.000001
+              ELSE b.delta_total END AS guarantee_delta
   FROM dp_agg.role_budget b LEFT JOIN pg_catalog.pg_roles r ON r.oid = b.role_oid
-       CROSS JOIN LATERAL dp_agg.budget_terms(b.budget_unit, b.epsilon_total, b.delta_total,
-                                              b.rho_total, b.epsilon_spent, b.delta_spent,
-                                              b.pure_epsilon_spent,
-                                              b.pure_epsilon_squared_spent, b.rho_spent,
-                                              b.gaussian_epsilon_spent,
-                                              b.gaussian_delta_spent) t
   WHERE b.role_oid = (SELECT s.oid FROM pg_catalog.pg_roles s WHERE s.rolname = session_user)
      OR dp_agg.is_admin();
 
 -- The ledger, filtered the same way: a new role that takes a dropped role's
 -- name does not see the dropped role's rows.
-CREATE OR REPLACE VIEW dp_agg.ledger WITH (security_barrier) AS
+CREATE VIEW dp_agg.ledger WITH (security_barrier) AS
   SELECT id, recorded_at, kind, role_name AS role, session_user_name, current_user_name,
-         epsilon, delta, query_id, aggregates, query, rho
+         epsilon, delta, query_id, aggregates, query, rho, zcdp_delta
   FROM dp_agg.ledger_entry
   WHERE role_oid = (SELECT s.oid FROM pg_catalog.pg_roles s WHERE s.rolname = session_user)
      OR dp_agg.is_admin();
 
--- What the session user has left, in both terms (as in dp_agg.budgets).
-CREATE FUNCTION dp_agg.remaining_budget(OUT epsilon numeric, OUT delta numeric, OUT rho numeric)
+-- What the session user has left, in its budget's kind (as in dp_agg.budgets:
+-- epsilon and delta as in 0.1.0 for an (epsilon, delta) budget; for a zCDP
+-- budget the largest pure epsilon and the zCDP delta left), never negative.
+CREATE FUNCTION dp_agg.remaining_budget(OUT epsilon numeric, OUT delta numeric,
+                                        OUT rho numeric, OUT budget_kind text)
 LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
-  SELECT t.epsilon_remaining, t.delta_remaining, t.rho_remaining
-  FROM dp_agg.role_budget b
-       CROSS JOIN LATERAL dp_agg.budget_terms(b.budget_unit, b.epsilon_total, b.delta_total,
-                                              b.rho_total, b.epsilon_spent, b.delta_spent,
-                                              b.pure_epsilon_spent,
-                                              b.pure_epsilon_squared_spent, b.rho_spent,
-                                              b.gaussian_epsilon_spent,
-                                              b.gaussian_delta_spent) t
-  WHERE b.role_oid = (SELECT s.oid FROM pg_roles s WHERE s.rolname = session_user)
+  SELECT v.epsilon_remaining, v.delta_remaining, v.rho_remaining, v.budget_kind
+  FROM dp_agg.budgets v
+  WHERE v.role = session_user AND NOT v.role_dropped
 $$;
 
-COMMENT ON FUNCTION dp_agg.zcdp_admits(numeric, numeric, numeric, numeric, numeric, numeric, numeric) IS
-  'Whether the zCDP accountant certifies a spending within an (epsilon, delta) budget (internal)';
-COMMENT ON FUNCTION dp_agg.budget_terms(text, numeric, numeric, numeric, numeric, numeric, numeric, numeric, numeric, numeric, numeric) IS
-  'A budget''s remaining epsilon, delta and rho and its epsilon guarantee at its delta total (behind dp_agg.budgets)';
+COMMENT ON TABLE dp_agg.role_budget IS
+  'Privacy budget of each login role (kind, totals and exact spent amounts in both currencies); read it through dp_agg.budgets';
+COMMENT ON TABLE dp_agg.ledger_entry IS
+  'The privacy ledger: one row per charge and per budget change, never updated or deleted by dp_agg; read it through dp_agg.ledger';
+COMMENT ON FUNCTION dp_agg.is_admin() IS
+  'True when the session user is a superuser or a member of the role named by dp_agg.admin_role';
+COMMENT ON FUNCTION dp_agg.require_admin(text) IS
+  'Raises insufficient_privilege unless dp_agg.is_admin() (internal)';
+COMMENT ON FUNCTION dp_agg.check_amounts(float8, float8) IS
+  'Validates a budget amount: finite epsilon >= 0, delta in [0, 1) (internal)';
+COMMENT ON FUNCTION dp_agg.set_budget(regrole, float8, float8) IS
+  'set_budget(role, epsilon[, delta]): makes a role''s budget an (epsilon, delta) budget (basic composition) with these totals, keeping what it spent and, when delta is omitted, its delta total (administrators; leaves a ledger row)';
+COMMENT ON FUNCTION dp_agg.add_budget(regrole, float8, float8) IS
+  'add_budget(role, epsilon, delta): adds to a role''s (epsilon, delta) budget totals; refused for zCDP budgets (administrators; leaves a ledger row)';
+COMMENT ON FUNCTION dp_agg.reset_spent(regrole) IS
+  'reset_spent(role): sets a role''s spent amounts back to zero, giving budget back (administrators; leaves a ledger row)';
+COMMENT ON FUNCTION dp_agg.revoke_budget(regrole) IS
+  'revoke_budget(role): removes a role''s budget, so its private queries are refused (administrators; leaves a ledger row)';
+COMMENT ON FUNCTION dp_agg.apply_charge(oid, name, name, numeric, numeric, bigint, text, text, numeric, numeric) IS
+  'Records one charge atomically against the limit of the budget''s own kind (called by the ledger writer only)';
+COMMENT ON FUNCTION dp_agg.set_budget_zcdp(regrole, numeric, numeric) IS
+  'set_budget_zcdp(role, rho[, delta]): makes a role''s budget a zCDP budget (approximate zCDP: rho and delta add up), keeping what it spent (administrators; leaves a ledger row)';
 COMMENT ON FUNCTION dp_agg.zcdp_epsilon(float8, float8) IS
-  'zcdp_epsilon(rho, delta): the epsilon at which rho-zCDP is (epsilon, delta)-DP (Canonne, Kamath and Steinke 2020)';
+  'zcdp_epsilon(rho, d): the epsilon at which rho-zCDP is (epsilon, d)-DP (Canonne, Kamath and Steinke 2020), rounded up';
 COMMENT ON FUNCTION dp_agg.zcdp_rho(float8, float8) IS
-  'zcdp_rho(epsilon, delta): the largest rho whose zCDP guarantee is within (epsilon, delta)';
-COMMENT ON FUNCTION dp_agg.gaussian_count_epsilon(float8, float8) IS
-  'gaussian_count_epsilon(rho, delta): the largest epsilon at which dp_count(value, epsilon, delta) costs at most rho';
-COMMENT ON FUNCTION dp_agg.budget_admits(text, numeric, numeric, numeric, numeric, numeric, numeric, numeric, numeric, numeric, numeric) IS
-  'Whether a budget admits a spending, by basic composition or the zCDP accountant (internal)';
-COMMENT ON FUNCTION dp_agg.apply_charge(oid, name, name, numeric, numeric, bigint, text, text, numeric, numeric, numeric, numeric, numeric) IS
-  'Records one charge atomically against the limit (called by the ledger writer only)';
-COMMENT ON FUNCTION dp_agg.set_budget_zcdp(regrole, float8) IS
-  'set_budget_zcdp(role, rho): sets a role''s budget in rho (zCDP), keeping what it spent (administrators; leaves a ledger row)';
+  'zcdp_rho(epsilon, delta): the largest rho (rounded down) whose zCDP guarantee is within (epsilon, delta), for dp_agg.set_budget_zcdp';
+COMMENT ON FUNCTION dp_agg.gaussian_count_epsilon(numeric, float8) IS
+  'gaussian_count_epsilon(rho, delta): the largest epsilon at which dp_count(value, epsilon, delta) is charged at most rho';
+COMMENT ON FUNCTION dp_agg.gaussian_count_rho(numeric, numeric) IS
+  'gaussian_count_rho(epsilon, delta): the rho of the noise of dp_count(value, epsilon, delta) (0 without delta)';
+COMMENT ON FUNCTION dp_agg.zcdp_pure_epsilon(numeric) IS
+  'zcdp_pure_epsilon(rho): the largest epsilon (rounded down) of a pure release that rho pays for (epsilon^2 / 2 <= rho)';
 COMMENT ON VIEW dp_agg.budgets IS
   'Privacy budgets: administrators see every role, everyone else their own';
 COMMENT ON VIEW dp_agg.ledger IS
   'The privacy ledger: administrators see every row, everyone else the rows of their own budget';
 COMMENT ON FUNCTION dp_agg.remaining_budget() IS
-  'The epsilon, delta and rho the session user has left';
+  'What the session user has left: epsilon, delta, rho and the kind of its budget';
+
 
 -- CREATE AGGREGATE has no volatility option and records aggregates as
 -- immutable, so the planner would treat two identical calls as one, or copy a
@@ -1235,12 +1325,12 @@ GRANT EXECUTE ON FUNCTION
   dp_agg.remaining_budget(),
   dp_agg.query_cost(text),
   dp_agg.set_budget(regrole, float8, float8),
-  dp_agg.set_budget_zcdp(regrole, float8),
-  dp_agg.budget_terms(text, numeric, numeric, numeric, numeric, numeric, numeric, numeric,
-                      numeric, numeric, numeric),
+  dp_agg.set_budget_zcdp(regrole, numeric, numeric),
   dp_agg.zcdp_epsilon(float8, float8),
   dp_agg.zcdp_rho(float8, float8),
-  dp_agg.gaussian_count_epsilon(float8, float8),
+  dp_agg.gaussian_count_epsilon(numeric, float8),
+  dp_agg.gaussian_count_rho(numeric, numeric),
+  dp_agg.zcdp_pure_epsilon(numeric),
   dp_agg.add_budget(regrole, float8, float8),
   dp_agg.reset_spent(regrole),
   dp_agg.revoke_budget(regrole),

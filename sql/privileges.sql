@@ -82,5 +82,5 @@ SELECT count(*) >= 0 AS reads_ledger FROM dp_agg.ledger;
 SELECT dp_agg.is_admin() IS NOT NULL AS is_admin_callable;
 SELECT dp_agg.aggregate_state_out('uninitialized'::dp_agg.aggregate_state);
 SELECT count(*) FROM dp_agg.ledger_entry;
-SELECT * FROM dp_agg.apply_charge(0, 'x', 'x', 0, 0, 0, '', '', 0, 0, 0, 0, 0);
+SELECT * FROM dp_agg.apply_charge(0, 'x', 'x', 0, 0, 0, '', '', 0, 0);
 RESET ROLE;

@@ -366,7 +366,7 @@ EXPLAIN (COSTS OFF) SELECT dp_count(id, 1.0) FROM s.t;
 SELECT * FROM s.regions WHERE false;
 RESET ROLE;
 -- Nothing was changed or charged by the refusals.
-SELECT epsilon_spent, delta_spent FROM dp_agg.budgets;
+SELECT epsilon, delta FROM dp_agg.remaining_budget();
 RESET SESSION AUTHORIZATION;
 SELECT count(*) AS rows_left, sum(v) AS v_sum FROM s.t;
 SELECT last_value, is_called FROM s.seq;
@@ -383,7 +383,7 @@ WHERE role_name = 'regress_dp_analyst'::regrole;
 -- ---------------------------------------------------------------------------
 SET SESSION AUTHORIZATION regress_dp_analyst;
 SET dp_agg.group_selection_delta = 1e-10;
-SELECT epsilon_spent AS before FROM dp_agg.budgets \gset
+SELECT epsilon AS before FROM dp_agg.remaining_budget() \gset
 -- W1. A BI tool's wrapper over a grouped private count; 'lonely' (one row)
 -- is not shown (<= 1e-10), and each count is within 24 of the truth
 -- (2 x 2.1e-11).
@@ -392,7 +392,7 @@ FROM (SELECT * FROM (SELECT region, dp_count(id, 1.0) n FROM s.t GROUP BY region
       LIMIT 2000) w
 ORDER BY region;
 -- It cost epsilon 1 for dp_count and 1 for group selection.
-SELECT epsilon_spent - :before AS spent FROM dp_agg.budgets;
+SELECT :before - epsilon AS spent FROM dp_agg.remaining_budget();
 -- W2. GROUP BY a protected key of singleton groups: 2000 groups of one row,
 -- none shown (probability of any at most 2000 x 1e-13 = 2e-10).
 SET dp_agg.group_selection_delta = 1e-13;
@@ -432,9 +432,9 @@ INSERT INTO kept SELECT region, dp_count(id, 1.0) FROM s.t GROUP BY region;
 SELECT region FROM kept ORDER BY 1;
 -- A cheaper selection, paid for: epsilon 0.5 + 0.25 for dp_count.
 SET dp_agg.group_selection_epsilon = 0.5;
-SELECT epsilon_spent AS before FROM dp_agg.budgets \gset
+SELECT epsilon AS before FROM dp_agg.remaining_budget() \gset
 SELECT count(*) > 0 AS answered FROM (SELECT region, dp_count(id, 0.25) FROM s.t GROUP BY region) q;
-SELECT epsilon_spent - :before AS spent FROM dp_agg.budgets;
+SELECT :before - epsilon AS spent FROM dp_agg.remaining_budget();
 RESET dp_agg.group_selection_epsilon;
 -- W7. Other aggregates (their answers always lie in the bounds; the sum,
 -- 9000, with Laplace noise of scale 9, leaves [0, 18000] with probability
@@ -461,6 +461,36 @@ CREATE TEMP TABLE answers AS SELECT region, dp_count(id, 1.0) AS n FROM s.t GROU
 SELECT region FROM answers ORDER BY 1;
 RESET dp_agg.group_selection_delta;
 RESET SESSION AUTHORIZATION;
+-- W8. Group selection under a zCDP budget (README "Privacy budgets"): it is
+-- delta-approximately (epsilon^2 / 2)-zCDP, so a zCDP budget with a delta
+-- total pays for it: dp_count(id, 1.0) costs rho 1/2, selection at epsilon 1
+-- another 1/2 and its delta 1e-10. With a delta total of 0 it is refused
+-- (ZP001, with guidance) before anything is charged or released. (The
+-- group selections above already spent zCDP delta: every charge is recorded
+-- in both currencies, so the NOTICE says that such a budget is used up.)
+SELECT dp_agg.set_budget_zcdp('regress_dp_analyst', 1000);
+SET SESSION AUTHORIZATION regress_dp_analyst;
+SET dp_agg.group_selection_delta = 1e-10;
+SELECT budget_kind, epsilon_total, delta_total, rho_total, zcdp_delta_total FROM dp_agg.budgets;
+SELECT epsilon_spent AS eps0, rho_spent AS rho0, zcdp_delta_spent AS zd0 FROM dp_agg.budgets \gset
+SELECT region FROM (SELECT region, dp_count(id, 1.0) n FROM s.t GROUP BY region) q ORDER BY 1;
+\echo :LAST_ERROR_SQLSTATE
+SELECT epsilon_spent - :eps0 AS epsilon_charged, rho_spent - :rho0 AS rho_charged,
+       zcdp_delta_spent - :zd0 AS delta_charged FROM dp_agg.budgets;
+RESET SESSION AUTHORIZATION;
+SELECT dp_agg.set_budget_zcdp('regress_dp_analyst', 1000, 0.001);
+SET SESSION AUTHORIZATION regress_dp_analyst;
+SET dp_agg.group_selection_delta = 1e-10;
+-- Not 'lonely' (1e-10).
+SELECT region FROM (SELECT region, dp_count(id, 1.0) n FROM s.t GROUP BY region) q ORDER BY 1;
+SELECT epsilon_spent - :eps0 AS epsilon_charged, rho_spent - :rho0 AS rho_charged,
+       zcdp_delta_spent - :zd0 AS delta_charged FROM dp_agg.budgets;
+SELECT rho, zcdp_delta, aggregates FROM dp_agg.ledger WHERE kind = 'charge' ORDER BY id DESC LIMIT 1;
+RESET dp_agg.group_selection_delta;
+RESET SESSION AUTHORIZATION;
+-- Back to the (epsilon, delta) budget of the suites below; what was spent
+-- under the zCDP budget is in its sums.
+SELECT dp_agg.set_budget('regress_dp_analyst', 1000, 0.001);
 
 -- ---------------------------------------------------------------------------
 -- A real login as the analyst: SET SESSION AUTHORIZATION needs a superuser

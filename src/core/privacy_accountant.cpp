@@ -204,60 +204,6 @@ PrivacyAccountant::PrivacyAccountant(const PrivacySpend& spend) {
   spend_ = spend;
 }
 
-namespace {
-
-// The largest x >= 0 with fits(x), for fits monotone (true up to a point,
-// false beyond); 0 if !fits(0). Bisection to 1e-12 relative, then the value
-// returned is one at which fits was evaluated true.
-double LargestThatFits(const std::function<bool(double)>& fits) {
-  if (!fits(0)) return 0.0;
-  double low = 0;
-  double high = 1;
-  while (fits(high)) {
-    low = high;
-    high *= 2;
-    if (!std::isfinite(high) || high > 1e300) return low;
-  }
-  for (int i = 0; i < 200 && high - low > 1e-12 * high; ++i) {
-    const double middle = low + (high - low) / 2;
-    if (middle <= low || middle >= high) break;
-    if (fits(middle)) {
-      low = middle;
-    } else {
-      high = middle;
-    }
-  }
-  return low;
-}
-
-}  // namespace
-
-double RemainingPureEpsilon(const PrivacySpend& spent, double epsilon_total, double delta_total) {
-  return LargestThatFits([&](double x) {
-    PrivacyAccountant trial(spent);
-    if (x > 0) trial.AddPure(x);
-    return trial.WithinBudget(epsilon_total, delta_total);
-  });
-}
-
-double RemainingRho(const PrivacySpend& spent, double epsilon_total, double delta_total) {
-  return LargestThatFits([&](double x) {
-    PrivacyAccountant trial(spent);
-    if (x > 0) trial.AddZcdp(x);
-    return trial.WithinBudget(epsilon_total, delta_total);
-  });
-}
-
-double RemainingApproximateDelta(const PrivacySpend& spent, double epsilon_total,
-                                 double delta_total) {
-  return LargestThatFits([&](double x) {
-    if (x >= 1) return false;
-    PrivacyAccountant trial(spent);
-    if (x > 0) trial.AddApproximate(0, x);
-    return trial.WithinBudget(epsilon_total, delta_total);
-  });
-}
-
 double GaussianCountEpsilonForRho(double rho, double delta) {
   if (!std::isfinite(rho) || !(rho > 0) || !(delta > 0 && delta < 1))
     throw std::invalid_argument("GaussianCountEpsilonForRho: rho > 0 and delta in (0, 1)");

@@ -112,20 +112,6 @@ class PrivacyAccountant {
   PrivacySpend spend_;
 };
 
-// What one more release may still spend within an (epsilon_total,
-// delta_total) budget according to this accountant: the largest amount
-// (rounded down; 0 if even nothing more fits or the budget is already
-// exceeded) of
-//  - a pure epsilon release,
-//  - a zCDP release (rho),
-//  - an approximate release with epsilon 0 (its delta),
-// with which WithinBudget still holds. Found by bisection on WithinBudget,
-// which is monotone in each amount, and checked at the returned value.
-double RemainingPureEpsilon(const PrivacySpend& spent, double epsilon_total, double delta_total);
-double RemainingRho(const PrivacySpend& spent, double epsilon_total, double delta_total);
-double RemainingApproximateDelta(const PrivacySpend& spent, double epsilon_total,
-                                 double delta_total);
-
 // The largest epsilon (on a relative grid of 1e-9; 0 if none) at which
 // the discrete Gaussian count dp_count(value, epsilon, delta) (PlanGaussianCount)
 // costs at most rho: how an analyst shares a zCDP budget among Gaussian

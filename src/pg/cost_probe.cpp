@@ -33,6 +33,7 @@ void RecordCostProbe(CostProbe* probe, QueryCost* cost) {
   probe->epsilon = datumCopy(cost->epsilon, false, -1);
   probe->delta = datumCopy(cost->delta, false, -1);
   probe->rho = datumCopy(cost->rho, false, -1);
+  probe->zcdp_delta = datumCopy(cost->zcdp_delta, false, -1);
   probe->description = pstrdup(cost->description.data);
   probe->sites = cost->sites;
   probe->measured = true;
@@ -45,7 +46,7 @@ void RecordCostProbe(CostProbe* probe, QueryCost* cost) {
 extern "C" {
 
 // query_cost(query text, OUT epsilon numeric, OUT delta numeric,
-//            OUT aggregates text, OUT rho numeric)
+//            OUT aggregates text, OUT rho numeric, OUT zcdp_delta numeric)
 PG_FUNCTION_INFO_V1(dp_agg_query_cost);
 Datum dp_agg_query_cost(PG_FUNCTION_ARGS) {
   using dp_pg::CostProbe;
@@ -104,10 +105,10 @@ Datum dp_agg_query_cost(PG_FUNCTION_ARGS) {
     ereport(ERROR, (errcode(ERRCODE_INTERNAL_ERROR),
                     errmsg("dp_agg.query_cost: the executor hook did not measure the query")));
 
-  Datum values[4] = {probe.epsilon, probe.delta,
+  Datum values[5] = {probe.epsilon, probe.delta,
                      CStringGetTextDatum(probe.description != nullptr ? probe.description : ""),
-                     probe.rho};
-  bool nulls[4] = {false, false, false, false};
+                     probe.rho, probe.zcdp_delta};
+  bool nulls[5] = {false, false, false, false, false};
   PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(description, values, nulls)));
 }
 

@@ -19,7 +19,8 @@ struct CostProbe {
   int sites;
   Datum epsilon;  // numeric
   Datum delta;  // numeric
-  Datum rho;  // numeric: the Gaussian releases' zCDP cost
+  Datum rho;  // numeric: the zCDP cost (query_cost.h)
+  Datum zcdp_delta;  // numeric: its approximate-zCDP delta
   char* description;
 };
 

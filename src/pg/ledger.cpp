@@ -65,12 +65,9 @@ struct ChargeRequest {
   char current_user_name[NAMEDATALEN];
   char epsilon[kNumberText];
   char delta[kNumberText];
-  // The same charge by how its releases compose (query_cost.h).
-  char pure_epsilon[kNumberText];
-  char pure_epsilon_squared[kNumberText];
+  // The same charge in approximate zCDP (query_cost.h).
   char rho[kNumberText];
-  char gaussian_epsilon[kNumberText];
-  char gaussian_delta[kNumberText];
+  char zcdp_delta[kNumberText];
   char aggregates[512];
   char query_text[1024];
   // Filled in by the worker: the budget after (or, if refused, without) the charge.
@@ -78,10 +75,11 @@ struct ChargeRequest {
   char epsilon_spent[kNumberText];
   char delta_total[kNumberText];
   char delta_spent[kNumberText];
-  char budget_unit[16];  // 'epsilon_delta' or 'rho' (0.2.0)
-  char rho_total[kNumberText];  // rho budgets only
-  char rho_spent[kNumberText];  // Gaussian rho plus pure epsilon^2 / 2
-  char remaining[3][kNumberText];  // epsilon, delta, rho remaining (dp_agg.budget_terms)
+  char budget_kind[16];  // 'epsilon_delta' or 'zcdp' (0.2.0)
+  char rho_total[kNumberText];  // zcdp budgets only
+  char rho_spent[kNumberText];
+  char zcdp_delta_total[kNumberText];  // zcdp budgets only
+  char zcdp_delta_spent[kNumberText];
   char message[256];
 };
 
@@ -283,18 +281,17 @@ void WaitForRequest(ChargeRequest* slot) {
 }
 
 // The charge statement of 0.2.0 finds the budget by the role's OID and
-// passes the charge by how its releases compose (the accountant). The 0.1.0
-// one (by name, linear sums only) is used while the database still has
-// dp_agg 0.1.0 installed, i.e. between installing this library and ALTER
-// EXTENSION UPDATE; which one exists is looked up for every charge, so an
-// upgrade in the middle of a writer's life is followed at once.
+// passes the charge in both currencies, (epsilon, delta) and zCDP (rho,
+// zcdp_delta). The 0.1.0 one (by name, (epsilon, delta) only) is used while
+// the database still has dp_agg 0.1.0 installed, i.e. between installing this
+// library and ALTER EXTENSION UPDATE; which one exists is looked up for every
+// charge, so an upgrade in the middle of a writer's life is followed at once.
 const char* kChargeByOidSql =
     "SELECT status, epsilon_total::text, epsilon_spent::text, delta_total::text, "
-    "delta_spent::text, budget_unit, rho_total::text, rho_spent::text, "
-    "epsilon_remaining::text, delta_remaining::text, rho_remaining::text "
+    "delta_spent::text, budget_kind, rho_total::text, rho_spent::text, "
+    "zcdp_delta_total::text, zcdp_delta_spent::text "
     "FROM dp_agg.apply_charge($8::oid, $1::name, $2::name, $3::numeric, "
-    "$4::numeric, $5::bigint, $6::text, $7::text, $9::numeric, $10::numeric, $11::numeric, "
-    "$12::numeric, $13::numeric)";
+    "$4::numeric, $5::bigint, $6::text, $7::text, $9::numeric, $10::numeric)";
 const char* kChargeByNameSql =
     "SELECT status, epsilon_total::text, epsilon_spent::text, delta_total::text, "
     "delta_spent::text FROM dp_agg.apply_charge($1::name, $2::name, $3::numeric, $4::numeric, "
@@ -304,10 +301,10 @@ SPIPlanPtr charge_by_oid_plan = nullptr;
 SPIPlanPtr charge_by_name_plan = nullptr;
 
 bool ChargeByOidExists() {
-  Oid types[13] = {OIDOID,  NAMEOID,    NAMEOID,    NUMERICOID, NUMERICOID, INT8OID,   TEXTOID,
-                   TEXTOID, NUMERICOID, NUMERICOID, NUMERICOID, NUMERICOID, NUMERICOID};
+  Oid types[10] = {OIDOID,  NAMEOID, NAMEOID,   NUMERICOID, NUMERICOID,
+                   INT8OID, TEXTOID, TEXTOID,   NUMERICOID, NUMERICOID};
   List* name = list_make2(makeString(pstrdup("dp_agg")), makeString(pstrdup("apply_charge")));
-  return OidIsValid(LookupFuncName(name, 13, types, true));
+  return OidIsValid(LookupFuncName(name, 10, types, true));
 }
 
 // `text` as a text datum, cut before its first byte that is not valid in the
@@ -322,17 +319,17 @@ Datum ValidTextDatum(const char* text) {
 void ApplyOne(ChargeRequest* request) {
   const bool by_oid = ChargeByOidExists();
   SPIPlanPtr* cached = by_oid ? &charge_by_oid_plan : &charge_by_name_plan;
-  const int num_arguments = by_oid ? 13 : 7;
+  const int num_arguments = by_oid ? 10 : 7;
   if (*cached == nullptr) {
-    Oid types[13] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, INT8OID, TEXTOID, TEXTOID,
-                     OIDOID,  TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID};
+    Oid types[10] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, INT8OID,
+                     TEXTOID, TEXTOID, OIDOID,  TEXTOID, TEXTOID};
     SPIPlanPtr plan =
         SPI_prepare(by_oid ? kChargeByOidSql : kChargeByNameSql, num_arguments, types);
     if (plan == nullptr) elog(ERROR, "dp_agg: could not prepare the charge statement");
     SPI_keepplan(plan);
     *cached = plan;
   }
-  Datum values[13] = {CStringGetTextDatum(request->role_name),
+  Datum values[10] = {CStringGetTextDatum(request->role_name),
                       CStringGetTextDatum(request->current_user_name),
                       CStringGetTextDatum(request->epsilon),
                       CStringGetTextDatum(request->delta),
@@ -340,13 +337,10 @@ void ApplyOne(ChargeRequest* request) {
                       ValidTextDatum(request->aggregates),
                       ValidTextDatum(request->query_text),
                       ObjectIdGetDatum(request->role_oid),
-                      CStringGetTextDatum(request->pure_epsilon),
-                      CStringGetTextDatum(request->pure_epsilon_squared),
                       CStringGetTextDatum(request->rho),
-                      CStringGetTextDatum(request->gaussian_epsilon),
-                      CStringGetTextDatum(request->gaussian_delta)};
-  char nulls[13] = {' ', ' ', ' ', ' ', request->query_id == 0 ? 'n' : ' ', ' ', ' ', ' ', ' ',
-                    ' ', ' ', ' ', ' '};
+                      CStringGetTextDatum(request->zcdp_delta)};
+  char nulls[10] = {' ', ' ', ' ', ' ', request->query_id == 0 ? 'n' : ' ',
+                    ' ', ' ', ' ', ' ', ' '};
   if (SPI_execute_plan(*cached, values, nulls, false, 1) != SPI_OK_SELECT || SPI_processed != 1)
     elog(ERROR, "dp_agg: the charge statement returned no row");
   HeapTuple row = SPI_tuptable->vals[0];
@@ -366,13 +360,14 @@ void ApplyOne(ChargeRequest* request) {
                      request->delta_spent};
   for (int i = 0; i < 4; ++i)
     CopyText(fields[i], kNumberText, SPI_getvalue(row, description, i + 2));
-  CopyText(request->budget_unit, sizeof request->budget_unit,
+  CopyText(request->budget_kind, sizeof request->budget_kind,
            by_oid ? SPI_getvalue(row, description, 6) : "epsilon_delta");
   CopyText(request->rho_total, kNumberText, by_oid ? SPI_getvalue(row, description, 7) : "");
   CopyText(request->rho_spent, kNumberText, by_oid ? SPI_getvalue(row, description, 8) : "");
-  for (int i = 0; i < 3; ++i)
-    CopyText(request->remaining[i], kNumberText,
-             by_oid ? SPI_getvalue(row, description, 9 + i) : "");
+  CopyText(request->zcdp_delta_total, kNumberText,
+           by_oid ? SPI_getvalue(row, description, 9) : "");
+  CopyText(request->zcdp_delta_spent, kNumberText,
+           by_oid ? SPI_getvalue(row, description, 10) : "");
 }
 
 // Applies one request in a subtransaction of its own, so that its failure
@@ -580,7 +575,10 @@ bool Exceeds(const char* spent, const char* needed, const char* total) {
 // A refusal for lack of delta only: saying "use a smaller epsilon" would
 // send the analyst the wrong way.
 bool OnlyDeltaIsShort(const ChargeRequest& result) {
-  return !Exceeds(result.epsilon_spent, result.epsilon, result.epsilon_total) &&
+  const bool needs_delta =
+      DatumGetInt32(DirectFunctionCall2(numeric_cmp, NumericFromText(result.delta),
+                                        DirectFunctionCall1(int4_numeric, Int32GetDatum(0)))) > 0;
+  return needs_delta && !Exceeds(result.epsilon_spent, result.epsilon, result.epsilon_total) &&
          Exceeds(result.delta_spent, result.delta, result.delta_total);
 }
 
@@ -618,29 +616,51 @@ bool OnlyDeltaIsShort(const ChargeRequest& result) {
   pg_unreachable();
 }
 
-// A refusal by a budget written in rho (dp_agg.set_budget_zcdp): Gaussian
-// releases cost their rho and pure ones epsilon^2 / 2; releases that are
-// (epsilon, delta)-DP only (group selection) cannot be paid in rho.
-[[noreturn]] void RefuseForRho(const ChargeRequest& result) {
-  const Datum linear_delta = NumericFromText(result.delta);
-  const Datum gaussian_delta = NumericFromText(result.gaussian_delta);
-  if (DatumGetInt32(DirectFunctionCall2(numeric_cmp, linear_delta, gaussian_delta)) != 0)
+// A refusal by a zCDP budget (dp_agg.set_budget_zcdp): its certificate is
+// rho_spent + rho <= rho_total and zcdp_delta_spent + zcdp_delta <=
+// zcdp_delta_total. Only group selection needs zCDP delta.
+[[noreturn]] void RefuseForZcdp(const ChargeRequest& result) {
+  const bool rho_fits = !Exceeds(result.rho_spent, result.rho, result.rho_total);
+  const bool needs_delta =
+      DatumGetInt32(DirectFunctionCall2(numeric_cmp, NumericFromText(result.zcdp_delta),
+                                        DirectFunctionCall1(int4_numeric, Int32GetDatum(0)))) > 0;
+  const bool no_delta =
+      DatumGetInt32(DirectFunctionCall2(numeric_cmp, NumericFromText(result.zcdp_delta_total),
+                                        DirectFunctionCall1(int4_numeric, Int32GetDatum(0)))) == 0;
+  if (rho_fits && needs_delta && no_delta)
     ereport(ERROR,
             (errcode(ERRCODE_DP_AGG_BUDGET_EXHAUSTED),
-             errmsg("the budget of role \"%s\" is written in rho, which cannot pay for this "
-                    "query's (epsilon, delta) releases",
-                    result.role_name),
-             errdetail("It needs epsilon %s and delta %s (%s), of which group selection is "
-                       "(epsilon, delta)-DP only and has no zCDP cost. Ask an administrator "
-                       "for an (epsilon, delta) budget (dp_agg.set_budget). Nothing was charged "
-                       "or released.",
-                       result.epsilon, result.delta, result.aggregates)));
+             errmsg("this query needs delta %s for group selection; the role \"%s\" has no "
+                    "delta budget",
+                    result.zcdp_delta, result.role_name),
+             errdetail("It needs rho %s and delta %s (%s); the role has a zCDP budget with rho "
+                       "%s of %s spent and a delta total of 0. Ask an administrator for a "
+                       "delta budget (dp_agg.set_budget_zcdp(role, rho, delta)); group "
+                       "selection's delta is the setting dp_agg.group_selection_delta. "
+                       "Nothing was charged or released.",
+                       result.rho, result.zcdp_delta, result.aggregates, result.rho_spent,
+                       result.rho_total)));
+  if (rho_fits && needs_delta)
+    ereport(ERROR,
+            (errcode(ERRCODE_DP_AGG_BUDGET_EXHAUSTED),
+             errmsg("this query needs delta %s for group selection; the delta budget of role "
+                    "\"%s\" is exhausted",
+                    result.zcdp_delta, result.role_name),
+             errdetail("It needs rho %s and delta %s (%s); the role has a zCDP budget with "
+                       "delta %s of %s spent (rho %s of %s). Ask an administrator for more "
+                       "(dp_agg.set_budget_zcdp(role, rho, delta)). Nothing was charged or "
+                       "released.",
+                       result.rho, result.zcdp_delta, result.aggregates, result.zcdp_delta_spent,
+                       result.zcdp_delta_total, result.rho_spent, result.rho_total)));
   ereport(ERROR,
           (errcode(ERRCODE_DP_AGG_BUDGET_EXHAUSTED),
            errmsg("privacy budget exhausted for role \"%s\"", result.role_name),
-           errdetail("This query needs rho %s plus epsilon^2/2 of its pure releases (%s); the "
-                     "role has spent rho %s of %s. Nothing was charged or released.",
-                     result.rho, result.aggregates, result.rho_spent, result.rho_total),
+           errdetail("This query needs rho %s and delta %s (%s); the role has a zCDP budget "
+                     "with rho %s of %s and delta %s of %s spent. A pure release of epsilon "
+                     "costs rho epsilon^2/2, a Gaussian one the rho of its noise. Nothing was "
+                     "charged or released.",
+                     result.rho, result.zcdp_delta, result.aggregates, result.rho_spent,
+                     result.rho_total, result.zcdp_delta_spent, result.zcdp_delta_total),
            errhint("Use a smaller epsilon, or ask an administrator for more budget "
                    "(dp_agg.set_budget_zcdp). Nothing was released.")));
   pg_unreachable();
@@ -687,11 +707,10 @@ void ChargeBudget(const QueryCharge& charge) {
 
   const char* epsilon = DatumGetCString(DirectFunctionCall1(numeric_out, charge.epsilon));
   const char* delta = DatumGetCString(DirectFunctionCall1(numeric_out, charge.delta));
-  const Datum parts_datums[5] = {charge.pure_epsilon, charge.pure_epsilon_squared, charge.rho,
-                                 charge.gaussian_epsilon, charge.gaussian_delta};
-  const char* parts[5];
+  const Datum parts_datums[2] = {charge.rho, charge.zcdp_delta};
+  const char* parts[2];
   bool too_long = std::strlen(epsilon) >= kNumberText || std::strlen(delta) >= kNumberText;
-  for (int i = 0; i < 5; ++i) {
+  for (int i = 0; i < 2; ++i) {
     parts[i] = DatumGetCString(DirectFunctionCall1(numeric_out, parts_datums[i]));
     too_long = too_long || std::strlen(parts[i]) >= kNumberText;
   }
@@ -712,11 +731,8 @@ void ChargeBudget(const QueryCharge& charge) {
            GetUserNameFromId(GetUserId(), false));
   CopyText(slot->epsilon, sizeof slot->epsilon, epsilon);
   CopyText(slot->delta, sizeof slot->delta, delta);
-  CopyText(slot->pure_epsilon, sizeof slot->pure_epsilon, parts[0]);
-  CopyText(slot->pure_epsilon_squared, sizeof slot->pure_epsilon_squared, parts[1]);
-  CopyText(slot->rho, sizeof slot->rho, parts[2]);
-  CopyText(slot->gaussian_epsilon, sizeof slot->gaussian_epsilon, parts[3]);
-  CopyText(slot->gaussian_delta, sizeof slot->gaussian_delta, parts[4]);
+  CopyText(slot->rho, sizeof slot->rho, parts[0]);
+  CopyText(slot->zcdp_delta, sizeof slot->zcdp_delta, parts[1]);
   CopyClipped(slot->aggregates, sizeof slot->aggregates, charge.description);
   CopyClipped(slot->query_text, sizeof slot->query_text, debug_query_string);
   slot->message[0] = '\0';
@@ -744,20 +760,8 @@ void ChargeBudget(const QueryCharge& charge) {
                               result.role_name)));
       break;
     case kExhausted:
-      if (std::strcmp(result.budget_unit, "rho") == 0) RefuseForRho(result);
+      if (std::strcmp(result.budget_kind, "zcdp") == 0) RefuseForZcdp(result);
       if (OnlyDeltaIsShort(result)) RefuseForDelta(result);
-      if (std::strcmp(result.rho, "0") != 0)
-        ereport(ERROR,
-                (errcode(ERRCODE_DP_AGG_BUDGET_EXHAUSTED),
-                 errmsg("privacy budget exhausted for role \"%s\"", result.role_name),
-                 errdetail("This query needs epsilon %s and delta %s, or rho %s under zCDP "
-                           "accounting; the role has left epsilon %s, delta %s and rho %s "
-                           "(spent: epsilon %s of %s and delta %s of %s by basic composition).",
-                           result.epsilon, result.delta, result.rho, result.remaining[0],
-                           result.remaining[1], result.remaining[2], result.epsilon_spent,
-                           result.epsilon_total, result.delta_spent, result.delta_total),
-                 errhint("Use a smaller epsilon, or ask an administrator for more budget "
-                         "(dp_agg.add_budget). Nothing was released.")));
       ereport(ERROR,
               (errcode(ERRCODE_DP_AGG_BUDGET_EXHAUSTED),
                errmsg("privacy budget exhausted for role \"%s\"", result.role_name),

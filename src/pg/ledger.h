@@ -26,12 +26,9 @@ namespace dp_pg {
 struct QueryCharge {
   Datum epsilon;  // numeric, exact: every release's epsilon (basic composition)
   Datum delta;  // numeric, exact
-  // The same releases by how they compose (query_cost.h), numerics.
-  Datum pure_epsilon;
-  Datum pure_epsilon_squared;
+  // The same releases in approximate zCDP (query_cost.h), numerics.
   Datum rho;
-  Datum gaussian_epsilon;
-  Datum gaussian_delta;
+  Datum zcdp_delta;
   char description[512];  // which aggregates, e.g. "dp_count(eps 0.1); dp_sum(eps 0.5 x 2 sets)"
 };
 

@@ -39,6 +39,11 @@ Datum NumericTimes(Datum value, int times) {
 
 Datum NumericPlus(Datum a, Datum b) { return DirectFunctionCall2(numeric_add, a, b); }
 
+Datum NumericHalf() {
+  return DirectFunctionCall3(numeric_in, CStringGetDatum("0.5"), ObjectIdGetDatum(InvalidOid),
+                             Int32GetDatum(-1));
+}
+
 }  // namespace
 
 // value (numeric, >= 0) rounded to `digits` significant digits, UP (the
@@ -82,11 +87,8 @@ void StartQueryCost(QueryCost* cost, bool leader_paid) {
   cost->sites = 0;
   cost->epsilon = NumericZero();
   cost->delta = cost->epsilon;
-  cost->pure_epsilon = cost->epsilon;
-  cost->pure_epsilon_squared = cost->epsilon;
   cost->rho = cost->epsilon;
-  cost->gaussian_epsilon = cost->epsilon;
-  cost->gaussian_delta = cost->epsilon;
+  cost->zcdp_delta = cost->epsilon;
   initStringInfo(&cost->description);
 }
 
@@ -106,28 +108,47 @@ void AddCost(QueryCost* cost, Aggref* aggref, const RequestedPrivacy& requested,
   const Datum delta_charge = NumericTimes(ChargeFor(delta), multiplier);
   cost->epsilon = NumericPlus(cost->epsilon, epsilon_charge);
   cost->delta = NumericPlus(cost->delta, delta_charge);
+  // The zCDP charge (README "Privacy budgets"). Over privacy units a unit
+  // reaches unit_groups groups, each a release of the requested parameters,
+  // and every grouping set is one more release: rho (and zCDP delta) add up
+  // over the unit_groups * multiplier releases (Bun and Steinke 2016, Lemma
+  // 2.3 and, for the delta, Lemma 8.3).
+  const int releases = unit_groups * multiplier;
   double rho = 0;
   if (requested.gaussian) {
-    // Over privacy units a unit reaches unit_groups groups, each a release
-    // of rho: unit_groups rho (zCDP composition, BS16 Lemma 2.3).
+    // The discrete Gaussian calibrated here is rho-zCDP with rho =
+    // Delta^2 / (2 sigma^2) of its exact sigma (BS16 Prop. 1.6; Canonne,
+    // Kamath and Steinke 2020, Thm. 14), GaussianPlanRho rounded up.
     rho = requested.rho;
-    const Datum rho_charge =
+    cost->rho = NumericPlus(
+        cost->rho,
         NumericTimes(NumericCeilSignificant(ExactNumericFromDouble(requested.rho), kChargeDigits),
-                     unit_groups * multiplier);
-    cost->rho = NumericPlus(cost->rho, rho_charge);
-    cost->gaussian_epsilon = NumericPlus(cost->gaussian_epsilon, epsilon_charge);
-    cost->gaussian_delta = NumericPlus(cost->gaussian_delta, delta_charge);
-  } else if (!requested.approximate) {
-    // A pure release of the charged epsilon c (>= the epsilon the mechanism
-    // uses), `multiplier` times: epsilon^2 sum += multiplier c^2, rounded up.
-    // Over units the unit_groups releases of c / unit_groups would add only
-    // c^2 / unit_groups; c^2 is an upper bound.
-    const Datum charged = ChargeFor(epsilon);
-    const Datum squared =
-        NumericCeilSignificant(DirectFunctionCall2(numeric_mul, charged, charged), kChargeDigits);
-    cost->pure_epsilon = NumericPlus(cost->pure_epsilon, epsilon_charge);
-    cost->pure_epsilon_squared =
-        NumericPlus(cost->pure_epsilon_squared, NumericTimes(squared, multiplier));
+                     releases));
+  } else if (requested.approximate || requested.delta == 0) {
+    // A pure epsilon-DP release is (epsilon^2 / 2)-zCDP (BS16 Prop. 1.4);
+    // group selection (the only (epsilon, delta) release that is not
+    // Gaussian) is delta-approximately (epsilon^2 / 2)-zCDP: conditioned on
+    // the event, of probability >= 1 - delta, that none of the changed
+    // unit's new groups is released, the rest of its output is epsilon-DP
+    // (partition_selection.h), which is (epsilon^2 / 2)-zCDP by Prop. 1.4:
+    // that is BS16 Def. 8.1 with the event on one side and nothing on the
+    // other. The epsilon charged per release is ChargeFor(requested.epsilon),
+    // at least the one the mechanism uses; c^2 / 2 is exact in numeric (c is
+    // a decimal) and only rounded up to kChargeDigits digits.
+    const Datum charged = ChargeFor(requested.epsilon);
+    const Datum half_square = NumericCeilSignificant(
+        DirectFunctionCall2(numeric_mul, DirectFunctionCall2(numeric_mul, charged, charged),
+                            NumericHalf()),
+        kChargeDigits);
+    cost->rho = NumericPlus(cost->rho, NumericTimes(half_square, releases));
+    if (requested.approximate)
+      cost->zcdp_delta = NumericPlus(cost->zcdp_delta, delta_charge);
+  } else {
+    // Every release with a delta is Gaussian or group selection
+    // (initial_state.cpp); anything else would have no zCDP cost here.
+    ereport(ERROR, (errcode(ERRCODE_INTERNAL_ERROR),
+                    errmsg("dp_agg: no zCDP cost for %s with delta %g",
+                           get_func_name(aggref->aggfnoid), requested.delta)));
   }
   cost->sites += 1;
   appendStringInfo(&cost->description, "%s%s(epsilon %g", cost->sites > 1 ? "; " : "",
@@ -143,11 +164,8 @@ void ChargeQueryCost(QueryCost* cost) {
     QueryCharge charge;
     charge.epsilon = cost->epsilon;
     charge.delta = cost->delta;
-    charge.pure_epsilon = cost->pure_epsilon;
-    charge.pure_epsilon_squared = cost->pure_epsilon_squared;
     charge.rho = cost->rho;
-    charge.gaussian_epsilon = cost->gaussian_epsilon;
-    charge.gaussian_delta = cost->gaussian_delta;
+    charge.zcdp_delta = cost->zcdp_delta;
     strlcpy(charge.description, cost->description.data, sizeof charge.description);
     ChargeBudget(charge);
   }

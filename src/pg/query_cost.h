@@ -21,14 +21,12 @@ struct QueryCost {
   int sites;  // call sites charged by this process
   Datum epsilon;  // numeric: sum of every release's epsilon (basic composition)
   Datum delta;  // numeric: sum of every release's delta
-  // The same releases by how they compose (privacy_accountant.h), numerics
-  // rounded up: pure releases' epsilons and their squares, Gaussian
-  // releases' rho and their (epsilon, delta) (a part of the sums above).
-  Datum pure_epsilon;
-  Datum pure_epsilon_squared;
+  // The same releases in approximate zCDP (README "Privacy budgets"), exact
+  // numerics, never below the true cost: rho (Gaussian releases: the rho of
+  // the noise calibrated; every other release: epsilon^2 / 2) and zCDP delta
+  // (group selection's delta; 0 for every other release).
   Datum rho;
-  Datum gaussian_epsilon;
-  Datum gaussian_delta;
+  Datum zcdp_delta;
   StringInfoData description;
 };
 

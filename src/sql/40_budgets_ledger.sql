@@ -23,22 +23,24 @@ CREATE TABLE dp_agg.role_budget (
   delta_spent numeric NOT NULL DEFAULT 0 CHECK (delta_spent >= 0),
   updated_at timestamptz NOT NULL DEFAULT now(),
   role_oid oid NOT NULL,
-  -- 0.2.0: the accountant (README "Privacy budgets"). A budget is written in
-  -- (epsilon, delta) (epsilon_total, delta_total) or in rho (rho_total).
-  -- epsilon_spent and delta_spent sum every charge (basic composition); the
-  -- columns below split the same charges by how they compose: pure releases'
-  -- epsilon and epsilon^2, Gaussian releases' rho and their own epsilon and
-  -- delta. What is neither pure nor Gaussian is (epsilon, delta)-only.
-  budget_unit text NOT NULL DEFAULT 'epsilon_delta'
-    CHECK (budget_unit IN ('epsilon_delta', 'rho')),
+  -- 0.2.0 (README "Privacy budgets"): every budget has one kind, chosen by
+  -- an administrator, and is admitted by that kind's certificate only:
+  -- 'epsilon_delta' (dp_agg.set_budget): basic composition, epsilon_spent
+  -- <= epsilon_total and delta_spent <= delta_total;
+  -- 'zcdp' (dp_agg.set_budget_zcdp): approximate zCDP, rho_spent <=
+  -- rho_total and zcdp_delta_spent <= zcdp_delta_total.
+  -- Every charge is added to all four sums whatever the kind, so that a
+  -- change of kind never forgets spending.
+  budget_kind text NOT NULL DEFAULT 'epsilon_delta'
+    CHECK (budget_kind IN ('epsilon_delta', 'zcdp')),
   rho_total numeric CHECK (rho_total >= 0),
+  zcdp_delta_total numeric CHECK (zcdp_delta_total >= 0 AND zcdp_delta_total < 1),
   rho_spent numeric NOT NULL DEFAULT 0 CHECK (rho_spent >= 0),
-  pure_epsilon_spent numeric NOT NULL DEFAULT 0 CHECK (pure_epsilon_spent >= 0),
-  pure_epsilon_squared_spent numeric NOT NULL DEFAULT 0 CHECK (pure_epsilon_squared_spent >= 0),
-  gaussian_epsilon_spent numeric NOT NULL DEFAULT 0 CHECK (gaussian_epsilon_spent >= 0),
-  gaussian_delta_spent numeric NOT NULL DEFAULT 0 CHECK (gaussian_delta_spent >= 0),
+  zcdp_delta_spent numeric NOT NULL DEFAULT 0 CHECK (zcdp_delta_spent >= 0),
   CONSTRAINT role_budget_pkey PRIMARY KEY (role_oid),
-  CONSTRAINT role_budget_unit_matches_total CHECK ((budget_unit = 'rho') = (rho_total IS NOT NULL))
+  CONSTRAINT role_budget_kind_has_totals
+    CHECK ((budget_kind = 'zcdp') = (rho_total IS NOT NULL)
+           AND (rho_total IS NULL) = (zcdp_delta_total IS NULL))
 );
 
 -- One row per charge and per administrative change (never updated or deleted
@@ -59,8 +61,9 @@ CREATE TABLE dp_agg.ledger_entry (
                                      -- 1023 bytes, cut between characters)
   role_oid oid,                      -- OID of the role whose budget; NULL only for rows
                                      -- written before 0.2.0 for a role dropped since
-  rho numeric                        -- 0.2.0: the charge's Gaussian rho, or the new
-                                     -- rho total of a set_budget_zcdp row
+  rho numeric,                       -- 0.2.0: the charge in zCDP (rho, zcdp_delta), or
+  zcdp_delta numeric                 -- the new totals of a set_budget_zcdp row; NULL
+                                     -- for rows written before 0.2.0
 );
 
 -- pg_dump keeps budgets and the ledger.
@@ -100,13 +103,16 @@ BEGIN
             HINT = 'epsilon must be a finite number >= 0 and delta a number in [0, 1).';
   END IF;
 END $$;
-
--- Sets a role's totals (spent amounts are kept). delta NULL (the default)
+-- Sets a role's budget to an (epsilon, delta) budget (basic composition),
+-- whatever its kind was; spent amounts are kept. delta NULL (the default)
 -- keeps the role's delta total (0 for a new budget), so that
 -- set_budget('alice', 5.0) never silently takes away a delta budget.
 -- A total below what was already spent is accepted: it stops the role's
 -- private queries (remaining is shown as 0, never negative), which is what an
--- administrator lowering a budget means; a NOTICE says so.
+-- administrator lowering a budget means; a NOTICE says so. A role that was
+-- under a zCDP budget keeps every charge in epsilon_spent and delta_spent
+-- (each charge is recorded in both currencies), so the new certificate
+-- counts all past spending.
 CREATE FUNCTION dp_agg.set_budget(role regrole, epsilon float8, delta float8 DEFAULT NULL)
 RETURNS void LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
@@ -127,18 +133,14 @@ BEGIN
   VALUES (role, name_of_role, epsilon::numeric, kept_delta)
   ON CONFLICT (role_oid) DO UPDATE
     SET role_name = excluded.role_name, epsilon_total = excluded.epsilon_total,
-        delta_total = excluded.delta_total, budget_unit = 'epsilon_delta', rho_total = NULL,
-        updated_at = now()
+        delta_total = excluded.delta_total, budget_kind = 'epsilon_delta', rho_total = NULL,
+        zcdp_delta_total = NULL, updated_at = now()
   RETURNING * INTO now_set;
   INSERT INTO dp_agg.ledger_entry (kind, role_oid, role_name, session_user_name,
                                    current_user_name, epsilon, delta)
   VALUES ('set_budget', role, name_of_role, session_user, current_user, epsilon::numeric,
           kept_delta);
-  IF NOT dp_agg.budget_admits(now_set.budget_unit, now_set.epsilon_total, now_set.delta_total,
-                              now_set.rho_total, now_set.epsilon_spent, now_set.delta_spent,
-                              now_set.pure_epsilon_spent, now_set.pure_epsilon_squared_spent,
-                              now_set.rho_spent, now_set.gaussian_epsilon_spent,
-                              now_set.gaussian_delta_spent)
+  IF now_set.epsilon_spent > now_set.epsilon_total OR now_set.delta_spent > now_set.delta_total
   THEN
     RAISE NOTICE 'role "%" has already spent more than the new total (epsilon % of %, delta % of %): its remaining budget is 0',
       name_of_role, now_set.epsilon_spent, now_set.epsilon_total, now_set.delta_spent,
@@ -146,7 +148,10 @@ BEGIN
   END IF;
 END $$;
 
--- Adds to a role's totals (creating a budget if it has none).
+-- Adds to a role's (epsilon, delta) totals (creating such a budget if it has
+-- none). A zCDP budget is refused: adding epsilon to a rho total has no
+-- meaning, and silently switching its kind would be a surprise; the
+-- administrator sets a new rho total with set_budget_zcdp instead.
 CREATE FUNCTION dp_agg.add_budget(role regrole, epsilon float8, delta float8 DEFAULT 0)
 RETURNS void LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
@@ -157,11 +162,11 @@ BEGIN
     RAISE EXCEPTION 'role with OID % does not exist', role::oid
       USING ERRCODE = 'undefined_object';
   END IF;
-  IF EXISTS (SELECT 1 FROM dp_agg.role_budget b WHERE b.role_oid = role AND b.budget_unit = 'rho')
-  THEN
-    RAISE EXCEPTION 'the budget of role "%" is written in rho', name_of_role
+  IF EXISTS (SELECT 1 FROM dp_agg.role_budget b
+             WHERE b.role_oid = role AND b.budget_kind = 'zcdp') THEN
+    RAISE EXCEPTION 'the budget of role "%" is a zCDP budget (rho), to which epsilon cannot be added', name_of_role
       USING ERRCODE = 'invalid_parameter_value',
-            HINT = 'Set a new rho total with dp_agg.set_budget_zcdp, or write the budget in (epsilon, delta) with dp_agg.set_budget.';
+            DETAIL = 'Set its new totals with dp_agg.set_budget_zcdp(role, rho, delta) (the rho for an (epsilon, delta) guarantee is dp_agg.zcdp_rho(epsilon, delta)), or make it an (epsilon, delta) budget with dp_agg.set_budget.';
   END IF;
   PERFORM dp_agg.check_amounts(epsilon, delta);
   INSERT INTO dp_agg.role_budget AS b (role_oid, role_name, epsilon_total, delta_total)
@@ -175,8 +180,9 @@ BEGIN
           delta::numeric);
 END $$;
 
--- Sets a role's spent amounts back to zero. This gives privacy budget back,
--- so it is an administrator's decision and leaves an audit row.
+-- Sets a role's spent amounts (in both currencies) back to zero. This gives
+-- privacy budget back, so it is an administrator's decision and leaves an
+-- audit row.
 CREATE FUNCTION dp_agg.reset_spent(role regrole)
 RETURNS void LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
@@ -185,9 +191,7 @@ DECLARE
 BEGIN
   PERFORM dp_agg.require_admin('reset privacy budgets');
   UPDATE dp_agg.role_budget b SET epsilon_spent = 0, delta_spent = 0, rho_spent = 0,
-                                  pure_epsilon_spent = 0, pure_epsilon_squared_spent = 0,
-                                  gaussian_epsilon_spent = 0, gaussian_delta_spent = 0,
-                                  updated_at = now(),
+                                  zcdp_delta_spent = 0, updated_at = now(),
                                   role_name = coalesce(name_of_role, b.role_name)
   WHERE b.role_oid = role
   RETURNING * INTO previous;
@@ -215,78 +219,23 @@ BEGIN
           session_user, current_user, 0, 0);
 END $$;
 
--- The accountant (src/pg/accountant_functions.cpp, core/privacy_accountant.h).
-CREATE FUNCTION dp_agg.zcdp_admits(epsilon_total numeric, delta_total numeric,
-                                   pure_epsilon numeric, pure_epsilon_squared numeric,
-                                   rho numeric, approx_epsilon numeric, approx_delta numeric)
-RETURNS boolean AS 'MODULE_PATHNAME', 'dp_agg_zcdp_admits'
-LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
-CREATE FUNCTION dp_agg.budget_terms(budget_unit text, epsilon_total numeric,
-                                    delta_total numeric, rho_total numeric,
-                                    epsilon_spent numeric, delta_spent numeric,
-                                    pure_epsilon_spent numeric,
-                                    pure_epsilon_squared_spent numeric, rho_spent numeric,
-                                    gaussian_epsilon_spent numeric,
-                                    gaussian_delta_spent numeric,
-                                    OUT epsilon_remaining numeric, OUT delta_remaining numeric,
-                                    OUT rho_remaining numeric, OUT epsilon_guarantee numeric)
-AS 'MODULE_PATHNAME', 'dp_agg_budget_terms' LANGUAGE C IMMUTABLE PARALLEL SAFE;
-CREATE FUNCTION dp_agg.zcdp_epsilon(rho float8, delta float8) RETURNS float8
-AS 'MODULE_PATHNAME', 'dp_agg_zcdp_epsilon' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
-CREATE FUNCTION dp_agg.zcdp_rho(epsilon float8, delta float8) RETURNS float8
-AS 'MODULE_PATHNAME', 'dp_agg_zcdp_rho' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
-CREATE FUNCTION dp_agg.gaussian_count_epsilon(rho float8, delta float8) RETURNS float8
-AS 'MODULE_PATHNAME', 'dp_agg_gaussian_count_epsilon' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
-
--- Whether a budget admits what would then have been spent (README "Privacy
--- budgets"). A budget in (epsilon, delta) admits when either certificate
--- fits: basic composition of every release's (epsilon, delta), exact in
--- numeric (what 0.1.0 checked), or the accountant (dp_agg.zcdp_admits): pure
--- releases in epsilon, Gaussian releases in zCDP (rho), (epsilon, delta)-only
--- releases by basic composition, converted to (epsilon, delta) by Canonne,
--- Kamath and Steinke's bound, every sum rounded up and the budget down. Both
--- certificates hold for the same releases, so the smaller suffices. A budget
--- in rho admits when the Gaussian releases' rho plus epsilon^2 / 2 of the
--- pure ones (Bun and Steinke, Prop. 1.4) fits, exactly in numeric; it cannot
--- pay for (epsilon, delta)-only releases.
-CREATE FUNCTION dp_agg.budget_admits(budget_unit text, epsilon_total numeric,
-                                     delta_total numeric, rho_total numeric,
-                                     epsilon_spent numeric, delta_spent numeric,
-                                     pure_epsilon_spent numeric,
-                                     pure_epsilon_squared_spent numeric, rho_spent numeric,
-                                     gaussian_epsilon_spent numeric,
-                                     gaussian_delta_spent numeric)
-RETURNS boolean LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
-  SELECT CASE WHEN budget_unit = 'rho' THEN
-           2 * rho_spent + pure_epsilon_squared_spent <= 2 * rho_total
-           AND epsilon_spent - pure_epsilon_spent - gaussian_epsilon_spent = 0
-           AND delta_spent - gaussian_delta_spent = 0
-         ELSE
-           (epsilon_spent <= epsilon_total AND delta_spent <= delta_total)
-           OR dp_agg.zcdp_admits(epsilon_total, delta_total, pure_epsilon_spent,
-                                 pure_epsilon_squared_spent, rho_spent,
-                                 epsilon_spent - pure_epsilon_spent - gaussian_epsilon_spent,
-                                 delta_spent - gaussian_delta_spent)
-         END
-$$;
-
 -- Applied by the ledger writer (never by users): the charge, atomically
 -- against the limit, under the row lock of the role's budget, found by the
--- role's OID (role_name: its name at charge time, kept for the audit). The
--- charge comes as the sums of basic composition (epsilon, delta) and, for
--- the accountant, by how its releases compose (pure epsilon and its square,
--- the Gaussian releases' rho and their own epsilon and delta).
+-- role's OID (role_name: its name at charge time, kept for the audit).
+-- A charge comes in both currencies (src/pg/query_cost.cpp): (epsilon,
+-- delta) of basic composition and (rho, zcdp_delta) of approximate zCDP.
+-- Both are added to the sums whatever the budget's kind; admission is by the
+-- budget's own kind only, one certificate fixed by the administrator before
+-- the query, never the better of the two (README "Why admission never picks
+-- a certificate"), in exact numeric arithmetic.
 CREATE FUNCTION dp_agg.apply_charge(role_oid oid, role name, session_role name, epsilon numeric,
                                     delta numeric, query_id bigint, aggregates text, query text,
-                                    pure_epsilon numeric, pure_epsilon_squared numeric,
-                                    rho numeric, gaussian_epsilon numeric,
-                                    gaussian_delta numeric,
-                                    OUT status text, OUT epsilon_total numeric,
-                                    OUT epsilon_spent numeric, OUT delta_total numeric,
-                                    OUT delta_spent numeric, OUT budget_unit text,
+                                    rho numeric, zcdp_delta numeric,
+                                    OUT status text, OUT budget_kind text,
+                                    OUT epsilon_total numeric, OUT epsilon_spent numeric,
+                                    OUT delta_total numeric, OUT delta_spent numeric,
                                     OUT rho_total numeric, OUT rho_spent numeric,
-                                    OUT epsilon_remaining numeric, OUT delta_remaining numeric,
-                                    OUT rho_remaining numeric)
+                                    OUT zcdp_delta_total numeric, OUT zcdp_delta_spent numeric)
 LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   now_budget dp_agg.role_budget;
@@ -294,30 +243,27 @@ BEGIN
   UPDATE dp_agg.role_budget b
      SET epsilon_spent = b.epsilon_spent + apply_charge.epsilon,
          delta_spent = b.delta_spent + apply_charge.delta,
-         pure_epsilon_spent = b.pure_epsilon_spent + apply_charge.pure_epsilon,
-         pure_epsilon_squared_spent = b.pure_epsilon_squared_spent
-                                      + apply_charge.pure_epsilon_squared,
          rho_spent = b.rho_spent + apply_charge.rho,
-         gaussian_epsilon_spent = b.gaussian_epsilon_spent + apply_charge.gaussian_epsilon,
-         gaussian_delta_spent = b.gaussian_delta_spent + apply_charge.gaussian_delta,
+         zcdp_delta_spent = b.zcdp_delta_spent + apply_charge.zcdp_delta,
          role_name = apply_charge.role
    WHERE b.role_oid = apply_charge.role_oid
-     AND dp_agg.budget_admits(b.budget_unit, b.epsilon_total, b.delta_total, b.rho_total,
-                              b.epsilon_spent + apply_charge.epsilon,
-                              b.delta_spent + apply_charge.delta,
-                              b.pure_epsilon_spent + apply_charge.pure_epsilon,
-                              b.pure_epsilon_squared_spent + apply_charge.pure_epsilon_squared,
-                              b.rho_spent + apply_charge.rho,
-                              b.gaussian_epsilon_spent + apply_charge.gaussian_epsilon,
-                              b.gaussian_delta_spent + apply_charge.gaussian_delta)
+     AND CASE b.budget_kind
+           WHEN 'epsilon_delta' THEN
+             b.epsilon_spent + apply_charge.epsilon <= b.epsilon_total
+             AND b.delta_spent + apply_charge.delta <= b.delta_total
+           WHEN 'zcdp' THEN
+             b.rho_spent + apply_charge.rho <= b.rho_total
+             AND b.zcdp_delta_spent + apply_charge.zcdp_delta <= b.zcdp_delta_total
+           ELSE false
+         END
   RETURNING b.* INTO now_budget;
   IF FOUND THEN
     INSERT INTO dp_agg.ledger_entry (kind, role_oid, role_name, session_user_name,
                                      current_user_name, epsilon, delta, query_id, aggregates,
-                                     query, rho)
+                                     query, rho, zcdp_delta)
     VALUES ('charge', apply_charge.role_oid, role, role, session_role, apply_charge.epsilon,
             apply_charge.delta, apply_charge.query_id, apply_charge.aggregates,
-            left(apply_charge.query, 1000), apply_charge.rho);
+            left(apply_charge.query, 1000), apply_charge.rho, apply_charge.zcdp_delta);
     status := 'charged';
   ELSE
     SELECT * INTO now_budget FROM dp_agg.role_budget b WHERE b.role_oid = apply_charge.role_oid;
@@ -326,31 +272,25 @@ BEGIN
       RETURN;
     END IF;
   END IF;
+  budget_kind := now_budget.budget_kind;
   epsilon_total := now_budget.epsilon_total;
   epsilon_spent := now_budget.epsilon_spent;
   delta_total := now_budget.delta_total;
   delta_spent := now_budget.delta_spent;
-  budget_unit := now_budget.budget_unit;
   rho_total := now_budget.rho_total;
-  rho_spent := now_budget.rho_spent
-               + CASE WHEN now_budget.budget_unit = 'rho'
-                      THEN now_budget.pure_epsilon_squared_spent * 0.5 ELSE 0 END;
-  SELECT t.epsilon_remaining, t.delta_remaining, t.rho_remaining
-    INTO epsilon_remaining, delta_remaining, rho_remaining
-    FROM dp_agg.budget_terms(now_budget.budget_unit, now_budget.epsilon_total,
-                             now_budget.delta_total, now_budget.rho_total,
-                             now_budget.epsilon_spent, now_budget.delta_spent,
-                             now_budget.pure_epsilon_spent,
-                             now_budget.pure_epsilon_squared_spent, now_budget.rho_spent,
-                             now_budget.gaussian_epsilon_spent,
-                             now_budget.gaussian_delta_spent) t;
+  rho_spent := now_budget.rho_spent;
+  zcdp_delta_total := now_budget.zcdp_delta_total;
+  zcdp_delta_spent := now_budget.zcdp_delta_spent;
 END $$;
 
--- Sets a role's budget in rho (zero-concentrated DP): its Gaussian releases
--- cost their rho, its pure releases epsilon^2 / 2; spent amounts are kept.
--- The role's guarantee is rho-zCDP, i.e. (dp_agg.zcdp_epsilon(rho, delta),
--- delta)-DP for every delta. set_budget writes it back in (epsilon, delta).
-CREATE FUNCTION dp_agg.set_budget_zcdp(role regrole, rho float8)
+-- Sets a role's budget to a zCDP budget, whatever its kind was: approximate
+-- zero-concentrated DP (Bun and Steinke 2016, Def. 8.1) with totals rho and
+-- delta, admitted while the sums of the charges' rho and zCDP delta stay
+-- within them. The role is then (dp_agg.zcdp_epsilon(rho, d), delta + d)-DP
+-- for every d in (0, 1) (README "The accountant"); dp_agg.zcdp_rho(epsilon,
+-- delta) gives the rho of an (epsilon, delta) guarantee. Spent amounts are
+-- kept: every past charge is in rho_spent and zcdp_delta_spent already.
+CREATE FUNCTION dp_agg.set_budget_zcdp(role regrole, rho numeric, delta numeric DEFAULT 0)
 RETURNS void LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   name_of_role name := (SELECT rolname FROM pg_roles WHERE oid = role);
@@ -361,57 +301,90 @@ BEGIN
     RAISE EXCEPTION 'role with OID % does not exist', role::oid
       USING ERRCODE = 'undefined_object';
   END IF;
-  IF rho IS NULL OR rho = 'NaN' OR rho < 0 OR rho = 'Infinity' THEN
-    RAISE EXCEPTION 'invalid budget: rho %', rho
+  IF rho IS NULL OR rho = 'NaN' OR rho = 'Infinity' OR rho < 0 OR delta IS NULL OR delta = 'NaN' OR delta < 0
+     OR delta >= 1 THEN
+    RAISE EXCEPTION 'invalid zCDP budget: rho % and delta %', rho, delta
       USING ERRCODE = 'invalid_parameter_value',
-            HINT = 'rho must be a finite number >= 0 (e.g. dp_agg.zcdp_rho(1, 1e-6) for the rho that (1, 1e-6) buys).';
+            DETAIL = 'rho must be a finite number >= 0 (dp_agg.zcdp_rho(1, 1e-6) is the rho of a (1, 1e-6) guarantee) and delta a number in [0, 1) (needed by group selection only).';
   END IF;
   INSERT INTO dp_agg.role_budget AS b (role_oid, role_name, epsilon_total, delta_total,
-                                       budget_unit, rho_total)
-  VALUES (role, name_of_role, 0, 0, 'rho', rho::numeric)
+                                       budget_kind, rho_total, zcdp_delta_total)
+  VALUES (role, name_of_role, 0, 0, 'zcdp', rho, delta)
   ON CONFLICT (role_oid) DO UPDATE
-    SET role_name = excluded.role_name, budget_unit = 'rho', rho_total = excluded.rho_total,
-        updated_at = now()
+    SET role_name = excluded.role_name, budget_kind = 'zcdp', rho_total = excluded.rho_total,
+        zcdp_delta_total = excluded.zcdp_delta_total, updated_at = now()
   RETURNING * INTO now_set;
   INSERT INTO dp_agg.ledger_entry (kind, role_oid, role_name, session_user_name,
-                                   current_user_name, epsilon, delta, rho)
-  VALUES ('set_budget_zcdp', role, name_of_role, session_user, current_user, 0, 0, rho::numeric);
-  IF 2 * now_set.rho_spent + now_set.pure_epsilon_squared_spent > 2 * now_set.rho_total
-     OR now_set.epsilon_spent - now_set.pure_epsilon_spent - now_set.gaussian_epsilon_spent > 0
-     OR now_set.delta_spent - now_set.gaussian_delta_spent > 0 THEN
-    RAISE NOTICE 'role "%" has already spent more than rho % (or spent on (epsilon, delta)-only releases, which rho cannot pay for): its remaining budget is 0',
-      name_of_role, now_set.rho_total;
+                                   current_user_name, epsilon, delta, rho, zcdp_delta)
+  VALUES ('set_budget_zcdp', role, name_of_role, session_user, current_user, 0, 0, rho, delta);
+  IF now_set.rho_spent > now_set.rho_total OR now_set.zcdp_delta_spent > now_set.zcdp_delta_total
+  THEN
+    RAISE NOTICE 'role "%" has already spent more than the new total (rho % of %, delta % of %): its remaining budget is 0',
+      name_of_role, now_set.rho_spent, now_set.rho_total, now_set.zcdp_delta_spent,
+      now_set.zcdp_delta_total;
   END IF;
 END $$;
+
+-- Conversions (src/pg/accountant_functions.cpp, core/privacy_accountant.h).
+-- Floating point appears only here, for administrators and analysts to
+-- choose amounts and for display, rounded the safe way; never in admission.
+CREATE FUNCTION dp_agg.zcdp_epsilon(rho float8, delta float8) RETURNS float8
+AS 'MODULE_PATHNAME', 'dp_agg_zcdp_epsilon' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.zcdp_rho(epsilon float8, delta float8) RETURNS numeric
+AS 'MODULE_PATHNAME', 'dp_agg_zcdp_rho' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.gaussian_count_epsilon(rho numeric, delta float8) RETURNS float8
+AS 'MODULE_PATHNAME', 'dp_agg_gaussian_count_epsilon' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.gaussian_count_rho(epsilon numeric, delta numeric) RETURNS numeric
+AS 'MODULE_PATHNAME', 'dp_agg_gaussian_count_rho' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+-- The largest epsilon (12 decimals, rounded down) with epsilon^2 / 2 <= rho:
+-- the largest pure release a rho still pays for (Bun and Steinke 2016, Prop.
+-- 1.4). Checked exactly: one step down when the square root rounded up.
+CREATE FUNCTION dp_agg.zcdp_pure_epsilon(rho numeric) RETURNS numeric
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS $$
+  SELECT CASE WHEN e * e <= 2 * rho THEN e ELSE greatest(e - 0.000000000001, 0) END
+  FROM (SELECT trunc(sqrt(greatest(rho, 0) * 2), 12) AS e) s
+$$;
 
 -- Budgets: administrators see every role, everyone else their own (by OID,
 -- so a role keeps its row through a rename). role is the role's current
 -- name, or the last name it had if it was dropped (role_dropped).
--- epsilon_spent and delta_spent are the sums of the charges (basic
--- composition); what remains is what one more release may still spend, by
--- the better of basic composition and the accountant (dp_agg.budget_terms):
--- epsilon_remaining for a pure release, delta_remaining for an
--- (epsilon, delta)-only one, rho_remaining for a Gaussian one, never
--- negative. epsilon_guarantee: the epsilon the role's releases so far are
--- certified at delta_total. A budget written in rho shows no epsilon or
--- delta total; its rho_spent includes epsilon^2 / 2 of its pure releases.
+-- budget_kind says which certificate admits the role's queries; the other
+-- currency's sums are shown too (every charge is recorded in both).
+--  - epsilon_delta: epsilon_* and delta_* as in 0.1.0; rho_remaining is
+--    the rho of the largest Gaussian count (dp_count(v, epsilon_remaining,
+--    delta_remaining)) that still fits, for comparison.
+--  - zcdp: epsilon_total and delta_total are NULL; rho_* and zcdp_delta_*
+--    are the budget; epsilon_remaining is the largest pure epsilon that
+--    still fits (sqrt(2 rho_remaining), rounded down) and delta_remaining the
+--    zCDP delta left (group selection's).
+-- guarantee_epsilon, guarantee_delta: what the whole budget certifies as
+-- (epsilon, delta)-DP: the totals for epsilon_delta budgets; for zcdp ones
+-- (zcdp_epsilon(rho_total, 1e-6), zcdp_delta_total + 1e-6), the conversion at
+-- d = 1e-6 (dp_agg.zcdp_epsilon gives it at any other d).
 CREATE VIEW dp_agg.budgets WITH (security_barrier) AS
   SELECT coalesce(r.rolname, b.role_name) AS role,
-         CASE WHEN b.budget_unit = 'rho' THEN NULL ELSE b.epsilon_total END AS epsilon_total,
-         b.epsilon_spent, t.epsilon_remaining,
-         CASE WHEN b.budget_unit = 'rho' THEN NULL ELSE b.delta_total END AS delta_total,
-         b.delta_spent, t.delta_remaining, b.updated_at,
-         r.oid IS NULL AS role_dropped, b.budget_unit, b.rho_total,
-         b.rho_spent + CASE WHEN b.budget_unit = 'rho'
-                            THEN b.pure_epsilon_squared_spent * 0.5 ELSE 0 END AS rho_spent,
-         t.rho_remaining, t.epsilon_guarantee
+         CASE WHEN b.budget_kind = 'zcdp' THEN NULL ELSE b.epsilon_total END AS epsilon_total,
+         b.epsilon_spent,
+         CASE WHEN b.budget_kind = 'zcdp'
+              THEN dp_agg.zcdp_pure_epsilon(greatest(b.rho_total - b.rho_spent, 0))
+              ELSE greatest(b.epsilon_total - b.epsilon_spent, 0) END AS epsilon_remaining,
+         CASE WHEN b.budget_kind = 'zcdp' THEN NULL ELSE b.delta_total END AS delta_total,
+         b.delta_spent,
+         CASE WHEN b.budget_kind = 'zcdp'
+              THEN greatest(b.zcdp_delta_total - b.zcdp_delta_spent, 0)
+              ELSE greatest(b.delta_total - b.delta_spent, 0) END AS delta_remaining,
+         b.updated_at, r.oid IS NULL AS role_dropped, b.budget_kind, b.rho_total, b.rho_spent,
+         CASE WHEN b.budget_kind = 'zcdp' THEN greatest(b.rho_total - b.rho_spent, 0)
+              ELSE dp_agg.gaussian_count_rho(greatest(b.epsilon_total - b.epsilon_spent, 0),
+                                             greatest(b.delta_total - b.delta_spent, 0))
+         END AS rho_remaining,
+         b.zcdp_delta_total, b.zcdp_delta_spent,
+         CASE WHEN b.budget_kind = 'zcdp' THEN dp_agg.zcdp_epsilon(b.rho_total::float8, 1e-6)
+              ELSE b.epsilon_total END AS guarantee_epsilon,
+         CASE WHEN b.budget_kind = 'zcdp' THEN b.zcdp_delta_total + 0.000001
+              ELSE b.delta_total END AS guarantee_delta
   FROM dp_agg.role_budget b LEFT JOIN pg_catalog.pg_roles r ON r.oid = b.role_oid
-       CROSS JOIN LATERAL dp_agg.budget_terms(b.budget_unit, b.epsilon_total, b.delta_total,
-                                              b.rho_total, b.epsilon_spent, b.delta_spent,
-                                              b.pure_epsilon_spent,
-                                              b.pure_epsilon_squared_spent, b.rho_spent,
-                                              b.gaussian_epsilon_spent,
-                                              b.gaussian_delta_spent) t
   WHERE b.role_oid = (SELECT s.oid FROM pg_catalog.pg_roles s WHERE s.rolname = session_user)
      OR dp_agg.is_admin();
 
@@ -419,28 +392,24 @@ CREATE VIEW dp_agg.budgets WITH (security_barrier) AS
 -- name does not see the dropped role's rows.
 CREATE VIEW dp_agg.ledger WITH (security_barrier) AS
   SELECT id, recorded_at, kind, role_name AS role, session_user_name, current_user_name,
-         epsilon, delta, query_id, aggregates, query, rho
+         epsilon, delta, query_id, aggregates, query, rho, zcdp_delta
   FROM dp_agg.ledger_entry
   WHERE role_oid = (SELECT s.oid FROM pg_catalog.pg_roles s WHERE s.rolname = session_user)
      OR dp_agg.is_admin();
 
--- What the session user has left, in both terms (as in dp_agg.budgets).
-CREATE FUNCTION dp_agg.remaining_budget(OUT epsilon numeric, OUT delta numeric, OUT rho numeric)
+-- What the session user has left, in its budget's kind (as in dp_agg.budgets:
+-- epsilon and delta as in 0.1.0 for an (epsilon, delta) budget; for a zCDP
+-- budget the largest pure epsilon and the zCDP delta left), never negative.
+CREATE FUNCTION dp_agg.remaining_budget(OUT epsilon numeric, OUT delta numeric,
+                                        OUT rho numeric, OUT budget_kind text)
 LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
-  SELECT t.epsilon_remaining, t.delta_remaining, t.rho_remaining
-  FROM dp_agg.role_budget b
-       CROSS JOIN LATERAL dp_agg.budget_terms(b.budget_unit, b.epsilon_total, b.delta_total,
-                                              b.rho_total, b.epsilon_spent, b.delta_spent,
-                                              b.pure_epsilon_spent,
-                                              b.pure_epsilon_squared_spent, b.rho_spent,
-                                              b.gaussian_epsilon_spent,
-                                              b.gaussian_delta_spent) t
-  WHERE b.role_oid = (SELECT s.oid FROM pg_roles s WHERE s.rolname = session_user)
+  SELECT v.epsilon_remaining, v.delta_remaining, v.rho_remaining, v.budget_kind
+  FROM dp_agg.budgets v
+  WHERE v.role = session_user AND NOT v.role_dropped
 $$;
 
-
 COMMENT ON TABLE dp_agg.role_budget IS
-  'Privacy budget of each login role (totals and exact spent amounts); read it through dp_agg.budgets';
+  'Privacy budget of each login role (kind, totals and exact spent amounts in both currencies); read it through dp_agg.budgets';
 COMMENT ON TABLE dp_agg.ledger_entry IS
   'The privacy ledger: one row per charge and per budget change, never updated or deleted by dp_agg; read it through dp_agg.ledger';
 COMMENT ON FUNCTION dp_agg.is_admin() IS
@@ -450,36 +419,33 @@ COMMENT ON FUNCTION dp_agg.require_admin(text) IS
 COMMENT ON FUNCTION dp_agg.check_amounts(float8, float8) IS
   'Validates a budget amount: finite epsilon >= 0, delta in [0, 1) (internal)';
 COMMENT ON FUNCTION dp_agg.set_budget(regrole, float8, float8) IS
-  'set_budget(role, epsilon[, delta]): sets a role''s budget totals, keeping what it spent and, when delta is omitted, its delta total (administrators; leaves a ledger row)';
+  'set_budget(role, epsilon[, delta]): makes a role''s budget an (epsilon, delta) budget (basic composition) with these totals, keeping what it spent and, when delta is omitted, its delta total (administrators; leaves a ledger row)';
 COMMENT ON FUNCTION dp_agg.add_budget(regrole, float8, float8) IS
-  'add_budget(role, epsilon, delta): adds to a role''s budget totals (administrators; leaves a ledger row)';
+  'add_budget(role, epsilon, delta): adds to a role''s (epsilon, delta) budget totals; refused for zCDP budgets (administrators; leaves a ledger row)';
 COMMENT ON FUNCTION dp_agg.reset_spent(regrole) IS
   'reset_spent(role): sets a role''s spent amounts back to zero, giving budget back (administrators; leaves a ledger row)';
 COMMENT ON FUNCTION dp_agg.revoke_budget(regrole) IS
   'revoke_budget(role): removes a role''s budget, so its private queries are refused (administrators; leaves a ledger row)';
-
-COMMENT ON FUNCTION dp_agg.zcdp_admits(numeric, numeric, numeric, numeric, numeric, numeric, numeric) IS
-  'Whether the zCDP accountant certifies a spending within an (epsilon, delta) budget (internal)';
-COMMENT ON FUNCTION dp_agg.budget_terms(text, numeric, numeric, numeric, numeric, numeric, numeric, numeric, numeric, numeric, numeric) IS
-  'A budget''s remaining epsilon, delta and rho and its epsilon guarantee at its delta total (behind dp_agg.budgets)';
+COMMENT ON FUNCTION dp_agg.apply_charge(oid, name, name, numeric, numeric, bigint, text, text, numeric, numeric) IS
+  'Records one charge atomically against the limit of the budget''s own kind (called by the ledger writer only)';
+COMMENT ON FUNCTION dp_agg.set_budget_zcdp(regrole, numeric, numeric) IS
+  'set_budget_zcdp(role, rho[, delta]): makes a role''s budget a zCDP budget (approximate zCDP: rho and delta add up), keeping what it spent (administrators; leaves a ledger row)';
 COMMENT ON FUNCTION dp_agg.zcdp_epsilon(float8, float8) IS
-  'zcdp_epsilon(rho, delta): the epsilon at which rho-zCDP is (epsilon, delta)-DP (Canonne, Kamath and Steinke 2020)';
+  'zcdp_epsilon(rho, d): the epsilon at which rho-zCDP is (epsilon, d)-DP (Canonne, Kamath and Steinke 2020), rounded up';
 COMMENT ON FUNCTION dp_agg.zcdp_rho(float8, float8) IS
-  'zcdp_rho(epsilon, delta): the largest rho whose zCDP guarantee is within (epsilon, delta)';
-COMMENT ON FUNCTION dp_agg.gaussian_count_epsilon(float8, float8) IS
-  'gaussian_count_epsilon(rho, delta): the largest epsilon at which dp_count(value, epsilon, delta) costs at most rho';
-COMMENT ON FUNCTION dp_agg.budget_admits(text, numeric, numeric, numeric, numeric, numeric, numeric, numeric, numeric, numeric, numeric) IS
-  'Whether a budget admits a spending, by basic composition or the zCDP accountant (internal)';
-COMMENT ON FUNCTION dp_agg.apply_charge(oid, name, name, numeric, numeric, bigint, text, text, numeric, numeric, numeric, numeric, numeric) IS
-  'Records one charge atomically against the limit (called by the ledger writer only)';
-COMMENT ON FUNCTION dp_agg.set_budget_zcdp(regrole, float8) IS
-  'set_budget_zcdp(role, rho): sets a role''s budget in rho (zCDP), keeping what it spent (administrators; leaves a ledger row)';
+  'zcdp_rho(epsilon, delta): the largest rho (rounded down) whose zCDP guarantee is within (epsilon, delta), for dp_agg.set_budget_zcdp';
+COMMENT ON FUNCTION dp_agg.gaussian_count_epsilon(numeric, float8) IS
+  'gaussian_count_epsilon(rho, delta): the largest epsilon at which dp_count(value, epsilon, delta) is charged at most rho';
+COMMENT ON FUNCTION dp_agg.gaussian_count_rho(numeric, numeric) IS
+  'gaussian_count_rho(epsilon, delta): the rho of the noise of dp_count(value, epsilon, delta) (0 without delta)';
+COMMENT ON FUNCTION dp_agg.zcdp_pure_epsilon(numeric) IS
+  'zcdp_pure_epsilon(rho): the largest epsilon (rounded down) of a pure release that rho pays for (epsilon^2 / 2 <= rho)';
 COMMENT ON VIEW dp_agg.budgets IS
   'Privacy budgets: administrators see every role, everyone else their own';
 COMMENT ON VIEW dp_agg.ledger IS
   'The privacy ledger: administrators see every row, everyone else the rows of their own budget';
 COMMENT ON FUNCTION dp_agg.remaining_budget() IS
-  'The epsilon, delta and rho the session user has left';
+  'What the session user has left: epsilon, delta, rho and the kind of its budget';
 
 -- What a query would cost, without running it: parsed, judged, planned and
 -- started as the caller (refused exactly when running it would be), costed
@@ -487,7 +453,8 @@ COMMENT ON FUNCTION dp_agg.remaining_budget() IS
 -- cost depends only on the query (its epsilons, deltas, grouping sets and
 -- group selection), never on the data.
 CREATE FUNCTION dp_agg.query_cost(query text, OUT epsilon numeric, OUT delta numeric,
-                                  OUT aggregates text, OUT rho numeric)
+                                  OUT aggregates text, OUT rho numeric,
+                                  OUT zcdp_delta numeric)
   AS 'MODULE_PATHNAME', 'dp_agg_query_cost' LANGUAGE C VOLATILE STRICT;
 COMMENT ON FUNCTION dp_agg.query_cost(text) IS
-  'query_cost(query): the epsilon and delta a SELECT would be charged (and the rho of its Gaussian releases), and for which aggregates, without running or charging it';
+  'query_cost(query): what a SELECT would be charged, in (epsilon, delta) and in zCDP (rho, zcdp_delta), and for which aggregates, without running or charging it';

@@ -171,49 +171,25 @@ TEST(PrivacyAccountantTest, JointGaussianMeanBeatsHalving) {
   }
 }
 
-TEST(PrivacyAccountantTest, RemainingAmountsAreTheLargestThatFit) {
-  dp::PrivacySpend spent;
-  spent.pure_epsilon = 0.2;
-  spent.pure_epsilon_squared = 0.04;
-  spent.rho = 0.005;
-  spent.approx_epsilon = 0.05;
-  spent.approx_delta = 1e-8;
-  const double epsilon_total = 1.0, delta_total = 1e-6;
-  ASSERT_TRUE(PrivacyAccountant(spent).WithinBudget(epsilon_total, delta_total));
-  const double pure = dp::RemainingPureEpsilon(spent, epsilon_total, delta_total);
-  const double rho = dp::RemainingRho(spent, epsilon_total, delta_total);
-  const double delta = dp::RemainingApproximateDelta(spent, epsilon_total, delta_total);
-  // Each fits, and 1e-9 relative more does not.
-  for (int kind = 0; kind < 3; ++kind) {
-    for (double factor : {1.0, 1 + 1e-9}) {
-      PrivacyAccountant trial(spent);
-      if (kind == 0) trial.AddPure(pure * factor);
-      if (kind == 1) trial.AddZcdp(rho * factor);
-      if (kind == 2) trial.AddApproximate(0, delta * factor);
-      EXPECT_EQ(trial.WithinBudget(epsilon_total, delta_total), factor == 1.0) << kind;
-    }
-  }
-  // Basic composition alone would leave epsilon 1 - 0.2 - 0.05 -
-  // ZcdpEpsilon(0.005, 1e-6 - 1e-8) for a pure release; the accountant no less.
-  EXPECT_GE(pure, 1.0 - 0.25 - dp::ZcdpEpsilon(0.005, 1e-6 - 1e-8) - 1e-9);
-  // Nothing spent, delta 0: a pure budget, exactly its epsilon; no rho at all.
-  const dp::PrivacySpend none;
-  EXPECT_EQ(dp::RemainingPureEpsilon(none, 2.0, 0.0), 2.0);
-  EXPECT_EQ(dp::RemainingRho(none, 2.0, 0.0), 0.0);
+TEST(PrivacyAccountantTest, ZcdpIsNeverPureAndConversionsAreConsistent) {
   // However small rho is, a zCDP release is never (epsilon, 0)-DP.
   PrivacyAccountant tiny;
   tiny.AddZcdp(1e-9);
   EXPECT_GT(tiny.Delta(50.0), 0.0);
   EXPECT_FALSE(tiny.WithinBudget(50.0, 0.0));
-  // Over budget: nothing remains.
-  dp::PrivacySpend over = spent;
-  over.rho = 1.0;
-  EXPECT_EQ(dp::RemainingPureEpsilon(over, epsilon_total, delta_total), 0.0);
-  EXPECT_EQ(dp::RemainingRho(over, epsilon_total, delta_total), 0.0);
-  EXPECT_EQ(dp::RemainingApproximateDelta(over, epsilon_total, delta_total), 0.0);
-  EXPECT_THROW(PrivacyAccountant{over}.AddPure(-1), std::invalid_argument);
-  over.rho = -1;
-  EXPECT_THROW(PrivacyAccountant{over}, std::invalid_argument);
+  // The rho of an (epsilon, delta) guarantee converts back within it, and
+  // 1e-6 relative more rho does not (RhoForEpsilonDelta is the largest).
+  for (double epsilon : {0.1, 1.0, 4.0}) {
+    for (double delta : {1e-9, 1e-6, 1e-3}) {
+      const double rho = dp::RhoForEpsilonDelta(epsilon, delta);
+      EXPECT_LE(dp::ZcdpDelta(rho, epsilon), delta) << epsilon << " " << delta;
+      EXPECT_GT(dp::ZcdpDelta(rho * (1 + 1e-6), epsilon), delta) << epsilon << " " << delta;
+      EXPECT_LE(dp::ZcdpEpsilon(rho, delta), epsilon * (1 + 1e-9)) << epsilon << " " << delta;
+    }
+  }
+  dp::PrivacySpend negative;
+  negative.rho = -1;
+  EXPECT_THROW(PrivacyAccountant{negative}, std::invalid_argument);
 }
 
 TEST(PrivacyAccountantTest, HundredGaussianCountsAdmittedNearTheOptimum) {
@@ -223,9 +199,12 @@ TEST(PrivacyAccountantTest, HundredGaussianCountsAdmittedNearTheOptimum) {
   const double epsilon = dp::GaussianCountEpsilonForRho(budget_rho / 100, 1e-6);
   const dp::GaussianPlan plan = dp::PlanGaussianCount(epsilon, 1e-6);
   EXPECT_LE(dp::GaussianPlanRho(plan), budget_rho / 100);
-  PrivacyAccountant accountant;
-  for (int i = 0; i < 100; ++i) accountant.AddZcdp(dp::GaussianPlanRho(plan));
-  EXPECT_TRUE(accountant.WithinBudget(1.0, 1e-6));
+  // The zCDP budget's certificate: the sum of the rho charged fits, and its
+  // conversion is within (1, 1e-6).
+  double total = 0;
+  for (int i = 0; i < 100; ++i) total += dp::GaussianPlanRho(plan);
+  EXPECT_LE(total, budget_rho * (1 + 1e-12));
+  EXPECT_LE(dp::ZcdpEpsilon(total, 1e-6), 1.0 + 1e-9);
   const double optimum = std::sqrt(100 / (2 * budget_rho));
   const double sigma = dp::GaussianNoiseStddev(plan, 0);
   EXPECT_LE(sigma / optimum, 1.10);
