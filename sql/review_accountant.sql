@@ -1,6 +1,7 @@
 -- Findings of the review of the privacy accountant (issue 14, branch
--- review_accountant), each pinned with the CORRECT behaviour: the expected
--- output fails until the finding is fixed.
+-- review_accountant), each pinned with the correct behaviour. Fixed by
+-- giving every budget one certificate, fixed by its kind before any query
+-- (README "Why admission never picks a certificate").
 \set VERBOSITY terse
 
 SET client_min_messages = warning;
@@ -46,6 +47,10 @@ GRANT EXECUTE ON FUNCTION review_acc.admitted(text) TO regress_review_acc_a, reg
 -- not admit both continuations of the same history. Two roles with the
 -- same budget and the same first query stand for the two branches.
 -- ---------------------------------------------------------------------------
+-- test/review/adaptive_certificates.py checks, with the same admission
+-- rules, that the adaptive strategy gains nothing under either kind.
+-- Under an (epsilon, delta) budget (4, 1e-6): path A is admitted (exactly
+-- the budget by basic composition), path B is refused (delta 1e-6 + 1e-9).
 SELECT dp_agg.set_budget('regress_review_acc_a', 4, 1e-6);
 SELECT dp_agg.set_budget('regress_review_acc_b', 4, 1e-6);
 SET SESSION AUTHORIZATION regress_review_acc_a;
@@ -56,7 +61,32 @@ SET SESSION AUTHORIZATION regress_review_acc_b;
 SELECT review_acc.admitted('SELECT dp_count(id, 0.0038, 1e-6) FROM review_acc.t') AS q1_admitted;
 SELECT review_acc.admitted('SELECT dp_count(id, 4.6562, 1e-9) FROM review_acc.t') AS path_b \gset
 RESET SESSION AUTHORIZATION;
-SELECT NOT (:'path_a'::boolean AND :'path_b'::boolean) AS never_both_continuations;
+SELECT :'path_a'::boolean AS path_a, :'path_b'::boolean AS path_b,
+       NOT (:'path_a'::boolean AND :'path_b'::boolean) AS never_both_continuations;
+-- Under a zCDP budget of the rho of (4, 1e-6): path A (a pure epsilon
+-- 3.9962 costs rho 7.98) is refused, path B (rho 0.311) admitted.
+SELECT dp_agg.set_budget_zcdp('regress_review_acc_a', dp_agg.zcdp_rho(4, 1e-6));
+SELECT dp_agg.set_budget_zcdp('regress_review_acc_b', dp_agg.zcdp_rho(4, 1e-6));
+SELECT dp_agg.reset_spent('regress_review_acc_a');
+SELECT dp_agg.reset_spent('regress_review_acc_b');
+SET SESSION AUTHORIZATION regress_review_acc_a;
+SELECT review_acc.admitted('SELECT dp_count(id, 0.0038, 1e-6) FROM review_acc.t') AS q1_admitted;
+SELECT review_acc.admitted('SELECT dp_count(id, 3.9962) FROM review_acc.t') AS path_a \gset
+RESET SESSION AUTHORIZATION;
+SET SESSION AUTHORIZATION regress_review_acc_b;
+SELECT review_acc.admitted('SELECT dp_count(id, 0.0038, 1e-6) FROM review_acc.t') AS q1_admitted;
+SELECT review_acc.admitted('SELECT dp_count(id, 4.6562, 1e-9) FROM review_acc.t') AS path_b \gset
+RESET SESSION AUTHORIZATION;
+SELECT :'path_a'::boolean AS path_a, :'path_b'::boolean AS path_b,
+       NOT (:'path_a'::boolean AND :'path_b'::boolean) AS never_both_continuations;
+-- The kind is the administrator's: an analyst cannot switch its own budget
+-- to the kind that would admit the continuation it wants (42501), and the
+-- refused continuation charged nothing.
+SET SESSION AUTHORIZATION regress_review_acc_a;
+SELECT dp_agg.set_budget('regress_review_acc_a', 4, 1e-6);
+SELECT dp_agg.set_budget_zcdp('regress_review_acc_a', 1);
+SELECT budget_kind, epsilon_spent, rho_spent < 0.000001 AS only_q1_in_rho FROM dp_agg.budgets;
+RESET SESSION AUTHORIZATION;
 
 -- ---------------------------------------------------------------------------
 -- Cleanup.

@@ -21,10 +21,29 @@ about 1.20e-6 > 1e-6. A filter must be valid under adaptively chosen
 parameters (Rogers, Roth, Ullman, Vadhan 2016; Feldman and Zrnic 2021 for a
 fixed Renyi order); the OR of two valid filters is not one.
 
-Usage: adaptive_certificates.py [rho1 rho_B]  (defaults: the values the
-server reported on the review branch).
+Since the fix, every budget has ONE certificate, fixed by its kind before
+any query (README "Why admission never picks a certificate"). This script
+is now a check of that rule against the same strategy: with the admission
+rules of dp_agg.apply_charge (reproduced in admitted() below, exactly, in
+fractions), it computes which continuations each kind of budget admits
+after Q1 and the exact delta of the best adaptive strategy among the
+admitted continuations and stopping, and checks that it never exceeds what
+the budget certifies:
+  - (epsilon, delta) budget (4, 1e-6): only A is admitted; the adaptive
+    choice between A and stopping has delta(4) <= 1e-6;
+  - zCDP budget dp_agg.zcdp_rho(4, 1e-6): only B is admitted; the adaptive
+    choice between B and stopping has delta(4) <= 1e-6;
+and that the old rule (either certificate) still computes above 1e-6, so
+the check can fail. Prints "ok ..." / "not ok ..." lines; exit status 1 on
+any failure. Run by test/scripts/run_all_tests.sh.
+
+Usage: adaptive_certificates.py [rho1 rho_B rho_budget]  (defaults: the
+values the server reports: dp_agg.query_cost's rho of Q1 and of path B,
+and dp_agg.zcdp_rho(4, 1e-6); sql/review_accountant.sql checks the same
+admissions on the server).
 """
 import sys
+from fractions import Fraction
 
 import numpy as np
 from scipy.optimize import minimize_scalar
@@ -49,33 +68,83 @@ def h_rr(x, a):
     return np.maximum(p - np.exp(x) * (1 - p), 0) + np.maximum((1 - p) - np.exp(x) * p, 0)
 
 
+def admitted(kind, total, spent, charge):
+    """dp_agg.apply_charge's certificate for one budget kind, exactly:
+    total, spent and charge are dicts of Fractions (eps, delta, rho, zdelta)."""
+    if kind == "epsilon_delta":
+        return (spent["eps"] + charge["eps"] <= total["eps"]
+                and spent["delta"] + charge["delta"] <= total["delta"])
+    return (spent["rho"] + charge["rho"] <= total["rho"]
+            and spent["zdelta"] + charge["zdelta"] <= total["zdelta"])
+
+
+def add(a, b):
+    return {k: a[k] + b[k] for k in a}
+
+
 def main():
     E, D = 4.0, 1e-6
     eps1, eps_a = 0.0038, 3.9962
     rho1 = float(sys.argv[1]) if len(sys.argv) > 1 else 9.1488396549535597e-7
     rho_b = float(sys.argv[2]) if len(sys.argv) > 2 else 0.31099949011311679
+    rho_budget = sys.argv[3] if len(sys.argv) > 3 else "0.31106495494"
     s1, sb = 1 / (2 * rho1), 1 / (2 * rho_b)
     k1 = int(60 * np.sqrt(s1)) + 10
     o = np.arange(-k1, k1 + 1).astype(float)
     p1 = np.exp(dg_logpmf(o - 1, s1))
     l1 = dg_logpmf(o - 1, s1) - dg_logpmf(o, s1)
-    h_a = h_rr(E - l1, eps_a)
+    x = E - l1
+    h_a = h_rr(x, eps_a)
     kb = int(60 * np.sqrt(sb)) + 10
     k = np.arange(-kb, kb + 1).astype(float)
     lp, lq = dg_logpmf(k - 1, sb), dg_logpmf(k, sb)
     lb = lp - lq
     order = np.argsort(-lb)
     cp, cq = np.cumsum(np.exp(lp)[order]), np.cumsum(np.exp(lq)[order])
-    x = E - l1
     idx = np.searchsorted(-lb[order], -x, side="left")
     h_b = np.where(idx > 0, cp[np.maximum(idx - 1, 0)] - np.exp(x) * cq[np.maximum(idx - 1, 0)], 0)
     h_b = np.maximum(h_b, 0)
-    a, b, m = (p1 * h_a).sum(), (p1 * h_b).sum(), (p1 * np.maximum(h_a, h_b)).sum()
+    # Stopping after Q1: the hockey stick of a point mass.
+    h_stop = np.maximum(1 - np.exp(x), 0)
+    a, b = (p1 * h_a).sum(), (p1 * h_b).sum()
+    either = (p1 * np.maximum(h_a, h_b)).sum()
     print(f"Q1 then A only: delta(4) = {a:.4g}; Q1 then B only: {b:.4g} "
           f"(CKS20 bound for Q1 + B: {cks_delta(rho1 + rho_b, E):.4g})")
-    print(f"adaptive choice of A or B from Q1's answer: delta(4) = {m:.4g} "
-          f"= {m / D:.3f} x the budget's 1e-6")
+
+    F = Fraction
+    charges = {
+        "Q1": {"eps": F("0.0038"), "delta": F("0.000001"), "rho": F(rho1), "zdelta": F(0)},
+        "A": {"eps": F("3.9962"), "delta": F(0), "rho": F("3.9962") ** 2 / 2, "zdelta": F(0)},
+        "B": {"eps": F("4.6562"), "delta": F("0.000000001"), "rho": F(rho_b), "zdelta": F(0)},
+    }
+    budgets = {
+        "epsilon_delta": {"eps": F(4), "delta": F("0.000001"), "rho": F(0), "zdelta": F(0)},
+        "zcdp": {"eps": F(0), "delta": F(0), "rho": F(rho_budget), "zdelta": F(0)},
+    }
+    failures = 0
+
+    def check(ok, text):
+        nonlocal failures
+        print(("ok " if ok else "not ok ") + text)
+        failures += 0 if ok else 1
+
+    check(either > D, f"the old rule (either certificate) loses delta(4) = {either:.4g} > 1e-6 "
+                      "(so this check can fail)")
+    for kind, total in budgets.items():
+        zero = {key: F(0) for key in total}
+        if not admitted(kind, total, zero, charges["Q1"]):
+            check(False, f"{kind}: Q1 admitted")
+            continue
+        spent = add(zero, charges["Q1"])
+        paths = [name for name in ("A", "B") if admitted(kind, total, spent, charges[name])]
+        options = [h_stop] + [{"A": h_a, "B": h_b}[name] for name in paths]
+        best = (p1 * np.maximum.reduce(options)).sum()
+        check(len(paths) <= 1, f"{kind}: continuations admitted after Q1: {paths or 'none'}")
+        check(best <= D * (1 + 1e-9),
+              f"{kind}: best adaptive choice among {paths + ['stop']}: delta(4) = {best:.4g} "
+              "<= 1e-6")
+    return 1 if failures else 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

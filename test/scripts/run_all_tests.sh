@@ -80,6 +80,12 @@ status=${PIPESTATUS[0]}
 note_suite settings_doc "$status" "$(grep -c '^ok ' "$log_dir/settings_doc.log")" \
   "$(grep -c '^not ok ' "$log_dir/settings_doc.log")"
 
+echo "== adaptive certificates (issue 14 review: one certificate per budget kind)"
+/usr/bin/python3 test/review/adaptive_certificates.py 2>&1 | tee "$log_dir/adaptive_certificates.log"
+status=${PIPESTATUS[0]}
+note_suite adaptive_certificates "$status" "$(grep -c '^ok ' "$log_dir/adaptive_certificates.log")" \
+  "$(grep -c '^not ok ' "$log_dir/adaptive_certificates.log")"
+
 echo "== upgrade from the previous release (ALTER EXTENSION dp_agg UPDATE keeps budgets, ledger, labels; equals a fresh install)"
 bash test/upgrade/run_upgrade_test.sh 2>&1 | tee "$log_dir/upgrade.log"
 status=${PIPESTATUS[0]}
