@@ -14,8 +14,9 @@ CXX=${CXX:-g++}
 "$work/accuracy_bench" "$@"
 
 # End to end, when a cluster is reachable (PGHOST set, e.g. after
-# eval "$(bash test/scripts/cluster.sh env)"): a role with budget (1, 1e-6)
-# runs 100 Gaussian counts at dp_agg.gaussian_count_epsilon(zcdp_rho / 100),
+# eval "$(bash test/scripts/cluster.sh env)"): a role that must be
+# (1, 1e-6)-DP, i.e. a zCDP budget of dp_agg.zcdp_rho(1, 1e-6), runs 100
+# Gaussian counts at dp_agg.gaussian_count_epsilon(zcdp_rho / 100),
 # each over 1,000 groups of one row (one release per group), so the measured
 # sigma comes from 100,000 releases; all 100 must be admitted, the 101st not.
 if [[ -n "${PGHOST:-}" && "${1:-}" != "--quick" ]]; then
@@ -29,7 +30,7 @@ DROP ROLE IF EXISTS dp_bench_zcdp;
 RESET client_min_messages;
 CREATE ROLE dp_bench_zcdp;
 GRANT SELECT ON one_row_groups TO dp_bench_zcdp;
-SELECT dp_agg.set_budget('dp_bench_zcdp', 1, 1e-6);
+SELECT dp_agg.set_budget_zcdp('dp_bench_zcdp', dp_agg.zcdp_rho(1, 1e-6));
 CREATE TABLE answers (c bigint);
 GRANT INSERT ON answers TO dp_bench_zcdp;
 SET SESSION AUTHORIZATION dp_bench_zcdp;
@@ -50,9 +51,10 @@ BEGIN
   RAISE NOTICE 'admitted % of 101', admitted;
 END $$;
 RESET SESSION AUTHORIZATION;
-SELECT format('  SQL end to end, budget (1, 1e-6): %s releases, sigma measured %s vs zCDP optimum %s '
-              '(ratio %s; target <= 1.10); linear accounting would give %s',
-              count(*), round(sqrt(avg((c - 1)^2))::numeric, 2),
+SELECT format('  SQL end to end, zCDP budget zcdp_rho(1, 1e-6) = %s: %s of 101 counts admitted, '
+              '%s releases, sigma measured %s vs zCDP optimum %s '
+              '(ratio %s; target <= 1.10); an (epsilon, delta) budget (1, 1e-6) would give %s',
+              dp_agg.zcdp_rho(1, 1e-6), count(*) / 1000, count(*), round(sqrt(avg((c - 1)^2))::numeric, 2),
               round(sqrt(100 / (2 * dp_agg.zcdp_rho(1, 1e-6)))::numeric, 2),
               round((sqrt(avg((c - 1)^2)) / sqrt(100 / (2 * dp_agg.zcdp_rho(1, 1e-6))))::numeric, 3),
               '412.4')

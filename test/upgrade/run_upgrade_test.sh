@@ -168,6 +168,18 @@ kept+=" $(grep -c '^protected|clinic.labelled$' "$work/after.txt")"
 kept+=" $(grep -c "^restricted|$RESTRICTED\$" "$work/after.txt")"
 check "what was compared is all there: 3 budgets, 9 ledger rows (5 changes, 4 charges), the protected table, the restricted role (got $kept)" \
   test "$kept" = "3 9 1 1"
+# 0.2.0's accountant: an upgraded budget is an (epsilon, delta) budget (0.1.0's
+# rule) and its past spending counts in zCDP as rho epsilon_spent^2 / 2 (at
+# least the sum of epsilon_i^2 / 2 of its charges) and delta delta_spent, so
+# that a later switch to a zCDP budget counts it (README "Upgrading").
+check "$CURRENT: upgraded budgets are (epsilon, delta) budgets with their spending in zCDP terms too" \
+  test "$(value "$OLD_DB" "SELECT count(*) FILTER (WHERE budget_kind = 'epsilon_delta'
+                                 AND rho_total IS NULL AND zcdp_delta_total IS NULL
+                                 AND rho_spent = epsilon_spent * epsilon_spent * 0.5
+                                 AND zcdp_delta_spent = delta_spent)
+                               || ' ' || count(*) || ' ' ||
+                               count(*) FILTER (WHERE rho_spent > 0)
+                               FROM dp_agg.role_budget")" = "3 3 2"
 check "$CURRENT: a private query is charged after the upgrade" as_role "$ANALYST" "$OLD_DB" \
   -c "SELECT dp_count(id, 0.5) IS NOT NULL FROM clinic.visits"
 check "$CURRENT: the ledger grew by exactly that charge" \
@@ -201,7 +213,7 @@ check "$CURRENT: a renamed analyst keeps its budget and is charged" \
              -c 'ALTER ROLE $ANALYST RENAME TO ${ANALYST}_renamed' &&
            psql -X -q -A -t -v ON_ERROR_STOP=1 -U ${ANALYST}_renamed -d $OLD_DB \
              -c 'SELECT dp_count(id, 0.5) IS NOT NULL FROM clinic.visits' \
-             -c 'SELECT epsilon_total - epsilon_spent FROM dp_agg.budgets' | tail -1 | grep -qx '5.40' ;
+             -c 'SELECT epsilon FROM dp_agg.remaining_budget()' | tail -1 | grep -qx '5.40' ;
            status=\$?;
            psql -X -q -U $SUPERUSER -d postgres -c 'ALTER ROLE ${ANALYST}_renamed RENAME TO $ANALYST';
            exit \$status"

@@ -15,9 +15,10 @@ Checks:
   accountant   deterministic: the exact composition's epsilon at delta 1e-6
                (that law, sigma^2 from the suite's own calibration, which
                the gauss-calibration check ties to the server) is at most the
-               accountant's epsilon_guarantee for those K charges
-               (dp_agg.budget_terms, fed the charge dp_agg.query_cost reports),
-               which is at most the budget's 1; and the server admits them.
+               accountant's guarantee for those K charges under a zCDP
+               budget (dp_agg.zcdp_epsilon of the sum of the rho that
+               dp_agg.query_cost reports, at 1e-6), which is at most the
+               budget's 1; and their rho fits dp_agg.zcdp_rho(1, 1e-6).
   accountant   statistical: S - K on D follows that law (chi-square), so
                the law used above is the one released (independent noise per
                call, the claimed sigma).
@@ -113,17 +114,13 @@ class AccountantAudit:
             "SELECT rho FROM dp_agg.query_cost(%s)",
             (f"SELECT dp_count(x, {epsilon!r}, {BUDGET_DELTA!r}) FROM "
              f"{self.db.table_for((('x', 'integer'),), (1,))}",))[0]
+        # What a zCDP budget of dp_agg.zcdp_rho(1, 1e-6) certifies for these
+        # K charges: their rho adds up (the ledger's sum) and converts to
+        # (zcdp_epsilon(sum, 1e-6), 1e-6); admitted iff the sum fits.
         guarantee, admitted = self._server(
-            "SELECT t.epsilon_guarantee, dp_agg.budget_admits("
-            "  'epsilon_delta', %s, %s, NULL, %s * %s::numeric, %s * %s::numeric, 0, 0, "
-            "  %s * %s::numeric, %s * %s::numeric, %s * %s::numeric) "
-            "FROM dp_agg.budget_terms('epsilon_delta', %s, %s, NULL, %s * %s::numeric, "
-            "  %s * %s::numeric, 0, 0, %s * %s::numeric, %s * %s::numeric, "
-            "  %s * %s::numeric) t",
-            (BUDGET_EPSILON, BUDGET_DELTA, RELEASES, epsilon, RELEASES, BUDGET_DELTA,
-             RELEASES, rho, RELEASES, epsilon, RELEASES, BUDGET_DELTA,
-             BUDGET_EPSILON, BUDGET_DELTA, RELEASES, epsilon, RELEASES, BUDGET_DELTA,
-             RELEASES, rho, RELEASES, epsilon, RELEASES, BUDGET_DELTA))
+            "SELECT dp_agg.zcdp_epsilon((%s * %s::numeric)::float8, %s), "
+            "       %s * %s::numeric <= dp_agg.zcdp_rho(%s, %s)",
+            (RELEASES, rho, BUDGET_DELTA, RELEASES, rho, BUDGET_EPSILON, BUDGET_DELTA))
         guarantee = float(guarantee)
         sigma2 = gaussian_sigma2_for(epsilon, BUDGET_DELTA, 1)
         k, law = composed_law(sigma2, RELEASES)
@@ -136,7 +133,7 @@ class AccountantAudit:
             exact <= guarantee <= BUDGET_EPSILON and bool(admitted),
             f"[sigma {math.sqrt(sigma2):.6g} each, rho {float(rho):.6g} each; exact "
             f"composition's epsilon at delta 1e-6 vs the accountant's epsilon_guarantee; "
-            f"admitted by (1, 1e-6): {admitted}]", claimed_delta=BUDGET_DELTA)]
+            f"admitted by the zCDP budget zcdp_rho(1, 1e-6): {admitted}]", claimed_delta=BUDGET_DELTA)]
         noise_d, noise_d_prime = self.draw(epsilon, "none", samples)
         statistic, p_value, bins = self.chi_square(noise_d, k, law)
         outcomes.append(Outcome(
