@@ -41,9 +41,7 @@ double NumericToDouble(Datum value, bool up) {
 
 // What the ledger charges for a Gaussian release whose noise costs `rho`
 // (query_cost.cpp: rounded up to 17 significant digits).
-Datum ChargedRho(double rho) {
-  return NumericCeilSignificant(ExactNumericFromDouble(rho), 17);
-}
+Datum ChargedRho(double rho) { return NumericCeilSignificant(ExactNumericFromDouble(rho), 17); }
 
 }  // namespace
 

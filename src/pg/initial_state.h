@@ -16,9 +16,10 @@ struct RequestedPrivacy {
   double epsilon = 0;
   double delta = 0;
   // How the release composes (README "Privacy budgets"): a Gaussian release
-  // (a statistic with delta > 0) is also charged its zCDP cost rho (of the
-  // noise actually calibrated, GaussianPlanRho, rounded up); partition
-  // selection is (epsilon, delta)-DP only; everything else is pure.
+  // (a statistic with delta > 0) is charged in zCDP its rho (of the noise
+  // actually calibrated, GaussianPlanRho, rounded up); partition selection
+  // (approximate) is delta-approximately (epsilon^2 / 2)-zCDP; everything
+  // else is pure, (epsilon^2 / 2)-zCDP (query_cost.cpp).
   bool gaussian = false;
   bool approximate = false;
   double rho = 0;

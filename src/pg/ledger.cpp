@@ -301,8 +301,8 @@ SPIPlanPtr charge_by_oid_plan = nullptr;
 SPIPlanPtr charge_by_name_plan = nullptr;
 
 bool ChargeByOidExists() {
-  Oid types[10] = {OIDOID,  NAMEOID, NAMEOID,   NUMERICOID, NUMERICOID,
-                   INT8OID, TEXTOID, TEXTOID,   NUMERICOID, NUMERICOID};
+  Oid types[10] = {OIDOID,  NAMEOID, NAMEOID, NUMERICOID, NUMERICOID,
+                   INT8OID, TEXTOID, TEXTOID, NUMERICOID, NUMERICOID};
   List* name = list_make2(makeString(pstrdup("dp_agg")), makeString(pstrdup("apply_charge")));
   return OidIsValid(LookupFuncName(name, 10, types, true));
 }
@@ -329,16 +329,12 @@ void ApplyOne(ChargeRequest* request) {
     SPI_keepplan(plan);
     *cached = plan;
   }
-  Datum values[10] = {CStringGetTextDatum(request->role_name),
-                      CStringGetTextDatum(request->current_user_name),
-                      CStringGetTextDatum(request->epsilon),
-                      CStringGetTextDatum(request->delta),
-                      Int64GetDatum(request->query_id),
-                      ValidTextDatum(request->aggregates),
-                      ValidTextDatum(request->query_text),
-                      ObjectIdGetDatum(request->role_oid),
-                      CStringGetTextDatum(request->rho),
-                      CStringGetTextDatum(request->zcdp_delta)};
+  Datum values[10] = {
+      CStringGetTextDatum(request->role_name), CStringGetTextDatum(request->current_user_name),
+      CStringGetTextDatum(request->epsilon),   CStringGetTextDatum(request->delta),
+      Int64GetDatum(request->query_id),        ValidTextDatum(request->aggregates),
+      ValidTextDatum(request->query_text),     ObjectIdGetDatum(request->role_oid),
+      CStringGetTextDatum(request->rho),       CStringGetTextDatum(request->zcdp_delta)};
   char nulls[10] = {' ', ' ', ' ', ' ', request->query_id == 0 ? 'n' : ' ',
                     ' ', ' ', ' ', ' ', ' '};
   if (SPI_execute_plan(*cached, values, nulls, false, 1) != SPI_OK_SELECT || SPI_processed != 1)
@@ -364,8 +360,7 @@ void ApplyOne(ChargeRequest* request) {
            by_oid ? SPI_getvalue(row, description, 6) : "epsilon_delta");
   CopyText(request->rho_total, kNumberText, by_oid ? SPI_getvalue(row, description, 7) : "");
   CopyText(request->rho_spent, kNumberText, by_oid ? SPI_getvalue(row, description, 8) : "");
-  CopyText(request->zcdp_delta_total, kNumberText,
-           by_oid ? SPI_getvalue(row, description, 9) : "");
+  CopyText(request->zcdp_delta_total, kNumberText, by_oid ? SPI_getvalue(row, description, 9) : "");
   CopyText(request->zcdp_delta_spent, kNumberText,
            by_oid ? SPI_getvalue(row, description, 10) : "");
 }

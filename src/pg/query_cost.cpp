@@ -141,8 +141,7 @@ void AddCost(QueryCost* cost, Aggref* aggref, const RequestedPrivacy& requested,
                             NumericHalf()),
         kChargeDigits);
     cost->rho = NumericPlus(cost->rho, NumericTimes(half_square, releases));
-    if (requested.approximate)
-      cost->zcdp_delta = NumericPlus(cost->zcdp_delta, delta_charge);
+    if (requested.approximate) cost->zcdp_delta = NumericPlus(cost->zcdp_delta, delta_charge);
   } else {
     // Every release with a delta is Gaussian or group selection
     // (initial_state.cpp); anything else would have no zCDP cost here.
