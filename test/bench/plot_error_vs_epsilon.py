@@ -22,12 +22,13 @@ returns one independent release per group (every group of a GROUP BY is a
 separate release).
 
 Sharing a budget (README "Privacy budgets"): the same query also releases
-each aggregate as ONE OF 100 releases that share the budget (epsilon, delta):
-the Laplace form at epsilon / 100 (basic composition), and the Gaussian form
-at dp_agg.gaussian_count_epsilon(dp_agg.zcdp_rho(epsilon, delta) / 100,
-delta), the epsilon at which a Gaussian count costs a hundredth of the rho
-that (epsilon, delta) buys, which is how the ledger's zCDP accountant admits
-100 of them (dp_agg.query_cost prints the rho of each form, and the table
+each aggregate as ONE OF 100 releases that share an (epsilon, delta)
+guarantee: the Laplace form at epsilon / 100 (an (epsilon, delta) budget,
+basic composition), and the Gaussian form at
+dp_agg.gaussian_count_epsilon(dp_agg.zcdp_rho(epsilon, delta) / 100, delta),
+the epsilon at which a Gaussian count costs a hundredth of the rho of that
+guarantee, which is how a zCDP budget of dp_agg.zcdp_rho(epsilon, delta)
+admits 100 of them (dp_agg.query_cost prints the rho of each form, and the table
 the ratio to the share: the sum's is within 0.1% of the count's, the mean's
 lower). For these series the x axis is the budget shared by the 100 releases. The error of a release is |answer - exact answer| (the
 exact answers come from count/sum/avg over the same groups); the script
