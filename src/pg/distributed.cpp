@@ -696,6 +696,31 @@ void HideDistributionColumn(Query* query) {
   query->havingQual = WrapDistributionColumns(query->havingQual, &rewrite);
 }
 
+// See RewriteLevels: the WHERE of a nested private level, with its
+// distribution columns wrapped in dp_agg.citus_group_key.
+void HideDistributionFilter(Query* query) {
+  if (query->jointree == nullptr || query->jointree->quals == nullptr) return;
+  GroupKeyRewrite rewrite{NIL, InvalidOid};
+  int index = 0;
+  ListCell* cell;
+  foreach (cell, query->rtable) {
+    ++index;
+    auto* table = static_cast<RangeTblEntry*>(lfirst(cell));
+    if (table->rtekind != RTE_RELATION) continue;
+    const AttrNumber column = DistributionColumn(table->relid);
+    if (column <= 0) continue;
+    rewrite.columns =
+        lappend(rewrite.columns, makeVar(index, column, InvalidOid, -1, InvalidOid, 0));
+  }
+  if (rewrite.columns == NIL) return;
+  Oid types[1] = {ANYELEMENTOID};
+  List* qualified =
+      list_make2(makeString(pstrdup("dp_agg")), makeString(pstrdup("citus_group_key")));
+  rewrite.wrapper = LookupFuncName(qualified, 1, types, true);
+  if (!OidIsValid(rewrite.wrapper)) return;
+  query->jointree->quals = WrapDistributionColumns(query->jointree->quals, &rewrite);
+}
+
 bool ReadsDistributedTable(Query* query) {
   ListCell* cell;
   foreach (cell, query->rtable) {
@@ -848,12 +873,28 @@ bool ReadsDistributedUnitLevel(Query* query) {
   }
   char method = '\0';
   const AttrNumber distribution = DistributionColumn(table, &method);
-  // Local tables, reference tables (one placement, the whole table, read by
-  // one task) and Citus's single-shard tables: every unit in one place.
-  if (method == '\0' || method == 'n') return false;
+  // A table Citus does not know: as on one node.
+  if (method == '\0') return false;
   if (method == 'h' && distribution == unit) return true;
   char* table_name = get_rel_name(table);
   char* unit_name = get_attname(table, unit, true);
+  // Reference tables (and Citus's single-shard tables) hold every unit in one
+  // placement, but Citus runs the whole query as one task, re-planned from
+  // its text on the node of the placement, which dp_agg does not judge again
+  // as its own privacy-unit rewrite: refused before anything is charged.
+  if (method == 'n')
+    ereport(ERROR,
+            (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+             errmsg("dp_agg: privacy unit table %s is a Citus reference or single-shard table",
+                    table_name != nullptr ? table_name : "?"),
+             errdetail("Private aggregates over privacy units run on Citus only for tables "
+                       "hash-distributed by their unit column. The query is refused before "
+                       "anything is charged."),
+             errhint("Distribute the table by its privacy unit column: SELECT "
+                     "undistribute_table('%s'); SELECT create_distributed_table('%s', '%s');",
+                     table_name != nullptr ? table_name : "?",
+                     table_name != nullptr ? table_name : "?",
+                     unit_name != nullptr ? unit_name : "?")));
   char* distribution_name = distribution > 0 ? get_attname(table, distribution, true) : nullptr;
   ereport(ERROR,
           (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -928,6 +969,30 @@ bool RewriteLevels(Node* node, void* context) {
       HideDistributionColumn(query);
       auto* levels = static_cast<LevelRewriteContext*>(context);
       if (query == levels->top) levels->top_aggregates_privately = true;
+      // Nested in a subquery or WITH query, a level whose WHERE pins the
+      // distribution column to one shard would make Citus route the whole
+      // statement to that shard's worker (noise included; the worker refuses
+      // it), and planning without the router planners refuses any subquery.
+      // Its filters on the distribution column go through the identity
+      // dp_agg.citus_group_key instead, which Citus does not prune by: the
+      // level then runs on every shard (the other shards' rows fail the same
+      // filter) as a subplan planned as a query of its own, split and
+      // charged once like any other.
+      if (query != levels->top) HideDistributionFilter(query);
+      // The per-unit level below a nested private level would be planned
+      // again by Citus's recursive planning, as a query of its own, through
+      // dp_agg's judge, which refuses the rewrite's sampler beside private
+      // aggregates: refused here with guidance, before anything is charged.
+      if (query != levels->top && PerUnitLevel(query) != nullptr)
+        ereport(ERROR,
+                (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                 errmsg("dp_agg: private aggregates over a privacy unit table distributed by "
+                        "Citus must be the top level of the query"),
+                 errdetail("In a subquery or WITH query the aggregation runs as a Citus "
+                           "subplan, which dp_agg does not bound per unit; the query is "
+                           "refused before anything is charged."),
+                 errhint("Run the private aggregate as a query of its own and transform its "
+                         "answers in the client.")));
       // A restricted role's private aggregation of a distributed table below
       // the top level (a subquery or WITH query, which the judge makes a
       // MATERIALIZED WITH query) runs as a Citus subplan whose result the top
