@@ -1246,7 +1246,7 @@ int UnitJobGroups(Query* query, const char** problem) {
       *problem = "The tasks contain window functions.";
       if (samplers.other || samplers.samplers != 1 || samplers.max_groups < 1) return 0;
       *problem = "The tasks' per-unit level is not the one dp_agg's privacy-unit rewrite writes.";
-      if (!level->hasAggs || level->hasTargetSRFs || level->hasSubLinks || level->hasDistinctOn ||
+      if (level->groupClause == NIL || level->hasTargetSRFs || level->hasSubLinks || level->hasDistinctOn ||
           level->groupingSets != NIL || level->limitCount != nullptr ||
           level->limitOffset != nullptr || level->setOperations != nullptr ||
           level->distinctClause != NIL || level->cteList != NIL || level->rowMarks != NIL ||
@@ -1277,6 +1277,75 @@ int UnitJobGroups(Query* query, const char** problem) {
     entry = static_cast<RangeTblEntry*>(linitial(level->rtable));
   }
   return 0;
+}
+
+bool OnlyBuiltinAggregates(Node* node, void* context) {
+  if (node == nullptr) return false;
+  if (IsA(node, Aggref)) {
+    const Oid function = reinterpret_cast<Aggref*>(node)->aggfnoid;
+    if (function >= FirstNormalObjectId && !IsUnitSumAggregate(function)) return true;
+  }
+  if (IsA(node, Query) || IsA(node, SubLink)) return true;
+  return expression_tree_walker(node, DP_EXPRESSION_WALKER(OnlyBuiltinAggregates), context);
+}
+
+// On a worker: the shard that a fragment of Citus's partial aggregation over
+// the privacy-unit rewrite reads (see UnitJobGroups, which the coordinator
+// checked before sending it), or nullptr when `query`'s one FROM item is not
+// such a chain: plain projections, the per-unit level (one window of the
+// sampler, built-in aggregates and dp_agg.unit_sum only, grouped and
+// partitioned by the unit), plain projections, one shard whose table is
+// hash-distributed by that column (compared by name: a shard's column
+// numbers may differ from its table's).
+RangeTblEntry* WorkerUnitFragmentShard(Query* query) {
+  if (list_length(query->rtable) != 1) return nullptr;
+  auto* entry = static_cast<RangeTblEntry*>(linitial(query->rtable));
+  Query* level = nullptr;
+  for (int depth = 0; depth < 64 && level == nullptr; ++depth) {
+    if (entry->rtekind != RTE_SUBQUERY || entry->subquery == nullptr) return nullptr;
+    Query* candidate = entry->subquery;
+    if (candidate->hasWindowFuncs) {
+      level = candidate;
+      break;
+    }
+    if (!PassesRowsOn(candidate)) return nullptr;
+    entry = static_cast<RangeTblEntry*>(linitial(candidate->rtable));
+  }
+  if (level == nullptr) return nullptr;
+  SamplerCount samplers{UnitGroupSampleFunction(), 0, 0, false};
+  if (!OidIsValid(samplers.function)) return nullptr;
+  (void)CountSamplers(reinterpret_cast<Node*>(level->targetList), &samplers);
+  if (samplers.other || samplers.samplers != 1 || samplers.max_groups < 1) return nullptr;
+  if (level->groupClause == NIL || level->hasTargetSRFs || level->hasSubLinks || level->hasDistinctOn ||
+      level->groupingSets != NIL || level->limitCount != nullptr || level->limitOffset != nullptr ||
+      level->setOperations != nullptr || level->distinctClause != NIL || level->cteList != NIL ||
+      level->rowMarks != NIL || list_length(level->rtable) != 1 || level->jointree == nullptr ||
+      list_length(level->jointree->fromlist) != 1 ||
+      OnlyBuiltinAggregates(reinterpret_cast<Node*>(level->targetList), nullptr) ||
+      OnlyBuiltinAggregates(level->havingQual, nullptr) ||
+      OnlyBuiltinAggregates(reinterpret_cast<Node*>(level->jointree), nullptr))
+    return nullptr;
+  RangeTblEntry* shard = static_cast<RangeTblEntry*>(linitial(level->rtable));
+  while (shard->rtekind != RTE_RELATION) {
+    if (shard->rtekind != RTE_SUBQUERY || shard->subquery == nullptr ||
+        !PassesRowsOn(shard->subquery))
+      return nullptr;
+    shard = static_cast<RangeTblEntry*>(linitial(shard->subquery->rtable));
+  }
+  Oid table = InvalidOid;
+  AttrNumber unit = 0;
+  if (!UnitOfLevel(level, &table, &unit) || table != shard->relid) return nullptr;
+  const Oid parent = CitusShardParent(shard->relid);
+  if (!OidIsValid(parent)) return nullptr;
+  char method = '\0';
+  const AttrNumber distribution = DistributionColumn(parent, &method);
+  if (method != 'h' || distribution <= 0) return nullptr;
+  char* unit_name = get_attname(shard->relid, unit, true);
+  char* distribution_name = get_attname(parent, distribution, true);
+  if (unit_name == nullptr || distribution_name == nullptr ||
+      std::strcmp(unit_name, distribution_name) != 0)
+    return nullptr;
+  return shard;
 }
 
 }  // namespace
@@ -1469,7 +1538,16 @@ bool AcceptCoordinatorFragment(Query* query) {
   }
   if (!has_partial || OnlyPartialAggregates(query->havingQual, nullptr)) return false;
   List* protected_shards = NIL;
-  foreach (cell, query->rtable) {
+  // Over privacy units the fragment reads its shard through the rewrite's
+  // per-unit level (WorkerUnitFragmentShard).
+  List* tables = query->rtable;
+  if (list_length(query->rtable) == 1 &&
+      static_cast<RangeTblEntry*>(linitial(query->rtable))->rtekind == RTE_SUBQUERY) {
+    RangeTblEntry* shard = WorkerUnitFragmentShard(query);
+    if (shard == nullptr) return false;
+    tables = list_make1(shard);
+  }
+  foreach (cell, tables) {
     auto* entry = static_cast<RangeTblEntry*>(lfirst(cell));
     if (entry->rtekind == RTE_RESULT) continue;
     if (entry->rtekind != RTE_RELATION ||
