@@ -883,36 +883,36 @@ bool ReadsDistributedUnitLevel(Query* query) {
   // its text on the node of the placement, which dp_agg does not judge again
   // as its own privacy-unit rewrite: refused before anything is charged.
   if (method == 'n')
-    ereport(ERROR,
-            (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-             errmsg("dp_agg: privacy unit table %s is a Citus reference or single-shard table",
-                    table_name != nullptr ? table_name : "?"),
-             errdetail("Private aggregates over privacy units run on Citus only for tables "
-                       "hash-distributed by their unit column. The query is refused before "
-                       "anything is charged."),
-             errhint("Distribute the table by its privacy unit column: SELECT "
-                     "undistribute_table('%s'); SELECT create_distributed_table('%s', '%s');",
-                     table_name != nullptr ? table_name : "?",
-                     table_name != nullptr ? table_name : "?",
-                     unit_name != nullptr ? unit_name : "?")));
+    ereport(
+        ERROR,
+        (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+         errmsg("dp_agg: privacy unit table %s is a Citus reference or single-shard table",
+                table_name != nullptr ? table_name : "?"),
+         errdetail("Private aggregates over privacy units run on Citus only for tables "
+                   "hash-distributed by their unit column. The query is refused before "
+                   "anything is charged."),
+         errhint("Distribute the table by its privacy unit column: SELECT "
+                 "undistribute_table('%s'); SELECT create_distributed_table('%s', '%s');",
+                 table_name != nullptr ? table_name : "?", table_name != nullptr ? table_name : "?",
+                 unit_name != nullptr ? unit_name : "?")));
   char* distribution_name = distribution > 0 ? get_attname(table, distribution, true) : nullptr;
-  ereport(ERROR,
-          (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-           errmsg("dp_agg: privacy unit table %s is not hash-distributed by its privacy unit "
-                  "column %s",
-                  table_name != nullptr ? table_name : "?", unit_name != nullptr ? unit_name : "?"),
-           errdetail("It is distributed %s%s. On Citus each shard bounds the contributions of "
-                     "the units it holds, which bounds a unit's whole contribution only when "
-                     "all of its rows are in one shard. The query is refused before anything "
-                     "is charged.",
-                     method == 'h' ? "by column " : "by range or append on column ",
-                     distribution_name != nullptr ? distribution_name : "?"),
-           errhint("Redistribute the table by its privacy unit column: SELECT "
-                   "alter_distributed_table('%s', distribution_column := '%s'); (for a new "
-                   "table: SELECT create_distributed_table('%s', '%s');).",
-                   table_name != nullptr ? table_name : "?", unit_name != nullptr ? unit_name : "?",
-                   table_name != nullptr ? table_name : "?",
-                   unit_name != nullptr ? unit_name : "?")));
+  ereport(
+      ERROR,
+      (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+       errmsg("dp_agg: privacy unit table %s is not hash-distributed by its privacy unit "
+              "column %s",
+              table_name != nullptr ? table_name : "?", unit_name != nullptr ? unit_name : "?"),
+       errdetail("It is distributed %s%s. On Citus each shard bounds the contributions of "
+                 "the units it holds, which bounds a unit's whole contribution only when "
+                 "all of its rows are in one shard. The query is refused before anything "
+                 "is charged.",
+                 method == 'h' ? "by column " : "by range or append on column ",
+                 distribution_name != nullptr ? distribution_name : "?"),
+       errhint("Redistribute the table by its privacy unit column: SELECT "
+               "alter_distributed_table('%s', distribution_column := '%s'); (for a new "
+               "table: SELECT create_distributed_table('%s', '%s');).",
+               table_name != nullptr ? table_name : "?", unit_name != nullptr ? unit_name : "?",
+               table_name != nullptr ? table_name : "?", unit_name != nullptr ? unit_name : "?")));
 }
 
 // A dp_select still polymorphic after MakeMonomorphic (a value type without a
@@ -959,8 +959,9 @@ bool RewriteLevels(Node* node, void* context) {
   if (IsA(node, Query)) {
     auto* query = reinterpret_cast<Query*>(node);
     const bool aggregates_privately =
-        query->hasAggs && (HasPrivateAggregate(reinterpret_cast<Node*>(query->targetList), nullptr) ||
-                           HasPrivateAggregate(query->havingQual, nullptr));
+        query->hasAggs &&
+        (HasPrivateAggregate(reinterpret_cast<Node*>(query->targetList), nullptr) ||
+         HasPrivateAggregate(query->havingQual, nullptr));
     if (aggregates_privately &&
         (ReadsDistributedTable(query) || ReadsDistributedUnitLevel(query))) {
       RewriteCounts(reinterpret_cast<Node*>(query->targetList), nullptr);
@@ -1188,8 +1189,8 @@ bool PassesRowsOn(const Query* level) {
          level->groupClause == NIL && level->havingQual == nullptr && level->groupingSets == NIL &&
          level->limitCount == nullptr && level->limitOffset == nullptr &&
          level->setOperations == nullptr && level->distinctClause == NIL && level->cteList == NIL &&
-         level->rowMarks == NIL && list_length(level->rtable) == 1 &&
-         level->jointree != nullptr && list_length(level->jointree->fromlist) == 1 &&
+         level->rowMarks == NIL && list_length(level->rtable) == 1 && level->jointree != nullptr &&
+         list_length(level->jointree->fromlist) == 1 &&
          IsA(linitial(level->jointree->fromlist), RangeTblRef);
 }
 
@@ -1246,8 +1247,8 @@ int UnitJobGroups(Query* query, const char** problem) {
       *problem = "The tasks contain window functions.";
       if (samplers.other || samplers.samplers != 1 || samplers.max_groups < 1) return 0;
       *problem = "The tasks' per-unit level is not the one dp_agg's privacy-unit rewrite writes.";
-      if (level->groupClause == NIL || level->hasTargetSRFs || level->hasSubLinks || level->hasDistinctOn ||
-          level->groupingSets != NIL || level->limitCount != nullptr ||
+      if (level->groupClause == NIL || level->hasTargetSRFs || level->hasSubLinks ||
+          level->hasDistinctOn || level->groupingSets != NIL || level->limitCount != nullptr ||
           level->limitOffset != nullptr || level->setOperations != nullptr ||
           level->distinctClause != NIL || level->cteList != NIL || level->rowMarks != NIL ||
           list_length(level->rtable) != 1 || level->jointree == nullptr ||
@@ -1316,10 +1317,11 @@ RangeTblEntry* WorkerUnitFragmentShard(Query* query) {
   if (!OidIsValid(samplers.function)) return nullptr;
   (void)CountSamplers(reinterpret_cast<Node*>(level->targetList), &samplers);
   if (samplers.other || samplers.samplers != 1 || samplers.max_groups < 1) return nullptr;
-  if (level->groupClause == NIL || level->hasTargetSRFs || level->hasSubLinks || level->hasDistinctOn ||
-      level->groupingSets != NIL || level->limitCount != nullptr || level->limitOffset != nullptr ||
-      level->setOperations != nullptr || level->distinctClause != NIL || level->cteList != NIL ||
-      level->rowMarks != NIL || list_length(level->rtable) != 1 || level->jointree == nullptr ||
+  if (level->groupClause == NIL || level->hasTargetSRFs || level->hasSubLinks ||
+      level->hasDistinctOn || level->groupingSets != NIL || level->limitCount != nullptr ||
+      level->limitOffset != nullptr || level->setOperations != nullptr ||
+      level->distinctClause != NIL || level->cteList != NIL || level->rowMarks != NIL ||
+      list_length(level->rtable) != 1 || level->jointree == nullptr ||
       list_length(level->jointree->fromlist) != 1 ||
       OnlyBuiltinAggregates(reinterpret_cast<Node*>(level->targetList), nullptr) ||
       OnlyBuiltinAggregates(level->havingQual, nullptr) ||
