@@ -641,6 +641,9 @@ Node* WrapDistributionColumns(Node* node, void* context) {
   if (node == nullptr) return nullptr;
   auto* rewrite = static_cast<GroupKeyRewrite*>(context);
   if (IsA(node, Aggref)) return node;  // aggregate arguments are per row, not group keys
+  // A sublink's query has its own range table (and expression_tree_mutator
+  // does not walk Query nodes).
+  if (IsA(node, Query)) return node;
   if (IsA(node, Var)) {
     const auto* var = reinterpret_cast<Var*>(node);
     ListCell* cell;
@@ -886,7 +889,7 @@ bool ReadsDistributedUnitLevel(Query* query) {
     ereport(
         ERROR,
         (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-         errmsg("dp_agg: privacy unit table %s is a Citus reference or single-shard table",
+         errmsg("dp_agg: privacy unit table %s is a Citus reference, single-shard or local table",
                 table_name != nullptr ? table_name : "?"),
          errdetail("Private aggregates over privacy units run on Citus only for tables "
                    "hash-distributed by their unit column. The query is refused before "
