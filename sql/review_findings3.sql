@@ -158,6 +158,38 @@ SELECT abs(dp_sum(big, 5, 10, 5.0)) < 42 AS overflowing_units_add_nothing
 FROM review3.empty_values WHERE patient_id > 100;
 RESET SESSION AUTHORIZATION;
 
+-- ---------------------------------------------------------------------------
+-- Issue 15 (found on Citus reference tables, the same on one node): a
+-- restricted analyst's own HAVING dp_agg.group_selection(1.0, 1e-6), the
+-- settings' values written as numeric literals (a numeric constant cast to
+-- float8), was not recognised as the judge's gate: the groups passed two
+-- selections and the query was charged 1 + 1 + 1. Folded, it is the gate:
+-- one selection, charged 1 (dp_count) + 1 (selection). With other values
+-- both selections run and are charged (1 + 0.5 + 1).
+-- ---------------------------------------------------------------------------
+CREATE TEMP TABLE review3_spent AS
+  SELECT epsilon_spent FROM dp_agg.budgets WHERE role = 'regress_review3_analyst';
+GRANT SELECT ON review3_spent TO PUBLIC;
+SET SESSION AUTHORIZATION regress_review3_analyst;
+\o /dev/null
+SELECT diagnosis, dp_count(1, 1.0) FROM review3.visits GROUP BY diagnosis
+HAVING dp_agg.group_selection(1.0, 1e-6);
+\o
+RESET SESSION AUTHORIZATION;
+SELECT b.epsilon_spent - s.epsilon_spent AS own_gate_charged
+FROM dp_agg.budgets b, review3_spent s WHERE b.role = 'regress_review3_analyst';
+UPDATE review3_spent SET epsilon_spent =
+  (SELECT epsilon_spent FROM dp_agg.budgets WHERE role = 'regress_review3_analyst');
+SET SESSION AUTHORIZATION regress_review3_analyst;
+\o /dev/null
+SELECT diagnosis, dp_count(1, 1.0) FROM review3.visits GROUP BY diagnosis
+HAVING dp_agg.group_selection(0.5, 1e-6);
+\o
+RESET SESSION AUTHORIZATION;
+SELECT b.epsilon_spent - s.epsilon_spent AS other_gate_charged
+FROM dp_agg.budgets b, review3_spent s WHERE b.role = 'regress_review3_analyst';
+DROP TABLE review3_spent;
+
 SET client_min_messages = warning;
 DROP SCHEMA review3 CASCADE;
 DROP OWNED BY regress_review3_analyst;

@@ -67,7 +67,7 @@ void PrepareAggregates(AggState* node, EState* estate, bool reexecuted, QueryCos
     // worker, once per execution like any other.
     const bool charge = !cost->leader_paid && citus_role != CitusSiteRole::kPartial;
     if (charge && !input_checked && citus_role == CitusSiteRole::kRelease) {
-      CheckCitusReleaseInput(aggref, plan);  // dp_agg on Citus
+      unit_groups = CheckCitusReleaseInput(aggref, plan);  // dp_agg on Citus
       input_checked = true;
     }
     if (charge && !input_checked) {

@@ -51,6 +51,7 @@ extern "C" {
 #include "citus_plan.h"
 #include "selection_aggregates.h"
 #include "restriction.h"
+#include "unit_rewrite.h"
 
 extern "C" {
 #include "nodes/extensible.h"
@@ -469,8 +470,11 @@ Oid ShardTable(int64 shard_id) {
 
 // pg_dist_partition (logicalrelid, partmethod, partkey, ...), read without
 // Citus's headers. Returns the distribution column of a hash/range/append
-// distributed table, or 0.
-AttrNumber DistributionColumn(Oid relation) {
+// distributed table, or 0; *method is its partmethod ('h' hash, 'r' range,
+// 'a' append, 'n' none: reference and single-shard tables), or '\0' for a
+// table Citus does not know.
+AttrNumber DistributionColumn(Oid relation, char* method_out = nullptr) {
+  if (method_out != nullptr) *method_out = '\0';
   const Oid catalog = get_relname_relid("pg_dist_partition", PG_CATALOG_NAMESPACE);
   if (!OidIsValid(catalog)) return 0;
   Relation table = table_open(catalog, AccessShareLock);
@@ -483,6 +487,7 @@ AttrNumber DistributionColumn(Oid relation) {
     bool method_null = false;
     bool key_null = false;
     const char method = DatumGetChar(heap_getattr(tuple, 2, RelationGetDescr(table), &method_null));
+    if (method_out != nullptr && !method_null) *method_out = method;
     const Datum key_text = heap_getattr(tuple, 3, RelationGetDescr(table), &key_null);
     if (!method_null && !key_null && method != 'n') {
       char* serialized = text_to_cstring(reinterpret_cast<text*>(
@@ -636,6 +641,9 @@ Node* WrapDistributionColumns(Node* node, void* context) {
   if (node == nullptr) return nullptr;
   auto* rewrite = static_cast<GroupKeyRewrite*>(context);
   if (IsA(node, Aggref)) return node;  // aggregate arguments are per row, not group keys
+  // A sublink's query has its own range table (and expression_tree_mutator
+  // does not walk Query nodes).
+  if (IsA(node, Query)) return node;
   if (IsA(node, Var)) {
     const auto* var = reinterpret_cast<Var*>(node);
     ListCell* cell;
@@ -691,6 +699,31 @@ void HideDistributionColumn(Query* query) {
   query->havingQual = WrapDistributionColumns(query->havingQual, &rewrite);
 }
 
+// See RewriteLevels: the WHERE of a nested private level, with its
+// distribution columns wrapped in dp_agg.citus_group_key.
+void HideDistributionFilter(Query* query) {
+  if (query->jointree == nullptr || query->jointree->quals == nullptr) return;
+  GroupKeyRewrite rewrite{NIL, InvalidOid};
+  int index = 0;
+  ListCell* cell;
+  foreach (cell, query->rtable) {
+    ++index;
+    auto* table = static_cast<RangeTblEntry*>(lfirst(cell));
+    if (table->rtekind != RTE_RELATION) continue;
+    const AttrNumber column = DistributionColumn(table->relid);
+    if (column <= 0) continue;
+    rewrite.columns =
+        lappend(rewrite.columns, makeVar(index, column, InvalidOid, -1, InvalidOid, 0));
+  }
+  if (rewrite.columns == NIL) return;
+  Oid types[1] = {ANYELEMENTOID};
+  List* qualified =
+      list_make2(makeString(pstrdup("dp_agg")), makeString(pstrdup("citus_group_key")));
+  rewrite.wrapper = LookupFuncName(qualified, 1, types, true);
+  if (!OidIsValid(rewrite.wrapper)) return;
+  query->jointree->quals = WrapDistributionColumns(query->jointree->quals, &rewrite);
+}
+
 bool ReadsDistributedTable(Query* query) {
   ListCell* cell;
   foreach (cell, query->rtable) {
@@ -698,6 +731,191 @@ bool ReadsDistributedTable(Query* query) {
     if (table->rtekind == RTE_RELATION && DistributionColumn(table->relid) != 0) return true;
   }
   return false;
+}
+
+// --- privacy units on distributed tables ------------------------------------
+//
+// The privacy-unit rewrite (unit_rewrite.h) turns a private aggregation level
+// over a unit table into an outer private level over a per-unit level,
+//   SELECT keys, unit, <per-unit values>,
+//          dp_agg.unit_group_sample(m) OVER (PARTITION BY unit)
+//   FROM table ... GROUP BY unit, keys
+// in which each unit is one bounded row per group and is kept in at most m
+// groups. Its privacy argument needs the per-unit level to see ALL rows of a
+// unit together. On Citus that level runs once per shard (Citus pushes it
+// down because it groups and partitions by the distribution column), so it
+// bounds each unit within one shard only, and a unit with rows in two shards
+// would be two units: up to 2m groups, two rows per group. That cannot happen
+// exactly when every unit's rows are in one shard, which holds when the
+// table is hash-distributed by its unit column (a hash value maps to exactly
+// one shard; a partitioned table's shard holds the same hash range in every
+// partition). The per-shard per-unit levels together are then exactly the
+// single-node per-unit level, and the outer level is split into partial
+// states on the workers and the release on the coordinator like any
+// row-level aggregate. Anything else (another distribution column, range or
+// append distribution, whose shards may overlap) is refused before anything
+// is charged, on the query tree (RefuseUnitNotDistributedByUnit, with
+// guidance) and again on Citus's worker job when the coordinator charges
+// (UnitJobGroups), so a plan cached before a redistribution is checked too.
+
+bool IsUnitSampler(Node* node, void* context) {
+  if (node == nullptr) return false;
+  if (IsA(node, WindowFunc) &&
+      reinterpret_cast<WindowFunc*>(node)->winfnoid == *static_cast<Oid*>(context))
+    return true;
+  if (IsA(node, Query)) return false;
+  return expression_tree_walker(node, DP_EXPRESSION_WALKER(IsUnitSampler), context);
+}
+
+// The per-unit level that the private aggregation level `query` reads: its
+// only FROM item, a subquery with dp_agg.unit_group_sample. nullptr otherwise.
+Query* PerUnitLevel(Query* query) {
+  if (query->jointree == nullptr || list_length(query->jointree->fromlist) != 1) return nullptr;
+  Node* item = static_cast<Node*>(linitial(query->jointree->fromlist));
+  if (!IsA(item, RangeTblRef)) return nullptr;
+  RangeTblEntry* entry = rt_fetch(reinterpret_cast<RangeTblRef*>(item)->rtindex, query->rtable);
+  if (entry->rtekind != RTE_SUBQUERY || entry->subquery == nullptr) return nullptr;
+  Query* level = entry->subquery;
+  Oid sampler = UnitGroupSampleFunction();
+  if (!level->hasWindowFuncs || !OidIsValid(sampler) ||
+      !IsUnitSampler(reinterpret_cast<Node*>(level->targetList), &sampler))
+    return nullptr;
+  return level;
+}
+
+// The table column that column `column` of FROM item `item` of `query` is,
+// through subqueries that pass it on as a plain column.
+bool BaseColumn(Query* query, Index item, AttrNumber column, Oid* table, AttrNumber* table_column) {
+  for (int depth = 0; depth < 64; ++depth) {
+    if (item < 1 || item > static_cast<Index>(list_length(query->rtable))) return false;
+    RangeTblEntry* entry = rt_fetch(item, query->rtable);
+    if (entry->rtekind == RTE_RELATION) {
+      *table = entry->relid;
+      *table_column = column;
+      return true;
+    }
+    if (entry->rtekind != RTE_SUBQUERY || entry->subquery == nullptr ||
+        entry->subquery->setOperations != nullptr)
+      return false;
+    TargetEntry* output = get_tle_by_resno(entry->subquery->targetList, column);
+    if (output == nullptr) return false;
+    Node* expression = StripRelabel(reinterpret_cast<Node*>(output->expr));
+    if (expression == nullptr || !IsA(expression, Var)) return false;
+    const auto* var = reinterpret_cast<Var*>(expression);
+    if (var->varlevelsup != 0) return false;
+    query = entry->subquery;
+    item = var->varno;
+    column = var->varattno;
+  }
+  return false;
+}
+
+// The expression a per-unit level's window is partitioned by (the unit), or
+// nullptr when it is not one expression of one window.
+Node* UnitPartitionKey(Query* level) {
+  if (list_length(level->windowClause) != 1) return nullptr;
+  auto* window = static_cast<WindowClause*>(linitial(level->windowClause));
+  if (list_length(window->partitionClause) != 1) return nullptr;
+  auto* clause = static_cast<SortGroupClause*>(linitial(window->partitionClause));
+  TargetEntry* entry = get_sortgroupclause_tle(clause, level->targetList);
+  // The level aggregates per unit: the unit is one of its group keys.
+  bool grouped = false;
+  ListCell* cell;
+  foreach (cell, level->groupClause)
+    if (static_cast<SortGroupClause*>(lfirst(cell))->tleSortGroupRef == clause->tleSortGroupRef)
+      grouped = true;
+  if (!grouped) return nullptr;
+  return StripRelabel(reinterpret_cast<Node*>(entry->expr));
+}
+
+// The table and column of a per-unit level's unit.
+bool UnitOfLevel(Query* level, Oid* table, AttrNumber* column) {
+  Node* key = UnitPartitionKey(level);
+  if (key == nullptr || !IsA(key, Var) || reinterpret_cast<Var*>(key)->varlevelsup != 0)
+    return false;
+  const auto* var = reinterpret_cast<Var*>(key);
+  return BaseColumn(level, var->varno, var->varattno, table, column);
+}
+
+bool ReadsCitusTableAnywhere(Query* query) {
+  ListCell* cell;
+  foreach (cell, query->rtable) {
+    auto* entry = static_cast<RangeTblEntry*>(lfirst(cell));
+    if (entry->rtekind == RTE_RELATION) {
+      char method = '\0';
+      (void)DistributionColumn(entry->relid, &method);
+      if (method != '\0' && method != 'n') return true;
+    }
+    if (entry->rtekind == RTE_SUBQUERY && entry->subquery != nullptr &&
+        ReadsCitusTableAnywhere(entry->subquery))
+      return true;
+  }
+  return false;
+}
+
+// Whether the private aggregation level `query` reads the rewrite's per-unit
+// level over a Citus distributed table (then it is split like a level that
+// reads the table itself). Refuses, before anything is charged, a unit
+// table that is not hash-distributed by its unit column (see above).
+bool ReadsDistributedUnitLevel(Query* query) {
+  Query* level = PerUnitLevel(query);
+  if (level == nullptr) return false;
+  Oid table = InvalidOid;
+  AttrNumber unit = 0;
+  if (!UnitOfLevel(level, &table, &unit)) {
+    if (!ReadsCitusTableAnywhere(level)) return false;
+    ereport(ERROR,
+            (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+             errmsg("dp_agg cannot tell the privacy unit column of a Citus distributed table "
+                    "in this query"),
+             errdetail("Contributions are bounded per unit on the workers only when every "
+                       "row of a unit is in one shard; the query is refused before anything "
+                       "is charged."),
+             errhint("Aggregate the unit table directly (a WHERE on its own columns, no "
+                     "joins).")));
+  }
+  char method = '\0';
+  const AttrNumber distribution = DistributionColumn(table, &method);
+  // A table Citus does not know: as on one node.
+  if (method == '\0') return false;
+  if (method == 'h' && distribution == unit) return true;
+  char* table_name = get_rel_name(table);
+  char* unit_name = get_attname(table, unit, true);
+  // Reference tables (and Citus's single-shard tables) hold every unit in one
+  // placement, but Citus runs the whole query as one task, re-planned from
+  // its text on the node of the placement, which dp_agg does not judge again
+  // as its own privacy-unit rewrite: refused before anything is charged.
+  if (method == 'n')
+    ereport(
+        ERROR,
+        (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+         errmsg("dp_agg: privacy unit table %s is a Citus reference, single-shard or local table",
+                table_name != nullptr ? table_name : "?"),
+         errdetail("Private aggregates over privacy units run on Citus only for tables "
+                   "hash-distributed by their unit column. The query is refused before "
+                   "anything is charged."),
+         errhint("Distribute the table by its privacy unit column: SELECT "
+                 "undistribute_table('%s'); SELECT create_distributed_table('%s', '%s');",
+                 table_name != nullptr ? table_name : "?", table_name != nullptr ? table_name : "?",
+                 unit_name != nullptr ? unit_name : "?")));
+  char* distribution_name = distribution > 0 ? get_attname(table, distribution, true) : nullptr;
+  ereport(
+      ERROR,
+      (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+       errmsg("dp_agg: privacy unit table %s is not hash-distributed by its privacy unit "
+              "column %s",
+              table_name != nullptr ? table_name : "?", unit_name != nullptr ? unit_name : "?"),
+       errdetail("It is distributed %s%s. On Citus each shard bounds the contributions of "
+                 "the units it holds, which bounds a unit's whole contribution only when "
+                 "all of its rows are in one shard. The query is refused before anything "
+                 "is charged.",
+                 method == 'h' ? "by column " : "by range or append on column ",
+                 distribution_name != nullptr ? distribution_name : "?"),
+       errhint("Redistribute the table by its privacy unit column: SELECT "
+               "alter_distributed_table('%s', distribution_column := '%s'); (for a new "
+               "table: SELECT create_distributed_table('%s', '%s');).",
+               table_name != nullptr ? table_name : "?", unit_name != nullptr ? unit_name : "?",
+               table_name != nullptr ? table_name : "?", unit_name != nullptr ? unit_name : "?")));
 }
 
 // A dp_select still polymorphic after MakeMonomorphic (a value type without a
@@ -743,16 +961,42 @@ bool RewriteLevels(Node* node, void* context) {
   if (node == nullptr) return false;
   if (IsA(node, Query)) {
     auto* query = reinterpret_cast<Query*>(node);
-    const bool distributed = ReadsDistributedTable(query);
-    if (query->hasAggs && distributed &&
+    const bool aggregates_privately =
+        query->hasAggs &&
         (HasPrivateAggregate(reinterpret_cast<Node*>(query->targetList), nullptr) ||
-         HasPrivateAggregate(query->havingQual, nullptr))) {
+         HasPrivateAggregate(query->havingQual, nullptr));
+    if (aggregates_privately &&
+        (ReadsDistributedTable(query) || ReadsDistributedUnitLevel(query))) {
       RewriteCounts(reinterpret_cast<Node*>(query->targetList), nullptr);
       RewriteCounts(query->havingQual, nullptr);
       RefuseUnsupportedDistributed(query);
       HideDistributionColumn(query);
       auto* levels = static_cast<LevelRewriteContext*>(context);
       if (query == levels->top) levels->top_aggregates_privately = true;
+      // Nested in a subquery or WITH query, a level whose WHERE pins the
+      // distribution column to one shard would make Citus route the whole
+      // statement to that shard's worker (noise included; the worker refuses
+      // it), and planning without the router planners refuses any subquery.
+      // Its filters on the distribution column go through the identity
+      // dp_agg.citus_group_key instead, which Citus does not prune by: the
+      // level then runs on every shard (the other shards' rows fail the same
+      // filter) as a subplan planned as a query of its own, split and
+      // charged once like any other.
+      if (query != levels->top) HideDistributionFilter(query);
+      // The per-unit level below a nested private level would be planned
+      // again by Citus's recursive planning, as a query of its own, through
+      // dp_agg's judge, which refuses the rewrite's sampler beside private
+      // aggregates: refused here with guidance, before anything is charged.
+      if (query != levels->top && PerUnitLevel(query) != nullptr)
+        ereport(ERROR,
+                (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                 errmsg("dp_agg: private aggregates over a privacy unit table distributed by "
+                        "Citus must be the top level of the query"),
+                 errdetail("In a subquery or WITH query the aggregation runs as a Citus "
+                           "subplan, which dp_agg does not bound per unit; the query is "
+                           "refused before anything is charged."),
+                 errhint("Run the private aggregate as a query of its own and transform its "
+                         "answers in the client.")));
       // A restricted role's private aggregation of a distributed table below
       // the top level (a subquery or WITH query, which the judge makes a
       // MATERIALIZED WITH query) runs as a Citus subplan whose result the top
@@ -939,7 +1183,179 @@ bool IsShardPlaceholder(RangeTblEntry* entry) {
 }
 }  // namespace
 
-void CheckCitusReleaseInput(Aggref* inner, Agg* plan) {
+namespace {
+
+// A job level that only filters and projects the rows of its one FROM item.
+bool PassesRowsOn(const Query* level) {
+  return level->commandType == CMD_SELECT && !level->hasAggs && !level->hasWindowFuncs &&
+         !level->hasTargetSRFs && !level->hasSubLinks && !level->hasDistinctOn &&
+         level->groupClause == NIL && level->havingQual == nullptr && level->groupingSets == NIL &&
+         level->limitCount == nullptr && level->limitOffset == nullptr &&
+         level->setOperations == nullptr && level->distinctClause == NIL && level->cteList == NIL &&
+         level->rowMarks == NIL && list_length(level->rtable) == 1 && level->jointree != nullptr &&
+         list_length(level->jointree->fromlist) == 1 &&
+         IsA(linitial(level->jointree->fromlist), RangeTblRef);
+}
+
+struct SamplerCount {
+  Oid function;
+  int samplers;
+  int max_groups;
+  bool other;
+};
+
+bool CountSamplers(Node* node, void* context) {
+  if (node == nullptr) return false;
+  auto* count = static_cast<SamplerCount*>(context);
+  if (IsA(node, WindowFunc)) {
+    const auto* window = reinterpret_cast<WindowFunc*>(node);
+    Node* argument = list_length(window->args) == 1
+                         ? StripRelabel(static_cast<Node*>(linitial(window->args)))
+                         : nullptr;
+    if (window->winfnoid != count->function || argument == nullptr || !IsA(argument, Const) ||
+        reinterpret_cast<Const*>(argument)->constisnull) {
+      count->other = true;
+      return false;
+    }
+    ++count->samplers;
+    count->max_groups = DatumGetInt32(reinterpret_cast<Const*>(argument)->constvalue);
+    return false;
+  }
+  if (IsA(node, Query)) return false;
+  return expression_tree_walker(node, DP_EXPRESSION_WALKER(CountSamplers), context);
+}
+
+// Privacy units (see "privacy units on distributed tables" above), checked
+// on the worker job the coordinator is about to send: the tasks' query reads
+// the per-unit level of the rewrite, through levels that only filter and
+// project (Citus's worker_subquery, the rewrite's WHERE kept), and that level
+// is one window of dp_agg.unit_group_sample(m) partitioned by a column it
+// groups by, which is the hash distribution column of the job's one table,
+// read through plain projections only. Returns m, or 0 with *problem set.
+int UnitJobGroups(Query* query, const char** problem) {
+  *problem = "Each task reads more than one table or subquery.";
+  if (query->jointree == nullptr || list_length(query->jointree->fromlist) != 1 ||
+      list_length(query->rtable) != 1 || !IsA(linitial(query->jointree->fromlist), RangeTblRef))
+    return 0;
+  RangeTblEntry* entry = static_cast<RangeTblEntry*>(linitial(query->rtable));
+  for (int depth = 0; depth < 64; ++depth) {
+    if (entry->rtekind != RTE_SUBQUERY || entry->subquery == nullptr) return 0;
+    Query* level = entry->subquery;
+    if (level->hasWindowFuncs) {
+      SamplerCount samplers{UnitGroupSampleFunction(), 0, 0, false};
+      if (!OidIsValid(samplers.function)) return 0;
+      (void)CountSamplers(reinterpret_cast<Node*>(level->targetList), &samplers);
+      (void)CountSamplers(level->havingQual, &samplers);
+      (void)CountSamplers(reinterpret_cast<Node*>(level->jointree), &samplers);
+      *problem = "The tasks contain window functions.";
+      if (samplers.other || samplers.samplers != 1 || samplers.max_groups < 1) return 0;
+      *problem = "The tasks' per-unit level is not the one dp_agg's privacy-unit rewrite writes.";
+      if (level->groupClause == NIL || level->hasTargetSRFs || level->hasSubLinks ||
+          level->hasDistinctOn || level->groupingSets != NIL || level->limitCount != nullptr ||
+          level->limitOffset != nullptr || level->setOperations != nullptr ||
+          level->distinctClause != NIL || level->cteList != NIL || level->rowMarks != NIL ||
+          list_length(level->rtable) != 1 || level->jointree == nullptr ||
+          list_length(level->jointree->fromlist) != 1 ||
+          !IsA(linitial(level->jointree->fromlist), RangeTblRef))
+        return 0;
+      // Below it: the table, directly or through plain projections.
+      for (RangeTblEntry* below = static_cast<RangeTblEntry*>(linitial(level->rtable));
+           below->rtekind != RTE_RELATION;
+           below = static_cast<RangeTblEntry*>(linitial(below->subquery->rtable)))
+        if (below->rtekind != RTE_SUBQUERY || below->subquery == nullptr ||
+            !PassesRowsOn(below->subquery))
+          return 0;
+      Oid table = InvalidOid;
+      AttrNumber unit = 0;
+      if (!UnitOfLevel(level, &table, &unit)) return 0;
+      char method = '\0';
+      const AttrNumber distribution = DistributionColumn(table, &method);
+      *problem =
+          "The privacy unit table is not hash-distributed by its privacy unit column, so a "
+          "unit's rows may be in several shards, each bounding them separately.";
+      if (method != 'h' || distribution != unit) return 0;
+      *problem = nullptr;
+      return samplers.max_groups;
+    }
+    if (!PassesRowsOn(level)) return 0;
+    entry = static_cast<RangeTblEntry*>(linitial(level->rtable));
+  }
+  return 0;
+}
+
+bool OnlyBuiltinAggregates(Node* node, void* context) {
+  if (node == nullptr) return false;
+  if (IsA(node, Aggref)) {
+    const Oid function = reinterpret_cast<Aggref*>(node)->aggfnoid;
+    if (function >= FirstNormalObjectId && !IsUnitSumAggregate(function)) return true;
+  }
+  if (IsA(node, Query) || IsA(node, SubLink)) return true;
+  return expression_tree_walker(node, DP_EXPRESSION_WALKER(OnlyBuiltinAggregates), context);
+}
+
+// On a worker: the shard that a fragment of Citus's partial aggregation over
+// the privacy-unit rewrite reads (see UnitJobGroups, which the coordinator
+// checked before sending it), or nullptr when `query`'s one FROM item is not
+// such a chain: plain projections, the per-unit level (one window of the
+// sampler, built-in aggregates and dp_agg.unit_sum only, grouped and
+// partitioned by the unit), plain projections, one shard whose table is
+// hash-distributed by that column (compared by name: a shard's column
+// numbers may differ from its table's).
+RangeTblEntry* WorkerUnitFragmentShard(Query* query) {
+  if (list_length(query->rtable) != 1) return nullptr;
+  auto* entry = static_cast<RangeTblEntry*>(linitial(query->rtable));
+  Query* level = nullptr;
+  for (int depth = 0; depth < 64 && level == nullptr; ++depth) {
+    if (entry->rtekind != RTE_SUBQUERY || entry->subquery == nullptr) return nullptr;
+    Query* candidate = entry->subquery;
+    if (candidate->hasWindowFuncs) {
+      level = candidate;
+      break;
+    }
+    if (!PassesRowsOn(candidate)) return nullptr;
+    entry = static_cast<RangeTblEntry*>(linitial(candidate->rtable));
+  }
+  if (level == nullptr) return nullptr;
+  SamplerCount samplers{UnitGroupSampleFunction(), 0, 0, false};
+  if (!OidIsValid(samplers.function)) return nullptr;
+  (void)CountSamplers(reinterpret_cast<Node*>(level->targetList), &samplers);
+  if (samplers.other || samplers.samplers != 1 || samplers.max_groups < 1) return nullptr;
+  if (level->groupClause == NIL || level->hasTargetSRFs || level->hasSubLinks ||
+      level->hasDistinctOn || level->groupingSets != NIL || level->limitCount != nullptr ||
+      level->limitOffset != nullptr || level->setOperations != nullptr ||
+      level->distinctClause != NIL || level->cteList != NIL || level->rowMarks != NIL ||
+      list_length(level->rtable) != 1 || level->jointree == nullptr ||
+      list_length(level->jointree->fromlist) != 1 ||
+      OnlyBuiltinAggregates(reinterpret_cast<Node*>(level->targetList), nullptr) ||
+      OnlyBuiltinAggregates(level->havingQual, nullptr) ||
+      OnlyBuiltinAggregates(reinterpret_cast<Node*>(level->jointree), nullptr))
+    return nullptr;
+  RangeTblEntry* shard = static_cast<RangeTblEntry*>(linitial(level->rtable));
+  while (shard->rtekind != RTE_RELATION) {
+    if (shard->rtekind != RTE_SUBQUERY || shard->subquery == nullptr ||
+        !PassesRowsOn(shard->subquery))
+      return nullptr;
+    shard = static_cast<RangeTblEntry*>(linitial(shard->subquery->rtable));
+  }
+  Oid table = InvalidOid;
+  AttrNumber unit = 0;
+  if (!UnitOfLevel(level, &table, &unit) || table != shard->relid) return nullptr;
+  const Oid parent = CitusShardParent(shard->relid);
+  if (!OidIsValid(parent)) return nullptr;
+  char method = '\0';
+  const AttrNumber distribution = DistributionColumn(parent, &method);
+  if (method != 'h' || distribution <= 0) return nullptr;
+  char* unit_name = get_attname(shard->relid, unit, true);
+  char* distribution_name = get_attname(parent, distribution, true);
+  if (unit_name == nullptr || distribution_name == nullptr ||
+      std::strcmp(unit_name, distribution_name) != 0)
+    return nullptr;
+  return shard;
+}
+
+}  // namespace
+
+int CheckCitusReleaseInput(Aggref* inner, Agg* plan) {
   CustomScan* scan = CitusScanBelow(plan->plan.lefttree);
   WorkerJob job;
   if (scan == nullptr || !ReadWorkerJob(scan, &job))
@@ -964,7 +1380,14 @@ void CheckCitusReleaseInput(Aggref* inner, Agg* plan) {
     auto* entry = static_cast<RangeTblEntry*>(lfirst(entry_cell));
     if (entry->rtekind != RTE_RESULT && !IsShardPlaceholder(entry)) one_table = false;
   }
-  if (!one_table) problem = "Each task reads more than one table or subquery.";
+  // Over privacy units (see above) each task reads the rewrite's per-unit
+  // level of its shard instead: m groups per unit.
+  int unit_groups = 1;
+  const char* unit_problem = nullptr;
+  if (!one_table) {
+    unit_groups = UnitJobGroups(query, &unit_problem);
+    if (unit_groups == 0) problem = unit_problem;
+  }
   if (query->hasSubLinks) problem = "A condition in the tasks depends on a subquery.";
   if (query->limitCount != nullptr || query->limitOffset != nullptr)
     problem = "The tasks contain LIMIT or OFFSET below the aggregation.";
@@ -980,7 +1403,9 @@ void CheckCitusReleaseInput(Aggref* inner, Agg* plan) {
          errmsg("dp_agg cannot bound how often one row feeds %s", get_func_name(inner->aggfnoid)),
          errdetail("%s", problem),
          errhint("Aggregate rows of a single distributed table, filtered by conditions on "
-                 "that table's own columns.")));
+                 "that table's own columns; a table with a privacy unit must be "
+                 "hash-distributed by its unit column.")));
+  return unit_groups;
 }
 
 void RegisterCitusPreparedState(Aggref* outer, Datum state, Size size, Oid collation,
@@ -1118,7 +1543,16 @@ bool AcceptCoordinatorFragment(Query* query) {
   }
   if (!has_partial || OnlyPartialAggregates(query->havingQual, nullptr)) return false;
   List* protected_shards = NIL;
-  foreach (cell, query->rtable) {
+  // Over privacy units the fragment reads its shard through the rewrite's
+  // per-unit level (WorkerUnitFragmentShard).
+  List* tables = query->rtable;
+  if (list_length(query->rtable) == 1 &&
+      static_cast<RangeTblEntry*>(linitial(query->rtable))->rtekind == RTE_SUBQUERY) {
+    RangeTblEntry* shard = WorkerUnitFragmentShard(query);
+    if (shard == nullptr) return false;
+    tables = list_make1(shard);
+  }
+  foreach (cell, tables) {
     auto* entry = static_cast<RangeTblEntry*>(lfirst(cell));
     if (entry->rtekind == RTE_RESULT) continue;
     if (entry->rtekind != RTE_RELATION ||

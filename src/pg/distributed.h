@@ -43,8 +43,12 @@ void InstallCitusFunctionGuard();
 Aggref* CitusInnerAggregate(Aggref* outer, Agg* plan, EState* estate, CitusSiteRole* role);
 
 // The input check of a release site, in place of CheckInput (which refuses
-// a CustomScan): the distributed plan must read one table, once per shard.
-void CheckCitusReleaseInput(Aggref* inner, Agg* plan);
+// a CustomScan): the distributed plan must read one table, once per shard,
+// or the privacy-unit rewrite's per-unit level of one table hash-distributed
+// by its unit column. Returns the number of groups a unit may reach (the
+// sampler's max_groups; 1 without privacy units), by which the call site's
+// charge is multiplied as on one node.
+int CheckCitusReleaseInput(Aggref* inner, Agg* plan);
 
 // Keeps the initial state prepared for a wrapper call site for the rest of
 // the query: Citus builds its states from pg_aggregate.agginitcond, so the

@@ -3,6 +3,7 @@
 extern "C" {
 #include "catalog/namespace.h"
 #include "nodes/makefuncs.h"
+#include "optimizer/optimizer.h"
 #include "parser/parse_func.h"
 #include "rewrite/rewriteManip.h"
 #include "utils/fmgroids.h"
@@ -126,6 +127,14 @@ bool IsGroupSelectionGate(Node* node, double epsilon, double delta) {
   for (int i = 0; i < 2; ++i) {
     Node* argument =
         reinterpret_cast<Node*>(static_cast<TargetEntry*>(list_nth(aggref->args, i))->expr);
+    // A literal written as 1.0 or 1e-6 is a numeric constant cast to float8
+    // (and Citus deparses it as (1.0)::double precision): folded, it is the
+    // same float8 as the setting when it is written as the same number, so
+    // the analyst's own gate is the judge's and the groups pass (and pay for)
+    // one selection, as they do with '1'::float8 (issue 15: it was charged
+    // twice). Folding immutable casts of constants cannot depend on data.
+    if (argument != nullptr && !IsA(argument, Const))
+      argument = eval_const_expressions(nullptr, static_cast<Node*>(copyObjectImpl(argument)));
     if (argument == nullptr || !IsA(argument, Const)) return false;
     const auto* constant = reinterpret_cast<Const*>(argument);
     if (constant->consttype != FLOAT8OID || constant->constisnull ||

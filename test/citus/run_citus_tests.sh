@@ -47,11 +47,29 @@ for a in $aggs; do
     if [ -n "$out" ] && ! grep -q ERROR <<<"$out" && [ "$diff" = "1.0" ]; then ok "$a $shape (router shape, charged 1 on the coordinator)"; else ko "$a $shape: $out (charged $diff)"; fi
   done
 done
-# nested in a subquery, Citus routes the whole query to the worker, which
-# refuses it; nothing is charged
-before=$(spent)
-expect_error $base "SELECT count(*) FROM (SELECT dp_sum(age, 0, 100, 1.0) FROM t WHERE id = 5) s" "cannot run on a Citus worker" "nested single-shard private aggregate refused by the worker"
-[ "$before" = "$(spent)" ] && ok "refused nested single-shard query charged nothing" || ko "nested single-shard query charged"
+# nested in a subquery or WITH query: the level's filters on the distribution
+# column are hidden from Citus's shard pruning, so Citus does not route the
+# whole statement to one worker (which would refuse it): the level runs as a
+# subplan, split and charged once like the others
+for nested in "SELECT count(*) FROM (SELECT dp_sum(age, 0, 100, 1.0) FROM t WHERE id = 5) s" \
+              "SELECT s.x + 0 FROM (SELECT dp_count(id, 1.0) AS x FROM t WHERE id = 5) s" \
+              "WITH s AS (SELECT region, dp_count(id, 1.0) FROM t WHERE id IN (5, 6) GROUP BY region) SELECT count(*) FROM s"; do
+  before=$(spent)
+  out=$(q $base "$nested")
+  after=$(spent)
+  diff=$(/usr/bin/python3 -c "print(float('$after')-float('$before'))" 2>/dev/null || echo x)
+  if [[ "$out" =~ ^-?[0-9]+$ ]] && [ "$diff" = "1.0" ]; then ok "nested single-shard private aggregate answered, charged 1: $nested"; else ko "nested single-shard: $nested: $out (charged $diff)"; fi
+done
+# (a sublink in such a level's WHERE is left alone: answered once or refused
+# before any charge, never an internal error)
+for nested in "SELECT count(*) FROM (SELECT dp_count(id, 1.0) FROM t WHERE id = 5 AND age IN (SELECT 35)) s" \
+              "SELECT count(*) FROM (SELECT dp_count(id, 1.0) FROM t WHERE id = 5 AND EXISTS (SELECT 1 FROM t t2 WHERE t2.id = 5)) s"; do
+  before=$(spent); out=$(q $base "$nested"); after=$(spent)
+  diff=$(/usr/bin/python3 -c "print(float('$after')-float('$before'))" 2>/dev/null || echo x)
+  if { [[ "$out" =~ ^-?[0-9]+$ ]] && [ "$diff" = "1.0" ]; } || { grep -q "ERROR:  dp_agg" <<<"$out" && [ "$diff" = "0.0" ]; }; then ok "nested single-shard level with a sublink: answered once or refused before charge"; else ko "nested with sublink: $nested: $out (charged $diff)"; fi
+done
+plan=$(q $base "EXPLAIN (VERBOSE) SELECT count(*) FROM (SELECT dp_sum(age, 0, 100, 1.0) FROM t WHERE id = 5) s")
+grep -q "coord_combine_agg" <<<"$plan" && grep -q "worker_partial_agg" <<<"$plan" && ok "nested single-shard query: partial states on the workers, combined on the coordinator" || ko "nested single-shard plan: $plan"
 # noise is on the coordinator, at the documented scale: exact count 3000;
 # P(|Laplace(1)| > 30) < 1e-12
 n=$(q $base "SELECT dp_count(id, 1.0) FROM t")
@@ -257,6 +275,122 @@ spent_after=$(a_spent analyst)
 if [[ "$n" =~ ^-?[0-9]+$ ]] && [ "$n" -ge 1970 ] && [ "$n" -le 2030 ] && [ "$spent_after" = $((spent_before + 1)) ]; then ok "review_citus: restricted analyst on a protected partitioned distributed table, dp_count within 30 of 2000, charged once"
 elif grep -q ERROR <<<"$n" && [ "$spent_after" = "$spent_before" ]; then ok "review_citus: protected partitioned distributed table refused before any charge"
 else ko "review_citus: protected partitioned distributed table: $(head -1 <<<"$n") (charged $spent_before -> $spent_after)"; fi
+# --- privacy units on distributed tables (README "Scaling out with Citus") ---
+# vu: 500 units (pid), 6 rows each, all of a unit's rows in one diag group
+# (125 units per group), hash-distributed by the unit column. vs: 500 units
+# with 7 rows each, one in each of 7 groups. vo: the same as vu, distributed by
+# another column. vref: a reference table with a unit. vpu: partitioned.
+q $base "CREATE TABLE vu(id bigserial, pid int, diag text, cost int); SELECT create_distributed_table('vu', 'pid');
+INSERT INTO vu(pid, diag, cost) SELECT g % 500, 'd' || (g % 4), g % 50 FROM generate_series(1, 3000) g;
+SELECT dp_agg.set_privacy_unit('vu', 'pid');
+CREATE TABLE vs(id bigserial, pid int, diag text, cost int); SELECT create_distributed_table('vs', 'pid');
+INSERT INTO vs(pid, diag, cost) SELECT g % 500, 'd' || (g % 7), g % 50 FROM generate_series(1, 3500) g;
+SELECT dp_agg.set_privacy_unit('vs', 'pid');
+CREATE TABLE vo(id bigserial, pid int, diag text, cost int); SELECT create_distributed_table('vo', 'id');
+INSERT INTO vo(pid, diag, cost) SELECT g % 500, 'd' || (g % 4), g % 50 FROM generate_series(1, 3000) g;
+SELECT dp_agg.set_privacy_unit('vo', 'pid');
+CREATE TABLE vref(id bigint, pid int, cost int); SELECT create_reference_table('vref');
+INSERT INTO vref SELECT g, g % 500, g % 50 FROM generate_series(1, 3000) g;
+SELECT dp_agg.set_privacy_unit('vref', 'pid');
+CREATE TABLE vpu(id bigint, pid int, k int, cost int) PARTITION BY RANGE (k);
+CREATE TABLE vpu_a PARTITION OF vpu FOR VALUES FROM (0) TO (50);
+CREATE TABLE vpu_b PARTITION OF vpu FOR VALUES FROM (50) TO (100);
+SELECT create_distributed_table('vpu', 'pid');
+INSERT INTO vpu SELECT g, g % 300, g % 100, g % 10 FROM generate_series(1, 3000) g;
+SELECT dp_agg.set_privacy_unit('vpu', 'pid');" >/dev/null
+charge_of() {  # runs $2 on node $1 as postgres, prints "<output>|<charge>"
+  local before after out
+  before=$(spent); out=$(q "$1" "$2" | tr '\n' ' '); after=$(spent)
+  echo "$out|$(/usr/bin/python3 -c "print(float('$after')-float('$before'))" 2>/dev/null || echo x)"
+}
+uaggs="dp_count(1,1.0) dp_count(DISTINCT#pid,1.0) dp_count(cost,1.0,1e-6) dp_sum(cost,0,100,1.0) dp_sum(cost,0,100,1.0,1e-6) dp_avg(cost,0,100,1.0) dp_avg(cost,0,100,1.0,1e-6) dp_count_interval(cost,1.0,0.95) dp_sum_interval(cost,0,100,1.0,0.95) dp_avg_interval(cost,0,100,1.0,0.95) dp_median(cost::float8,0,100,1.0) dp_percentile(cost::float8,0.9,0,100,1.0) dp_select(diag,ARRAY['d1','d2','zz'],1.0) dp_select(cost,ARRAY[1,7,14],1.0) dp_select(id,ARRAY[1,2,3]::bigint[],1.0)"
+for a in $uaggs; do
+  a=${a//#/ }
+  for shape in "" "GROUP BY diag" "WHERE pid = 5" "WHERE cost > 3 GROUP BY diag"; do
+    r=$(charge_of $base "SELECT $a FROM vu $shape")
+    if [ -n "${r%|*}" ] && ! grep -q ERROR <<<"$r" && [ "${r##*|}" = "1.0" ]; then ok "units: $a $shape (charged 1 on the coordinator)"; else ko "units: $a $shape: $r"; fi
+  done
+done
+# 500 units (3000 rows): P(|Laplace(1)| > 30) = exp(-30) < 1e-12 each
+for a in "dp_count(1, 1.0)" "dp_count(DISTINCT pid, 1.0)"; do
+  n=$(q $base "SELECT $a FROM vu")
+  if [[ "$n" =~ ^-?[0-9]+$ ]] && [ "$n" -ge 470 ] && [ "$n" -le 530 ]; then ok "units: $a counts units, within 30 of 500"; else ko "units: $a = $n (500 units, 3000 rows)"; fi
+done
+# Contribution bounding across shards: with max_groups_contributed = 3 every
+# unit of vs (7 groups each) is kept in exactly 3 groups, so the exact counts
+# sum to 1500 (3500 unbounded, 500 at m = 1, more if a unit were bounded per
+# shard in several shards). Each group's count has Laplace(3) noise (epsilon
+# 1/3): P(|noise| > 69) = exp(-23) per group, < 1e-9 for the 7 groups; the
+# call is charged 3 x 1/3 = 1.
+before=$(spent)
+out=$(q $base "SET dp_agg.max_groups_contributed = 3; SELECT diag, dp_count(1, 1.0) FROM vs GROUP BY diag" | grep "|")
+after=$(spent)
+total=$(awk -F'|' '{s += $2} END {print s}' <<<"$out")
+diff=$(/usr/bin/python3 -c "print(float('$after')-float('$before'))" 2>/dev/null || echo x)
+if [ "$(wc -l <<<"$out")" = 7 ] && [ "$total" -ge 1017 ] && [ "$total" -le 1983 ] && [ "$diff" = "1.0" ]; then ok "units: max_groups_contributed 3, 7 groups summing to $total (1500 +- 483), charged 1"; else ko "units: m = 3: $out (sum $total, charged $diff)"; fi
+plan=$(q $base "EXPLAIN (VERBOSE) SELECT diag, dp_sum(cost, 0, 100, 1.0) FROM vu GROUP BY diag")
+if grep -q "coord_combine_agg" <<<"$plan" && grep -q "Query: SELECT .*worker_partial_agg.*unit_group_sample" <<<"$plan" && ! grep -qi "subplan\|intermediate_result\|repartition" <<<"$plan"; then ok "units: per-unit level and partial aggregation on the workers, combined on the coordinator, no rows pulled"; else ko "units plan: $plan"; fi
+r=$(charge_of $base "SELECT dp_count(1, 1.0) FROM vpu")
+n=${r%%|*}; n=${n// /}
+if [[ "$n" =~ ^-?[0-9]+$ ]] && [ "$n" -ge 270 ] && [ "$n" -le 330 ] && [ "${r##*|}" = "1.0" ]; then ok "units: partitioned table distributed by its unit, 300 units within 30, charged 1"; else ko "units partitioned: $r"; fi
+# refused before anything is charged, with guidance
+r=$(charge_of $base "SELECT dp_count(1, 1.0) FROM vo")
+grep -q "not hash-distributed by its privacy unit column" <<<"$r" && grep -q "alter_distributed_table('vo', distribution_column := 'pid')" <<<"$r" && [ "${r##*|}" = "0.0" ] && ok "units: table distributed by another column refused with guidance, nothing charged" || ko "units vo: $r"
+r=$(charge_of $base "SELECT diag, dp_sum(cost, 0, 100, 1.0) FROM vo WHERE pid = 5 GROUP BY diag")
+grep -q "not hash-distributed" <<<"$r" && [ "${r##*|}" = "0.0" ] && ok "units: another distribution column, router shape refused, nothing charged" || ko "units vo router: $r"
+r=$(charge_of $base "SELECT dp_count(1, 1.0) FROM vref")
+grep -q "reference, single-shard or local table" <<<"$r" && grep -q "create_distributed_table('vref', 'pid')" <<<"$r" && [ "${r##*|}" = "0.0" ] && ok "units: reference table refused with guidance, nothing charged" || ko "units vref: $r"
+r=$(charge_of $base "SELECT count(*) FROM (SELECT dp_count(1, 1.0) FROM vu) s")
+grep -q "must be the top level" <<<"$r" && [ "${r##*|}" = "0.0" ] && ok "units: nested private level refused, nothing charged" || ko "units nested: $r"
+r=$(charge_of $base "SELECT dp_count(1, 1.0) FROM vu JOIN vs USING (pid)")
+grep -q ERROR <<<"$r" && [ "${r##*|}" = "0.0" ] && ok "units: join of two unit tables refused, nothing charged" || ko "units join: $r"
+r=$(charge_of $base "SELECT dp_count(1, 1.0) FROM vu JOIN t ON t.id = vu.pid")
+grep -q ERROR <<<"$r" && [ "${r##*|}" = "0.0" ] && ok "units: join with another distributed table refused, nothing charged" || ko "units join t: $r"
+# a restricted analyst on a protected unit table
+q $base "CREATE ROLE unit_analyst LOGIN; SELECT dp_agg.set_budget('unit_analyst', 100, 0.001);
+SELECT dp_agg.protect_table('vu'); SELECT dp_agg.restrict_role('unit_analyst');" >/dev/null
+u_charge_of() {
+  local before after out
+  before=$(a_spent unit_analyst); out=$(qa $base unit_analyst "$1" | tr '\n' ' '); after=$(a_spent unit_analyst)
+  echo "$out|$(/usr/bin/python3 -c "print(float('$after')-float('$before'))" 2>/dev/null || echo x)"
+}
+r=$(u_charge_of "SELECT dp_count(1, 1.0) FROM vu")
+n=${r%%|*}; n=${n// /}
+if [[ "$n" =~ ^-?[0-9]+$ ]] && [ "$n" -ge 470 ] && [ "$n" -le 530 ] && [ "${r##*|}" = "1.0" ]; then ok "units, restricted analyst: dp_count within 30 of 500 units, charged 1"; else ko "units restricted dp_count: $r"; fi
+# 4 groups of 125 units: each released (selection threshold ~ 15 << 125,
+# P(miss) < exp(-100)), counts within 30 (P < 4e-13); charged 1 + 1 (selection)
+out=$(qa $base unit_analyst "SELECT diag, dp_count(1, 1.0) FROM vu GROUP BY diag")
+good=$(awk -F'|' '$2 >= 95 && $2 <= 155' <<<"$out" | wc -l)
+[ "$good" = 4 ] && [ "$(wc -l <<<"$out")" = 4 ] && ok "units, restricted analyst: GROUP BY with group selection, 4 groups within 30 of 125" || ko "units restricted GROUP BY: $out"
+for a in "dp_sum(cost, 0, 100, 1.0)" "dp_avg(cost, 0, 100, 1.0)" "dp_median(cost::float8, 0, 100, 1.0)" "dp_select(diag, ARRAY['d1', 'd2'], 1.0)" "dp_count(DISTINCT pid, 1.0)"; do
+  r=$(u_charge_of "SELECT $a FROM vu")
+  [ -n "${r%%|*}" ] && ! grep -q ERROR <<<"$r" && [ "${r##*|}" = "1.0" ] && ok "units, restricted analyst: $a charged 1" || ko "units restricted $a: $r"
+done
+r=$(u_charge_of "SELECT diag, dp_sum(cost, 0, 100, 1.0) FROM vu WHERE pid = 5 GROUP BY diag")
+! grep -q ERROR <<<"$r" && [ "${r##*|}" = "2.0" ] && ok "units, restricted analyst: router shape with GROUP BY charged 1 + 1 (selection)" || ko "units restricted router: $r"
+r=$(u_charge_of "SELECT diag FROM vu GROUP BY diag")
+! grep -q ERROR <<<"$r" && [ "${r##*|}" = "1.0" ] && ok "units, restricted analyst: group keys alone, selected on units, charged 1" || ko "units restricted keys: $r"
+r=$(u_charge_of "SELECT diag, dp_count(1, 1.0) FROM vu GROUP BY diag HAVING dp_agg.group_selection(1.0, 1e-6)")
+! grep -q ERROR <<<"$r" && [ "${r##*|}" = "2.0" ] && ok "units, restricted analyst: own group_selection with the settings' values is the only one, charged 2" || ko "units restricted own selection: $r"
+for bad in "SELECT pid, dp_count(1, 1.0) FROM vu GROUP BY pid" "SELECT pid FROM vu LIMIT 1" "SELECT count(*) FROM vu"; do
+  r=$(u_charge_of "$bad")
+  grep -q ERROR <<<"$r" && [ "${r##*|}" = "0.0" ] && ok "units, restricted analyst: refused before any charge: $bad" || ko "units restricted $bad: $r"
+done
+# Self-written group selection (numeric literals equal to the settings) on a
+# protected reference table and on a local table: one selection, charged
+# 1 (dp_count) + 1 (selection), as with '1'::float8 (was 3).
+q $base "CREATE TABLE lt(id bigint primary key, region text);
+INSERT INTO lt SELECT g, 'r'||(g%5) FROM generate_series(1,3000) g; SELECT dp_agg.protect_table('lt');" >/dev/null
+for tbl in rt lt; do
+  r=$(u_charge_of "SELECT region, dp_count(id, 1.0) FROM $tbl GROUP BY region HAVING dp_agg.group_selection(1.0, 1e-6)")
+  [ "$(grep -o '|' <<<"${r%|*}" | wc -l)" = 5 ] && [ "${r##*|}" = "2.0" ] && ok "own HAVING dp_agg.group_selection(1.0, 1e-6) on $tbl charged 2" || ko "own group selection on $tbl: $r"
+  r=$(u_charge_of "SELECT region, dp_count(id, 1.0) FROM $tbl GROUP BY region HAVING dp_agg.group_selection(0.5, 1e-6)")
+  [ "${r##*|}" = "2.5" ] && ok "own group_selection with other values on $tbl: both selections charged (1 + 0.5 + 1)" || ko "own other group selection on $tbl: $r"
+done
+for p in $((base+1)) $((base+2)); do
+  c=$(q $p "SELECT count(*) FROM dp_agg.ledger")
+  [ "$c" = 0 ] && ok "units: worker $p ledger still unused" || ko "units: worker $p ledger has $c rows"
+done
 # the privacy audit's count and sum noise checks against a distributed table
 audit_out=$(PGHOST=$root /usr/bin/python3 "$here/audit_citus.py" "$base" 2>&1)
 echo "$audit_out"
