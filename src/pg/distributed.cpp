@@ -691,11 +691,27 @@ void HideDistributionColumn(Query* query) {
   query->havingQual = WrapDistributionColumns(query->havingQual, &rewrite);
 }
 
+// Whether the level's FROM reads a distributed table, directly or through a
+// subquery or WITH query in it: Citus pushes such a subquery down and splits
+// the level's aggregates all the same. Missing one of those left a polymorphic
+// dp_count/dp_select unrewritten, and Citus's type check in
+// worker_partial_agg_sfunc then raised only when a row reached it: an error
+// that depended on the data (Citus neighbour fuzzer, `SELECT dp_count(id, 1.0)
+// FROM (SELECT * FROM t WHERE name = 'mallory') s`).
 bool ReadsDistributedTable(Query* query) {
   ListCell* cell;
   foreach (cell, query->rtable) {
     auto* table = static_cast<RangeTblEntry*>(lfirst(cell));
     if (table->rtekind == RTE_RELATION && DistributionColumn(table->relid) != 0) return true;
+    if (table->rtekind == RTE_SUBQUERY && table->subquery != nullptr &&
+        ReadsDistributedTable(table->subquery))
+      return true;
+  }
+  foreach (cell, query->cteList) {
+    auto* cte = static_cast<CommonTableExpr*>(lfirst(cell));
+    if (cte->ctequery != nullptr && IsA(cte->ctequery, Query) &&
+        ReadsDistributedTable(reinterpret_cast<Query*>(cte->ctequery)))
+      return true;
   }
   return false;
 }
