@@ -804,7 +804,16 @@ struct CitusFunctionEntry {
   bool guarded;
 };
 
+// The last function looked up, in front of the hash table: Citus's
+// worker_partial_agg_sfunc calls fmgr_info on the private aggregate's
+// transition function for every row, and so this hook, which showed as 6% of
+// a worker's time on a private sum (perf, BENCHMARKS.md); the same function
+// again is the common case. Invalidated with the table.
+Oid last_function = InvalidOid;
+bool last_function_guarded = false;
+
 void InvalidateCitusFunctionCache(Datum, int, uint32) {
+  last_function = InvalidOid;
   if (citus_function_cache != nullptr) {
     hash_destroy(citus_function_cache);
     citus_function_cache = nullptr;
@@ -826,11 +835,16 @@ bool IsCitusAggregateSupport(Oid function) {
 
 bool IsGuardedCitusFunction(Oid function) {
   if (function < FirstNormalObjectId || !IsTransactionState()) return false;
+  if (function == last_function) return last_function_guarded;
   if (citus_function_cache != nullptr) {
     bool found = false;
     auto* entry = static_cast<CitusFunctionEntry*>(
         hash_search(citus_function_cache, &function, HASH_FIND, &found));
-    if (found) return entry->guarded;
+    if (found) {
+      last_function = function;
+      last_function_guarded = entry->guarded;
+      return entry->guarded;
+    }
   }
   const Oid citus = get_extension_oid("citus", true);
   const bool guarded = OidIsValid(citus) &&
@@ -849,6 +863,8 @@ bool IsGuardedCitusFunction(Oid function) {
   auto* entry = static_cast<CitusFunctionEntry*>(
       hash_search(citus_function_cache, &function, HASH_ENTER, &found));
   entry->guarded = guarded;
+  last_function = function;
+  last_function_guarded = guarded;
   return guarded;
 }
 

@@ -584,6 +584,10 @@ class Gen:
 
     def source(self):
         """FROM clause; returns (from_sql, alias, extra_key_exprs, collation_ok)."""
+        if CITUS and self.focus is None and self.r.random() < 0.4:
+            # Citus answers only one distributed table read once per shard:
+            # more of those, so that more queries reach the workers
+            return self.ch([("hr.patients p", "p", False), ("hr.visits p", "p", False)])
         r = self.r.random()
         want_coll = self.focus == "indeterminate_collation" or (self.focus is None and r < 0.15)
         if want_coll:
