@@ -280,10 +280,14 @@ else ko "review_citus: protected partitioned distributed table: $(head -1 <<<"$n
 # of test fault builtin_arithmetic.
 nb_out=$(PGHOST=$root PGPORT=$base PGUSER=postgres PGDATABASE=postgres /usr/bin/python3 "$here/../fuzz/neighbour_fuzz.py" \
   --citus "$base" --quick --self-check --findings /tmp/dp_agg_citus_neighbour_findings.txt 2>&1)
-echo "$nb_out" | grep -E '^(ok|not ok) |^neighbour: '
-nb_ok=$(grep -c '^ok ' <<<"$nb_out"); nb_ko=$(grep -c '^not ok ' <<<"$nb_out")
-pass=$((pass + nb_ok)); fail=$((fail + nb_ko))
-[ "$nb_ok" = 3 ] && [ "$nb_ko" = 0 ] || ko "neighbour fuzzer on Citus: expected 3 passing checks (see /tmp/dp_agg_citus_neighbour_findings.txt): $(tail -3 <<<"$nb_out")"
+while IFS= read -r line; do
+  case "$line" in
+    "ok - "*) ok "neighbour fuzzer on Citus: ${line#ok - }" ;;
+    "not ok - "*) ko "neighbour fuzzer on Citus: ${line#not ok - } (/tmp/dp_agg_citus_neighbour_findings.txt)" ;;
+  esac
+done <<<"$nb_out"
+nb_ok=$(grep -c '^ok - ' <<<"$nb_out"); nb_ko=$(grep -c '^not ok - ' <<<"$nb_out")
+[ "$nb_ko" != 0 ] || [ "$nb_ok" = 3 ] || ko "neighbour fuzzer on Citus: expected 3 passing checks: $(tail -3 <<<"$nb_out")"
 # the privacy audit's count and sum noise checks against a distributed table
 audit_out=$(PGHOST=$root /usr/bin/python3 "$here/audit_citus.py" "$base" 2>&1)
 echo "$audit_out"
