@@ -279,11 +279,11 @@ else ko "review_citus: protected partitioned distributed table: $(head -1 <<<"$n
 # identically, and the self-check must find the data-dependent worker error
 # of test fault builtin_arithmetic.
 nb_out=$(PGHOST=$root PGPORT=$base PGUSER=postgres PGDATABASE=postgres /usr/bin/python3 "$here/../fuzz/neighbour_fuzz.py" \
-  --citus "$base" --quick --self-check --findings /tmp/dp_agg_citus_neighbour_findings.txt 2>&1)
+  --citus "$base" --quick --self-check --findings /tmp/dp_agg_citus_neighbour_findings_$base.txt 2>&1)
 while IFS= read -r line; do
   case "$line" in
     "ok - "*) ok "neighbour fuzzer on Citus: ${line#ok - }" ;;
-    "not ok - "*) ko "neighbour fuzzer on Citus: ${line#not ok - } (/tmp/dp_agg_citus_neighbour_findings.txt)" ;;
+    "not ok - "*) ko "neighbour fuzzer on Citus: ${line#not ok - } (/tmp/dp_agg_citus_neighbour_findings_$base.txt)" ;;
   esac
 done <<<"$nb_out"
 nb_ok=$(grep -c '^ok - ' <<<"$nb_out"); nb_ko=$(grep -c '^not ok - ' <<<"$nb_out")
