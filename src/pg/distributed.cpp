@@ -724,11 +724,27 @@ void HideDistributionFilter(Query* query) {
   query->jointree->quals = WrapDistributionColumns(query->jointree->quals, &rewrite);
 }
 
+// Whether the level's FROM reads a distributed table, directly or through a
+// subquery or WITH query in it: Citus pushes such a subquery down and splits
+// the level's aggregates all the same. Missing one of those left a polymorphic
+// dp_count/dp_select unrewritten, and Citus's type check in
+// worker_partial_agg_sfunc then raised only when a row reached it: an error
+// that depended on the data (Citus neighbour fuzzer, `SELECT dp_count(id, 1.0)
+// FROM (SELECT * FROM t WHERE name = 'mallory') s`).
 bool ReadsDistributedTable(Query* query) {
   ListCell* cell;
   foreach (cell, query->rtable) {
     auto* table = static_cast<RangeTblEntry*>(lfirst(cell));
     if (table->rtekind == RTE_RELATION && DistributionColumn(table->relid) != 0) return true;
+    if (table->rtekind == RTE_SUBQUERY && table->subquery != nullptr &&
+        ReadsDistributedTable(table->subquery))
+      return true;
+  }
+  foreach (cell, query->cteList) {
+    auto* cte = static_cast<CommonTableExpr*>(lfirst(cell));
+    if (cte->ctequery != nullptr && IsA(cte->ctequery, Query) &&
+        ReadsDistributedTable(reinterpret_cast<Query*>(cte->ctequery)))
+      return true;
   }
   return false;
 }
@@ -1032,7 +1048,16 @@ struct CitusFunctionEntry {
   bool guarded;
 };
 
+// The last function looked up, in front of the hash table: Citus's
+// worker_partial_agg_sfunc calls fmgr_info on the private aggregate's
+// transition function for every row, and so this hook, which showed as 6% of
+// a worker's time on a private sum (perf, BENCHMARKS.md); the same function
+// again is the common case. Invalidated with the table.
+Oid last_function = InvalidOid;
+bool last_function_guarded = false;
+
 void InvalidateCitusFunctionCache(Datum, int, uint32) {
+  last_function = InvalidOid;
   if (citus_function_cache != nullptr) {
     hash_destroy(citus_function_cache);
     citus_function_cache = nullptr;
@@ -1054,11 +1079,16 @@ bool IsCitusAggregateSupport(Oid function) {
 
 bool IsGuardedCitusFunction(Oid function) {
   if (function < FirstNormalObjectId || !IsTransactionState()) return false;
+  if (function == last_function) return last_function_guarded;
   if (citus_function_cache != nullptr) {
     bool found = false;
     auto* entry = static_cast<CitusFunctionEntry*>(
         hash_search(citus_function_cache, &function, HASH_FIND, &found));
-    if (found) return entry->guarded;
+    if (found) {
+      last_function = function;
+      last_function_guarded = entry->guarded;
+      return entry->guarded;
+    }
   }
   const Oid citus = get_extension_oid("citus", true);
   const bool guarded = OidIsValid(citus) &&
@@ -1077,6 +1107,8 @@ bool IsGuardedCitusFunction(Oid function) {
   auto* entry = static_cast<CitusFunctionEntry*>(
       hash_search(citus_function_cache, &function, HASH_ENTER, &found));
   entry->guarded = guarded;
+  last_function = function;
+  last_function_guarded = guarded;
   return guarded;
 }
 

@@ -12,6 +12,13 @@
 #     --runs N  timed runs per query (default 5), after 1 warm-up (built-in first, then dp_agg)
 # Needs Citus installed for $PG_CONFIG; starts and stops its own cluster
 # (CITUS_PORT_BASE, default 55620).
+# A second table splits a worker's share: the task Citus sends for one shard,
+# run on the worker over the coordinator's certificate (minimum of
+# 5 x --runs interleaved runs), for the built-in sum, the built-in sum through
+# Citus's generic wrapper worker_partial_agg (the path every custom aggregate
+# takes), a built-in 2-argument aggregate through it (Citus packs the
+# arguments of a multi-argument aggregate into a ROW per row), and dp_sum
+# through it (a ROW of its 4 arguments per row).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 ROWS=5000000
@@ -26,6 +33,7 @@ while [[ $# -gt 0 ]]; do
 done
 [ -f "$(${PG_CONFIG:-pg_config} --pkglibdir)/citus.so" ] || { echo "bench_citus.sh: Citus not installed" >&2; exit 1; }
 cluster="$here/../citus/cluster.sh"
+PG_BINDIR=${PG_BINDIR:-$(${PG_CONFIG:-pg_config} --bindir)}
 base=${CITUS_PORT_BASE:-55620}
 q() { bash "$cluster" psql "$base" -At -c "$1"; }
 bash "$cluster" start
@@ -64,3 +72,28 @@ count, GROUP BY grp (10 groups)|SELECT grp, count(v) FROM bench_t GROUP BY grp|S
 sum, GROUP BY grp (10 groups)|SELECT grp, sum(v) FROM bench_t GROUP BY grp|SELECT grp, dp_sum(v, 0, 1000, 1.0) FROM bench_t GROUP BY grp
 avg, GROUP BY grp (10 groups)|SELECT grp, avg(v) FROM bench_t GROUP BY grp|SELECT grp, dp_avg(v, 0, 1000, 1.0) FROM bench_t GROUP BY grp
 QUERIES
+
+# One shard's task on its worker, as Citus sends it (the coordinator's client
+# certificate: test/citus/cluster.sh). Minimum of interleaved runs.
+root=/tmp/dp_agg_citus_$base
+shard=$(bash "$cluster" psql $((base + 1)) -At -c "SET citus.override_table_visibility TO off; SELECT relname FROM pg_class WHERE relname LIKE 'bench\_t\_1%' AND relkind = 'r' ORDER BY relname LIMIT 1")
+shard_rows=$(q "SELECT count(*) FROM bench_t WHERE get_shard_id_for_distribution_column('bench_t', id) = ${shard#bench_t_}")
+conn="host=127.0.0.1 port=$((base + 1)) user=postgres dbname=postgres sslmode=require sslcert=$root/tls/dp_agg_coordinator.crt sslkey=$root/tls/dp_agg_coordinator.key"
+{ echo "SET jit = off;"; echo '\timing on'
+  for _ in $(seq $((RUNS * 5))); do
+    echo "SELECT 'builtin', sum(v) IS NOT NULL FROM public.$shard;"
+    echo "SELECT 'wrapped', pg_catalog.worker_partial_agg('pg_catalog.sum(integer)'::regprocedure, v) IS NOT NULL FROM public.$shard;"
+    echo "SELECT 'row', pg_catalog.worker_partial_agg('pg_catalog.regr_count(double precision,double precision)'::regprocedure, ROW(v::float8, 0::float8)) IS NOT NULL FROM public.$shard;"
+    echo "SELECT 'dp', pg_catalog.worker_partial_agg('dp_sum(integer,integer,integer,double precision)'::regprocedure, ROW(v, 0, 1000, '1'::double precision)) IS NOT NULL FROM public.$shard;"
+  done; } >"$root/fragments.sql"
+chmod a+r "$root/fragments.sql"
+runuser -u postgres -- "$PG_BINDIR/psql" -X -At "$conn" -f "$root/fragments.sql" | awk -F'|' -v rows="$shard_rows" '
+  /\|/ { k = $1; next }
+  /^Time:/ { sub(/^Time: /, "", $0); split($0, a, " "); if (!(k in m) || a[1] < m[k]) m[k] = a[1] }
+  END {
+    printf "\n| one shard'"'"'s task on its worker (%d rows), minimum | ms | ns per row | vs built-in |\n|---|---|---|---|\n", rows
+    printf "| sum(v) (Citus'"'"'s own split of the built-in) | %.2f | %.0f | 1.00 |\n", m["builtin"], m["builtin"] * 1e6 / rows, 1
+    printf "| worker_partial_agg(sum, v): built-in sum through Citus'"'"'s generic wrapper | %.2f | %.0f | %.2f |\n", m["wrapped"], m["wrapped"] * 1e6 / rows, m["wrapped"] / m["builtin"]
+    printf "| worker_partial_agg(regr_count, ROW(v, 0)): a built-in 2-argument aggregate, one ROW per row | %.2f | %.0f | %.2f |\n", m["row"], m["row"] * 1e6 / rows, m["row"] / m["builtin"]
+    printf "| worker_partial_agg(dp_sum, ROW(v, 0, 1000, 1.0)): dp_agg'"'"'s task | %.2f | %.0f | %.2f |\n", m["dp"], m["dp"] * 1e6 / rows, m["dp"] / m["builtin"]
+  }'

@@ -9,11 +9,15 @@ def log(*a):
     print(*a, flush=True)
 
 
-def connect(db, user=None):
-    """An autocommit connection to `db` as `user` (default: the libpq user)."""
+def connect(db, user=None, port=None):
+    """An autocommit connection to `db` as `user` (default: the libpq user), on
+    `port` of the libpq host (default: the libpq port; another node of a Citus
+    cluster whose nodes share one socket directory)."""
     kw = {"dbname": db}
     if user:
         kw["user"] = user
+    if port:
+        kw["port"] = port
     c = psycopg2.connect(**kw)
     c.autocommit = True
     return c

@@ -29,6 +29,13 @@ there or all deleted, in the same way.
   neighbour_fuzz.py --long N [--seed S]
   neighbour_fuzz.py --self-check       each insecure_test_fault must be found,
                                        and none without a fault
+  neighbour_fuzz.py --citus PORT ...   the same on the Citus cluster of
+                                       test/citus/cluster.sh (coordinator PORT):
+                                       public tables as reference tables,
+                                       hr.patients distributed by clinic, hr.visits
+                                       by pid; queries as the restricted analyst
+                                       on the coordinator (run_citus_tests.sh runs
+                                       --quick --self-check)
 Needs PG* variables for a superuser connection. Prints "neighbour: N passed,
 M failed" at the end; findings go to --findings (default
 /tmp/dp_agg_neighbour_findings.txt).
@@ -52,6 +59,14 @@ ANALYST = "dp_fuzz_analyst"
 READER = "dp_fuzz_reader"
 FAULTS = ["indeterminate_collation", "case_test_constant", "hash_group_order",
           "first_key_spelling", "builtin_arithmetic", "skip_unit_bounding"]
+# Faults whose leak the Citus pass must find: builtin_arithmetic leaves
+# PostgreSQL's own operators in the WHERE clause the coordinator rewrites and
+# Citus ships to the workers, so one raises for the neighbour's row inside a
+# shard's task (a data-dependent error relayed by Citus, the class of the
+# worker_partial_agg_sfunc finding). The other faults' query shapes (hash
+# order, key spelling, collations, CASE constants) are refused on Citus before
+# they reach a worker or are not found within the Citus pass's budget.
+CITUS_FAULTS = ["builtin_arithmetic"]
 # which finding class each fault must produce
 FAULT_CLASS = {"indeterminate_collation": "error:collation", "case_test_constant": "error:cast",
                "hash_group_order": "order", "first_key_spelling": "keys",
@@ -146,13 +161,80 @@ def icu_available():
         c.close()
 
 
+# --citus PORT: the coordinator of a Citus cluster (test/citus/cluster.sh) on
+# PORT, workers on PORT+1 and PORT+2, all reached through the libpq host (one
+# socket directory). None: a single server.
+CITUS = None
+# On Citus the public tables become reference tables and the protected ones
+# distributed tables: hr.patients by clinic, a column whose value the neighbour
+# shares with common rows (its row lands in a shard with 1,280 others), hr.visits
+# by its privacy unit pid, whose value only the neighbour has (its 300 rows hash
+# to a shard of their own, or join the rows of other units: either way the
+# shard's contents differ between the databases).
+CITUS_DISTRIBUTION = (
+    "SELECT create_reference_table('hr.clinics');"
+    "SELECT create_reference_table('hr.region_info');"
+    "SELECT create_reference_table('hr.notes');"
+    "SELECT create_distributed_table('hr.patients', 'clinic');"
+    "SELECT create_distributed_table('hr.visits', 'pid');"
+    "SELECT truncate_local_data_after_distributing_table(t) FROM unnest(ARRAY["
+    "'hr.clinics', 'hr.region_info', 'hr.notes', 'hr.patients', 'hr.visits']::regclass[]) t;")
+
+
+def citus_workers():
+    return [CITUS + 1, CITUS + 2] if CITUS else []
+
+
+def citus_drop_worker_databases():
+    """Worker databases first: the roles own privileges in them."""
+    for port in citus_workers():
+        c = connect(os.environ.get("PGDATABASE", "postgres"), port=port)
+        with c.cursor() as cur:
+            for db in (DB_BASE, DB_NBR):
+                cur.execute(f"DROP DATABASE IF EXISTS {db} WITH (FORCE)")
+        c.close()
+
+
+def citus_create_databases():
+    """Each database on every node with Citus; the coordinator's gets the workers
+    (Citus reaches a worker's database of the same name) and dp_agg, which Citus
+    creates on the workers."""
+    for port in citus_workers():
+        c = connect(os.environ.get("PGDATABASE", "postgres"), port=port)
+        with c.cursor() as cur:
+            for db in (DB_BASE, DB_NBR):
+                cur.execute(f"CREATE DATABASE {db} TEMPLATE template0 ENCODING 'UTF8'")
+        c.close()
+    for db in (DB_BASE, DB_NBR):
+        for port in [CITUS] + citus_workers():
+            su_exec_on(db, port, "SET client_min_messages = warning; CREATE EXTENSION citus")
+        su_exec_on(db, CITUS, f"SELECT citus_set_coordinator_host('127.0.0.1', {CITUS})")
+        for port in citus_workers():
+            su_exec_on(db, CITUS, f"SELECT citus_add_node('127.0.0.1', {port})")
+
+
+def su_exec_on(db, port, sql):
+    c = connect(db, port=port)
+    try:
+        with c.cursor() as cur:
+            cur.execute(sql)
+    finally:
+        c.close()
+
+
 def setup(keep=False):
+    if CITUS:
+        citus_drop_worker_databases()
     fuzz_common.recreate([DB_BASE, DB_NBR], [ANALYST, READER])
+    if CITUS:
+        citus_create_databases()
     icu = icu_available()
     nick_coll = "hr.ci" if icu else '"C"'
     for db in (DB_BASE, DB_NBR):
         c = connect(db)
         with c.cursor() as cur:
+            if CITUS:
+                cur.execute("SET client_min_messages = warning")
             cur.execute("CREATE SCHEMA IF NOT EXISTS hr")
             if icu:
                 cur.execute("CREATE COLLATION hr.ci (provider = icu, locale = 'und-u-ks-level2', "
@@ -162,6 +244,8 @@ def setup(keep=False):
                                        visits_per_unit=VISITS_PER_UNIT,
                                        neighbour_visits=NEIGHBOUR_VISITS).replace(
                                            "CREATE SCHEMA hr;", ""))
+            if CITUS:
+                cur.execute(CITUS_DISTRIBUTION)
             # Statistics from the same rows in both (ANALYZE reads all of a table this
             # small), so that plans and hash-table sizes are the same on both sides;
             # autovacuum is off for the table, they stay so.
@@ -176,9 +260,17 @@ def setup(keep=False):
             cur.execute("SELECT dp_agg.protect_table('hr.patients')")
             cur.execute("SELECT dp_agg.protect_table('hr.visits')")
             cur.execute(f"SELECT dp_agg.restrict_role('{ANALYST}')")
+            # Citus propagates the role's security label only from a database in
+            # which it created the role (here: the admin database), so the
+            # workers would not know the analyst is restricted and would refuse
+            # every protected shard ("permission denied for table patients_...",
+            # failing closed). Label it on every node.
+            for port in citus_workers():
+                su_exec_on(db, port, f"SELECT dp_agg.restrict_role('{ANALYST}')")
             cur.execute(f"SELECT dp_agg.set_budget('{ANALYST}', 1e12, 0.5)")
             cur.execute(f"SELECT dp_agg.set_budget('{READER}', 1e12, 0.5)")
-            cur.execute("SELECT pg_relation_size('hr.patients')")
+            cur.execute("SELECT citus_total_relation_size('hr.patients')" if CITUS
+                        else "SELECT pg_relation_size('hr.patients')")
             size = cur.fetchone()[0]
         c.close()
         log(f"  {db}: hr.patients {size} bytes")
@@ -186,20 +278,25 @@ def setup(keep=False):
 
 
 def teardown():
+    if CITUS:
+        citus_drop_worker_databases()
     fuzz_common.drop([DB_BASE, DB_NBR], [ANALYST, READER])
 
 
 def set_fault(fault):
     """ALTER DATABASE ... SET dp_agg.insecure_test_fault on both; None = RESET.
-    Returns an error message if the value is not available."""
+    (On Citus, on the coordinator, where the query is judged and rewritten;
+    Citus refuses ALTER DATABASE on a worker.) Returns an error message if the
+    value is not available."""
     for db in (DB_BASE, DB_NBR):
-        try:
-            if fault is None:
-                su_exec(db, f"ALTER DATABASE {db} RESET dp_agg.insecure_test_fault")
-            else:
-                su_exec(db, f"ALTER DATABASE {db} SET dp_agg.insecure_test_fault = '{fault}'")
-        except psycopg2.Error as e:
-            return (e.pgerror or str(e)).strip().splitlines()[0]
+        for port in [None]:
+            try:
+                if fault is None:
+                    su_exec_on(db, port, f"ALTER DATABASE {db} RESET dp_agg.insecure_test_fault")
+                else:
+                    su_exec_on(db, port, f"ALTER DATABASE {db} SET dp_agg.insecure_test_fault = '{fault}'")
+            except psycopg2.Error as e:
+                return (e.pgerror or str(e)).strip().splitlines()[0]
     return None
 
 
@@ -487,6 +584,10 @@ class Gen:
 
     def source(self):
         """FROM clause; returns (from_sql, alias, extra_key_exprs, collation_ok)."""
+        if CITUS and self.focus is None and self.r.random() < 0.4:
+            # Citus answers only one distributed table read once per shard:
+            # more of those, so that more queries reach the workers
+            return self.ch([("hr.patients p", "p", False), ("hr.visits p", "p", False)])
         r = self.r.random()
         want_coll = self.focus == "indeterminate_collation" or (self.focus is None and r < 0.15)
         if want_coll:
@@ -773,10 +874,23 @@ def main():
     ap.add_argument("--findings", default="/tmp/dp_agg_neighbour_findings.txt")
     ap.add_argument("--keep", action="store_true", help="keep the databases and roles")
     ap.add_argument("--max-seconds", type=float, default=None)
+    ap.add_argument("--citus", type=int, metavar="PORT",
+                    help="run on the Citus cluster of test/citus/cluster.sh whose coordinator "
+                         "listens on PORT (workers PORT+1, PORT+2, same socket directory as PGHOST)")
+    ap.add_argument("--count", type=int, default=None,
+                    help="statements of --quick (default 8000, on Citus 600)")
+    ap.add_argument("--faults", default=None,
+                    help="comma-separated faults for --self-check (default all; on Citus "
+                         + ",".join(CITUS_FAULTS) + ")")
     ap.add_argument("--assume-leaky", action="store_true",
                     help="self-check without setting the faults: for code that still has the "
                          "four leaks, to show that the targeted passes find them")
     args = ap.parse_args()
+    global CITUS
+    CITUS = args.citus
+    if CITUS:
+        os.environ["PGPORT"] = str(CITUS)
+    faults = (args.faults.split(",") if args.faults else CITUS_FAULTS if CITUS else FAULTS)
     if not (args.quick or args.long or args.self_check):
         args.quick = True
     passed = failed = 0
@@ -792,7 +906,7 @@ def main():
     out = open(args.findings, "w")
     try:
         if args.quick or args.long:
-            n = args.long or 8000
+            n = args.long or args.count or (600 if CITUS else 8000)
             seed = args.seed if args.seed is not None else (20261124 if args.quick else int(time.time()))
             budget = args.max_seconds or (180 if args.quick else None)
             set_fault(None)
@@ -818,8 +932,12 @@ def main():
                 log(f"ok - fuzz seed {seed}: no differences in {ran} queries ({errs} refused/errors, {dt:.0f} s)")
         if args.self_check:
             seed = args.seed if args.seed is not None else 4242
-            for fault in FAULTS:
+            for fault in faults:
                 err = None if args.assume_leaky else set_fault(fault)
+                if err and CITUS:  # the Citus suite must prove its faults are found
+                    failed += 1
+                    log(f"not ok - self-check {fault}: fault not available ({err})")
+                    continue
                 if err:
                     log(f"skipped: fault {fault} not available ({err})")
                     continue
@@ -839,7 +957,7 @@ def main():
             # with no fault: the targeted passes must find nothing
             total = 0
             nofault = []
-            for fault in FAULTS:
+            for fault in faults:
                 gen = Gen(random.Random(seed + 1), fault, icu)
                 ran, errs, found = fuzz(runner, gen, 60, out, "no fault, focus " + fault,
                                         deadline=time.time() + 30)
