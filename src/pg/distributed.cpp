@@ -981,8 +981,11 @@ bool RewriteLevels(Node* node, void* context) {
         query->hasAggs &&
         (HasPrivateAggregate(reinterpret_cast<Node*>(query->targetList), nullptr) ||
          HasPrivateAggregate(query->havingQual, nullptr));
+    // The per-unit level first: it refuses a unit table that is not
+    // distributed by its unit (with guidance), which ReadsDistributedTable,
+    // looking through subqueries, would otherwise short-circuit.
     if (aggregates_privately &&
-        (ReadsDistributedTable(query) || ReadsDistributedUnitLevel(query))) {
+        (ReadsDistributedUnitLevel(query) || ReadsDistributedTable(query))) {
       RewriteCounts(reinterpret_cast<Node*>(query->targetList), nullptr);
       RewriteCounts(query->havingQual, nullptr);
       RefuseUnsupportedDistributed(query);
