@@ -398,5 +398,41 @@ pass=$((pass + $(grep -c '^ok: ' <<<"$audit_out")))
 audit_failed=$(grep -c '^FAILED: ' <<<"$audit_out")
 [ "$(grep -c '^ok: ' <<<"$audit_out")" = 4 ] || audit_failed=$((audit_failed + 1))
 fail=$((fail + audit_failed))
+# --- review_cunits (adversarial review of privacy units on Citus, branch rcunits) ---
+# Finding R1: a coordinator that holds shards itself (citus_set_coordinator_host
+# + shouldhaveshards) charges every private query on a distributed table
+# created afterwards and then fails it: the coordinator's own task is run over
+# a connection to itself (or by local execution), where the fragment is refused
+# ("Citus's aggregate wrappers cannot be called on private aggregates", or for a
+# restricted analyst over units "restricted roles may not call
+# dp_agg.unit_group_sample"). Budget spent, no answer. Expected: answered and
+# charged once, or refused before any charge. Kept last: it changes placement.
+q $base "SELECT citus_set_coordinator_host('127.0.0.1', $base)" >/dev/null
+q $base "SELECT citus_set_node_property('127.0.0.1', $base, 'shouldhaveshards', true)" >/dev/null
+q $base "CREATE TABLE cu(id bigserial, pid int, diag text, cost int)" >/dev/null
+q $base "SELECT create_distributed_table('cu', 'pid', colocate_with := 'none')" >/dev/null
+q $base "INSERT INTO cu(pid, diag, cost) SELECT g % 500, 'd' || (g % 7), g % 50 FROM generate_series(1, 3500) g" >/dev/null
+q $base "SELECT dp_agg.set_privacy_unit('cu', 'pid')" >/dev/null
+q $base "CREATE TABLE cr(id bigint, grp int, v int)" >/dev/null
+q $base "SELECT create_distributed_table('cr', 'id', colocate_with := 'none')" >/dev/null
+q $base "INSERT INTO cr SELECT g, g % 5, g % 10 FROM generate_series(1, 3000) g" >/dev/null
+q $base "SELECT dp_agg.protect_table('cu'); SELECT dp_agg.protect_table('cr'); GRANT SELECT ON cr TO trusted_analyst" >/dev/null
+held=$(q $base "SELECT count(*) FROM pg_dist_shard JOIN pg_dist_placement USING (shardid) WHERE logicalrelid = 'cu'::regclass AND groupid = 0")
+[ "${held:-0}" -gt 0 ] && ok "review_cunits: the coordinator holds $held shards of cu" || ko "review_cunits: setup, coordinator holds no shard of cu: $held"
+review_r1() {  # $1 role, $2 query
+  local before after out
+  before=$(a_spent "$1"); out=$(qa $base "$1" "$2" | tr '\n' ' '); after=$(a_spent "$1")
+  if ! grep -q ERROR <<<"$out" && [ -n "$out" ] && [ "$(/usr/bin/python3 -c "print(float('$after')-float('$before'))")" != "0.0" ]; then ok "review_cunits R1: $1 answered on a coordinator with shards: $2"
+  elif grep -q ERROR <<<"$out" && [ "$before" = "$after" ]; then ok "review_cunits R1: $1 refused before any charge on a coordinator with shards: $2"
+  else ko "review_cunits R1: $1 charged $before -> $after for an error on a coordinator with shards: $2: $(head -c 160 <<<"$out")"; fi
+}
+for query in "SELECT dp_count(1, 1.0) FROM cu" "SELECT diag, dp_count(1, 1.0) FROM cu GROUP BY diag" "SELECT dp_sum(cost, 0, 100, 1.0) FROM cu WHERE pid = 5"; do
+  review_r1 unit_analyst "$query"
+done
+for query in "SELECT dp_count(id, 1.0) FROM cr" "SELECT grp, dp_sum(v, 0, 10, 1.0) FROM cr GROUP BY grp"; do
+  review_r1 trusted_analyst "$query"
+done
+q $base "SELECT citus_set_node_property('127.0.0.1', $base, 'shouldhaveshards', false)" >/dev/null
+# --- end review_cunits ---
 echo "dp_agg citus tests: $pass passed, $fail failed"
 [ $fail = 0 ]
