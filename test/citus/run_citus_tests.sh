@@ -407,6 +407,34 @@ fail=$((fail + audit_failed))
 # restricted analyst over units "restricted roles may not call
 # dp_agg.unit_group_sample"). Budget spent, no answer. Expected: answered and
 # charged once, or refused before any charge. Kept last: it changes placement.
+# Finding R2 (critical): a restricted analyst on the coordinator opens a
+# dblink connection to a worker presenting the coordinator's client
+# certificate (its key is a file the server process reads, path in
+# citus.node_conninfo) and their own password; the worker takes the session
+# for the coordinator's and gives owner access to protected shards for the
+# fragment shapes, so exact per-row (row fragment) and per-unit (the per-unit
+# fragment, no WHERE kept needed) states leave uncharged. Needs only dblink
+# installed (EXECUTE to PUBLIC) and password authentication for the analyst on
+# the worker, as in a production pg_hba; dblink refuses non-superusers on trust.
+q $base "CREATE EXTENSION IF NOT EXISTS dblink" >/dev/null
+q $base "ALTER ROLE unit_analyst PASSWORD 'review_pw'" >/dev/null
+q $base "GRANT SELECT ON u TO unit_analyst" >/dev/null
+w1=$((base+1))
+cp "$root/node1/pg_hba.conf" "$root/node1/pg_hba.conf.review"
+printf 'local all all trust\nhostssl all unit_analyst 127.0.0.1/32 scram-sha-256\nhostssl all all 127.0.0.1/32 trust\n' > "$root/node1/pg_hba.conf"
+q $w1 "SELECT pg_reload_conf()" >/dev/null
+r2_conn="host=127.0.0.1 port=$w1 dbname=postgres user=unit_analyst password=review_pw sslmode=require sslcert=$tls/dp_agg_coordinator.crt sslkey=$tls/dp_agg_coordinator.key"
+r2_t=$(q $w1 "SET citus.override_table_visibility TO off; SELECT relname FROM pg_class WHERE relname LIKE 't\_1%' AND relkind='r' LIMIT 1")
+r2_vu=$(q $w1 "SET citus.override_table_visibility TO off; SELECT relname FROM pg_class WHERE relname LIKE 'vu\_1%' AND relkind='r' LIMIT 1")
+r2_before=$(a_spent unit_analyst)
+r2_rows="SELECT id, age, worker_partial_agg(''dp_sum(integer,integer,integer,float8)''::regprocedure, row(age,0,100,1.0::float8)) FROM public.$r2_t GROUP BY id, age"
+out=$(qa $base unit_analyst "SELECT * FROM dblink('$r2_conn', '$r2_rows') AS x(id bigint, age int, s text) LIMIT 3")
+grep -q "count=1 sum=" <<<"$out" && ko "review_cunits R2: restricted analyst reads exact rows of protected shard $r2_t through dblink with the coordinator's certificate: $(head -1 <<<"$out")" || ok "review_cunits R2: dblink row fragment with the coordinator's certificate refused: $(head -c 120 <<<"$out")"
+r2_units="SELECT unit, key_1, worker_partial_agg(''dp_agg.citus_count(boolean,double precision)''::regprocedure, ROW(true, 1.0::float8)) FROM (SELECT v.diag AS key_1, v.pid AS unit, count(1) AS unit_count, dp_agg.unit_group_sample(1000) OVER (PARTITION BY v.pid) AS k FROM public.$r2_vu v GROUP BY v.pid, v.diag) s GROUP BY unit, key_1"
+out=$(qa $base unit_analyst "SELECT * FROM dblink('$r2_conn', '$r2_units') AS x(u int, k text, s text) LIMIT 3")
+grep -q "count=" <<<"$out" && ko "review_cunits R2: restricted analyst reads exact per-unit states of protected unit shard $r2_vu through dblink: $(head -1 <<<"$out")" || ok "review_cunits R2: dblink per-unit fragment refused: $(head -c 120 <<<"$out")"
+[ "$(a_spent unit_analyst)" = "$r2_before" ] && ok "review_cunits R2: nothing charged" || ko "review_cunits R2: charged"
+mv "$root/node1/pg_hba.conf.review" "$root/node1/pg_hba.conf"; q $w1 "SELECT pg_reload_conf()" >/dev/null
 q $base "SELECT citus_set_coordinator_host('127.0.0.1', $base)" >/dev/null
 q $base "SELECT citus_set_node_property('127.0.0.1', $base, 'shouldhaveshards', true)" >/dev/null
 q $base "CREATE TABLE cu(id bigserial, pid int, diag text, cost int)" >/dev/null
