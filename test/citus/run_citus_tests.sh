@@ -434,7 +434,40 @@ r2_units="SELECT unit, key_1, worker_partial_agg(''dp_agg.citus_count(boolean,do
 out=$(qa $base unit_analyst "SELECT * FROM dblink('$r2_conn', '$r2_units') AS x(u int, k text, s text) LIMIT 3")
 grep -q "count=" <<<"$out" && ko "review_cunits R2: restricted analyst reads exact per-unit states of protected unit shard $r2_vu through dblink: $(head -1 <<<"$out")" || ok "review_cunits R2: dblink per-unit fragment refused: $(head -c 120 <<<"$out")"
 [ "$(a_spent unit_analyst)" = "$r2_before" ] && ok "review_cunits R2: nothing charged" || ko "review_cunits R2: charged"
+# The fix, in two parts. (1) A worker takes a session for the coordinator's
+# only if it authenticated without a password (cert or trust): the same
+# connection as dblink's, opened by any other libpq client a coordinator
+# process could run, still gets nothing.
+wa() { bash "$here/cluster.sh" psql "$1" -At -d "$2" -c "$3" 2>&1; }
+out=$(wa $w1 "$r2_conn" "${r2_rows//\'\'/\'}")
+grep -q "count=1 sum=" <<<"$out" && ko "review_cunits R2: password session with the coordinator's certificate reads exact rows: $(head -1 <<<"$out")" || { grep -q ERROR <<<"$out" && ok "review_cunits R2: a password session with the coordinator's certificate is not the coordinator: $(head -c 120 <<<"$out")" || ko "review_cunits R2: password session: $out"; }
+# (2) Restricted roles may not call dblink's or postgres_fdw's functions, nor
+# read postgres_fdw's foreign tables.
+expect_dblink=$(qa $base unit_analyst "SELECT dblink_get_connections()")
+grep -q "restricted roles may not call dblink_get_connections, a function of dblink" <<<"$expect_dblink" && ok "review_cunits R2: restricted roles may not call dblink's functions" || ko "review_cunits R2: dblink function: $expect_dblink"
+q $base "CREATE EXTENSION IF NOT EXISTS postgres_fdw; CREATE SERVER review_w1 FOREIGN DATA WRAPPER postgres_fdw OPTIONS (host '127.0.0.1', port '$w1', dbname 'postgres', sslmode 'require'); CREATE USER MAPPING FOR unit_analyst SERVER review_w1 OPTIONS (user 'unit_analyst', password 'review_pw'); CREATE FOREIGN TABLE review_ft(id bigint, age int) SERVER review_w1 OPTIONS (schema_name 'public', table_name '$r2_t'); GRANT SELECT ON review_ft TO unit_analyst" >/dev/null
+out=$(qa $base unit_analyst "SELECT id, age FROM review_ft LIMIT 1")
+grep -q "restricted roles may not call postgres_fdw_handler" <<<"$out" && ok "review_cunits R2: restricted roles may not read postgres_fdw's foreign tables" || ko "review_cunits R2: postgres_fdw foreign table: $out"
+out=$(qa $base trusted_analyst "SELECT dblink_get_connections()")
+! grep -q ERROR <<<"$out" && ok "review_cunits R2: unrestricted roles still call dblink" || ko "review_cunits R2: unrestricted dblink: $out"
+q $base "DROP FOREIGN TABLE review_ft; DROP USER MAPPING FOR unit_analyst SERVER review_w1; DROP SERVER review_w1" >/dev/null
 mv "$root/node1/pg_hba.conf.review" "$root/node1/pg_hba.conf"; q $w1 "SELECT pg_reload_conf()" >/dev/null
+# (3) Even in a session authenticated as the coordinator (trust with its
+# certificate, as Citus connects), the worker accepts the per-unit fragment
+# only in the shape of the coordinator's rewrite: WHERE on the sampler's mark,
+# no group key per unit. The exact shape Citus sends is accepted.
+r3_conn="host=127.0.0.1 port=$w1 dbname=postgres user=unit_analyst sslmode=require sslcert=$tls/dp_agg_coordinator.crt sslkey=$tls/dp_agg_coordinator.key"
+r3_agg="pg_catalog.worker_partial_agg('dp_agg.citus_count(boolean,double precision)'::regprocedure, ROW(true, 1.0::float8))"
+r3_inner="SELECT v.diag AS key_1, v.pid AS unit, count(1) AS unit_count, dp_agg.unit_group_sample(1) OVER (PARTITION BY v.pid) AS unit_group_kept FROM public.$r2_vu v GROUP BY v.pid, v.diag"
+out=$(wa $w1 "$r3_conn" "SELECT worker_column_1, $r3_agg FROM (SELECT dp_agg_units.key_1 AS worker_column_1 FROM ($r3_inner) dp_agg_units WHERE dp_agg_units.unit_group_kept) worker_subquery GROUP BY worker_column_1")
+grep -q "count=" <<<"$out" && ok "review_cunits R2: the coordinator's own per-unit fragment shape is accepted" || ko "review_cunits R2: coordinator's fragment shape: $(head -c 160 <<<"$out")"
+for r3 in "SELECT worker_column_1, $r3_agg FROM (SELECT dp_agg_units.key_1 AS worker_column_1 FROM ($r3_inner) dp_agg_units) worker_subquery GROUP BY worker_column_1" \
+          "SELECT worker_column_1, $r3_agg FROM (SELECT dp_agg_units.key_1 AS worker_column_1 FROM ($r3_inner) dp_agg_units WHERE NOT dp_agg_units.unit_group_kept) worker_subquery GROUP BY worker_column_1" \
+          "SELECT worker_column_1, worker_column_2, $r3_agg FROM (SELECT dp_agg_units.key_1 AS worker_column_1, dp_agg_units.unit AS worker_column_2 FROM ($r3_inner) dp_agg_units WHERE dp_agg_units.unit_group_kept) worker_subquery GROUP BY worker_column_1, worker_column_2" \
+          "SELECT worker_column_2, $r3_agg FROM (SELECT dp_agg_units.key_1 AS worker_column_1, dp_agg_units.unit + 0 AS worker_column_2 FROM ($r3_inner) dp_agg_units WHERE dp_agg_units.unit_group_kept) worker_subquery GROUP BY worker_column_2"; do
+  out=$(wa $w1 "$r3_conn" "$r3")
+  ! grep -q "count=" <<<"$out" && grep -q ERROR <<<"$out" && ok "review_cunits R2: a per-unit fragment not in the rewrite's shape is refused on the worker: ${r3:0:60}...${r3: -90}" || ko "review_cunits R2: worker accepted a per-unit fragment not in the rewrite's shape: ${r3: -120}: $(head -c 160 <<<"$out")"
+done
 q $base "SELECT citus_set_coordinator_host('127.0.0.1', $base)" >/dev/null
 q $base "SELECT citus_set_node_property('127.0.0.1', $base, 'shouldhaveshards', true)" >/dev/null
 q $base "CREATE TABLE cu(id bigserial, pid int, diag text, cost int)" >/dev/null
