@@ -14,6 +14,8 @@
  * GSSAPI (Debian's is): read the connection only when they are present. */
 #if !defined(ENABLE_GSS) || __has_include(<gssapi/gssapi.h>)
 #define DP_AGG_READ_PORT 1
+#include "libpq/auth.h"
+#include "libpq/hba.h"
 #include "libpq/libpq-be.h"
 #endif
 
@@ -31,3 +33,40 @@ const char *dp_citus_verified_peer_cn(void) {
   return NULL;
 #endif
 }
+
+/*
+ * Whether this backend's connection authenticated without a password: by
+ * its client certificate (cert) or by trust (with clientcert=verify-full,
+ * which the README requires). A libpq connection opened inside a server
+ * process by a non-superuser (dblink, postgres_fdw) must send a password
+ * (dblink_security_check, postgres_fdw's check_conn_params) and can still
+ * present any certificate whose key file the server process reads, the
+ * coordinator's included: only the authentication method tells Citus's own
+ * connections from such ones (adversarial review of privacy units on Citus,
+ * finding R2). Recorded by ClientAuthentication_hook, while the connection's
+ * pg_hba.conf line is valid (PostgresMain frees it with PostmasterContext
+ * afterwards); false when dp_agg was not loaded at authentication
+ * (shared_preload_libraries), which fails closed.
+ */
+static bool authenticated_without_password = false;
+
+#ifdef DP_AGG_READ_PORT
+static ClientAuthentication_hook_type previous_client_authentication_hook = NULL;
+
+static void RecordAuthentication(Port *port, int status) {
+  if (previous_client_authentication_hook != NULL)
+    previous_client_authentication_hook(port, status);
+  authenticated_without_password =
+      status == STATUS_OK && port != NULL && port->hba != NULL &&
+      (port->hba->auth_method == uaCert || port->hba->auth_method == uaTrust);
+}
+#endif
+
+void dp_citus_install_authentication_hook(void) {
+#ifdef DP_AGG_READ_PORT
+  previous_client_authentication_hook = ClientAuthentication_hook;
+  ClientAuthentication_hook = RecordAuthentication;
+#endif
+}
+
+bool dp_citus_authenticated_without_password(void) { return authenticated_without_password; }

@@ -10,6 +10,13 @@ extern "C" {
 /* The verified client-certificate CN of this backend's connection, or NULL. */
 const char *dp_citus_verified_peer_cn(void);
 
+/* Whether this backend's connection authenticated by cert or trust (no
+ * password, so not a dblink or postgres_fdw connection of a non-superuser). */
+bool dp_citus_authenticated_without_password(void);
+
+/* Installs the ClientAuthentication_hook that records it (from _PG_init). */
+void dp_citus_install_authentication_hook(void);
+
 #ifdef __cplusplus
 }
 #endif

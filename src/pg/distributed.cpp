@@ -77,13 +77,20 @@ const struct config_enum_entry kNodeRoles[] = {
 bool IsWorkerNode() { return node_role == static_cast<int>(NodeRole::kWorker); }
 
 // The connection presented a client certificate that PostgreSQL verified
-// against the worker's ssl_ca_file, with the configured common name. An
-// analyst connecting to a worker does not hold the coordinator's key, and
-// application_name (Citus's own marker) can be set by anyone.
+// against the worker's ssl_ca_file, with the configured common name, and
+// authenticated without a password. An analyst connecting to a worker from
+// outside does not hold the coordinator's key, and application_name (Citus's
+// own marker) can be set by anyone. But the coordinator's server processes
+// read that key, so a connection an analyst opens from a coordinator backend
+// (dblink, postgres_fdw) can present it too; PostgreSQL lets a non-superuser
+// open one only with a password, which Citus's connections never send (the
+// README requires cert, or trust with clientcert=verify-full, for them).
+// Adversarial review of privacy units on Citus, finding R2.
 bool IsAuthenticatedCoordinator() {
   if (coordinator_cn == nullptr || coordinator_cn[0] == '\0') return false;
   const char* peer = dp_citus_verified_peer_cn();
-  return peer != nullptr && std::strcmp(peer, coordinator_cn) == 0;
+  return peer != nullptr && std::strcmp(peer, coordinator_cn) == 0 &&
+         dp_citus_authenticated_without_password();
 }
 
 // --- Citus's wrappers ------------------------------------------------------
@@ -211,6 +218,9 @@ struct WorkerJob {
   bool has_subplans = false;
   bool has_dependent_jobs = false;
   bool is_modification = false;
+  // A task placed on group 0, the coordinator's own (citus_set_coordinator_host
+  // with shouldhaveshards), or a task without a placement to read.
+  bool runs_on_coordinator = false;
 };
 
 // The text of field `name` of the node whose text starts at `node` ('{'):
@@ -286,6 +296,21 @@ int ListLength(const char* begin, const char* end) {
   return items;
 }
 
+// Whether a task in `begin`..`end` (a taskList's text) is placed on the
+// coordinator's group 0, or the tasks name no placement group at all (then
+// where they run cannot be told: fail closed).
+bool TaskOnCoordinatorGroup(const char* begin, const char* end) noexcept {
+  static const char kField[] = ":groupId ";
+  const std::size_t field_length = sizeof kField - 1;
+  int placements = 0;
+  for (const char* p = begin; p + field_length <= end; ++p) {
+    if (std::strncmp(p, kField, field_length) != 0) continue;
+    ++placements;
+    if (std::strtol(p + field_length, nullptr, 10) == 0) return true;
+  }
+  return placements == 0 && ListLength(begin, end) > 0;
+}
+
 bool ReadWorkerJob(CustomScan* scan, WorkerJob* job) {
   if (scan == nullptr || scan->methods == nullptr || scan->methods->CustomName == nullptr ||
       std::strncmp(scan->methods->CustomName, "Citus ", 6) != 0 ||
@@ -309,7 +334,10 @@ bool ReadWorkerJob(CustomScan* scan, WorkerJob* job) {
   const char* job_text = worker_job.c_str();
   if (!FieldText(job_text, "jobQuery", &begin, &end) || *begin != '{') return false;
   const std::string query_text(begin, end);
-  if (FieldText(job_text, "taskList", &begin, &end)) job->task_count = ListLength(begin, end);
+  if (FieldText(job_text, "taskList", &begin, &end)) {
+    job->task_count = ListLength(begin, end);
+    job->runs_on_coordinator = TaskOnCoordinatorGroup(begin, end);
+  }
   if (FieldText(job_text, "dependentJobList", &begin, &end))
     job->has_dependent_jobs = ListLength(begin, end) != 0;
   Node* query = static_cast<Node*>(stringToNode(pstrdup(query_text.c_str())));
@@ -1044,11 +1072,18 @@ namespace {
 
 // --- the guard on Citus's functions ------------------------------------------
 
-HTAB* citus_function_cache = nullptr;  // Oid -> whether the guard applies
+HTAB* citus_function_cache = nullptr;  // Oid -> which guard applies
+
+// Functions refused to restricted roles by the fmgr hook below.
+enum class GuardedFunction : char {
+  kNone,
+  kCitus,  // Citus's own functions (run_command_on_workers, ...)
+  kRemote,  // dblink's and postgres_fdw's, which open libpq connections
+};
 
 struct CitusFunctionEntry {
   Oid function;
-  bool guarded;
+  GuardedFunction guard;
 };
 
 // The last function looked up, in front of the hash table: Citus's
@@ -1057,7 +1092,7 @@ struct CitusFunctionEntry {
 // a worker's time on a private sum (perf, BENCHMARKS.md); the same function
 // again is the common case. Invalidated with the table.
 Oid last_function = InvalidOid;
-bool last_function_guarded = false;
+GuardedFunction last_function_guard = GuardedFunction::kNone;
 
 void InvalidateCitusFunctionCache(Datum, int, uint32) {
   last_function = InvalidOid;
@@ -1080,23 +1115,37 @@ bool IsCitusAggregateSupport(Oid function) {
   return support;
 }
 
-bool IsGuardedCitusFunction(Oid function) {
-  if (function < FirstNormalObjectId || !IsTransactionState()) return false;
-  if (function == last_function) return last_function_guarded;
+bool BelongsToExtension(Oid function, Oid extension) {
+  return OidIsValid(extension) && getExtensionOfObject(ProcedureRelationId, function) == extension;
+}
+
+GuardedFunction GuardOf(Oid function) {
+  if (function < FirstNormalObjectId || !IsTransactionState()) return GuardedFunction::kNone;
+  if (function == last_function) return last_function_guard;
   if (citus_function_cache != nullptr) {
     bool found = false;
     auto* entry = static_cast<CitusFunctionEntry*>(
         hash_search(citus_function_cache, &function, HASH_FIND, &found));
     if (found) {
       last_function = function;
-      last_function_guarded = entry->guarded;
-      return entry->guarded;
+      last_function_guard = entry->guard;
+      return entry->guard;
     }
   }
-  const Oid citus = get_extension_oid("citus", true);
-  const bool guarded = OidIsValid(citus) &&
-                       getExtensionOfObject(ProcedureRelationId, function) == citus &&
-                       !IsCitusAggregateSupport(function);
+  GuardedFunction guard = GuardedFunction::kNone;
+  if (BelongsToExtension(function, get_extension_oid("citus", true)) &&
+      !IsCitusAggregateSupport(function))
+    guard = GuardedFunction::kCitus;
+  // A libpq connection opened by a server process can present the client
+  // certificate in citus.node_conninfo, whose key that process reads, and
+  // talks to the workers (and to this node) outside dp_agg's judgement of
+  // the analyst's query (review of privacy units on Citus, finding R2;
+  // IsAuthenticatedCoordinator is the primary defence). postgres_fdw's
+  // handler is called for every scan of its foreign tables, which are
+  // refused with it.
+  if (BelongsToExtension(function, get_extension_oid("dblink", true)) ||
+      BelongsToExtension(function, get_extension_oid("postgres_fdw", true)))
+    guard = GuardedFunction::kRemote;
   if (citus_function_cache == nullptr) {
     HASHCTL control;
     std::memset(&control, 0, sizeof control);
@@ -1109,10 +1158,10 @@ bool IsGuardedCitusFunction(Oid function) {
   bool found = false;
   auto* entry = static_cast<CitusFunctionEntry*>(
       hash_search(citus_function_cache, &function, HASH_ENTER, &found));
-  entry->guarded = guarded;
+  entry->guard = guard;
   last_function = function;
-  last_function_guarded = guarded;
-  return guarded;
+  last_function_guard = guard;
+  return guard;
 }
 
 needs_fmgr_hook_type previous_needs_fmgr_hook = nullptr;
@@ -1120,14 +1169,27 @@ fmgr_hook_type previous_fmgr_hook = nullptr;
 
 bool NeedsFmgrHook(Oid function) {
   if (previous_needs_fmgr_hook != nullptr && previous_needs_fmgr_hook(function)) return true;
-  return IsGuardedCitusFunction(function);
+  return GuardOf(function) != GuardedFunction::kNone;
 }
 
 void FmgrHook(FmgrHookEventType event, FmgrInfo* info, Datum* private_data) {
   if (previous_fmgr_hook != nullptr) previous_fmgr_hook(event, info, private_data);
-  if (event != FHET_START || !IsGuardedCitusFunction(info->fn_oid)) return;
-  if (!RestrictedSession() || (IsWorkerNode() && IsAuthenticatedCoordinator())) return;
+  if (event != FHET_START) return;
+  const GuardedFunction guard = GuardOf(info->fn_oid);
+  if (guard == GuardedFunction::kNone || !RestrictedSession()) return;
+  if (guard == GuardedFunction::kCitus && IsWorkerNode() && IsAuthenticatedCoordinator()) return;
   char* name = get_func_name(info->fn_oid);
+  if (guard == GuardedFunction::kRemote)
+    ereport(ERROR,
+            (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+             errmsg("dp_agg: restricted roles may not call %s, a function of dblink or "
+                    "postgres_fdw (foreign tables of postgres_fdw included)",
+                    name != nullptr ? name : "?"),
+             errdetail("Connections opened by a server process read outside dp_agg's rules and "
+                       "can present the certificate this server uses for its Citus "
+                       "connections. Query tables of this server with dp_agg's private "
+                       "aggregates; an administrator runs dblink and postgres_fdw."),
+             errhint("Query tables of this server with dp_agg's private aggregates.")));
   ereport(ERROR,
           (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
            errmsg("dp_agg: restricted roles may not call Citus's function %s",
@@ -1142,6 +1204,7 @@ void FmgrHook(FmgrHookEventType event, FmgrInfo* info, Datum* private_data) {
 }  // namespace
 
 void InstallCitusFunctionGuard() {
+  dp_citus_install_authentication_hook();
   previous_needs_fmgr_hook = needs_fmgr_hook;
   needs_fmgr_hook = NeedsFmgrHook;
   previous_fmgr_hook = fmgr_hook;
@@ -1336,10 +1399,90 @@ bool OnlyBuiltinAggregates(Node* node, void* context) {
 // partitioned by the unit), plain projections, one shard whose table is
 // hash-distributed by that column (compared by name: a shard's column
 // numbers may differ from its table's).
+// Whether `node` reads, at its own level, column `column` of range table
+// entry `varno` (any column in `columns` when that is not null).
+struct ColumnReference {
+  Index varno;
+  AttrNumber column;
+  Bitmapset* columns;
+};
+
+bool ReadsColumn(Node* node, void* context) {
+  if (node == nullptr) return false;
+  if (IsA(node, Var)) {
+    const auto* var = reinterpret_cast<Var*>(node);
+    const auto* reference = static_cast<ColumnReference*>(context);
+    return var->varlevelsup == 0 && var->varno == static_cast<int>(reference->varno) &&
+           (reference->columns != nullptr ? bms_is_member(var->varattno, reference->columns)
+                                          : var->varattno == reference->column);
+  }
+  if (IsA(node, Query)) return true;  // fail closed
+  return expression_tree_walker(node, DP_EXPRESSION_WALKER(ReadsColumn), context);
+}
+
+// Whether `above` (the level whose one FROM item is the per-unit level
+// `level`) keeps only the rows the sampler marked: its WHERE is exactly the
+// sampler's output column, as the privacy-unit rewrite writes it
+// (RewriteUnitLevel's `WHERE unit_group_kept`).
+bool KeepsOnlySampledRows(Query* above, Query* level) {
+  Node* quals = StripRelabel(above->jointree->quals);
+  if (quals == nullptr || !IsA(quals, Var)) return false;
+  const auto* var = reinterpret_cast<Var*>(quals);
+  if (var->varno != 1 || var->varlevelsup != 0) return false;
+  TargetEntry* entry = get_tle_by_resno(level->targetList, var->varattno);
+  if (entry == nullptr || entry->resjunk) return false;
+  Node* sampler = StripRelabel(reinterpret_cast<Node*>(entry->expr));
+  return sampler != nullptr && IsA(sampler, WindowFunc) &&
+         reinterpret_cast<WindowFunc*>(sampler)->winfnoid == UnitGroupSampleFunction();
+}
+
+// Whether a group key of the fragment `chain` (the levels above the per-unit
+// level `level`, top first) depends on the unit: the rewrite never groups
+// the private level by it (the coordinator refuses the unit column as a
+// group key), and a per-unit group key would hand out one exact state per
+// unit.
+bool GroupsByUnit(List* chain, Query* level) {
+  Node* key = UnitPartitionKey(level);
+  if (key == nullptr || !IsA(key, Var)) return true;
+  const auto* unit = reinterpret_cast<Var*>(key);
+  // The per-unit level's outputs that depend on the unit, then those of
+  // each level above that read one of them.
+  Bitmapset* unit_columns = nullptr;
+  ColumnReference reference{static_cast<Index>(unit->varno), unit->varattno, nullptr};
+  ListCell* cell;
+  foreach (cell, level->targetList) {
+    auto* entry = static_cast<TargetEntry*>(lfirst(cell));
+    if (ReadsColumn(reinterpret_cast<Node*>(entry->expr), &reference))
+      unit_columns = bms_add_member(unit_columns, entry->resno);
+  }
+  for (int index = list_length(chain) - 1; index >= 0; --index) {
+    auto* above = static_cast<Query*>(list_nth(chain, index));
+    if (unit_columns == nullptr) return false;
+    ColumnReference below{1, 0, unit_columns};
+    if (index == 0) {
+      foreach (cell, above->groupClause) {
+        TargetEntry* entry =
+            get_sortgroupclause_tle(static_cast<SortGroupClause*>(lfirst(cell)), above->targetList);
+        if (ReadsColumn(reinterpret_cast<Node*>(entry->expr), &below)) return true;
+      }
+      return false;
+    }
+    Bitmapset* next = nullptr;
+    foreach (cell, above->targetList) {
+      auto* entry = static_cast<TargetEntry*>(lfirst(cell));
+      if (ReadsColumn(reinterpret_cast<Node*>(entry->expr), &below))
+        next = bms_add_member(next, entry->resno);
+    }
+    unit_columns = next;
+  }
+  return false;
+}
+
 RangeTblEntry* WorkerUnitFragmentShard(Query* query) {
   if (list_length(query->rtable) != 1) return nullptr;
   auto* entry = static_cast<RangeTblEntry*>(linitial(query->rtable));
   Query* level = nullptr;
+  List* chain = list_make1(query);  // the levels above the per-unit level, top first
   for (int depth = 0; depth < 64 && level == nullptr; ++depth) {
     if (entry->rtekind != RTE_SUBQUERY || entry->subquery == nullptr) return nullptr;
     Query* candidate = entry->subquery;
@@ -1348,6 +1491,7 @@ RangeTblEntry* WorkerUnitFragmentShard(Query* query) {
       break;
     }
     if (!PassesRowsOn(candidate)) return nullptr;
+    chain = lappend(chain, candidate);
     entry = static_cast<RangeTblEntry*>(linitial(candidate->rtable));
   }
   if (level == nullptr) return nullptr;
@@ -1364,6 +1508,10 @@ RangeTblEntry* WorkerUnitFragmentShard(Query* query) {
       OnlyBuiltinAggregates(reinterpret_cast<Node*>(level->targetList), nullptr) ||
       OnlyBuiltinAggregates(level->havingQual, nullptr) ||
       OnlyBuiltinAggregates(reinterpret_cast<Node*>(level->jointree), nullptr))
+    return nullptr;
+  // Exactly the coordinator's rewrite above it: only the sampled rows, and
+  // no group key per unit (review of privacy units on Citus, finding R2).
+  if (!KeepsOnlySampledRows(static_cast<Query*>(llast(chain)), level) || GroupsByUnit(chain, level))
     return nullptr;
   RangeTblEntry* shard = static_cast<RangeTblEntry*>(linitial(level->rtable));
   while (shard->rtekind != RTE_RELATION) {
@@ -1396,6 +1544,21 @@ int CheckCitusReleaseInput(Aggref* inner, Agg* plan) {
   if (scan == nullptr || !ReadWorkerJob(scan, &job))
     RefuseDistributed("dp_agg cannot bound how often one row feeds a distributed aggregate",
                       "Its input is not a Citus distributed scan.", nullptr);
+  // The coordinator's own shards would be read by a task it runs itself
+  // (local execution, or a connection to itself), where the fragment is a
+  // query of this node's analyst, which dp_agg refuses: refused here, before
+  // anything is charged (review of privacy units on Citus, finding R1).
+  if (job.runs_on_coordinator)
+    ereport(ERROR,
+            (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+             errmsg("dp_agg cannot release %s over shards placed on the coordinator",
+                    get_func_name(inner->aggfnoid)),
+             errdetail("dp_agg's workers compute partial states only for the coordinator's "
+                       "authenticated connections; the coordinator does not run them for its "
+                       "own shards. An administrator moves them to workers: "
+                       "citus_set_node_property(<coordinator host>, <port>, "
+                       "'shouldhaveshards', false), then citus_drain_node or "
+                       "citus_move_shard_placement for the shards already there.")));
   Query* query = job.job_query;
   // One table, read once per shard, by tasks that each aggregate their own
   // shard: the shards partition the rows, so every row feeds one partial.

@@ -429,5 +429,105 @@ pass=$((pass + $(grep -c '^ok: ' <<<"$audit_out")))
 audit_failed=$(grep -c '^FAILED: ' <<<"$audit_out")
 [ "$(grep -c '^ok: ' <<<"$audit_out")" = 4 ] || audit_failed=$((audit_failed + 1))
 fail=$((fail + audit_failed))
+# --- review_cunits (adversarial review of privacy units on Citus, branch rcunits) ---
+# Finding R1: a coordinator that holds shards itself (citus_set_coordinator_host
+# + shouldhaveshards) charges every private query on a distributed table
+# created afterwards and then fails it: the coordinator's own task is run over
+# a connection to itself (or by local execution), where the fragment is refused
+# ("Citus's aggregate wrappers cannot be called on private aggregates", or for a
+# restricted analyst over units "restricted roles may not call
+# dp_agg.unit_group_sample"). Budget spent, no answer. Expected: answered and
+# charged once, or refused before any charge. Kept last: it changes placement.
+# Finding R2 (critical): a restricted analyst on the coordinator opens a
+# dblink connection to a worker presenting the coordinator's client
+# certificate (its key is a file the server process reads, path in
+# citus.node_conninfo) and their own password; the worker takes the session
+# for the coordinator's and gives owner access to protected shards for the
+# fragment shapes, so exact per-row (row fragment) and per-unit (the per-unit
+# fragment, no WHERE kept needed) states leave uncharged. Needs only dblink
+# installed (EXECUTE to PUBLIC) and password authentication for the analyst on
+# the worker, as in a production pg_hba; dblink refuses non-superusers on trust.
+q $base "CREATE EXTENSION IF NOT EXISTS dblink" >/dev/null
+q $base "ALTER ROLE unit_analyst PASSWORD 'review_pw'" >/dev/null
+q $base "GRANT SELECT ON u TO unit_analyst" >/dev/null
+w1=$((base+1))
+cp "$root/node1/pg_hba.conf" "$root/node1/pg_hba.conf.review"
+printf 'local all all trust\nhostssl all unit_analyst 127.0.0.1/32 scram-sha-256\nhostssl all all 127.0.0.1/32 trust\n' > "$root/node1/pg_hba.conf"
+q $w1 "SELECT pg_reload_conf()" >/dev/null
+r2_conn="host=127.0.0.1 port=$w1 dbname=postgres user=unit_analyst password=review_pw sslmode=require sslcert=$tls/dp_agg_coordinator.crt sslkey=$tls/dp_agg_coordinator.key"
+r2_t=$(q $w1 "SET citus.override_table_visibility TO off; SELECT relname FROM pg_class WHERE relname LIKE 't\_1%' AND relkind='r' LIMIT 1")
+r2_vu=$(q $w1 "SET citus.override_table_visibility TO off; SELECT relname FROM pg_class WHERE relname LIKE 'vu\_1%' AND relkind='r' LIMIT 1")
+r2_before=$(a_spent unit_analyst)
+r2_rows="SELECT id, age, worker_partial_agg(''dp_sum(integer,integer,integer,float8)''::regprocedure, row(age,0,100,1.0::float8)) FROM public.$r2_t GROUP BY id, age"
+out=$(qa $base unit_analyst "SELECT * FROM dblink('$r2_conn', '$r2_rows') AS x(id bigint, age int, s text) LIMIT 3")
+grep -q "count=1 sum=" <<<"$out" && ko "review_cunits R2: restricted analyst reads exact rows of protected shard $r2_t through dblink with the coordinator's certificate: $(head -1 <<<"$out")" || ok "review_cunits R2: dblink row fragment with the coordinator's certificate refused: $(head -c 120 <<<"$out")"
+r2_units="SELECT unit, key_1, worker_partial_agg(''dp_agg.citus_count(boolean,double precision)''::regprocedure, ROW(true, 1.0::float8)) FROM (SELECT v.diag AS key_1, v.pid AS unit, count(1) AS unit_count, dp_agg.unit_group_sample(1000) OVER (PARTITION BY v.pid) AS k FROM public.$r2_vu v GROUP BY v.pid, v.diag) s GROUP BY unit, key_1"
+out=$(qa $base unit_analyst "SELECT * FROM dblink('$r2_conn', '$r2_units') AS x(u int, k text, s text) LIMIT 3")
+grep -q "count=" <<<"$out" && ko "review_cunits R2: restricted analyst reads exact per-unit states of protected unit shard $r2_vu through dblink: $(head -1 <<<"$out")" || ok "review_cunits R2: dblink per-unit fragment refused: $(head -c 120 <<<"$out")"
+[ "$(a_spent unit_analyst)" = "$r2_before" ] && ok "review_cunits R2: nothing charged" || ko "review_cunits R2: charged"
+# The fix, in two parts. (1) A worker takes a session for the coordinator's
+# only if it authenticated without a password (cert or trust): the same
+# connection as dblink's, opened by any other libpq client a coordinator
+# process could run, still gets nothing.
+wa() { bash "$here/cluster.sh" psql "$1" -At -w -d "$2" -c "$3" 2>&1; }
+out=$(wa $w1 "$r2_conn" "${r2_rows//\'\'/\'}")
+grep -q "count=1 sum=" <<<"$out" && ko "review_cunits R2: password session with the coordinator's certificate reads exact rows: $(head -1 <<<"$out")" || { grep -q ERROR <<<"$out" && ok "review_cunits R2: a password session with the coordinator's certificate is not the coordinator: $(head -c 120 <<<"$out")" || ko "review_cunits R2: password session: $out"; }
+# (2) Restricted roles may not call dblink's or postgres_fdw's functions, nor
+# read postgres_fdw's foreign tables.
+expect_dblink=$(qa $base unit_analyst "SELECT dblink_get_connections()")
+grep -q "restricted roles may not call dblink_get_connections, a function of dblink" <<<"$expect_dblink" && ok "review_cunits R2: restricted roles may not call dblink's functions" || ko "review_cunits R2: dblink function: $expect_dblink"
+q $base "CREATE EXTENSION IF NOT EXISTS postgres_fdw; CREATE SERVER review_w1 FOREIGN DATA WRAPPER postgres_fdw OPTIONS (host '127.0.0.1', port '$w1', dbname 'postgres', sslmode 'require'); CREATE USER MAPPING FOR unit_analyst SERVER review_w1 OPTIONS (user 'unit_analyst', password 'review_pw'); CREATE FOREIGN TABLE review_ft(id bigint, age int) SERVER review_w1 OPTIONS (schema_name 'public', table_name '$r2_t'); GRANT SELECT ON review_ft TO unit_analyst" >/dev/null
+out=$(qa $base unit_analyst "SELECT id, age FROM review_ft LIMIT 1")
+grep -q "restricted roles may not call postgres_fdw_handler" <<<"$out" && ok "review_cunits R2: restricted roles may not read postgres_fdw's foreign tables" || ko "review_cunits R2: postgres_fdw foreign table: $out"
+out=$(qa $base trusted_analyst "SELECT dblink_get_connections()")
+! grep -q ERROR <<<"$out" && ok "review_cunits R2: unrestricted roles still call dblink" || ko "review_cunits R2: unrestricted dblink: $out"
+q $base "DROP FOREIGN TABLE review_ft; DROP USER MAPPING FOR unit_analyst SERVER review_w1; DROP SERVER review_w1" >/dev/null
+# (rewritten in place: a copy made by root is owned by root, unreadable to the server)
+cat "$root/node1/pg_hba.conf.review" > "$root/node1/pg_hba.conf"; rm -f "$root/node1/pg_hba.conf.review"; q $w1 "SELECT pg_reload_conf()" >/dev/null
+# (3) Even in a session authenticated as the coordinator (trust with its
+# certificate, as Citus connects), the worker accepts the per-unit fragment
+# only in the shape of the coordinator's rewrite: WHERE on the sampler's mark,
+# no group key per unit. The exact shape Citus sends is accepted.
+r3_conn="host=127.0.0.1 port=$w1 dbname=postgres user=unit_analyst sslmode=require sslcert=$tls/dp_agg_coordinator.crt sslkey=$tls/dp_agg_coordinator.key"
+# (pg_reload_conf only signals the postmaster: wait until the trust line is in force)
+for _ in $(seq 1 100); do [ "$(wa $w1 "$r3_conn" "SELECT 1")" = 1 ] && break; sleep 0.1; done
+r3_agg="pg_catalog.worker_partial_agg('dp_agg.citus_count(boolean,double precision)'::regprocedure, ROW(true, 1.0::float8))"
+r3_inner="SELECT v.diag AS key_1, v.pid AS unit, count(1) AS unit_count, dp_agg.unit_group_sample(1) OVER (PARTITION BY v.pid) AS unit_group_kept FROM public.$r2_vu v GROUP BY v.pid, v.diag"
+out=$(wa $w1 "$r3_conn" "SELECT worker_column_1, $r3_agg FROM (SELECT dp_agg_units.key_1 AS worker_column_1 FROM ($r3_inner) dp_agg_units WHERE dp_agg_units.unit_group_kept) worker_subquery GROUP BY worker_column_1")
+grep -q "count=" <<<"$out" && ok "review_cunits R2: the coordinator's own per-unit fragment shape is accepted" || ko "review_cunits R2: coordinator's fragment shape: $(head -c 160 <<<"$out")"
+for r3 in "SELECT worker_column_1, $r3_agg FROM (SELECT dp_agg_units.key_1 AS worker_column_1 FROM ($r3_inner) dp_agg_units) worker_subquery GROUP BY worker_column_1" \
+          "SELECT worker_column_1, $r3_agg FROM (SELECT dp_agg_units.key_1 AS worker_column_1 FROM ($r3_inner) dp_agg_units WHERE NOT dp_agg_units.unit_group_kept) worker_subquery GROUP BY worker_column_1" \
+          "SELECT worker_column_1, worker_column_2, $r3_agg FROM (SELECT dp_agg_units.key_1 AS worker_column_1, dp_agg_units.unit AS worker_column_2 FROM ($r3_inner) dp_agg_units WHERE dp_agg_units.unit_group_kept) worker_subquery GROUP BY worker_column_1, worker_column_2" \
+          "SELECT worker_column_2, $r3_agg FROM (SELECT dp_agg_units.key_1 AS worker_column_1, dp_agg_units.unit + 0 AS worker_column_2 FROM ($r3_inner) dp_agg_units WHERE dp_agg_units.unit_group_kept) worker_subquery GROUP BY worker_column_2"; do
+  out=$(wa $w1 "$r3_conn" "$r3")
+  ! grep -q "count=" <<<"$out" && grep -q ERROR <<<"$out" && ok "review_cunits R2: a per-unit fragment not in the rewrite's shape is refused on the worker: ${r3:0:60}...${r3: -90}" || ko "review_cunits R2: worker accepted a per-unit fragment not in the rewrite's shape: ${r3: -120}: $(head -c 160 <<<"$out")"
+done
+q $base "SELECT citus_set_coordinator_host('127.0.0.1', $base)" >/dev/null
+q $base "SELECT citus_set_node_property('127.0.0.1', $base, 'shouldhaveshards', true)" >/dev/null
+q $base "CREATE TABLE cu(id bigserial, pid int, diag text, cost int)" >/dev/null
+q $base "SELECT create_distributed_table('cu', 'pid', colocate_with := 'none')" >/dev/null
+q $base "INSERT INTO cu(pid, diag, cost) SELECT g % 500, 'd' || (g % 7), g % 50 FROM generate_series(1, 3500) g" >/dev/null
+q $base "SELECT dp_agg.set_privacy_unit('cu', 'pid')" >/dev/null
+q $base "CREATE TABLE cr(id bigint, grp int, v int)" >/dev/null
+q $base "SELECT create_distributed_table('cr', 'id', colocate_with := 'none')" >/dev/null
+q $base "INSERT INTO cr SELECT g, g % 5, g % 10 FROM generate_series(1, 3000) g" >/dev/null
+q $base "SELECT dp_agg.protect_table('cu'); SELECT dp_agg.protect_table('cr'); GRANT SELECT ON cr TO trusted_analyst" >/dev/null
+held=$(q $base "SELECT count(*) FROM pg_dist_shard JOIN pg_dist_placement USING (shardid) WHERE logicalrelid = 'cu'::regclass AND groupid = 0")
+[ "${held:-0}" -gt 0 ] && ok "review_cunits: the coordinator holds $held shards of cu" || ko "review_cunits: setup, coordinator holds no shard of cu: $held"
+review_r1() {  # $1 role, $2 query
+  local before after out
+  before=$(a_spent "$1"); out=$(qa $base "$1" "$2" | tr '\n' ' '); after=$(a_spent "$1")
+  if ! grep -q ERROR <<<"$out" && [ -n "$out" ] && [ "$(/usr/bin/python3 -c "print(float('$after')-float('$before'))")" != "0.0" ]; then ok "review_cunits R1: $1 answered on a coordinator with shards: $2"
+  elif grep -q ERROR <<<"$out" && grep -q "shouldhaveshards" <<<"$out" && [ "$before" = "$after" ]; then ok "review_cunits R1: $1 refused before any charge on a coordinator with shards, with guidance: $2"
+  else ko "review_cunits R1: $1 charged $before -> $after for an error on a coordinator with shards: $2: $(head -c 160 <<<"$out")"; fi
+}
+for query in "SELECT dp_count(1, 1.0) FROM cu" "SELECT diag, dp_count(1, 1.0) FROM cu GROUP BY diag" "SELECT dp_sum(cost, 0, 100, 1.0) FROM cu WHERE pid = 5"; do
+  review_r1 unit_analyst "$query"
+done
+for query in "SELECT dp_count(id, 1.0) FROM cr" "SELECT grp, dp_sum(v, 0, 10, 1.0) FROM cr GROUP BY grp"; do
+  review_r1 trusted_analyst "$query"
+done
+q $base "SELECT citus_set_node_property('127.0.0.1', $base, 'shouldhaveshards', false)" >/dev/null
+# --- end review_cunits ---
 echo "dp_agg citus tests: $pass passed, $fail failed"
 [ $fail = 0 ]
