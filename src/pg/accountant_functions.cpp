@@ -132,7 +132,7 @@ Datum dp_agg_gaussian_count_rho(PG_FUNCTION_ARGS) {
   const double rho = dp_pg::CallCore([&] {
     try {
       return dp::GaussianPlanRho(dp::PlanGaussianCount(epsilon, delta));
-    } catch (const std::invalid_argument&) {
+    } catch (const std::exception&) {
       return -1.0;  // outside what the sampler supports: shown as NULL
     }
   });

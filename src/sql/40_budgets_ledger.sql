@@ -380,7 +380,8 @@ CREATE VIEW dp_agg.budgets WITH (security_barrier) AS
                                              greatest(b.delta_total - b.delta_spent, 0))
          END AS rho_remaining,
          b.zcdp_delta_total, b.zcdp_delta_spent,
-         CASE WHEN b.budget_kind = 'zcdp' THEN dp_agg.zcdp_epsilon(b.rho_total::float8, 1e-6)
+         CASE WHEN b.budget_kind = 'zcdp'
+              THEN dp_agg.zcdp_epsilon(b.rho_total::float8, 1e-6)::numeric
               ELSE b.epsilon_total END AS guarantee_epsilon,
          CASE WHEN b.budget_kind = 'zcdp' THEN b.zcdp_delta_total + 0.000001
               ELSE b.delta_total END AS guarantee_delta

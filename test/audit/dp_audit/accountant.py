@@ -132,7 +132,7 @@ class AccountantAudit:
             f"exact eps {exact:.4f} <= {guarantee:.4f}", RELEASES,
             exact <= guarantee <= BUDGET_EPSILON and bool(admitted),
             f"[sigma {math.sqrt(sigma2):.6g} each, rho {float(rho):.6g} each; exact "
-            f"composition's epsilon at delta 1e-6 vs the accountant's epsilon_guarantee; "
+            f"composition's epsilon at delta 1e-6 vs the conversion of the charged rho; "
             f"admitted by the zCDP budget zcdp_rho(1, 1e-6): {admitted}]", claimed_delta=BUDGET_DELTA)]
         noise_d, noise_d_prime = self.draw(epsilon, "none", samples)
         statistic, p_value, bins = self.chi_square(noise_d, k, law)
