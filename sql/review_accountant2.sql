@@ -55,6 +55,15 @@ GRANT EXECUTE ON FUNCTION review_acc2.admitted(text)
 -- A or B on Q1's answer) is available again: its exact loss is
 -- delta(4) = 1.20e-6 > 1e-6 (test/review/kind_switch.py computes it with the
 -- admission rules of apply_charge and this schedule).
+-- The README ("What a switch means for the guarantee") argues per history:
+-- a history whose sums fit the new kind at the switch is a run of the new
+-- kind's filter, any other a run of the old one's. Each is true, but DP is
+-- a property of the whole strategy: here some histories satisfy only the
+-- basic-composition filter and others only the zCDP filter, so neither
+-- filter theorem covers the strategy, although the administrator's switch
+-- (a fixed time) does not depend on any answer. Changes of totals within
+-- one kind are safe because those filters are nested (the larger total's
+-- covers every history); two kinds' filters are not.
 -- Fix: once a role has spent, admission after a switch must keep every
 -- certificate it was admitted under since the last reset_spent (the
 -- conjunction of valid filters is a valid filter; the guarantee is then

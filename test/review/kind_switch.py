@@ -18,6 +18,10 @@ best adaptive strategy for both directions of the switch under:
     reaches 1.20e-6 > 1e-6 (prints "not ok", exit status 1);
   - the recommended fix (after a switch, a charge must fit the certificates
     of every kind the role had since its last reset_spent): <= 1e-6.
+The switch here is at a fixed time, independent of every answer: README's
+"What a switch means for the guarantee" (each history is a run of one of
+the two filters) holds history by history, but no single filter covers the
+strategy, which is what a DP guarantee needs.
 Usage: kind_switch.py [rho1 rho_B rho_budget] (defaults as in
 adaptive_certificates.py: what the server reports).
 """
