@@ -1,7 +1,7 @@
 -- Second adversarial review of the zCDP accountant (issue 14, branch
--- racct, reviewing acct). Every case is pinned with the CORRECT behaviour,
--- so this suite fails until the finding is fixed; each "WRONG:" comment
--- says what acct outputs instead.
+-- racct, reviewing acct). Every case is pinned with the CORRECT behaviour
+-- (fixed on branch afix); each "Before the fix:" comment says what acct
+-- output instead.
 \set VERBOSITY terse
 
 SET client_min_messages = warning;
@@ -90,11 +90,11 @@ SELECT review_acc2.administer($$SELECT dp_agg.set_budget('regress_review_acc2_a'
 SELECT review_acc2.administer($$SELECT dp_agg.set_budget('regress_review_acc2_b', 4, 1e-6)$$);
 RESET client_min_messages;
 SET SESSION AUTHORIZATION regress_review_acc2_a;
--- WRONG: acct admits path A here (true): basic composition alone is
+-- Before the fix: acct admits path A here (true): basic composition alone is
 -- checked, although the role was admitted by the zCDP certificate before.
 SELECT review_acc2.admitted('SELECT dp_count(id, 3.9962) FROM review_acc2.t') AS path_a \gset
 RESET SESSION AUTHORIZATION;
--- WRONG: acct gives path_a t, path_b t, never_both_continuations f.
+-- Before the fix: acct gives path_a t, path_b t, never_both_continuations f.
 SELECT :'path_a'::boolean AS path_a, :'path_b'::boolean AS path_b,
        NOT (:'path_a'::boolean AND :'path_b'::boolean) AS never_both_continuations;
 -- (acct's dp_agg.budgets then shows both roles as epsilon_delta budgets
@@ -119,12 +119,12 @@ SELECT review_acc2.administer($$SELECT dp_agg.set_budget_zcdp('regress_review_ac
 SELECT review_acc2.administer($$SELECT dp_agg.set_budget_zcdp('regress_review_acc2_b', dp_agg.zcdp_rho(4, 1e-6))$$);
 RESET client_min_messages;
 SET SESSION AUTHORIZATION regress_review_acc2_b;
--- WRONG: acct admits path B here (true): rho 9.15e-7 + 0.311 fits the
+-- Before the fix: acct admits path B here (true): rho 9.15e-7 + 0.311 fits the
 -- zCDP total, and basic composition (delta 1e-6 + 1e-9) is no longer
 -- checked.
 SELECT review_acc2.admitted('SELECT dp_count(id, 4.6562, 1e-9) FROM review_acc2.t') AS path_b \gset
 RESET SESSION AUTHORIZATION;
--- WRONG: acct gives path_a t, path_b t, never_both_continuations f.
+-- Before the fix: acct gives path_a t, path_b t, never_both_continuations f.
 SELECT :'path_a'::boolean AS path_a, :'path_b'::boolean AS path_b,
        NOT (:'path_a'::boolean AND :'path_b'::boolean) AS never_both_continuations;
 
@@ -141,7 +141,7 @@ SELECT dp_agg.revoke_budget('regress_review_acc2_a');
 SELECT dp_agg.revoke_budget('regress_review_acc2_b');
 -- acct accepts it (a fix may refuse it: then the view has no such row).
 SELECT review_acc2.administer($$SELECT dp_agg.set_budget_zcdp('regress_review_acc2_c', 1e400)$$);
--- WRONG: acct raises "... is out of range for type double precision".
+-- Before the fix: acct raises "... is out of range for type double precision".
 SELECT count(guarantee_epsilon) >= 0 AS view_readable
 FROM dp_agg.budgets WHERE role LIKE 'regress_review_acc2%';
 SELECT review_acc2.administer($$SELECT dp_agg.revoke_budget('regress_review_acc2_c')$$);
@@ -158,8 +158,10 @@ SELECT review_acc2.administer($$SELECT dp_agg.revoke_budget('regress_review_acc2
 -- ---------------------------------------------------------------------------
 SELECT dp_agg.set_budget_zcdp('regress_review_acc2_c', 0.123456789012 * 0.123456789012 / 2);
 SET SESSION AUTHORIZATION regress_review_acc2_c;
+-- 0.123456789011: the charge of 0.123456789012, its exact square halved
+-- (25 significant digits) rounded up to 17, exceeds this rho by 3e-21.
 SELECT epsilon FROM dp_agg.remaining_budget();
--- WRONG: acct refuses it (false).
+-- Before the fix: acct refuses it (false).
 SELECT review_acc2.admitted(format('SELECT dp_count(id, %s) FROM review_acc2.t',
                                    (SELECT epsilon FROM dp_agg.remaining_budget())))
   AS advertised_epsilon_admitted;
