@@ -147,10 +147,21 @@ BEGIN
     SET role_name = excluded.role_name, epsilon_total = excluded.epsilon_total,
         delta_total = excluded.delta_total, budget_kind = 'epsilon_delta',
         epsilon_delta_binding = false,
-        zcdp_binding = b.zcdp_binding OR (b.budget_kind = 'zcdp' AND (b.epsilon_spent > 0 OR b.delta_spent > 0 OR b.rho_spent > 0 OR b.zcdp_delta_spent > 0)),
-        rho_total = CASE WHEN b.zcdp_binding OR (b.budget_kind = 'zcdp' AND (b.epsilon_spent > 0 OR b.delta_spent > 0 OR b.rho_spent > 0 OR b.zcdp_delta_spent > 0))
+        -- (the zCDP certificate binds on if it admitted anything since the
+        -- last reset_spent: any sum > 0)
+        zcdp_binding = b.zcdp_binding
+                       OR (b.budget_kind = 'zcdp'
+                           AND (b.epsilon_spent > 0 OR b.delta_spent > 0 OR b.rho_spent > 0
+                                OR b.zcdp_delta_spent > 0)),
+        rho_total = CASE WHEN b.zcdp_binding
+                               OR (b.budget_kind = 'zcdp'
+                                   AND (b.epsilon_spent > 0 OR b.delta_spent > 0
+                                        OR b.rho_spent > 0 OR b.zcdp_delta_spent > 0))
                          THEN b.rho_total END,
-        zcdp_delta_total = CASE WHEN b.zcdp_binding OR (b.budget_kind = 'zcdp' AND (b.epsilon_spent > 0 OR b.delta_spent > 0 OR b.rho_spent > 0 OR b.zcdp_delta_spent > 0))
+        zcdp_delta_total = CASE WHEN b.zcdp_binding
+                                      OR (b.budget_kind = 'zcdp'
+                                          AND (b.epsilon_spent > 0 OR b.delta_spent > 0
+                                               OR b.rho_spent > 0 OR b.zcdp_delta_spent > 0))
                                 THEN b.zcdp_delta_total END,
         updated_at = now()
   RETURNING * INTO now_set;
@@ -350,7 +361,9 @@ BEGIN
     SET role_name = excluded.role_name, budget_kind = 'zcdp', rho_total = excluded.rho_total,
         zcdp_delta_total = excluded.zcdp_delta_total, zcdp_binding = false,
         epsilon_delta_binding = b.epsilon_delta_binding
-                                OR (b.budget_kind = 'epsilon_delta' AND (b.epsilon_spent > 0 OR b.delta_spent > 0 OR b.rho_spent > 0 OR b.zcdp_delta_spent > 0)),
+                                OR (b.budget_kind = 'epsilon_delta'
+                                    AND (b.epsilon_spent > 0 OR b.delta_spent > 0
+                                         OR b.rho_spent > 0 OR b.zcdp_delta_spent > 0)),
         updated_at = now()
   RETURNING * INTO now_set;
   INSERT INTO dp_agg.ledger_entry (kind, role_oid, role_name, session_user_name,
