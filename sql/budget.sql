@@ -415,32 +415,52 @@ SELECT budget_kind, epsilon_spent, delta_spent, rho_spent = 2 * :gaussian_rho + 
        zcdp_delta_spent, rho_remaining = dp_agg.gaussian_count_rho(8.5, 0.5e-6) AS rho_remaining_ok
 FROM dp_agg.budgets;
 RESET SESSION AUTHORIZATION;
--- To a zCDP budget of rho 0.2: everything spent so far counts in rho.
+-- To a zCDP budget of rho 0.2: everything spent so far counts in rho, and
+-- as the role has spent, its (epsilon, delta) certificate keeps binding
+-- with its totals (README "Switching kinds"): a charge must fit both.
 SELECT dp_agg.set_budget_zcdp('dp_budget_switch', 0.2);
 SET SESSION AUTHORIZATION dp_budget_switch;
-SELECT budget_kind, rho_total, rho_remaining = 0.2 - 0.125 - 2 * :gaussian_rho AS rest_exact
+SELECT budget_kind, binding_certificates, epsilon_total, delta_total, rho_total,
+       rho_remaining = 0.2 - 0.125 - 2 * :gaussian_rho AS rest_exact, delta_remaining
 FROM dp_agg.budgets;
--- The Gaussian count refused above by basic composition is admitted now.
-SELECT dp_count(id, 0.5, 1e-6) IS NOT NULL AS gaussian FROM visits;
--- A pure release costs epsilon^2 / 2: 0.5 (rho 0.125) no longer fits.
+-- The Gaussian count refused above by basic composition fits the rho left
+-- but stays refused: the analyst cannot pick the certificate by switching.
+SELECT dp_count(id, 0.5, 1e-6) FROM visits;
+\echo :LAST_ERROR_SQLSTATE
+-- A pure release fits both: epsilon 0.1 of the 8.5 left, rho 0.005.
+SELECT dp_count(id, 0.1) IS NOT NULL AS pure FROM visits;
+-- A pure release costs epsilon^2 / 2: 0.5 (rho 0.125) does not fit the rho.
 SELECT dp_count(id, 0.5) FROM visits;
 \echo :LAST_ERROR_SQLSTATE
 RESET SESSION AUTHORIZATION;
--- Back to (epsilon, delta): the zCDP-era charge is in its sums too, so the
--- delta budget (2.5e-6, 3e-6 spent) admits no more Gaussian release, and a
--- lowered rho budget set again refuses at once (with a NOTICE).
-SELECT dp_agg.set_budget('dp_budget_switch', 10, 2.5e-6);
-SELECT dp_agg.set_budget_zcdp('dp_budget_switch', 0.1);
-SELECT dp_agg.set_budget('dp_budget_switch', 10, 2.5e-6);
+-- reset_spent (audited) gives the budget back and ends the binding of the
+-- earlier kind: the zCDP certificate alone admits the Gaussian count now.
+SELECT dp_agg.reset_spent('dp_budget_switch');
 SET SESSION AUTHORIZATION dp_budget_switch;
-SELECT budget_kind, epsilon_spent, delta_spent, epsilon_remaining, delta_remaining
+SELECT budget_kind, binding_certificates, epsilon_total, rho_spent FROM dp_agg.budgets;
+SELECT dp_count(id, 0.5, 1e-6) IS NOT NULL AS gaussian FROM visits;
+RESET SESSION AUTHORIZATION;
+-- Back to (epsilon, delta) (10, 1e-6): the zCDP-era charge is in its sums
+-- (delta 1e-6: no more Gaussian release), and the zCDP certificate binds
+-- too, with the totals it had (rho 0.2); setting it again to a lower rho
+-- updates that total, and switching back keeps it binding.
+SELECT dp_agg.set_budget('dp_budget_switch', 10, 1e-6);
+SELECT dp_agg.set_budget_zcdp('dp_budget_switch', 0.01);
+SELECT dp_agg.set_budget('dp_budget_switch', 10, 1e-6);
+SET SESSION AUTHORIZATION dp_budget_switch;
+SELECT budget_kind, binding_certificates, epsilon_spent, delta_spent, rho_total,
+       epsilon_remaining = dp_agg.zcdp_pure_epsilon(0.01 - :gaussian_rho) AS least_of_both,
+       delta_remaining
 FROM dp_agg.budgets;
 SELECT dp_count(id, 0.1, 1e-7) FROM visits;
 \echo :LAST_ERROR_SQLSTATE
-SELECT dp_count(id, 0.1) IS NOT NULL AS pure FROM visits;
+-- epsilon 0.2 fits basic composition (9.5 left) but not the rho left.
+SELECT dp_count(id, 0.2) FROM visits;
+\echo :LAST_ERROR_SQLSTATE
+SELECT dp_count(id, 0.01) IS NOT NULL AS pure FROM visits;
 RESET SESSION AUTHORIZATION;
 SELECT kind, epsilon, delta,
-       CASE kind WHEN 'charge' THEN (rho IN (0.125, :gaussian_rho, 0.005))::text
+       CASE kind WHEN 'charge' THEN (rho IN (0.125, :gaussian_rho, 0.005, 0.00005))::text
                  ELSE rho::text END AS rho_as_expected,
        zcdp_delta
 FROM dp_agg.ledger WHERE role = 'dp_budget_switch' ORDER BY id;
@@ -455,6 +475,13 @@ SELECT dp_agg.set_budget_zcdp('dp_budget_rho', -1);
 SELECT dp_agg.set_budget_zcdp('dp_budget_rho', 'Infinity');
 \echo :LAST_ERROR_SQLSTATE
 SELECT dp_agg.set_budget_zcdp('dp_budget_rho', 0.02, 1);
+\echo :LAST_ERROR_SQLSTATE
+-- Totals that float8 cannot hold (the view converts rho_total) are refused.
+SELECT dp_agg.set_budget_zcdp('dp_budget_rho', 1e400);
+\echo :LAST_ERROR_SQLSTATE
+SELECT dp_agg.set_budget_zcdp('dp_budget_rho', 1e-400);
+\echo :LAST_ERROR_SQLSTATE
+SELECT dp_agg.set_budget_zcdp('dp_budget_rho', 0.02, 1e-400);
 \echo :LAST_ERROR_SQLSTATE
 SELECT dp_agg.add_budget('dp_budget_rho', 1);
 \echo :LAST_ERROR_SQLSTATE

@@ -140,4 +140,45 @@ Datum dp_agg_gaussian_count_rho(PG_FUNCTION_ARGS) {
   PG_RETURN_DATUM(dp_pg::ChargedRho(rho));
 }
 
+// dp_agg.zcdp_pure_epsilon(rho): the largest epsilon with 12 decimals whose
+// pure release the ledger admits against rho, i.e. whose charge
+// PureReleaseRho (the ledger's own rounding: c^2 / 2 of the charged epsilon
+// c, rounded up to 17 significant digits) is <= rho. Starts at
+// trunc(sqrt(2 rho), 12) and steps down by 1e-12: for rho <= 1e6 (the
+// largest zCDP total) epsilon has at most 16 significant digits, so the
+// charge exceeds epsilon^2 / 2 by a relative 1e-16 at most and one or two
+// steps suffice.
+PG_FUNCTION_INFO_V1(dp_agg_zcdp_pure_epsilon);
+Datum dp_agg_zcdp_pure_epsilon(PG_FUNCTION_ARGS) {
+  const Datum rho = PG_GETARG_DATUM(0);
+  const Datum zero = DirectFunctionCall1(int4_numeric, Int32GetDatum(0));
+  auto parse = [](const char* text) {
+    return DirectFunctionCall3(numeric_in, CStringGetDatum(text), ObjectIdGetDatum(InvalidOid),
+                               Int32GetDatum(-1));
+  };
+  // 0 with the 12 decimals of every other result.
+  const Datum none = parse("0.000000000000");
+  if (dp_pg::CompareNumeric(rho, zero) <= 0) PG_RETURN_DATUM(none);
+  if (dp_pg::CompareNumeric(rho, parse("1000000")) > 0)
+    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                    errmsg("zcdp_pure_epsilon: rho %s is above 1e6",
+                           DatumGetCString(DirectFunctionCall1(numeric_out, rho))),
+                    errdetail("rho must be at most 1e6, the largest zCDP budget total.")));
+  const Datum step = parse("0.000000000001");
+  Datum epsilon = DirectFunctionCall2(
+      numeric_trunc,
+      DirectFunctionCall1(numeric_sqrt,
+                          DirectFunctionCall2(numeric_mul, rho,
+                                              DirectFunctionCall1(int4_numeric, Int32GetDatum(2)))),
+      Int32GetDatum(12));
+  while (dp_pg::CompareNumeric(epsilon, zero) > 0) {
+    CHECK_FOR_INTERRUPTS();
+    // The analyst passes epsilon's decimal text, which becomes this double.
+    const double requested = DatumGetFloat8(DirectFunctionCall1(numeric_float8, epsilon));
+    if (dp_pg::CompareNumeric(dp_pg::PureReleaseRho(requested), rho) <= 0) PG_RETURN_DATUM(epsilon);
+    epsilon = DirectFunctionCall2(numeric_sub, epsilon, step);
+  }
+  PG_RETURN_DATUM(none);
+}
+
 }  // extern "C"

@@ -567,6 +567,18 @@ bool Exceeds(const char* spent, const char* needed, const char* total) {
   return DatumGetInt32(DirectFunctionCall2(numeric_cmp, sum, NumericFromText(total))) > 0;
 }
 
+// Whether the charge does not fit the (epsilon, delta) certificate, or the
+// zCDP one (whose totals are empty when it does not bind).
+bool EpsilonDeltaRefuses(const ChargeRequest& result) {
+  return Exceeds(result.epsilon_spent, result.epsilon, result.epsilon_total) ||
+         Exceeds(result.delta_spent, result.delta, result.delta_total);
+}
+
+bool ZcdpRefuses(const ChargeRequest& result) {
+  return result.rho_total[0] == '\0' || Exceeds(result.rho_spent, result.rho, result.rho_total) ||
+         Exceeds(result.zcdp_delta_spent, result.zcdp_delta, result.zcdp_delta_total);
+}
+
 // A refusal for lack of delta only: saying "use a smaller epsilon" would
 // send the analyst the wrong way.
 bool OnlyDeltaIsShort(const ChargeRequest& result) {
@@ -615,6 +627,11 @@ bool OnlyDeltaIsShort(const ChargeRequest& result) {
 // rho_spent + rho <= rho_total and zcdp_delta_spent + zcdp_delta <=
 // zcdp_delta_total. Only group selection needs zCDP delta.
 [[noreturn]] void RefuseForZcdp(const ChargeRequest& result) {
+  // An (epsilon, delta) budget whose earlier zCDP certificate still binds.
+  const char* holder = std::strcmp(result.budget_kind, "zcdp") == 0
+                           ? "the role has a zCDP budget with"
+                           : "the role's earlier zCDP certificate, binding since its switch of "
+                             "budget kind (until dp_agg.reset_spent), has";
   const bool rho_fits = !Exceeds(result.rho_spent, result.rho, result.rho_total);
   const bool needs_delta =
       DatumGetInt32(DirectFunctionCall2(numeric_cmp, NumericFromText(result.zcdp_delta),
@@ -623,38 +640,38 @@ bool OnlyDeltaIsShort(const ChargeRequest& result) {
       DatumGetInt32(DirectFunctionCall2(numeric_cmp, NumericFromText(result.zcdp_delta_total),
                                         DirectFunctionCall1(int4_numeric, Int32GetDatum(0)))) == 0;
   if (rho_fits && needs_delta && no_delta)
-    ereport(ERROR,
-            (errcode(ERRCODE_DP_AGG_BUDGET_EXHAUSTED),
-             errmsg("this query needs delta %s for group selection; the role \"%s\" has no "
-                    "delta budget",
-                    result.zcdp_delta, result.role_name),
-             errdetail("It needs rho %s and delta %s (%s); the role has a zCDP budget with rho "
-                       "%s of %s spent and a delta total of 0. Ask an administrator for a "
-                       "delta budget (dp_agg.set_budget_zcdp(role, rho, delta)); group "
-                       "selection's delta is the setting dp_agg.group_selection_delta. "
-                       "Nothing was charged or released.",
-                       result.rho, result.zcdp_delta, result.aggregates, result.rho_spent,
-                       result.rho_total)));
+    ereport(ERROR, (errcode(ERRCODE_DP_AGG_BUDGET_EXHAUSTED),
+                    errmsg("this query needs delta %s for group selection; the role \"%s\" has no "
+                           "delta budget",
+                           result.zcdp_delta, result.role_name),
+                    errdetail("It needs rho %s and delta %s (%s); %s rho "
+                              "%s of %s spent and a delta total of 0. Ask an administrator for a "
+                              "delta budget (dp_agg.set_budget_zcdp(role, rho, delta)); group "
+                              "selection's delta is the setting dp_agg.group_selection_delta. "
+                              "Nothing was charged or released.",
+                              result.rho, result.zcdp_delta, result.aggregates, holder,
+                              result.rho_spent, result.rho_total)));
   if (rho_fits && needs_delta)
     ereport(ERROR,
             (errcode(ERRCODE_DP_AGG_BUDGET_EXHAUSTED),
              errmsg("this query needs delta %s for group selection; the delta budget of role "
                     "\"%s\" is exhausted",
                     result.zcdp_delta, result.role_name),
-             errdetail("It needs rho %s and delta %s (%s); the role has a zCDP budget with "
+             errdetail("It needs rho %s and delta %s (%s); %s "
                        "delta %s of %s spent (rho %s of %s). Ask an administrator for more "
                        "(dp_agg.set_budget_zcdp(role, rho, delta)). Nothing was charged or "
                        "released.",
-                       result.rho, result.zcdp_delta, result.aggregates, result.zcdp_delta_spent,
-                       result.zcdp_delta_total, result.rho_spent, result.rho_total)));
+                       result.rho, result.zcdp_delta, result.aggregates, holder,
+                       result.zcdp_delta_spent, result.zcdp_delta_total, result.rho_spent,
+                       result.rho_total)));
   ereport(ERROR,
           (errcode(ERRCODE_DP_AGG_BUDGET_EXHAUSTED),
            errmsg("privacy budget exhausted for role \"%s\"", result.role_name),
-           errdetail("This query needs rho %s and delta %s (%s); the role has a zCDP budget "
-                     "with rho %s of %s and delta %s of %s spent. A pure release of epsilon "
+           errdetail("This query needs rho %s and delta %s (%s); %s rho %s "
+                     "of %s and delta %s of %s spent. A pure release of epsilon "
                      "costs rho epsilon^2/2, a Gaussian one the rho of its noise. Nothing was "
                      "charged or released.",
-                     result.rho, result.zcdp_delta, result.aggregates, result.rho_spent,
+                     result.rho, result.zcdp_delta, result.aggregates, holder, result.rho_spent,
                      result.rho_total, result.zcdp_delta_spent, result.zcdp_delta_total),
            errhint("Use a smaller epsilon, or ask an administrator for more budget "
                    "(dp_agg.set_budget_zcdp). Nothing was released.")));
@@ -755,7 +772,13 @@ void ChargeBudget(const QueryCharge& charge) {
                               result.role_name)));
       break;
     case kExhausted:
-      if (std::strcmp(result.budget_kind, "zcdp") == 0) RefuseForZcdp(result);
+      // After a switch of kind with spending, the earlier kind's
+      // certificate binds too (README "Switching kinds"): the refusal names
+      // the certificate that the charge does not fit.
+      if (std::strcmp(result.budget_kind, "zcdp") == 0
+              ? ZcdpRefuses(result) || !EpsilonDeltaRefuses(result)
+              : !EpsilonDeltaRefuses(result) && result.rho_total[0] != '\0')
+        RefuseForZcdp(result);
       if (OnlyDeltaIsShort(result)) RefuseForDelta(result);
       ereport(ERROR,
               (errcode(ERRCODE_DP_AGG_BUDGET_EXHAUSTED),

@@ -81,6 +81,14 @@ Datum NumericCeilSignificant(Datum value, int digits) {
   return NumericRoundSignificant(value, digits, true);
 }
 
+Datum PureReleaseRho(double requested_epsilon) {
+  const Datum charged = ChargeFor(requested_epsilon);
+  return NumericCeilSignificant(
+      DirectFunctionCall2(numeric_mul, DirectFunctionCall2(numeric_mul, charged, charged),
+                          NumericHalf()),
+      kChargeDigits);
+}
+
 void StartQueryCost(QueryCost* cost, bool leader_paid) {
   cost->leader_paid = leader_paid;
   cost->constants_decide = false;
@@ -135,11 +143,7 @@ void AddCost(QueryCost* cost, Aggref* aggref, const RequestedPrivacy& requested,
     // other. The epsilon charged per release is ChargeFor(requested.epsilon),
     // at least the one the mechanism uses; c^2 / 2 is exact in numeric (c is
     // a decimal) and only rounded up to kChargeDigits digits.
-    const Datum charged = ChargeFor(requested.epsilon);
-    const Datum half_square = NumericCeilSignificant(
-        DirectFunctionCall2(numeric_mul, DirectFunctionCall2(numeric_mul, charged, charged),
-                            NumericHalf()),
-        kChargeDigits);
+    const Datum half_square = PureReleaseRho(requested.epsilon);
     cost->rho = NumericPlus(cost->rho, NumericTimes(half_square, releases));
     if (requested.approximate) cost->zcdp_delta = NumericPlus(cost->zcdp_delta, delta_charge);
   } else {

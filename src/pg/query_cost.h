@@ -48,6 +48,11 @@ void AddCost(QueryCost* cost, Aggref* aggref, const RequestedPrivacy& requested,
 Datum NumericRoundSignificant(Datum value, int digits, bool up);
 Datum NumericCeilSignificant(Datum value, int digits);
 
+// The rho the ledger charges for one pure epsilon-DP release requested at
+// `requested_epsilon`: c^2 / 2 of the epsilon charged c, rounded up to the
+// ledger's significant digits (AddCost; dp_agg.zcdp_pure_epsilon).
+Datum PureReleaseRho(double requested_epsilon);
+
 // Charges the ledger if any call site was added, and frees the description.
 void ChargeQueryCost(QueryCost* cost);
 

@@ -37,10 +37,20 @@ CREATE TABLE dp_agg.role_budget (
   zcdp_delta_total numeric CHECK (zcdp_delta_total >= 0 AND zcdp_delta_total < 1),
   rho_spent numeric NOT NULL DEFAULT 0 CHECK (rho_spent >= 0),
   zcdp_delta_spent numeric NOT NULL DEFAULT 0 CHECK (zcdp_delta_spent >= 0),
+  -- A kind the role had earlier, since its last reset_spent, whose
+  -- certificate still binds (README "Switching kinds"): set when the kind is
+  -- switched away from it with anything spent, cleared by reset_spent.
+  -- Admission then needs every binding certificate, each with that kind's
+  -- own totals (kept: a zCDP budget switched to epsilon_delta keeps
+  -- rho_total and zcdp_delta_total).
+  epsilon_delta_binding boolean NOT NULL DEFAULT false,
+  zcdp_binding boolean NOT NULL DEFAULT false,
   CONSTRAINT role_budget_pkey PRIMARY KEY (role_oid),
   CONSTRAINT role_budget_kind_has_totals
-    CHECK ((budget_kind = 'zcdp') = (rho_total IS NOT NULL)
-           AND (rho_total IS NULL) = (zcdp_delta_total IS NULL))
+    CHECK ((budget_kind = 'zcdp' OR zcdp_binding) = (rho_total IS NOT NULL)
+           AND (rho_total IS NULL) = (zcdp_delta_total IS NULL)
+           AND NOT (budget_kind = 'zcdp' AND zcdp_binding)
+           AND NOT (budget_kind = 'epsilon_delta' AND epsilon_delta_binding))
 );
 
 -- One row per charge and per administrative change (never updated or deleted
@@ -112,7 +122,9 @@ END $$;
 -- administrator lowering a budget means; a NOTICE says so. A role that was
 -- under a zCDP budget keeps every charge in epsilon_spent and delta_spent
 -- (each charge is recorded in both currencies), so the new certificate
--- counts all past spending.
+-- counts all past spending; if it had spent anything, its zCDP certificate
+-- (with its rho and zCDP delta totals) keeps binding too, until reset_spent
+-- (README "Switching kinds").
 CREATE FUNCTION dp_agg.set_budget(role regrole, epsilon float8, delta float8 DEFAULT NULL)
 RETURNS void LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
@@ -133,14 +145,33 @@ BEGIN
   VALUES (role, name_of_role, epsilon::numeric, kept_delta)
   ON CONFLICT (role_oid) DO UPDATE
     SET role_name = excluded.role_name, epsilon_total = excluded.epsilon_total,
-        delta_total = excluded.delta_total, budget_kind = 'epsilon_delta', rho_total = NULL,
-        zcdp_delta_total = NULL, updated_at = now()
+        delta_total = excluded.delta_total, budget_kind = 'epsilon_delta',
+        epsilon_delta_binding = false,
+        -- (the zCDP certificate binds on if it admitted anything since the
+        -- last reset_spent: any sum > 0)
+        zcdp_binding = b.zcdp_binding
+                       OR (b.budget_kind = 'zcdp'
+                           AND (b.epsilon_spent > 0 OR b.delta_spent > 0 OR b.rho_spent > 0
+                                OR b.zcdp_delta_spent > 0)),
+        rho_total = CASE WHEN b.zcdp_binding
+                               OR (b.budget_kind = 'zcdp'
+                                   AND (b.epsilon_spent > 0 OR b.delta_spent > 0
+                                        OR b.rho_spent > 0 OR b.zcdp_delta_spent > 0))
+                         THEN b.rho_total END,
+        zcdp_delta_total = CASE WHEN b.zcdp_binding
+                                      OR (b.budget_kind = 'zcdp'
+                                          AND (b.epsilon_spent > 0 OR b.delta_spent > 0
+                                               OR b.rho_spent > 0 OR b.zcdp_delta_spent > 0))
+                                THEN b.zcdp_delta_total END,
+        updated_at = now()
   RETURNING * INTO now_set;
   INSERT INTO dp_agg.ledger_entry (kind, role_oid, role_name, session_user_name,
                                    current_user_name, epsilon, delta)
   VALUES ('set_budget', role, name_of_role, session_user, current_user, epsilon::numeric,
           kept_delta);
   IF now_set.epsilon_spent > now_set.epsilon_total OR now_set.delta_spent > now_set.delta_total
+     OR (now_set.zcdp_binding AND (now_set.rho_spent > now_set.rho_total
+                                   OR now_set.zcdp_delta_spent > now_set.zcdp_delta_total))
   THEN
     RAISE NOTICE 'role "%" has already spent more than the new total (epsilon % of %, delta % of %): its remaining budget is 0',
       name_of_role, now_set.epsilon_spent, now_set.epsilon_total, now_set.delta_spent,
@@ -182,7 +213,8 @@ END $$;
 
 -- Sets a role's spent amounts (in both currencies) back to zero. This gives
 -- privacy budget back, so it is an administrator's decision and leaves an
--- audit row.
+-- audit row. It also ends the binding of earlier kinds' certificates: from
+-- here on only the current kind's admits (README "Switching kinds").
 CREATE FUNCTION dp_agg.reset_spent(role regrole)
 RETURNS void LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
@@ -192,6 +224,11 @@ BEGIN
   PERFORM dp_agg.require_admin('reset privacy budgets');
   UPDATE dp_agg.role_budget b SET epsilon_spent = 0, delta_spent = 0, rho_spent = 0,
                                   zcdp_delta_spent = 0, updated_at = now(),
+                                  epsilon_delta_binding = false, zcdp_binding = false,
+                                  rho_total = CASE WHEN b.budget_kind = 'zcdp'
+                                                   THEN b.rho_total END,
+                                  zcdp_delta_total = CASE WHEN b.budget_kind = 'zcdp'
+                                                          THEN b.zcdp_delta_total END,
                                   role_name = coalesce(name_of_role, b.role_name)
   WHERE b.role_oid = role
   RETURNING * INTO previous;
@@ -224,10 +261,10 @@ END $$;
 -- role's OID (role_name: its name at charge time, kept for the audit).
 -- A charge comes in both currencies (src/pg/query_cost.cpp): (epsilon,
 -- delta) of basic composition and (rho, zcdp_delta) of approximate zCDP.
--- Both are added to the sums whatever the budget's kind; admission is by the
--- budget's own kind only, one certificate fixed by the administrator before
--- the query, never the better of the two (README "Why admission never picks
--- a certificate"), in exact numeric arithmetic.
+-- Both are added to the sums whatever the budget's kind; admission needs the
+-- certificate of the budget's own kind AND of every earlier kind that still
+-- binds (README "Switching kinds"), never the better of two (README "Why
+-- admission never picks a certificate"), in exact numeric arithmetic.
 CREATE FUNCTION dp_agg.apply_charge(role_oid oid, role name, session_role name, epsilon numeric,
                                     delta numeric, query_id bigint, aggregates text, query text,
                                     rho numeric, zcdp_delta numeric,
@@ -247,15 +284,15 @@ BEGIN
          zcdp_delta_spent = b.zcdp_delta_spent + apply_charge.zcdp_delta,
          role_name = apply_charge.role
    WHERE b.role_oid = apply_charge.role_oid
-     AND CASE b.budget_kind
-           WHEN 'epsilon_delta' THEN
-             b.epsilon_spent + apply_charge.epsilon <= b.epsilon_total
-             AND b.delta_spent + apply_charge.delta <= b.delta_total
-           WHEN 'zcdp' THEN
-             b.rho_spent + apply_charge.rho <= b.rho_total
-             AND b.zcdp_delta_spent + apply_charge.zcdp_delta <= b.zcdp_delta_total
-           ELSE false
-         END
+     AND b.budget_kind IN ('epsilon_delta', 'zcdp')
+     AND CASE WHEN b.budget_kind = 'epsilon_delta' OR b.epsilon_delta_binding THEN
+           b.epsilon_spent + apply_charge.epsilon <= b.epsilon_total
+           AND b.delta_spent + apply_charge.delta <= b.delta_total
+         ELSE true END
+     AND CASE WHEN b.budget_kind = 'zcdp' OR b.zcdp_binding THEN
+           b.rho_spent + apply_charge.rho <= b.rho_total
+           AND b.zcdp_delta_spent + apply_charge.zcdp_delta <= b.zcdp_delta_total
+         ELSE true END
   RETURNING b.* INTO now_budget;
   IF FOUND THEN
     INSERT INTO dp_agg.ledger_entry (kind, role_oid, role_name, session_user_name,
@@ -289,7 +326,12 @@ END $$;
 -- within them. The role is then (dp_agg.zcdp_epsilon(rho, d), delta + d)-DP
 -- for every d in (0, 1) (README "The accountant"); dp_agg.zcdp_rho(epsilon,
 -- delta) gives the rho of an (epsilon, delta) guarantee. Spent amounts are
--- kept: every past charge is in rho_spent and zcdp_delta_spent already.
+-- kept: every past charge is in rho_spent and zcdp_delta_spent already; if
+-- the role was an (epsilon, delta) budget and had spent anything, that
+-- certificate (with its totals) keeps binding too, until reset_spent
+-- (README "Switching kinds"). rho is at most 1e6 (zcdp_epsilon(1e6, 1e-6)
+-- is about 1e6: no protection left) and 0 or at least 1e-300, so that the
+-- totals convert to float8 for display.
 CREATE FUNCTION dp_agg.set_budget_zcdp(role regrole, rho numeric, delta numeric DEFAULT 0)
 RETURNS void LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
@@ -301,23 +343,35 @@ BEGIN
     RAISE EXCEPTION 'role with OID % does not exist', role::oid
       USING ERRCODE = 'undefined_object';
   END IF;
-  IF rho IS NULL OR rho = 'NaN' OR rho = 'Infinity' OR rho < 0 OR delta IS NULL OR delta = 'NaN' OR delta < 0
-     OR delta >= 1 THEN
-    RAISE EXCEPTION 'invalid zCDP budget: rho % and delta %', rho, delta
+  IF rho IS NULL OR rho = 'NaN' OR rho = 'Infinity' OR rho < 0 OR rho > 1000000
+     OR (rho > 0 AND rho < 1e-300) OR delta IS NULL OR delta = 'NaN' OR delta < 0
+     OR delta >= 1 OR (delta > 0 AND delta < 1e-300) THEN
+    -- (cut: 1e400 has 401 digits)
+    RAISE EXCEPTION 'invalid zCDP budget: rho % and delta %',
+      CASE WHEN length(rho::text) > 40 THEN left(rho::text, 30) || '...' ELSE rho::text END,
+      CASE WHEN length(delta::text) > 40 THEN left(delta::text, 30) || '...'
+           ELSE delta::text END
       USING ERRCODE = 'invalid_parameter_value',
-            DETAIL = 'rho must be a finite number >= 0 (dp_agg.zcdp_rho(1, 1e-6) is the rho of a (1, 1e-6) guarantee) and delta a number in [0, 1) (needed by group selection only).';
+            DETAIL = 'rho must be 0 or a number in [1e-300, 1e6] (dp_agg.zcdp_rho(1, 1e-6) is the rho of a (1, 1e-6) guarantee) and delta 0 or a number in [1e-300, 1) (needed by group selection only).';
   END IF;
   INSERT INTO dp_agg.role_budget AS b (role_oid, role_name, epsilon_total, delta_total,
                                        budget_kind, rho_total, zcdp_delta_total)
   VALUES (role, name_of_role, 0, 0, 'zcdp', rho, delta)
   ON CONFLICT (role_oid) DO UPDATE
     SET role_name = excluded.role_name, budget_kind = 'zcdp', rho_total = excluded.rho_total,
-        zcdp_delta_total = excluded.zcdp_delta_total, updated_at = now()
+        zcdp_delta_total = excluded.zcdp_delta_total, zcdp_binding = false,
+        epsilon_delta_binding = b.epsilon_delta_binding
+                                OR (b.budget_kind = 'epsilon_delta'
+                                    AND (b.epsilon_spent > 0 OR b.delta_spent > 0
+                                         OR b.rho_spent > 0 OR b.zcdp_delta_spent > 0)),
+        updated_at = now()
   RETURNING * INTO now_set;
   INSERT INTO dp_agg.ledger_entry (kind, role_oid, role_name, session_user_name,
                                    current_user_name, epsilon, delta, rho, zcdp_delta)
   VALUES ('set_budget_zcdp', role, name_of_role, session_user, current_user, 0, 0, rho, delta);
   IF now_set.rho_spent > now_set.rho_total OR now_set.zcdp_delta_spent > now_set.zcdp_delta_total
+     OR (now_set.epsilon_delta_binding AND (now_set.epsilon_spent > now_set.epsilon_total
+                                            OR now_set.delta_spent > now_set.delta_total))
   THEN
     RAISE NOTICE 'role "%" has already spent more than the new total (rho % of %, delta % of %): its remaining budget is 0',
       name_of_role, now_set.rho_spent, now_set.rho_total, now_set.zcdp_delta_spent,
@@ -337,58 +391,86 @@ AS 'MODULE_PATHNAME', 'dp_agg_gaussian_count_epsilon' LANGUAGE C IMMUTABLE STRIC
 CREATE FUNCTION dp_agg.gaussian_count_rho(epsilon numeric, delta numeric) RETURNS numeric
 AS 'MODULE_PATHNAME', 'dp_agg_gaussian_count_rho' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 
--- The largest epsilon (12 decimals, rounded down) with epsilon^2 / 2 <= rho:
--- the largest pure release a rho still pays for (Bun and Steinke 2016, Prop.
--- 1.4). Checked exactly: one step down when the square root rounded up.
+-- The largest epsilon (12 decimals, rounded down) whose pure release the
+-- ledger admits against rho: its charge, epsilon^2 / 2 (Bun and Steinke
+-- 2016, Prop. 1.4) of the epsilon charged, rounded up to 17 significant
+-- digits, computed by the ledger's own code (src/pg/query_cost.cpp,
+-- PureReleaseRho), is <= rho; from trunc(sqrt(2 rho), 12) down in steps of
+-- 1e-12 until it fits.
 CREATE FUNCTION dp_agg.zcdp_pure_epsilon(rho numeric) RETURNS numeric
-LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS $$
-  SELECT CASE WHEN e * e <= 2 * rho THEN e ELSE greatest(e - 0.000000000001, 0) END
-  FROM (SELECT trunc(sqrt(greatest(rho, 0) * 2), 12) AS e) s
-$$;
+AS 'MODULE_PATHNAME', 'dp_agg_zcdp_pure_epsilon' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 
 -- Budgets: administrators see every role, everyone else their own (by OID,
 -- so a role keeps its row through a rename). role is the role's current
 -- name, or the last name it had if it was dropped (role_dropped).
--- budget_kind says which certificate admits the role's queries; the other
--- currency's sums are shown too (every charge is recorded in both).
---  - epsilon_delta: epsilon_* and delta_* as in 0.1.0; rho_remaining is
---    the rho of the largest Gaussian count (dp_count(v, epsilon_remaining,
---    delta_remaining)) that still fits, for comparison.
---  - zcdp: epsilon_total and delta_total are NULL; rho_* and zcdp_delta_*
---    are the budget; epsilon_remaining is the largest pure epsilon that
---    still fits (sqrt(2 rho_remaining), rounded down) and delta_remaining the
---    zCDP delta left (group selection's).
+-- budget_kind is the kind the administrator chose last; binding_certificates
+-- lists every certificate that admission needs: that kind's, and an earlier
+-- kind's that still binds after a switch with spending (README "Switching
+-- kinds"). Each *_total column is shown when its certificate binds, NULL
+-- otherwise; every charge is recorded in both currencies, so all spent sums
+-- are shown. The remaining amounts are the least over the binding
+-- certificates (what one more release of that kind can still use):
+--  - epsilon_remaining: the largest pure epsilon that still fits: the
+--    epsilon left of an (epsilon, delta) certificate, and for a zCDP one
+--    the largest epsilon whose charged epsilon^2 / 2 fits the rho left
+--    (zcdp_pure_epsilon);
+--  - delta_remaining: the delta left of an (epsilon, delta) certificate,
+--    the zCDP delta left (group selection's) of a zCDP one;
+--  - rho_remaining: the rho left of a zCDP certificate, and for an (epsilon,
+--    delta) one the rho of the largest Gaussian count (dp_count(v,
+--    epsilon_remaining, delta_remaining)) that still fits (NULL when no such
+--    count exists).
 -- guarantee_epsilon, guarantee_delta: what the whole budget certifies as
--- (epsilon, delta)-DP: the totals for epsilon_delta budgets; for zcdp ones
--- (zcdp_epsilon(rho_total, 1e-6), zcdp_delta_total + 1e-6), the conversion at
--- d = 1e-6 (dp_agg.zcdp_epsilon gives it at any other d).
+-- (epsilon, delta)-DP by the certificate of budget_kind (a binding earlier
+-- kind certifies its own guarantee as well): the totals for epsilon_delta
+-- budgets; for zcdp ones (zcdp_epsilon(rho_total, 1e-6), zcdp_delta_total +
+-- 1e-6), the conversion at d = 1e-6 (dp_agg.zcdp_epsilon gives it at any
+-- other d).
 CREATE VIEW dp_agg.budgets WITH (security_barrier) AS
   SELECT coalesce(r.rolname, b.role_name) AS role,
-         CASE WHEN b.budget_kind = 'zcdp' THEN NULL ELSE b.epsilon_total END AS epsilon_total,
+         CASE WHEN c.epsilon_delta_binds THEN b.epsilon_total END AS epsilon_total,
          b.epsilon_spent,
-         CASE WHEN b.budget_kind = 'zcdp'
-              THEN dp_agg.zcdp_pure_epsilon(greatest(b.rho_total - b.rho_spent, 0))
-              ELSE greatest(b.epsilon_total - b.epsilon_spent, 0) END AS epsilon_remaining,
-         CASE WHEN b.budget_kind = 'zcdp' THEN NULL ELSE b.delta_total END AS delta_total,
+         least(CASE WHEN c.epsilon_delta_binds
+                    THEN greatest(b.epsilon_total - b.epsilon_spent, 0) END,
+               CASE WHEN c.zcdp_binds
+                    THEN dp_agg.zcdp_pure_epsilon(greatest(b.rho_total - b.rho_spent, 0))
+               END) AS epsilon_remaining,
+         CASE WHEN c.epsilon_delta_binds THEN b.delta_total END AS delta_total,
          b.delta_spent,
-         CASE WHEN b.budget_kind = 'zcdp'
-              THEN greatest(b.zcdp_delta_total - b.zcdp_delta_spent, 0)
-              ELSE greatest(b.delta_total - b.delta_spent, 0) END AS delta_remaining,
+         least(CASE WHEN c.epsilon_delta_binds
+                    THEN greatest(b.delta_total - b.delta_spent, 0) END,
+               CASE WHEN c.zcdp_binds
+                    THEN greatest(b.zcdp_delta_total - b.zcdp_delta_spent, 0) END)
+           AS delta_remaining,
          b.updated_at, r.oid IS NULL AS role_dropped, b.budget_kind, b.rho_total, b.rho_spent,
-         CASE WHEN b.budget_kind = 'zcdp' THEN greatest(b.rho_total - b.rho_spent, 0)
-              ELSE dp_agg.gaussian_count_rho(greatest(b.epsilon_total - b.epsilon_spent, 0),
-                                             greatest(b.delta_total - b.delta_spent, 0))
+         CASE WHEN c.epsilon_delta_binds AND g.gaussian_rho IS NULL THEN NULL
+              ELSE least(g.gaussian_rho, CASE WHEN c.zcdp_binds
+                                              THEN greatest(b.rho_total - b.rho_spent, 0) END)
          END AS rho_remaining,
          b.zcdp_delta_total, b.zcdp_delta_spent,
          CASE WHEN b.budget_kind = 'zcdp'
               THEN dp_agg.zcdp_epsilon(b.rho_total::float8, 1e-6)::numeric
               ELSE b.epsilon_total END AS guarantee_epsilon,
          CASE WHEN b.budget_kind = 'zcdp' THEN b.zcdp_delta_total + 0.000001
-              ELSE b.delta_total END AS guarantee_delta
+              ELSE b.delta_total END AS guarantee_delta,
+         c.binding_certificates
   FROM dp_agg.role_budget b LEFT JOIN pg_catalog.pg_roles r ON r.oid = b.role_oid
+  CROSS JOIN LATERAL (
+    SELECT b.budget_kind = 'epsilon_delta' OR b.epsilon_delta_binding AS epsilon_delta_binds,
+           b.budget_kind = 'zcdp' OR b.zcdp_binding AS zcdp_binds,
+           array_remove(ARRAY[b.budget_kind,
+                              CASE WHEN b.epsilon_delta_binding THEN 'epsilon_delta' END,
+                              CASE WHEN b.zcdp_binding THEN 'zcdp' END], NULL)
+             AS binding_certificates) c
+  -- least(..., 1e300): an epsilon total summed by add_budget may exceed
+  -- float8; every epsilon that large has no Gaussian count (NULL) anyway.
+  CROSS JOIN LATERAL (
+    SELECT CASE WHEN c.epsilon_delta_binds
+                THEN dp_agg.gaussian_count_rho(
+                       least(greatest(b.epsilon_total - b.epsilon_spent, 0), 1e300),
+                       greatest(b.delta_total - b.delta_spent, 0)) END AS gaussian_rho) g
   WHERE b.role_oid = (SELECT s.oid FROM pg_catalog.pg_roles s WHERE s.rolname = session_user)
      OR dp_agg.is_admin();
-
 -- The ledger, filtered the same way: a new role that takes a dropped role's
 -- name does not see the dropped role's rows.
 CREATE VIEW dp_agg.ledger WITH (security_barrier) AS
@@ -398,13 +480,16 @@ CREATE VIEW dp_agg.ledger WITH (security_barrier) AS
   WHERE role_oid = (SELECT s.oid FROM pg_catalog.pg_roles s WHERE s.rolname = session_user)
      OR dp_agg.is_admin();
 
--- What the session user has left, in its budget's kind (as in dp_agg.budgets:
--- epsilon and delta as in 0.1.0 for an (epsilon, delta) budget; for a zCDP
--- budget the largest pure epsilon and the zCDP delta left), never negative.
+-- What the session user has left (as in dp_agg.budgets: the least over every
+-- binding certificate: epsilon and delta as in 0.1.0 for an (epsilon, delta)
+-- certificate; for a zCDP one the largest pure epsilon and the zCDP delta
+-- left), never negative, and which certificates bind.
 CREATE FUNCTION dp_agg.remaining_budget(OUT epsilon numeric, OUT delta numeric,
-                                        OUT rho numeric, OUT budget_kind text)
+                                        OUT rho numeric, OUT budget_kind text,
+                                        OUT binding_certificates text[])
 LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
-  SELECT v.epsilon_remaining, v.delta_remaining, v.rho_remaining, v.budget_kind
+  SELECT v.epsilon_remaining, v.delta_remaining, v.rho_remaining, v.budget_kind,
+         v.binding_certificates
   FROM dp_agg.budgets v
   WHERE v.role = session_user AND NOT v.role_dropped
 $$;
@@ -440,13 +525,13 @@ COMMENT ON FUNCTION dp_agg.gaussian_count_epsilon(numeric, float8) IS
 COMMENT ON FUNCTION dp_agg.gaussian_count_rho(numeric, numeric) IS
   'gaussian_count_rho(epsilon, delta): the rho of the noise of dp_count(value, epsilon, delta) (0 without delta)';
 COMMENT ON FUNCTION dp_agg.zcdp_pure_epsilon(numeric) IS
-  'zcdp_pure_epsilon(rho): the largest epsilon (rounded down) of a pure release that rho pays for (epsilon^2 / 2 <= rho)';
+  'zcdp_pure_epsilon(rho): the largest epsilon (12 decimals) of a pure release whose charge (epsilon^2 / 2, rounded up as the ledger does) rho pays for';
 COMMENT ON VIEW dp_agg.budgets IS
   'Privacy budgets: administrators see every role, everyone else their own';
 COMMENT ON VIEW dp_agg.ledger IS
   'The privacy ledger: administrators see every row, everyone else the rows of their own budget';
 COMMENT ON FUNCTION dp_agg.remaining_budget() IS
-  'What the session user has left: epsilon, delta, rho and the kind of its budget';
+  'What the session user has left (the least over every binding certificate): epsilon, delta, rho, the kind of its budget and the certificates that bind';
 
 -- What a query would cost, without running it: parsed, judged, planned and
 -- started as the caller (refused exactly when running it would be), costed

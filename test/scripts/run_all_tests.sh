@@ -86,6 +86,12 @@ status=${PIPESTATUS[0]}
 note_suite adaptive_certificates "$status" "$(grep -c '^ok ' "$log_dir/adaptive_certificates.log")" \
   "$(grep -c '^not ok ' "$log_dir/adaptive_certificates.log")"
 
+echo "== kind switch (issue 14 second review: a change of budget kind after spending)"
+/usr/bin/python3 test/review/kind_switch.py 2>&1 | tee "$log_dir/kind_switch.log"
+status=${PIPESTATUS[0]}
+note_suite kind_switch "$status" "$(grep -c '^ok ' "$log_dir/kind_switch.log")" \
+  "$(grep -c '^not ok ' "$log_dir/kind_switch.log")"
+
 echo "== upgrade from the previous release (ALTER EXTENSION dp_agg UPDATE keeps budgets, ledger, labels; equals a fresh install)"
 bash test/upgrade/run_upgrade_test.sh 2>&1 | tee "$log_dir/upgrade.log"
 status=${PIPESTATUS[0]}
