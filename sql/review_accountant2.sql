@@ -168,6 +168,23 @@ SELECT review_acc2.admitted(format('SELECT dp_count(id, %s) FROM review_acc2.t',
 RESET SESSION AUTHORIZATION;
 
 -- ---------------------------------------------------------------------------
+-- Re-review (racct2) F1: the guarantee shown when the spending already
+-- exceeds the current totals. Role c spent about 0.123 epsilon above; an
+-- (epsilon, delta) total of 0.05 below that certifies nothing about its
+-- history, so guarantee_epsilon/delta are NULL (they showed 0.05); raised
+-- back above the spending they show the totals again.
+-- ---------------------------------------------------------------------------
+SET client_min_messages = warning;
+SELECT dp_agg.set_budget('regress_review_acc2_c', 0.05, 0);
+SELECT guarantee_epsilon IS NULL AS no_guarantee_below_spending,
+       guarantee_delta IS NULL AS no_delta_guarantee_below_spending
+  FROM dp_agg.budgets WHERE role = 'regress_review_acc2_c';
+SELECT dp_agg.set_budget('regress_review_acc2_c', 5, 0);
+SELECT guarantee_epsilon AS guarantee_epsilon_back FROM dp_agg.budgets
+ WHERE role = 'regress_review_acc2_c';
+RESET client_min_messages;
+
+-- ---------------------------------------------------------------------------
 -- Cleanup.
 -- ---------------------------------------------------------------------------
 SET client_min_messages = warning;

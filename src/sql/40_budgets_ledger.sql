@@ -448,10 +448,15 @@ CREATE VIEW dp_agg.budgets WITH (security_barrier) AS
                                               THEN greatest(b.rho_total - b.rho_spent, 0) END)
          END AS rho_remaining,
          b.zcdp_delta_total, b.zcdp_delta_spent,
-         CASE WHEN b.budget_kind = 'zcdp'
+         -- NULL when what was spent already exceeds the current kind's
+         -- totals (a total lowered, or a kind switched, below the spending):
+         -- those totals then certify nothing about the history.
+         CASE WHEN c.over_totals THEN NULL
+              WHEN b.budget_kind = 'zcdp'
               THEN dp_agg.zcdp_epsilon(b.rho_total::float8, 1e-6)::numeric
               ELSE b.epsilon_total END AS guarantee_epsilon,
-         CASE WHEN b.budget_kind = 'zcdp' THEN b.zcdp_delta_total + 0.000001
+         CASE WHEN c.over_totals THEN NULL
+              WHEN b.budget_kind = 'zcdp' THEN b.zcdp_delta_total + 0.000001
               ELSE b.delta_total END AS guarantee_delta,
          c.binding_certificates
   FROM dp_agg.role_budget b LEFT JOIN pg_catalog.pg_roles r ON r.oid = b.role_oid
@@ -461,7 +466,11 @@ CREATE VIEW dp_agg.budgets WITH (security_barrier) AS
            array_remove(ARRAY[b.budget_kind,
                               CASE WHEN b.epsilon_delta_binding THEN 'epsilon_delta' END,
                               CASE WHEN b.zcdp_binding THEN 'zcdp' END], NULL)
-             AS binding_certificates) c
+             AS binding_certificates,
+           CASE WHEN b.budget_kind = 'zcdp'
+                THEN b.rho_spent > b.rho_total OR b.zcdp_delta_spent > b.zcdp_delta_total
+                ELSE b.epsilon_spent > b.epsilon_total OR b.delta_spent > b.delta_total
+           END AS over_totals) c
   -- least(..., 1e300): an epsilon total summed by add_budget may exceed
   -- float8; every epsilon that large has no Gaussian count (NULL) anyway.
   CROSS JOIN LATERAL (
