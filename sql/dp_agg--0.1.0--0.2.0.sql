@@ -113,9 +113,17 @@ BEGIN
           kept_delta);
   IF now_set.epsilon_spent > now_set.epsilon_total OR now_set.delta_spent > now_set.delta_total
   THEN
-    RAISE NOTICE 'role "%" has already spent more than the new total (epsilon % of %, delta % of %): its remaining budget is 0',
-      name_of_role, now_set.epsilon_spent, now_set.epsilon_total, now_set.delta_spent,
-      now_set.delta_total;
+    IF now_set.epsilon_spent > now_set.epsilon_total OR now_set.delta_spent > now_set.delta_total
+    THEN
+      RAISE NOTICE 'role "%" has already spent more than the new total (epsilon % of %, delta % of %): its remaining budget is 0',
+        name_of_role, now_set.epsilon_spent, now_set.epsilon_total, now_set.delta_spent,
+        now_set.delta_total;
+    ELSE
+      -- Only the earlier zCDP certificate, which still binds, is exceeded.
+      RAISE NOTICE 'role "%" has already spent more than its earlier zCDP budget, which still binds (rho % of %, delta % of %): its remaining budget is 0 until dp_agg.reset_spent',
+        name_of_role, now_set.rho_spent, now_set.rho_total, now_set.zcdp_delta_spent,
+        now_set.zcdp_delta_total;
+    END IF;
   END IF;
 END $$;
 
@@ -1006,9 +1014,17 @@ BEGIN
      OR (now_set.zcdp_binding AND (now_set.rho_spent > now_set.rho_total
                                    OR now_set.zcdp_delta_spent > now_set.zcdp_delta_total))
   THEN
-    RAISE NOTICE 'role "%" has already spent more than the new total (epsilon % of %, delta % of %): its remaining budget is 0',
-      name_of_role, now_set.epsilon_spent, now_set.epsilon_total, now_set.delta_spent,
-      now_set.delta_total;
+    IF now_set.epsilon_spent > now_set.epsilon_total OR now_set.delta_spent > now_set.delta_total
+    THEN
+      RAISE NOTICE 'role "%" has already spent more than the new total (epsilon % of %, delta % of %): its remaining budget is 0',
+        name_of_role, now_set.epsilon_spent, now_set.epsilon_total, now_set.delta_spent,
+        now_set.delta_total;
+    ELSE
+      -- Only the earlier zCDP certificate, which still binds, is exceeded.
+      RAISE NOTICE 'role "%" has already spent more than its earlier zCDP budget, which still binds (rho % of %, delta % of %): its remaining budget is 0 until dp_agg.reset_spent',
+        name_of_role, now_set.rho_spent, now_set.rho_total, now_set.zcdp_delta_spent,
+        now_set.zcdp_delta_total;
+    END IF;
   END IF;
 END $$;
 
@@ -1206,9 +1222,18 @@ BEGIN
      OR (now_set.epsilon_delta_binding AND (now_set.epsilon_spent > now_set.epsilon_total
                                             OR now_set.delta_spent > now_set.delta_total))
   THEN
-    RAISE NOTICE 'role "%" has already spent more than the new total (rho % of %, delta % of %): its remaining budget is 0',
-      name_of_role, now_set.rho_spent, now_set.rho_total, now_set.zcdp_delta_spent,
-      now_set.zcdp_delta_total;
+    IF now_set.rho_spent > now_set.rho_total OR now_set.zcdp_delta_spent > now_set.zcdp_delta_total
+    THEN
+      RAISE NOTICE 'role "%" has already spent more than the new total (rho % of %, delta % of %): its remaining budget is 0',
+        name_of_role, now_set.rho_spent, now_set.rho_total, now_set.zcdp_delta_spent,
+        now_set.zcdp_delta_total;
+    ELSE
+      -- Only the earlier (epsilon, delta) certificate, which still binds, is
+      -- exceeded.
+      RAISE NOTICE 'role "%" has already spent more than its earlier (epsilon, delta) budget, which still binds (epsilon % of %, delta % of %): its remaining budget is 0 until dp_agg.reset_spent',
+        name_of_role, now_set.epsilon_spent, now_set.epsilon_total, now_set.delta_spent,
+        now_set.delta_total;
+    END IF;
   END IF;
 END $$;
 

@@ -185,6 +185,17 @@ SELECT guarantee_epsilon AS guarantee_epsilon_back FROM dp_agg.budgets
 RESET client_min_messages;
 
 -- ---------------------------------------------------------------------------
+-- Re-review (racct2) F4: the NOTICE names the certificate that is exceeded.
+-- A zCDP total below the spending, then an (epsilon, delta) total that the
+-- spending fits: the earlier zCDP certificate still binds and is the one
+-- exceeded (the NOTICE showed the epsilon/delta sums, which fit).
+-- ---------------------------------------------------------------------------
+SELECT dp_agg.set_budget_zcdp('regress_review_acc2_c', 0.001);
+SELECT dp_agg.set_budget('regress_review_acc2_c', 5, 0);
+SELECT binding_certificates, epsilon_remaining FROM dp_agg.budgets
+ WHERE role = 'regress_review_acc2_c';
+
+-- ---------------------------------------------------------------------------
 -- Cleanup.
 -- ---------------------------------------------------------------------------
 SET client_min_messages = warning;
