@@ -692,6 +692,16 @@ Node* WrapDistributionColumns(Node* node, void* context) {
       context);
 }
 
+// dp_agg.citus_group_key(anyelement), the identity that hides a distribution
+// column from Citus (HideDistributionColumn, HideDistributionFilter);
+// InvalidOid when this dp_agg version does not have it.
+Oid CitusGroupKeyFunction() {
+  Oid types[1] = {ANYELEMENTOID};
+  List* qualified =
+      list_make2(makeString(pstrdup("dp_agg")), makeString(pstrdup("citus_group_key")));
+  return LookupFuncName(qualified, 1, types, true);
+}
+
 // Citus pushes a GROUP BY on the distribution column down whole: the final
 // function, and so the noise, would run on the workers. Grouping by the same
 // value through an identity function that Citus does not see through keeps
@@ -715,10 +725,7 @@ void HideDistributionColumn(Query* query) {
     rewrite.columns = lappend(rewrite.columns, var);
   }
   if (rewrite.columns == NIL) return;
-  Oid types[1] = {ANYELEMENTOID};
-  List* qualified =
-      list_make2(makeString(pstrdup("dp_agg")), makeString(pstrdup("citus_group_key")));
-  rewrite.wrapper = LookupFuncName(qualified, 1, types, true);
+  rewrite.wrapper = CitusGroupKeyFunction();
   if (!OidIsValid(rewrite.wrapper)) return;
   List* columns = static_cast<List*>(copyObjectImpl(rewrite.columns));
   rewrite.columns = columns;
@@ -744,10 +751,7 @@ void HideDistributionFilter(Query* query) {
         lappend(rewrite.columns, makeVar(index, column, InvalidOid, -1, InvalidOid, 0));
   }
   if (rewrite.columns == NIL) return;
-  Oid types[1] = {ANYELEMENTOID};
-  List* qualified =
-      list_make2(makeString(pstrdup("dp_agg")), makeString(pstrdup("citus_group_key")));
-  rewrite.wrapper = LookupFuncName(qualified, 1, types, true);
+  rewrite.wrapper = CitusGroupKeyFunction();
   if (!OidIsValid(rewrite.wrapper)) return;
   query->jointree->quals = WrapDistributionColumns(query->jointree->quals, &rewrite);
 }
