@@ -82,68 +82,89 @@ def add(a, b):
     return {k: a[k] + b[k] for k in a}
 
 
-def main():
-    E, D = 4.0, 1e-6
-    eps1, eps_a = 0.0038, 3.9962
-    rho1 = float(sys.argv[1]) if len(sys.argv) > 1 else 9.1488396549535597e-7
-    rho_b = float(sys.argv[2]) if len(sys.argv) > 2 else 0.31099949011311679
-    rho_budget = sys.argv[3] if len(sys.argv) > 3 else "0.31106495494"
+def hockey_sticks(rho1, rho_b, eps_a, big_e):
+    """The strategy's laws, exactly over the discrete Gaussians: P1(o1), Q1's
+    answer distribution, and per o1 the conditional hockey-stick
+    contributions at epsilon big_e of continuing with A (an eps_a-DP release,
+    at its worst case: randomized response), with B (a discrete Gaussian of
+    rho_b), or stopping (a point mass)."""
     s1, sb = 1 / (2 * rho1), 1 / (2 * rho_b)
     k1 = int(60 * np.sqrt(s1)) + 10
     o = np.arange(-k1, k1 + 1).astype(float)
     p1 = np.exp(dg_logpmf(o - 1, s1))
-    l1 = dg_logpmf(o - 1, s1) - dg_logpmf(o, s1)
-    x = E - l1
-    h_a = h_rr(x, eps_a)
+    x = big_e - (dg_logpmf(o - 1, s1) - dg_logpmf(o, s1))
     kb = int(60 * np.sqrt(sb)) + 10
     k = np.arange(-kb, kb + 1).astype(float)
     lp, lq = dg_logpmf(k - 1, sb), dg_logpmf(k, sb)
-    lb = lp - lq
-    order = np.argsort(-lb)
+    order = np.argsort(-(lp - lq))
     cp, cq = np.cumsum(np.exp(lp)[order]), np.cumsum(np.exp(lq)[order])
-    idx = np.searchsorted(-lb[order], -x, side="left")
+    idx = np.searchsorted(-(lp - lq)[order], -x, side="left")
     h_b = np.where(idx > 0, cp[np.maximum(idx - 1, 0)] - np.exp(x) * cq[np.maximum(idx - 1, 0)], 0)
-    h_b = np.maximum(h_b, 0)
-    # Stopping after Q1: the hockey stick of a point mass.
-    h_stop = np.maximum(1 - np.exp(x), 0)
-    a, b = (p1 * h_a).sum(), (p1 * h_b).sum()
-    either = (p1 * np.maximum(h_a, h_b)).sum()
-    print(f"Q1 then A only: delta(4) = {a:.4g}; Q1 then B only: {b:.4g} "
-          f"(CKS20 bound for Q1 + B: {cks_delta(rho1 + rho_b, E):.4g})")
+    return p1, {"A": h_rr(x, eps_a), "B": np.maximum(h_b, 0), "stop": np.maximum(1 - np.exp(x), 0)}
 
+
+def strategy_amounts(rho1, rho_b, rho_budget):
+    """The ledger's charges of Q1, A and B and the totals of two budgets that
+    both promise (4, 1e-6), as exact Fractions (eps, delta, rho, zdelta)."""
     F = Fraction
     charges = {
         "Q1": {"eps": F("0.0038"), "delta": F("0.000001"), "rho": F(rho1), "zdelta": F(0)},
         "A": {"eps": F("3.9962"), "delta": F(0), "rho": F("3.9962") ** 2 / 2, "zdelta": F(0)},
         "B": {"eps": F("4.6562"), "delta": F("0.000000001"), "rho": F(rho_b), "zdelta": F(0)},
     }
-    budgets = {
+    totals = {
         "epsilon_delta": {"eps": F(4), "delta": F("0.000001"), "rho": F(0), "zdelta": F(0)},
         "zcdp": {"eps": F(0), "delta": F(0), "rho": F(rho_budget), "zdelta": F(0)},
     }
-    failures = 0
+    return charges, totals
 
-    def check(ok, text):
-        nonlocal failures
+
+def strategy_arguments(argv):
+    """rho1, rho_B and rho_budget from the command line, or what the server
+    reports."""
+    rho1 = float(argv[1]) if len(argv) > 1 else 9.1488396549535597e-7
+    rho_b = float(argv[2]) if len(argv) > 2 else 0.31099949011311679
+    rho_budget = argv[3] if len(argv) > 3 else "0.31106495494"
+    return rho1, rho_b, rho_budget
+
+
+class Checks:
+    """Prints "ok ..." / "not ok ..." lines and counts the failures."""
+
+    def __init__(self):
+        self.failures = 0
+
+    def __call__(self, ok, text):
         print(("ok " if ok else "not ok ") + text)
-        failures += 0 if ok else 1
+        self.failures += 0 if ok else 1
 
+
+def main():
+    E, D = 4.0, 1e-6
+    rho1, rho_b, rho_budget = strategy_arguments(sys.argv)
+    p1, h = hockey_sticks(rho1, rho_b, 3.9962, E)
+    a, b = (p1 * h["A"]).sum(), (p1 * h["B"]).sum()
+    either = (p1 * np.maximum(h["A"], h["B"])).sum()
+    print(f"Q1 then A only: delta(4) = {a:.4g}; Q1 then B only: {b:.4g} "
+          f"(CKS20 bound for Q1 + B: {cks_delta(rho1 + rho_b, E):.4g})")
+
+    charges, budgets = strategy_amounts(rho1, rho_b, rho_budget)
+    check = Checks()
     check(either > D, f"the old rule (either certificate) loses delta(4) = {either:.4g} > 1e-6 "
                       "(so this check can fail)")
     for kind, total in budgets.items():
-        zero = {key: F(0) for key in total}
+        zero = {key: Fraction(0) for key in total}
         if not admitted(kind, total, zero, charges["Q1"]):
             check(False, f"{kind}: Q1 admitted")
             continue
         spent = add(zero, charges["Q1"])
         paths = [name for name in ("A", "B") if admitted(kind, total, spent, charges[name])]
-        options = [h_stop] + [{"A": h_a, "B": h_b}[name] for name in paths]
-        best = (p1 * np.maximum.reduce(options)).sum()
+        best = (p1 * np.maximum.reduce([h["stop"]] + [h[name] for name in paths])).sum()
         check(len(paths) <= 1, f"{kind}: continuations admitted after Q1: {paths or 'none'}")
         check(best <= D * (1 + 1e-9),
               f"{kind}: best adaptive choice among {paths + ['stop']}: delta(4) = {best:.4g} "
               "<= 1e-6")
-    return 1 if failures else 0
+    return 1 if check.failures else 0
 
 
 if __name__ == "__main__":

@@ -34,53 +34,19 @@ from fractions import Fraction
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from adaptive_certificates import admitted, add, dg_logpmf, h_rr  # noqa: E402
-
-
-def hockey_sticks(rho1, rho_b, eps_a, big_e):
-    """P1(o1) and, per o1, the conditional hockey-stick contributions of
-    continuing with A, with B, or stopping (adaptive_certificates.main)."""
-    s1, sb = 1 / (2 * rho1), 1 / (2 * rho_b)
-    k1 = int(60 * np.sqrt(s1)) + 10
-    o = np.arange(-k1, k1 + 1).astype(float)
-    p1 = np.exp(dg_logpmf(o - 1, s1))
-    x = big_e - (dg_logpmf(o - 1, s1) - dg_logpmf(o, s1))
-    h_a = h_rr(x, eps_a)
-    kb = int(60 * np.sqrt(sb)) + 10
-    k = np.arange(-kb, kb + 1).astype(float)
-    lp, lq = dg_logpmf(k - 1, sb), dg_logpmf(k, sb)
-    order = np.argsort(-(lp - lq))
-    cp, cq = np.cumsum(np.exp(lp)[order]), np.cumsum(np.exp(lq)[order])
-    idx = np.searchsorted(-(lp - lq)[order], -x, side="left")
-    h_b = np.where(idx > 0, cp[np.maximum(idx - 1, 0)] - np.exp(x) * cq[np.maximum(idx - 1, 0)], 0)
-    return p1, {"A": h_a, "B": np.maximum(h_b, 0), "stop": np.maximum(1 - np.exp(x), 0)}
+from adaptive_certificates import (  # noqa: E402
+    Checks, add, admitted, hockey_sticks, strategy_amounts, strategy_arguments)
 
 
 def main():
     big_e, big_d = 4.0, 1e-6
-    rho1 = float(sys.argv[1]) if len(sys.argv) > 1 else 9.1488396549535597e-7
-    rho_b = float(sys.argv[2]) if len(sys.argv) > 2 else 0.31099949011311679
-    rho_budget = sys.argv[3] if len(sys.argv) > 3 else "0.31106495494"
+    rho1, rho_b, rho_budget = strategy_arguments(sys.argv)
     p1, h = hockey_sticks(rho1, rho_b, 3.9962, big_e)
-    F = Fraction
-    charges = {
-        "Q1": {"eps": F("0.0038"), "delta": F("0.000001"), "rho": F(rho1), "zdelta": F(0)},
-        "A": {"eps": F("3.9962"), "delta": F(0), "rho": F("3.9962") ** 2 / 2, "zdelta": F(0)},
-        "B": {"eps": F("4.6562"), "delta": F("0.000000001"), "rho": F(rho_b), "zdelta": F(0)},
-    }
-    totals = {
-        "epsilon_delta": {"eps": F(4), "delta": F("0.000001"), "rho": F(0), "zdelta": F(0)},
-        "zcdp": {"eps": F(0), "delta": F(0), "rho": F(rho_budget), "zdelta": F(0)},
-    }
-    failures = 0
-
-    def check(ok, text):
-        nonlocal failures
-        print(("ok " if ok else "not ok ") + text)
-        failures += 0 if ok else 1
+    charges, totals = strategy_amounts(rho1, rho_b, rho_budget)
+    check = Checks()
 
     for before, after in (("zcdp", "epsilon_delta"), ("epsilon_delta", "zcdp")):
-        zero = {key: F(0) for key in totals[before]}
+        zero = {key: Fraction(0) for key in totals[before]}
         spent = add(zero, charges["Q1"])
         assert admitted(before, totals[before], zero, charges["Q1"])
         for rule in ("acct", "fix"):
@@ -107,7 +73,7 @@ def main():
                 check(not within, f"{before} -> {after} after Q1, acct's rule (current kind "
                       f"only), for comparison: continuations reachable {reachable}; best "
                       f"adaptive delta(4) = {best:.4g} > 1e-6")
-    return 1 if failures else 0
+    return 1 if check.failures else 0
 
 
 if __name__ == "__main__":
