@@ -46,8 +46,10 @@ void PrepareAggregates(AggState* node, EState* estate, bool reexecuted, QueryCos
     // dp_agg on Citus (distributed.cpp): Citus's wrappers are prepared as the
     // private aggregate they run.
     CitusSiteRole citus_role = CitusSiteRole::kNone;
+    bool wrapped = false;  // a Citus wrapper, whose own state is Citus's
     if (Aggref* inner = CitusInnerAggregate(aggref, plan, estate, &citus_role)) {
       RefuseForeignAggregate(inner->aggfnoid);
+      wrapped = inner != aggref;
       aggref = inner;
     }
     const AggregateCacheEntry* entry = LookupAggregate(aggref->aggfnoid);
@@ -81,7 +83,7 @@ void PrepareAggregates(AggState* node, EState* estate, bool reexecuted, QueryCos
     MemoryContext previous = MemoryContextSwitchTo(estate->es_query_cxt);
     const Datum initial = PrepareInitialState(aggref, call, estate, &requested);
     MemoryContextSwitchTo(previous);
-    if (citus_role != CitusSiteRole::kNone) {
+    if (wrapped) {
       // dp_agg on Citus: the wrapper's own state is Citus's; the private
       // state is fetched by the support functions (distributed.cpp).
       RegisterCitusPreparedState(transition->aggref, initial, VARSIZE(DatumGetPointer(initial)),

@@ -39,8 +39,19 @@ void InstallCitusFunctionGuard();
 // (ERROR otherwise, before execution) and returns the inner private
 // aggregate call rebuilt with the wrapper's arguments (the parameters the
 // coordinator charges are exactly those the workers use); nullptr otherwise.
-// On a worker, a private aggregate that is not wrapped is refused here.
+// On a worker, the partial step RunShardPartialsDirectly made of a wrapper
+// (shard_partials.h) is a kPartial site and returned as it is; any other
+// private aggregate that is not wrapped is refused here.
 Aggref* CitusInnerAggregate(Aggref* outer, Agg* plan, EState* estate, CitusSiteRole* role);
+
+// For an aggregate call of a worker's fragment: when it is Citus's
+// worker_partial_agg around a private aggregate named by a constant, that
+// private aggregate's own call with the wrapper's arguments (InnerCall);
+// nullptr otherwise.
+Aggref* WorkerPartialInnerCall(Aggref* outer);
+
+// dp_agg.citus_direct_partials (shard_partials.h).
+bool DirectShardPartialsEnabled();
 
 // The input check of a release site, in place of CheckInput (which refuses
 // a CustomScan): the distributed plan must read one table, once per shard,

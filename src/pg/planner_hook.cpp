@@ -11,6 +11,7 @@ extern "C" {
 #include "release_once.h"
 #include "restriction.h"
 #include "row_count.h"
+#include "shard_partials.h"
 
 namespace dp_pg {
 
@@ -41,6 +42,9 @@ PlannedStmt* PlannerHook(Query* query, const char* query_string, int cursor_opti
   // when the current user changes.
   if (verdict.reads_protected) plan->dependsOnRole = true;
   VerifyReleasedOnce(plan);
+  // dp_agg on Citus, on a worker: the fragment's partial states without
+  // Citus's per-row wrapper (shard_partials.h).
+  if (fragment) RunShardPartialsDirectly(plan);
   return plan;
 }
 
