@@ -4,21 +4,25 @@
 # (coordinator + 2 workers, TLS, 32 shards), with and without GROUP BY, in the
 # same run. Prints a Markdown table of median query times (psql \timing on the
 # coordinator's Unix socket, which includes the workers' tasks) and the ratio
-# dp / built-in. The nodes share this machine's
-# cores: compare ratios, not absolute times.
+# dp / built-in, for dp_agg as shipped (the workers run each private
+# aggregate's partial step directly: src/pg/shard_partials.cpp) and, as a
+# baseline, with the workers' dp_agg.citus_direct_partials off (Citus's
+# generic worker_partial_agg wrapper). The nodes share this machine's cores:
+# compare ratios, not absolute times.
 #
 #   test/bench/bench_citus.sh [--rows N] [--runs N]
 #     --rows N  rows in the distributed table (default 5000000)
-#     --runs N  timed runs per query (default 5), after 1 warm-up (built-in first, then dp_agg)
+#     --runs N  timed runs per query (default 5), after 1 warm-up; the built-in,
+#               dp_agg and the wrapper baseline run in turn within each round
 # Needs Citus installed for $PG_CONFIG; starts and stops its own cluster
 # (CITUS_PORT_BASE, default 55620).
 # A second table splits a worker's share: the task Citus sends for one shard,
 # run on the worker over the coordinator's certificate (minimum of
 # 5 x --runs interleaved runs), for the built-in sum, the built-in sum through
-# Citus's generic wrapper worker_partial_agg (the path every custom aggregate
-# takes), a built-in 2-argument aggregate through it (Citus packs the
-# arguments of a multi-argument aggregate into a ROW per row), and dp_sum
-# through it (a ROW of its 4 arguments per row).
+# Citus's generic wrapper worker_partial_agg, a built-in 2-argument aggregate
+# through it (Citus packs the arguments of a multi-argument aggregate into a
+# ROW per row), dp_sum's task as the worker runs it (the direct partial step),
+# and dp_sum's task through the wrapper (dp_agg.citus_direct_partials off).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 ROWS=5000000
@@ -45,25 +49,34 @@ INSERT INTO bench_t SELECT g, g % 10, (g::bigint * 7919) % 1000 FROM generate_se
 SELECT dp_agg.set_budget('postgres', 1e9, 0.5);" >/dev/null
 q "VACUUM ANALYZE bench_t" >/dev/null
 
-exec_ms() {  # median of $RUNS client-side times (psql \timing) of query $1, after one warm-up
-  # (EXPLAIN ANALYZE cannot be used: Citus's remote EXPLAIN ANALYZE refuses the
-  # cstring columns of worker_partial_agg.)
-  local query=$1 times=()
-  q "SET jit = off; $query" >/dev/null
-  for _ in $(seq "$RUNS"); do
-    times+=("$(bash "$cluster" psql "$base" -At -c 'SET jit = off' -c '\timing on' -c "$query" |
-      sed -n 's/^Time: \([0-9.]*\) ms.*$/\1/p' | tail -1)")
-  done
-  printf '%s\n' "${times[@]}" | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'
+query_ms() {  # client-side time (psql \timing) of one run of query $1
+  bash "$cluster" psql "$base" -At -c 'SET jit = off' -c '\timing on' -c "$1" |
+    sed -n 's/^Time: \([0-9.]*\) ms.*$/\1/p' | tail -1
 }
+set_direct() {  # dp_agg.citus_direct_partials on both workers
+  for port in $((base + 1)) $((base + 2)); do
+    bash "$cluster" psql "$port" -At -c "ALTER SYSTEM SET dp_agg.citus_direct_partials = $1" \
+      -c "SELECT pg_reload_conf()" >/dev/null
+  done
+}
+median() { sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
+ratio() { awk -v p="$1" -v b="$2" 'BEGIN { printf "%.2f", p / b }'; }
 
-echo "| query ($ROWS rows, 32 shards, 2 workers) | built-in ms | dp_agg ms | ratio |"
-echo "|---|---|---|---|"
+echo "| query ($ROWS rows, 32 shards, 2 workers) | built-in ms | dp_agg ms | **ratio** | dp_agg through worker_partial_agg ms | ratio |"
+echo "|---|---|---|---|---|---|"
 while IFS='|' read -r name builtin private; do
-  b=$(exec_ms "$builtin")
-  p=$(exec_ms "$private")
-  ratio=$(awk -v p="$p" -v b="$b" 'BEGIN { printf "%.2f", p / b }')
-  echo "| $name | $b | $p | $ratio |"
+  # (EXPLAIN ANALYZE cannot be used: Citus's remote EXPLAIN ANALYZE refuses
+  # the cstring columns of the partial states.) One warm-up each, then
+  # rounds of built-in, dp_agg, dp_agg through the wrapper.
+  query_ms "$builtin" >/dev/null; query_ms "$private" >/dev/null
+  b=(); p=(); g=()
+  for _ in $(seq "$RUNS"); do
+    b+=("$(query_ms "$builtin")"); p+=("$(query_ms "$private")")
+    set_direct off; g+=("$(query_ms "$private")"); set_direct on
+  done
+  bm=$(printf '%s\n' "${b[@]}" | median); pm=$(printf '%s\n' "${p[@]}" | median)
+  gm=$(printf '%s\n' "${g[@]}" | median)
+  echo "| $name | $bm | $pm | **$(ratio "$pm" "$bm")** | $gm | $(ratio "$gm" "$bm") |"
 done <<'QUERIES'
 count, no GROUP BY|SELECT count(v) FROM bench_t|SELECT dp_count(v, 1.0) FROM bench_t
 sum, no GROUP BY|SELECT sum(v) FROM bench_t|SELECT dp_sum(v, 0, 1000, 1.0) FROM bench_t
@@ -71,6 +84,7 @@ avg, no GROUP BY|SELECT avg(v) FROM bench_t|SELECT dp_avg(v, 0, 1000, 1.0) FROM 
 count, GROUP BY grp (10 groups)|SELECT grp, count(v) FROM bench_t GROUP BY grp|SELECT grp, dp_count(v, 1.0) FROM bench_t GROUP BY grp
 sum, GROUP BY grp (10 groups)|SELECT grp, sum(v) FROM bench_t GROUP BY grp|SELECT grp, dp_sum(v, 0, 1000, 1.0) FROM bench_t GROUP BY grp
 avg, GROUP BY grp (10 groups)|SELECT grp, avg(v) FROM bench_t GROUP BY grp|SELECT grp, dp_avg(v, 0, 1000, 1.0) FROM bench_t GROUP BY grp
+count, GROUP BY id (the distribution column)|SELECT id, count(v) FROM bench_t GROUP BY id|SELECT id, dp_count(v, 1.0) FROM bench_t GROUP BY id
 QUERIES
 
 # One shard's task on its worker, as Citus sends it (the coordinator's client
@@ -85,15 +99,19 @@ conn="host=127.0.0.1 port=$((base + 1)) user=postgres dbname=postgres sslmode=re
     echo "SELECT 'wrapped', pg_catalog.worker_partial_agg('pg_catalog.sum(integer)'::regprocedure, v) IS NOT NULL FROM public.$shard;"
     echo "SELECT 'row', pg_catalog.worker_partial_agg('pg_catalog.regr_count(double precision,double precision)'::regprocedure, ROW(v::float8, 0::float8)) IS NOT NULL FROM public.$shard;"
     echo "SELECT 'dp', pg_catalog.worker_partial_agg('dp_sum(integer,integer,integer,double precision)'::regprocedure, ROW(v, 0, 1000, '1'::double precision)) IS NOT NULL FROM public.$shard;"
+    echo "SET dp_agg.citus_direct_partials = off;"
+    echo "SELECT 'dpwrapped', pg_catalog.worker_partial_agg('dp_sum(integer,integer,integer,double precision)'::regprocedure, ROW(v, 0, 1000, '1'::double precision)) IS NOT NULL FROM public.$shard;"
+    echo "SET dp_agg.citus_direct_partials = on;"
   done; } >"$root/fragments.sql"
 chmod a+r "$root/fragments.sql"
 runuser -u postgres -- "$PG_BINDIR/psql" -X -At "$conn" -f "$root/fragments.sql" | awk -F'|' -v rows="$shard_rows" '
   /\|/ { k = $1; next }
-  /^Time:/ { sub(/^Time: /, "", $0); split($0, a, " "); if (!(k in m) || a[1] < m[k]) m[k] = a[1] }
+  /^Time:/ { sub(/^Time: /, "", $0); split($0, a, " "); if (k != "" && (!(k in m) || a[1] < m[k])) m[k] = a[1]; k = "" }
   END {
     printf "\n| one shard'"'"'s task on its worker (%d rows), minimum | ms | ns per row | vs built-in |\n|---|---|---|---|\n", rows
     printf "| sum(v) (Citus'"'"'s own split of the built-in) | %.2f | %.0f | 1.00 |\n", m["builtin"], m["builtin"] * 1e6 / rows, 1
     printf "| worker_partial_agg(sum, v): built-in sum through Citus'"'"'s generic wrapper | %.2f | %.0f | %.2f |\n", m["wrapped"], m["wrapped"] * 1e6 / rows, m["wrapped"] / m["builtin"]
     printf "| worker_partial_agg(regr_count, ROW(v, 0)): a built-in 2-argument aggregate, one ROW per row | %.2f | %.0f | %.2f |\n", m["row"], m["row"] * 1e6 / rows, m["row"] / m["builtin"]
-    printf "| worker_partial_agg(dp_sum, ROW(v, 0, 1000, 1.0)): dp_agg'"'"'s task | %.2f | %.0f | %.2f |\n", m["dp"], m["dp"] * 1e6 / rows, m["dp"] / m["builtin"]
+    printf "| dp_agg'"'"'s task for dp_sum(v, 0, 1000, 1.0), as the worker runs it (direct partial step) | %.2f | %.0f | %.2f |\n", m["dp"], m["dp"] * 1e6 / rows, m["dp"] / m["builtin"]
+    printf "| the same task through worker_partial_agg(dp_sum, ROW(v, 0, 1000, 1.0)) (citus_direct_partials off) | %.2f | %.0f | %.2f |\n", m["dpwrapped"], m["dpwrapped"] * 1e6 / rows, m["dpwrapped"] / m["builtin"]
   }'

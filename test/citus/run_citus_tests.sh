@@ -93,6 +93,55 @@ for p in $((base+1)) $((base+2)); do
   c=$(q $p "SELECT count(*) FROM dp_agg.ledger")
   [ "$c" = 0 ] && ok "worker $p ledger unused" || ko "worker $p ledger has $c rows"
 done
+# --- direct partial steps on the workers (src/pg/shard_partials.cpp) ---
+# A worker computes each shard's partial state with the private aggregate's
+# own transition function (partial mode) instead of through Citus's
+# worker_partial_agg wrapper. The states are the same, so under one test
+# seed the coordinator releases the same values on both paths: every
+# aggregate, without GROUP BY, grouped, with no row at all, and over a table
+# with NULLs and empty shards. (enable_hashagg = off: the coordinator then
+# finalises its groups in sorted order, so the seeded draws fall on the same
+# groups in both runs.)
+set_direct() { for w in $((base+1)) $((base+2)); do q $w "ALTER SYSTEM SET dp_agg.citus_direct_partials = $1" >/dev/null; q $w "SELECT pg_reload_conf()" >/dev/null; done; sleep 0.5; }
+q $base "CREATE TABLE tn(id bigint, region text, age int, income float8);
+SELECT create_distributed_table('tn', 'id');
+INSERT INTO tn SELECT g, CASE WHEN g % 3 = 0 THEN NULL ELSE 'r' || (g % 4) END, CASE WHEN g % 5 = 0 THEN NULL ELSE g % 90 END,
+  CASE WHEN g % 7 = 0 THEN NULL ELSE g * 1.25 END FROM generate_series(1, 12) g;" >/dev/null
+empty_shards=$(q $base "SELECT 32 - count(DISTINCT get_shard_id_for_distribution_column('tn', id)) FROM tn")
+[ "${empty_shards:-0}" -gt 0 ] && ok "direct partials: setup, tn leaves $empty_shards of 32 shards empty" || ko "direct partials setup: $empty_shards"
+direct_queries=()
+for a in $aggs; do
+  for from in "t" "t GROUP BY region" "t WHERE false" "tn" "tn GROUP BY region" "tn GROUP BY age"; do
+    direct_queries+=("SELECT $a FROM $from")
+  done
+done
+direct_queries+=("SELECT dp_agg.group_selection(1.0, 1e-6), region FROM t GROUP BY region"
+                 "SELECT dp_sum(age, 0, 100, 1.0) FILTER (WHERE age > 40) FROM t"
+                 "SELECT id, dp_count(id, 1.0) FROM (SELECT * FROM tn) s GROUP BY id"
+                 "SELECT age, dp_sum(income, 0, 20, 1.0), dp_avg(income, 0, 20, 0.5) FROM tn GROUP BY age HAVING dp_count(age, 1.0) > -100")
+run_seeded() { for query in "${direct_queries[@]}"; do q $base "SET dp_agg.insecure_test_seed = 11; SET enable_hashagg = off; $query" | tr '\n' ' '; echo; done; }
+set_direct off; generic_out=$(run_seeded)
+set_direct on; direct_out=$(run_seeded)
+i=0; mismatches=0
+while IFS= read -r line_g && IFS= read -r line_d <&3; do
+  if [ "$line_g" != "$line_d" ] || grep -q ERROR <<<"$line_d"; then mismatches=$((mismatches+1)); ko "direct partials: ${direct_queries[$i]}: generic '$line_g' vs direct '$line_d'"; fi
+  i=$((i+1))
+done <<<"$generic_out" 3<<<"$direct_out"
+[ "$i" = "${#direct_queries[@]}" ] && [ "$mismatches" = 0 ] && ok "direct partials: $i seeded queries release the same values as through worker_partial_agg"
+# The workers do take the direct step (and only with the setting on): the
+# plan of a shard's fragment, run as Citus sends it over the coordinator's
+# certificate, printed by auto_explain.
+coord_conn="host=127.0.0.1 port=$((base+1)) user=postgres dbname=postgres sslmode=require sslcert=$tls/dp_agg_coordinator.crt sslkey=$tls/dp_agg_coordinator.key"
+shard=$(q $((base+1)) "SET citus.override_table_visibility TO off; SELECT relname FROM pg_class WHERE relname LIKE 't\_1%' AND relkind='r' ORDER BY relname LIMIT 1")
+fragment="SELECT region, pg_catalog.worker_partial_agg('dp_sum(integer,integer,integer,double precision)'::regprocedure, ROW(age, 0, 100, '1'::double precision)) FROM public.$shard GROUP BY region"
+plan_of() { runuser -u postgres -- "$PG_BINDIR/psql" -X -At "$coord_conn" -c "LOAD 'auto_explain'" -c "SET auto_explain.log_min_duration = 0" -c "SET auto_explain.log_verbose = on" -c "SET auto_explain.log_level = notice" -c "SET dp_agg.citus_direct_partials = $1" -c "$fragment" 2>&1; }
+on=$(plan_of on); off=$(plan_of off)
+grep -q "Partial HashAggregate" <<<"$on" && grep -q "PARTIAL dp_sum(age, 0, 100, '1'::double precision))::cstring" <<<"$on" && ! grep -q "Output:.*worker_partial_agg" <<<"$on" && ok "direct partials: the worker runs dp_sum's own partial step" || ko "direct partials: worker plan: $on"
+grep -q "Output:.*worker_partial_agg" <<<"$off" && ok "direct partials off: the worker runs worker_partial_agg" || ko "direct partials off: worker plan: $off"
+[ "$(grep -v "^\(LOAD\|SET\|NOTICE\|Query Text\| \|Partial\|HashAgg\)" <<<"$on" | sort)" = "$(grep -v "^\(LOAD\|SET\|NOTICE\|Query Text\| \|Partial\|HashAgg\)" <<<"$off" | sort)" ] && ok "direct partials: the worker sends the same partial states" || ko "direct partials: states differ: $on // $off"
+# Without the coordinator's certificate the same fragment is refused.
+expect_error $((base+1)) "$fragment" "wrappers cannot be called" "direct partials: the fragment without the coordinator's certificate is refused"
+# --- end direct partial steps ---
 expect_error $base "SELECT dp_sum(age,0,100,-1.0) FROM t" "epsilon" "bad epsilon refused on the coordinator"
 expect_error $base "SELECT coord_combine_agg('dp_sum(integer,integer,integer,float8)'::regprocedure, 'uninitialized'::cstring, null::bigint)" "wrappers cannot be called" "hand-written coord_combine_agg refused"
 shard=$(q $((base+1)) "SET citus.override_table_visibility TO off; SELECT relname FROM pg_class WHERE relname LIKE 't\_1%' AND relkind='r' LIMIT 1")
