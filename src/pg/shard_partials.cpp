@@ -103,7 +103,7 @@ void RunShardPartialsDirectly(PlannedStmt* statement) {
   }
   if (!any) return;
   ListCell* step_cell;
-  forboth (cell, top->targetlist, step_cell, steps) {
+  forboth(cell, top->targetlist, step_cell, steps) {
     if (lfirst(step_cell) != nullptr)
       static_cast<TargetEntry*>(lfirst(cell))->expr = static_cast<Expr*>(lfirst(step_cell));
   }

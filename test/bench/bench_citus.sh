@@ -84,7 +84,7 @@ avg, no GROUP BY|SELECT avg(v) FROM bench_t|SELECT dp_avg(v, 0, 1000, 1.0) FROM 
 count, GROUP BY grp (10 groups)|SELECT grp, count(v) FROM bench_t GROUP BY grp|SELECT grp, dp_count(v, 1.0) FROM bench_t GROUP BY grp
 sum, GROUP BY grp (10 groups)|SELECT grp, sum(v) FROM bench_t GROUP BY grp|SELECT grp, dp_sum(v, 0, 1000, 1.0) FROM bench_t GROUP BY grp
 avg, GROUP BY grp (10 groups)|SELECT grp, avg(v) FROM bench_t GROUP BY grp|SELECT grp, dp_avg(v, 0, 1000, 1.0) FROM bench_t GROUP BY grp
-count, GROUP BY id (the distribution column)|SELECT id, count(v) FROM bench_t GROUP BY id|SELECT id, dp_count(v, 1.0) FROM bench_t GROUP BY id
+count, GROUP BY id (the distribution column), id <= 100000: 100,000 groups|SELECT id, count(v) FROM bench_t WHERE id <= 100000 GROUP BY id|SELECT id, dp_count(v, 1.0) FROM bench_t WHERE id <= 100000 GROUP BY id
 QUERIES
 
 # One shard's task on its worker, as Citus sends it (the coordinator's client
