@@ -47,6 +47,7 @@ const struct config_enum_entry kTestFaults[] = {
     {"first_key_spelling", static_cast<int>(TestFault::kFirstKeySpelling), false},
     {"skip_unit_bounding", static_cast<int>(TestFault::kSkipUnitBounding), false},
     {"builtin_arithmetic", static_cast<int>(TestFault::kBuiltinArithmetic), false},
+    {"distributed_subquery_unseen", static_cast<int>(TestFault::kDistributedSubqueryUnseen), false},
     {nullptr, 0, false},
 };
 

@@ -47,6 +47,7 @@ enum class TestFault {
   kFirstKeySpelling = 6,  // group keys of types whose equality is coarser than text
   kSkipUnitBounding = 7,  // private aggregates over unit tables left at row level
   kBuiltinArithmetic = 8,  // PostgreSQL's own (raising) arithmetic on protected rows
+  kDistributedSubqueryUnseen = 9,  // Citus: only a level's own tables decide its rewrite
 };
 extern int test_fault;  // a TestFault
 inline bool TestFaultIs(TestFault fault) { return test_fault == static_cast<int>(fault); }

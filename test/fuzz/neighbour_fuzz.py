@@ -66,11 +66,19 @@ FAULTS = ["indeterminate_collation", "case_test_constant", "hash_group_order",
 # worker_partial_agg_sfunc finding). The other faults' query shapes (hash
 # order, key spelling, collations, CASE constants) are refused on Citus before
 # they reach a worker or are not found within the Citus pass's budget.
-CITUS_FAULTS = ["builtin_arithmetic"]
+# distributed_subquery_unseen replays the Citus pass's own finding: a private
+# level over a subquery (or WITH query) of a distributed table not recognised
+# as distributed, so its polymorphic dp_count/dp_select stays unrewritten and
+# Citus's type check in worker_partial_agg_sfunc raises only when a row reaches
+# it (the fault also keeps that wrapper on the workers, which now run the
+# partial step directly and would hide it; so it is set on the workers too).
+CITUS_FAULTS = ["builtin_arithmetic", "distributed_subquery_unseen"]
+CITUS_WORKER_FAULTS = {"distributed_subquery_unseen"}
 # which finding class each fault must produce
 FAULT_CLASS = {"indeterminate_collation": "error:collation", "case_test_constant": "error:cast",
                "hash_group_order": "order", "first_key_spelling": "keys",
-               "builtin_arithmetic": "error:arithmetic", "skip_unit_bounding": "rows"}
+               "builtin_arithmetic": "error:arithmetic", "skip_unit_bounding": "rows",
+               "distributed_subquery_unseen": "error:citus-type"}
 
 N_COHORTS = 64
 PER_COHORT = 200
@@ -286,15 +294,21 @@ def teardown():
 def set_fault(fault):
     """ALTER DATABASE ... SET dp_agg.insecure_test_fault on both; None = RESET.
     (On Citus, on the coordinator, where the query is judged and rewritten;
-    Citus refuses ALTER DATABASE on a worker.) Returns an error message if the
-    value is not available."""
+    a fault of CITUS_WORKER_FAULTS also on the workers, from their admin
+    database: Citus refuses ALTER DATABASE in a worker's Citus database. RESET
+    goes to the workers too.) Returns an error message if the value is not
+    available."""
+    admin = os.environ.get("PGDATABASE", "postgres")
     for db in (DB_BASE, DB_NBR):
-        for port in [None]:
+        targets = [(db, None)]
+        if CITUS and (fault is None or fault in CITUS_WORKER_FAULTS):
+            targets += [(admin, port) for port in citus_workers()]
+        for conn_db, port in targets:
             try:
                 if fault is None:
-                    su_exec_on(db, port, f"ALTER DATABASE {db} RESET dp_agg.insecure_test_fault")
+                    su_exec_on(conn_db, port, f"ALTER DATABASE {db} RESET dp_agg.insecure_test_fault")
                 else:
-                    su_exec_on(db, port, f"ALTER DATABASE {db} SET dp_agg.insecure_test_fault = '{fault}'")
+                    su_exec_on(conn_db, port, f"ALTER DATABASE {db} SET dp_agg.insecure_test_fault = '{fault}'")
             except psycopg2.Error as e:
                 return (e.pgerror or str(e)).strip().splitlines()[0]
     return None
@@ -588,6 +602,8 @@ class Gen:
             # Citus answers only one distributed table read once per shard:
             # more of those, so that more queries reach the workers
             return self.ch([("hr.patients p", "p", False), ("hr.visits p", "p", False)])
+        if CITUS and self.focus is None and self.r.random() < 0.1:
+            return self.distributed_subquery_source()
         r = self.r.random()
         want_coll = self.focus == "indeterminate_collation" or (self.focus is None and r < 0.15)
         if want_coll:
@@ -612,6 +628,44 @@ class Gen:
             return self.unit_source()
         return ("hr.patients p", "p", False)
 
+    def neighbour_probe(self, a):
+        """A filter that only the neighbour's row passes (its rare values)."""
+        col = self.ch(["name", "ssn", "region", "district", "age", "phone", "visit",
+                       "visit_ts", "small"])
+        return f"{a}.{col} = {NBR[col]}"
+
+    def distributed_subquery_source(self):
+        """A subquery of a distributed table (hr.patients by clinic, hr.visits by
+        pid) filtered on data, directly or through a WITH query or a second
+        subquery inside it: the level above aggregates a distributed table
+        without naming it, which Citus splits all the same (the shape of test
+        fault distributed_subquery_unseen). The filter mostly selects the
+        neighbour alone, so that only the database with it has rows to
+        aggregate."""
+        table = self.ch(["hr.patients", "hr.patients", "hr.visits"])
+        probe = self.neighbour_probe(table) if self.r.random() < 0.7 else self.pred(table)
+        inner = f"SELECT * FROM {table} WHERE {probe}"
+        return self.ch([
+            (f"({inner}) p", "p", False),
+            (f"({inner}) p", "p", False),
+            (f"(SELECT * FROM ({inner}) p0) p", "p", False),
+            (f"(WITH v AS ({inner}) SELECT * FROM v) p", "p", False),
+        ])
+
+    def polymorphic_agg(self, a):
+        """dp_count, dp_count_interval and dp_select take anyelement: on Citus the
+        coordinator must make them monomorphic (dp_agg.citus_count, ...), or
+        Citus's wrappers refuse them."""
+        e = self.eps()
+        return self.ch([
+            f"dp_count({a}.{self.ch(['id', 'name', 'age', 'stay'])}, {e})",
+            f"dp_count({a}.id, {e})",
+            f"dp_count({a}.name, {e}, {self.delta()})",
+            f"(dp_count_interval({a}.id, {e}, 0.95)).value",
+            f"dp_select({a}.name, ARRAY['alice','mallory'], {e})",
+            f"dp_select({a}.age, ARRAY[20,99], {e})",
+        ])
+
     def unit_source(self):
         """hr.visits (privacy unit pid), directly, through a filtering subquery
         or WITH query, or inner-joined to a public table."""
@@ -626,7 +680,16 @@ class Gen:
     def query(self):
         """Returns (sql, key_aliases)."""
         f = self.focus
-        src, a, coll = self.unit_source() if f == "skip_unit_bounding" else self.source()
+        with_clause = ""
+        if f == "skip_unit_bounding":
+            src, a, coll = self.unit_source()
+        elif f == "distributed_subquery_unseen":
+            src, a, coll = self.distributed_subquery_source()
+            if self.r.random() < 0.25:  # the level's own WITH query
+                with_clause = f"WITH p AS {src[:-2]} "
+                src = "p"
+        else:
+            src, a, coll = self.source()
         nkeys = 0
         if f in ("hash_group_order", "first_key_spelling", "skip_unit_bounding"):
             nkeys = self.r.randint(1, 2)
@@ -665,6 +728,8 @@ class Gen:
         aliases = [f"k{i}" for i in range(len(key_exprs))]
         naggs = self.r.randint(1, 2)
         aggs = [self.agg(a) for _ in range(naggs)]
+        if f == "distributed_subquery_unseen" and self.r.random() < 0.85:
+            aggs[0] = self.polymorphic_agg(a)
         sel = ", ".join([f"{e} AS {al}" for e, al in zip(key_exprs, aliases)] +
                         [f"{g} AS n{i}" for i, g in enumerate(aggs)])
         conds = []
@@ -683,7 +748,7 @@ class Gen:
             conds.append(self.arith_pred(a))
         elif f is None and self.r.random() < 0.7:
             conds.append(self.pred(a))
-        q = f"SELECT {sel} FROM {src}"
+        q = f"{with_clause}SELECT {sel} FROM {src}"
         if conds:
             q += " WHERE " + " AND ".join(conds)
         if key_exprs:
@@ -789,6 +854,8 @@ def error_class(a, b):
         return "error:arithmetic"
     if "collation" in msgs:
         return "error:collation"
+    if "could not confirm type correctness" in msgs:  # Citus's wrappers (aggregate_utils.c)
+        return "error:citus-type"
     if re.search(r"out of range|invalid input syntax|value too long", msgs):
         return "error:cast"
     return "error:other"
