@@ -95,12 +95,15 @@ shard_rows=$(q "SELECT count(*) FROM bench_t WHERE get_shard_id_for_distribution
 conn="host=127.0.0.1 port=$((base + 1)) user=postgres dbname=postgres sslmode=require sslcert=$root/tls/dp_agg_coordinator.crt sslkey=$root/tls/dp_agg_coordinator.key"
 { echo "SET jit = off;"; echo '\timing on'
   for _ in $(seq $((RUNS * 5))); do
-    echo "SELECT 'builtin', sum(v) IS NOT NULL FROM public.$shard;"
-    echo "SELECT 'wrapped', pg_catalog.worker_partial_agg('pg_catalog.sum(integer)'::regprocedure, v) IS NOT NULL FROM public.$shard;"
-    echo "SELECT 'row', pg_catalog.worker_partial_agg('pg_catalog.regr_count(double precision,double precision)'::regprocedure, ROW(v::float8, 0::float8)) IS NOT NULL FROM public.$shard;"
-    echo "SELECT 'dp', pg_catalog.worker_partial_agg('dp_sum(integer,integer,integer,double precision)'::regprocedure, ROW(v, 0, 1000, '1'::double precision)) IS NOT NULL FROM public.$shard;"
+    # Each task exactly as Citus sends it (a worker takes the direct partial
+    # step only for that shape: every output an aggregate or a group key),
+    # after a line naming it for the parser below.
+    echo '\echo builtin|'; echo "SELECT sum(v) FROM public.$shard;"
+    echo '\echo wrapped|'; echo "SELECT pg_catalog.worker_partial_agg('pg_catalog.sum(integer)'::regprocedure, v) FROM public.$shard;"
+    echo '\echo row|'; echo "SELECT pg_catalog.worker_partial_agg('pg_catalog.regr_count(double precision,double precision)'::regprocedure, ROW(v::float8, 0::float8)) FROM public.$shard;"
+    echo '\echo dp|'; echo "SELECT pg_catalog.worker_partial_agg('dp_sum(integer,integer,integer,double precision)'::regprocedure, ROW(v, 0, 1000, '1'::double precision)) FROM public.$shard;"
     echo "SET dp_agg.citus_direct_partials = off;"
-    echo "SELECT 'dpwrapped', pg_catalog.worker_partial_agg('dp_sum(integer,integer,integer,double precision)'::regprocedure, ROW(v, 0, 1000, '1'::double precision)) IS NOT NULL FROM public.$shard;"
+    echo '\echo dpwrapped|'; echo "SELECT pg_catalog.worker_partial_agg('dp_sum(integer,integer,integer,double precision)'::regprocedure, ROW(v, 0, 1000, '1'::double precision)) FROM public.$shard;"
     echo "SET dp_agg.citus_direct_partials = on;"
   done; } >"$root/fragments.sql"
 chmod a+r "$root/fragments.sql"
