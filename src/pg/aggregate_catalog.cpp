@@ -178,7 +178,7 @@ int DeclaredArgumentCount(Aggref* aggref) {
     ereport(ERROR,
             (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
              errmsg("%s is called with %d arguments, but its signature has %d",
-                    get_func_name(aggref->aggfnoid), list_length(aggref->aggargtypes), declared)));
+                    AggregateName(aggref->aggfnoid), list_length(aggref->aggargtypes), declared)));
   return declared;
 }
 
@@ -196,13 +196,21 @@ const ArgumentLayout& ArgumentLayoutOf(Aggref* aggref) {
   if (layout == nullptr)
     ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
                     errmsg("%s has %d arguments, which is no known dp_agg layout",
-                           get_func_name(aggref->aggfnoid), declared)));
+                           AggregateName(aggref->aggfnoid), declared)));
   return *layout;
 }
 
 void RegisterAggregateCacheInvalidation() {
   CacheRegisterSyscacheCallback(AGGFNOID, InvalidateAggregateCache, 0);
   CacheRegisterSyscacheCallback(PROCOID, InvalidateAggregateCache, 0);
+}
+
+char* AggregateName(Oid aggregate) {
+  char* name = get_func_name(aggregate);
+  if (name == nullptr) return pstrdup("?");
+  if (std::strncmp(name, "citus_", 6) == 0 && LookupPrivateAggregate(aggregate) != nullptr)
+    return psprintf("dp_%s", name + 6);
+  return name;
 }
 
 }  // namespace dp_pg

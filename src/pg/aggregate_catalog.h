@@ -54,6 +54,12 @@ const AggregateCacheEntry* LookupAggregate(Oid aggregate);
 // The private aggregate behind pg_proc OID `aggregate`, or nullptr.
 const PrivateAggregateKind* LookupPrivateAggregate(Oid aggregate);
 
+// The name of aggregate `aggregate` as the analyst wrote it, for messages:
+// dp_agg.citus_count and dp_agg.citus_select, the monomorphic forms the
+// Citus rewrite substitutes (distributed.cpp), are named dp_count and
+// dp_select. A palloc'd string.
+char* AggregateName(Oid aggregate);
+
 // How many leading arguments of the call `aggref` are evaluated per row (the
 // value, and the weight of weighted dp_select); the others are parameters,
 // evaluated once before any row is read. Counted from the aggregate's

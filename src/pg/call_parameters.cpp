@@ -65,14 +65,14 @@ void RequireArgumentType(Aggref* aggref, int position, Oid type, const char* rol
   if (position < 0 || position >= DeclaredArgumentCount(aggref) ||
       list_nth_oid(aggref->aggargtypes, position) != type)
     ereport(ERROR, (errcode(ERRCODE_DATATYPE_MISMATCH),
-                    errmsg("%s of %s must be of type %s", role, get_func_name(aggref->aggfnoid),
+                    errmsg("%s of %s must be of type %s", role, AggregateName(aggref->aggfnoid),
                            format_type_be(type))));
 }
 
 void RequireNotNull(bool is_null, const char* role, Aggref* aggref) {
   if (is_null)
     ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                    errmsg("%s of %s must not be NULL", role, get_func_name(aggref->aggfnoid)),
+                    errmsg("%s of %s must not be NULL", role, AggregateName(aggref->aggfnoid)),
                     errhint("Every private aggregate needs a non-NULL epsilon, and dp_sum and "
                             "dp_avg also need non-NULL lower and upper bounds.")));
 }
@@ -169,14 +169,14 @@ Datum EvaluateParameter(Aggref* aggref, int position, const char* role, EState* 
                         bool* is_null) {
   if (position < 0 || position >= DeclaredArgumentCount(aggref))
     ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-                    errmsg("%s has no %s argument", get_func_name(aggref->aggfnoid), role)));
+                    errmsg("%s has no %s argument", AggregateName(aggref->aggfnoid), role)));
   auto* entry = static_cast<TargetEntry*>(list_nth(aggref->args, position));
   Expr* expression = entry->expr;
   if (VariesByRow(reinterpret_cast<Node*>(expression), nullptr))
     ereport(
         ERROR,
         (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-         errmsg("%s of %s must be the same for every row", role, get_func_name(aggref->aggfnoid)),
+         errmsg("%s of %s must be the same for every row", role, AggregateName(aggref->aggfnoid)),
          errhint("Pass a constant or a query parameter such as $1, or built-in immutable "
                  "functions of those: not a column, a subquery or a user-defined, stable or "
                  "volatile function.")));

@@ -1309,7 +1309,7 @@ Aggref* CitusInnerAggregate(Aggref* outer, Agg* plan, EState* estate, CitusSiteR
       }
       ereport(ERROR,
               (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-               errmsg("%s cannot run on a Citus worker", get_func_name(outer->aggfnoid)),
+               errmsg("%s cannot run on a Citus worker", AggregateName(outer->aggfnoid)),
                errdetail("Private aggregates are charged and released only on the coordinator; "
                          "a worker only computes partial states for it."),
                errhint("Run the query on the coordinator.")));
@@ -1328,7 +1328,7 @@ Aggref* CitusInnerAggregate(Aggref* outer, Agg* plan, EState* estate, CitusSiteR
   }
   if (IsWorkerNode())
     ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-                    errmsg("%s cannot be released on a Citus worker", get_func_name(inner)),
+                    errmsg("%s cannot be released on a Citus worker", AggregateName(inner)),
                     errhint("Run the query on the coordinator.")));
   *role = CitusSiteRole::kRelease;
   return ReleaseSiteInnerCall(outer, plan, inner);
@@ -1621,7 +1621,7 @@ int CheckCitusReleaseInput(Aggref* inner, Agg* plan) {
     ereport(ERROR,
             (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
              errmsg("dp_agg cannot release %s over shards placed on the coordinator",
-                    get_func_name(inner->aggfnoid)),
+                    AggregateName(inner->aggfnoid)),
              errdetail("dp_agg's workers compute partial states only for the coordinator's "
                        "authenticated connections; the coordinator does not run them for its "
                        "own shards. An administrator moves them to workers: "
@@ -1667,7 +1667,7 @@ int CheckCitusReleaseInput(Aggref* inner, Agg* plan) {
     ereport(
         ERROR,
         (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-         errmsg("dp_agg cannot bound how often one row feeds %s", get_func_name(inner->aggfnoid)),
+         errmsg("dp_agg cannot bound how often one row feeds %s", AggregateName(inner->aggfnoid)),
          errdetail("%s", problem),
          errhint("Aggregate rows of a single distributed table, filtered by conditions on "
                  "that table's own columns; a table with a privacy unit must be "

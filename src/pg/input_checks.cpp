@@ -21,7 +21,7 @@ namespace {
   ereport(
       ERROR,
       (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-       errmsg("dp_agg cannot bound how often one row feeds %s", get_func_name(aggref->aggfnoid)),
+       errmsg("dp_agg cannot bound how often one row feeds %s", AggregateName(aggref->aggfnoid)),
        errdetail("%s", detail),
        errhint("Aggregate rows of a single table, filtered by conditions on that table's "
                "own columns; join or repeat rows only after the private aggregation.")));
@@ -378,7 +378,7 @@ void RefuseDistinctOrOrderBy(Aggref* aggref) {
     ereport(
         ERROR,
         (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-         errmsg("DISTINCT or ORDER BY inside %s is not supported", get_func_name(aggref->aggfnoid)),
+         errmsg("DISTINCT or ORDER BY inside %s is not supported", AggregateName(aggref->aggfnoid)),
          errdetail("A private aggregate's guarantee is stated for every row counted once, "
                    "and its order does not change the answer."),
          errhint("Remove DISTINCT and ORDER BY from the aggregate's arguments (only "
@@ -389,7 +389,7 @@ void RefuseReexecution(Aggref* aggref, bool reexecuted) {
   if (reexecuted)
     ereport(ERROR,
             (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-             errmsg("%s cannot run once per row of another query", get_func_name(aggref->aggfnoid)),
+             errmsg("%s cannot run once per row of another query", AggregateName(aggref->aggfnoid)),
              errdetail("It is inside a correlated subquery, a LATERAL join or a recursive "
                        "query, so it would release a data-dependent number of answers."),
              errhint("Use GROUP BY to get one private answer per group.")));

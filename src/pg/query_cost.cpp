@@ -151,11 +151,11 @@ void AddCost(QueryCost* cost, Aggref* aggref, const RequestedPrivacy& requested,
     // (initial_state.cpp); anything else would have no zCDP cost here.
     ereport(ERROR, (errcode(ERRCODE_INTERNAL_ERROR),
                     errmsg("dp_agg: no zCDP cost for %s with delta %g",
-                           get_func_name(aggref->aggfnoid), requested.delta)));
+                           AggregateName(aggref->aggfnoid), requested.delta)));
   }
   cost->sites += 1;
   appendStringInfo(&cost->description, "%s%s(epsilon %g", cost->sites > 1 ? "; " : "",
-                   get_func_name(aggref->aggfnoid), epsilon);
+                   AggregateName(aggref->aggfnoid), epsilon);
   if (delta > 0) appendStringInfo(&cost->description, ", delta %g", delta);
   if (requested.gaussian) appendStringInfo(&cost->description, ", rho %.6g", rho * unit_groups);
   if (multiplier > 1) appendStringInfo(&cost->description, " x %d grouping sets", multiplier);

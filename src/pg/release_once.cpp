@@ -93,7 +93,7 @@ bool FindReplicatedRelease(Node* node, void* context) {
       ereport(ERROR,
               (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
                errmsg("dp_agg: %s would run in several parallel processes",
-                      get_func_name(aggref->aggfnoid)),
+                      AggregateName(aggref->aggfnoid)),
                errdetail("Each process would draw its own noise for one charge."),
                errhint("Run the query with max_parallel_workers_per_gather = 0 and report the "
                        "query to dp_agg's developers.")));

@@ -198,7 +198,7 @@ bool CheckOuterExpression(Node* node, LevelShape* shape) {
     if (LookupPrivateAggregate(aggref->aggfnoid) == nullptr) {
       char message[256];
       snprintf(message, sizeof message, "%s cannot be used over a table with a privacy unit column",
-               get_func_name(aggref->aggfnoid));
+               AggregateName(aggref->aggfnoid));
       RefuseUnitLevel(message,
                       "Only differentially private aggregates may aggregate a table "
                       "whose rows are grouped into privacy units.");
@@ -208,7 +208,7 @@ bool CheckOuterExpression(Node* node, LevelShape* shape) {
       char message[256];
       snprintf(message, sizeof message,
                "%s is not supported over a table with a privacy unit column",
-               get_func_name(aggref->aggfnoid));
+               AggregateName(aggref->aggfnoid));
       RefuseUnitLevel(message,
                       "Over privacy units dp_agg supports dp_count, dp_sum, dp_avg (and "
                       "their _interval forms), dp_median, dp_percentile and the unweighted "
@@ -551,7 +551,7 @@ Node* RewrittenAggregate(Aggref* aggref, Rewriter* rewriter) {
     outer->aggfnoid = LookupFuncName(name, count, argument_types, false);
     if (get_func_rettype(outer->aggfnoid) != aggref->aggtype)
       elog(ERROR, "dp_agg: %s over per-unit means changes its result type",
-           get_func_name(aggref->aggfnoid));
+           AggregateName(aggref->aggfnoid));
   }
   return reinterpret_cast<Node*>(outer);
 }
