@@ -585,5 +585,33 @@ for query in "SELECT dp_count(id, 1.0) FROM cr" "SELECT grp, dp_sum(v, 0, 10, 1.
 done
 q $base "SELECT citus_set_node_property('127.0.0.1', $base, 'shouldhaveshards', false)" >/dev/null
 # --- end review_cunits ---
+# --- direct partial steps over privacy units ---
+# The per-unit fragment's aggregation also takes the direct partial step on
+# the workers, with the same states: seeded queries without GROUP BY (a unit
+# then reaches one group, so the per-unit sampler keeps it on every worker
+# run and the released values depend on the seed only) release the same
+# values with the step on and off.
+q $base "CREATE TABLE du(id bigserial, pid int, diag text, cost int)" >/dev/null
+q $base "SELECT create_distributed_table('du', 'pid', colocate_with := 'none')" >/dev/null
+q $base "INSERT INTO du(pid, diag, cost) SELECT g % 300, 'd' || (g % 7), g % 50 FROM generate_series(1, 2000) g" >/dev/null
+q $base "SELECT dp_agg.set_privacy_unit('du', 'pid')" >/dev/null
+unit_queries=("SELECT dp_count(1, 1.0) FROM du" "SELECT dp_sum(cost, 0, 100, 1.0) FROM du WHERE diag <> 'd3'"
+              "SELECT dp_avg(cost, 0, 50, 1.0), dp_count(cost, 0.5, 1e-6) FROM du" "SELECT dp_median(cost::float8, 0, 100, 1.0) FROM du"
+              "SELECT dp_sum(cost, 0, 100, 1.0) FROM du WHERE false")
+run_units_seeded() { for query in "${unit_queries[@]}"; do q $base "SET dp_agg.insecure_test_seed = 5; $query" | tr '\n' ' '; echo; done; }
+set_direct off; units_generic=$(run_units_seeded)
+set_direct on; units_direct=$(run_units_seeded)
+if [ "$units_generic" = "$units_direct" ] && ! grep -q ERROR <<<"$units_direct" && [ "$(grep -c . <<<"$units_direct")" = "${#unit_queries[@]}" ]; then
+  ok "direct partials over privacy units: ${#unit_queries[@]} seeded queries release the same values"
+else ko "direct partials over privacy units: generic '$units_generic' vs direct '$units_direct'"; fi
+ushard=$(q $((base+1)) "SET citus.override_table_visibility TO off; SELECT relname FROM pg_class WHERE relname LIKE 'du\_1%' AND relkind='r' ORDER BY relname LIMIT 1")
+before_lines=$(wc -l < "$root/node1.log")
+bash "$here/cluster.sh" psql $((base+1)) -At -c "LOAD 'auto_explain'" -c "ALTER SYSTEM SET auto_explain.log_min_duration = 0" -c "ALTER SYSTEM SET auto_explain.log_verbose = on" \
+  -c "ALTER SYSTEM SET session_preload_libraries = 'auto_explain'" -c "SELECT pg_reload_conf()" >/dev/null; sleep 0.5
+q $base "SET citus.max_cached_conns_per_worker = 0; SELECT dp_sum(cost, 0, 100, 1.0) FROM du" >/dev/null; sleep 0.5
+q $((base+1)) "ALTER SYSTEM RESET session_preload_libraries" >/dev/null; q $((base+1)) "SELECT pg_reload_conf()" >/dev/null
+unit_plans=$(tail -n +"$before_lines" "$root/node1.log")
+grep -q "PARTIAL dp_sum" <<<"$unit_plans" && grep -q "unit_group_sample" <<<"$unit_plans" && ! grep -q "Output:.*worker_partial_agg" <<<"$unit_plans" && ok "direct partials over privacy units: the worker runs dp_sum's own partial step over the per-unit level" || ko "direct partials over privacy units: worker plans: $(grep -A3 'plan:' <<<"$unit_plans" | head -20)"
+# --- end direct partial steps over privacy units ---
 echo "dp_agg citus tests: $pass passed, $fail failed"
 [ $fail = 0 ]
