@@ -1020,6 +1020,42 @@ void RefuseUnsupportedDistributed(Query* query) {
                             "dp_select(col::text, ARRAY['a','b'], 1.0).")));
 }
 
+// A restricted role's grouped private level whose output (or ORDER BY) has a
+// column without an aggregate that is not itself a group key: a constant,
+// a second copy of a key, an expression of keys (upper(region)). Citus
+// computes such a column in the workers' fragment, which a worker then does
+// not accept as the coordinator's partial aggregation (AcceptCoordinatorFragment
+// takes group keys and wrapped private aggregates only) and refuses to the
+// restricted session, after the coordinator has charged the query
+// (adversarial review of the direct partial step, finding D1). Refused here,
+// before planning, so that nothing is charged.
+void RefuseWorkerComputedColumns(Query* query) {
+  if (!RestrictedSession() || query->groupClause == NIL) return;
+  ListCell* cell;
+  foreach (cell, query->targetList) {
+    auto* entry = static_cast<TargetEntry*>(lfirst(cell));
+    if (contain_agg_clause(reinterpret_cast<Node*>(entry->expr))) continue;
+    bool grouped = false;
+    ListCell* group_cell;
+    foreach (group_cell, query->groupClause)
+      if (entry->ressortgroupref != 0 &&
+          static_cast<SortGroupClause*>(lfirst(group_cell))->tleSortGroupRef ==
+              entry->ressortgroupref)
+        grouped = true;
+    if (grouped) continue;
+    ereport(ERROR,
+            (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+             errmsg("dp_agg: on a Citus distributed table, every column of a restricted role's "
+                    "grouped private query must be a group key or contain a private aggregate"),
+             errdetail("Citus would compute a constant, a repeated key or an expression of the "
+                       "keys on the workers, which compute only partial states for the "
+                       "coordinator; the query is refused before anything is charged."),
+             errhint("Group by the expression itself (SELECT upper(region), dp_count(1, 1.0) "
+                     "FROM t GROUP BY upper(region)), order by a selected column, and add "
+                     "constants in the client.")));
+  }
+}
+
 struct LevelRewriteContext {
   Query* top;  // the query being planned
   bool top_aggregates_privately;  // `top` itself aggregates a distributed table privately
@@ -1041,6 +1077,7 @@ bool RewriteLevels(Node* node, void* context) {
       RewriteCounts(reinterpret_cast<Node*>(query->targetList), nullptr);
       RewriteCounts(query->havingQual, nullptr);
       RefuseUnsupportedDistributed(query);
+      RefuseWorkerComputedColumns(query);
       HideDistributionColumn(query);
       auto* levels = static_cast<LevelRewriteContext*>(context);
       if (query == levels->top) levels->top_aggregates_privately = true;

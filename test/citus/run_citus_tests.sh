@@ -689,18 +689,28 @@ for p in $w1 $((base+2)); do
   c=$(q $p "SELECT count(*) FROM dp_agg.ledger")
   [ "$c" = 0 ] && ok "review_direct: worker $p ledger still unused" || ko "review_direct: worker $p ledger has $c rows"
 done
-# (5) FAILS (finding D1, not from this change: present at f505b6c too): a
-# restricted analyst's output that is an expression of group keys (or a
-# constant next to a group key) is computed by Citus on the workers, whose
-# fragment is then not in the shape a worker accepts; the worker refuses it
-# AFTER the coordinator charged the query (1 + 1 for group selection). Not
-# data-dependent (every task is refused), but a charge without an answer.
+# (5) Finding D1 (not from this change: present at f505b6c too; fixed by
+# RefuseWorkerComputedColumns): a restricted analyst's output that is an
+# expression of group keys, a constant or a repeated key next to a group key,
+# or an ORDER BY expression of a key, is computed by Citus on the workers,
+# whose fragment is then not in the shape a worker accepts; the worker
+# refused it AFTER the coordinator charged the query (1 + 1 for group
+# selection). Not data-dependent (every task is refused), but a charge
+# without an answer. Now refused on the coordinator before any charge.
 for rq in "SELECT upper(region), dp_count(1, 1.0) FROM rd GROUP BY region" \
-          "SELECT 'a' AS tag, region, dp_count(1, 1.0) FROM rd GROUP BY region"; do
+          "SELECT 'a' AS tag, region, dp_count(1, 1.0) FROM rd GROUP BY region" \
+          "SELECT region, region AS again, dp_count(1, 1.0) FROM rd GROUP BY region" \
+          "SELECT region, dp_count(1, 1.0) FROM rd GROUP BY region ORDER BY upper(region)"; do
   before=$(a_spent analyst); out=$(qa $base analyst "$rq" | tr '\n' ' '); after=$(a_spent analyst)
   if ! grep -q ERROR <<<"$out" && [ "$(rd_delta "$before" "$after")" = 2.0 ]; then ok "review_direct D1: restricted analyst, expression of a group key answered: $rq"
-  elif grep -q ERROR <<<"$out" && [ "$(rd_delta "$before" "$after")" = 0.0 ]; then ok "review_direct D1: restricted analyst, expression of a group key refused before any charge: $rq"
+  elif grep -q "ERROR:  dp_agg" <<<"$out" && [ "$(rd_delta "$before" "$after")" = 0.0 ]; then ok "review_direct D1: restricted analyst, expression of a group key refused before any charge: $rq"
   else ko "review_direct D1: restricted analyst charged $before -> $after for a refusal on the workers: $rq: $(head -c 160 <<<"$out")"; fi
+done
+for rq in "SELECT upper(region), dp_count(1, 1.0) FROM rd GROUP BY upper(region)" \
+          "SELECT region, dp_count(1, 1.0) AS c FROM rd GROUP BY region ORDER BY c" \
+          "SELECT dp_count(1, 1.0) FROM rd GROUP BY region"; do
+  before=$(a_spent analyst); out=$(qa $base analyst "$rq" | tr '\n' ' '); after=$(a_spent analyst)
+  ! grep -q ERROR <<<"$out" && [ "$(rd_delta "$before" "$after")" = 2.0 ] && ok "review_direct D1: restricted analyst, grouped shape still answered, charged 1+1: $rq" || ko "review_direct D1: restricted analyst: $rq: $(head -c 160 <<<"$out") (charged $before -> $after)"
 done
 # (6) FAILS (finding D2, not from this change: present at f505b6c too): an
 # unrestricted analyst's group key (or output) of an anonymous record type
