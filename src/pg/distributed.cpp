@@ -1056,6 +1056,31 @@ void RefuseWorkerComputedColumns(Query* query) {
   }
 }
 
+// A column without an aggregate of an anonymous record type (ROW(...), a
+// subquery's whole row) in a private level over a distributed table: Citus
+// computes it on the workers and sends it as text, which the coordinator
+// cannot read back ("input of anonymous composite types is not
+// implemented"). That error came after the charge and only when some row
+// reached the column, so its outcome depended on the data (adversarial
+// review of the direct partial step, finding D2). Refused here, before
+// planning, for every role.
+void RefuseAnonymousRecordColumns(Query* query) {
+  ListCell* cell;
+  foreach (cell, query->targetList) {
+    auto* entry = static_cast<TargetEntry*>(lfirst(cell));
+    if (contain_agg_clause(reinterpret_cast<Node*>(entry->expr))) continue;
+    const Oid type = exprType(reinterpret_cast<Node*>(entry->expr));
+    if (type != RECORDOID && type != RECORDARRAYOID) continue;
+    ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                    errmsg("dp_agg: a private query on a Citus distributed table cannot output or "
+                           "group by an anonymous record"),
+                    errdetail("Citus sends such a column from the workers as text, which the "
+                              "coordinator cannot read back; the query is refused before anything "
+                              "is charged."),
+                    errhint("Output or group by the record's fields as columns of their own.")));
+  }
+}
+
 struct LevelRewriteContext {
   Query* top;  // the query being planned
   bool top_aggregates_privately;  // `top` itself aggregates a distributed table privately
@@ -1078,6 +1103,7 @@ bool RewriteLevels(Node* node, void* context) {
       RewriteCounts(query->havingQual, nullptr);
       RefuseUnsupportedDistributed(query);
       RefuseWorkerComputedColumns(query);
+      RefuseAnonymousRecordColumns(query);
       HideDistributionColumn(query);
       auto* levels = static_cast<LevelRewriteContext*>(context);
       if (query == levels->top) levels->top_aggregates_privately = true;

@@ -712,11 +712,12 @@ for rq in "SELECT upper(region), dp_count(1, 1.0) FROM rd GROUP BY upper(region)
   before=$(a_spent analyst); out=$(qa $base analyst "$rq" | tr '\n' ' '); after=$(a_spent analyst)
   ! grep -q ERROR <<<"$out" && [ "$(rd_delta "$before" "$after")" = 2.0 ] && ok "review_direct D1: restricted analyst, grouped shape still answered, charged 1+1: $rq" || ko "review_direct D1: restricted analyst: $rq: $(head -c 160 <<<"$out") (charged $before -> $after)"
 done
-# (6) FAILS (finding D2, not from this change: present at f505b6c too): an
-# unrestricted analyst's group key (or output) of an anonymous record type
-# is printed by the workers and cannot be read back on the coordinator: an
-# ERROR after the charge, and only when some row matches (no row: an
-# answer). The outcome depends on the data.
+# (6) Finding D2 (not from this change: present at f505b6c too; fixed by
+# RefuseAnonymousRecordColumns): an unrestricted analyst's group key or
+# output of an anonymous record type was printed by the workers and could not
+# be read back on the coordinator: an ERROR after the charge, and only when
+# some row matched (no row: an answer), so the outcome depended on the data.
+# Now refused before any charge whatever the rows.
 q $base "CREATE TABLE rd_pub(id bigint, region text); SELECT create_distributed_table('rd_pub', 'id', colocate_with := 'none'); INSERT INTO rd_pub SELECT g, 'r' || (g % 5) FROM generate_series(1, 300) g" >/dev/null
 for form in "SELECT r, dp_count(1, 1.0) FROM (SELECT ROW(id, region) AS r FROM rd_pub WHERE region = '@') s GROUP BY r" \
             "SELECT ROW(region), dp_count(1, 1.0) FROM rd_pub WHERE region = '@' GROUP BY region"; do
