@@ -1021,7 +1021,7 @@ void RefuseUnsupportedDistributed(Query* query) {
 }
 
 // A restricted role's grouped private level whose output (or ORDER BY) has a
-// column without an aggregate that is not itself a group key: a constant,
+// column without an aggregate that is not itself a group key or a constant:
 // a second copy of a key, an expression of keys (upper(region)). Citus
 // computes such a column in the workers' fragment, which a worker then does
 // not accept as the coordinator's partial aggregation (AcceptCoordinatorFragment
@@ -1035,6 +1035,9 @@ void RefuseWorkerComputedColumns(Query* query) {
   foreach (cell, query->targetList) {
     auto* entry = static_cast<TargetEntry*>(lfirst(cell));
     if (contain_agg_clause(reinterpret_cast<Node*>(entry->expr))) continue;
+    // A constant is accepted by the workers (AcceptCoordinatorFragment).
+    Node* expression = StripRelabel(reinterpret_cast<Node*>(entry->expr));
+    if (expression != nullptr && IsA(expression, Const)) continue;
     bool grouped = false;
     ListCell* group_cell;
     foreach (group_cell, query->groupClause)
@@ -1046,13 +1049,13 @@ void RefuseWorkerComputedColumns(Query* query) {
     ereport(ERROR,
             (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
              errmsg("dp_agg: on a Citus distributed table, every column of a restricted role's "
-                    "grouped private query must be a group key or contain a private aggregate"),
-             errdetail("Citus would compute a constant, a repeated key or an expression of the "
-                       "keys on the workers, which compute only partial states for the "
-                       "coordinator; the query is refused before anything is charged."),
+                    "grouped private query must be a group key, a constant or contain a private "
+                    "aggregate"),
+             errdetail("Citus would compute a repeated key or an expression of the keys on the "
+                       "workers, which compute only partial states for the coordinator; the "
+                       "query is refused before anything is charged."),
              errhint("Group by the expression itself (SELECT upper(region), dp_count(1, 1.0) "
-                     "FROM t GROUP BY upper(region)), order by a selected column, and add "
-                     "constants in the client.")));
+                     "FROM t GROUP BY upper(region)) and order by a selected column.")));
   }
 }
 
@@ -1860,6 +1863,9 @@ bool AcceptCoordinatorFragment(Query* query) {
       has_partial = true;
       continue;
     }
+    // A constant output (SELECT 'total' AS label, region, dp_count(...)) is
+    // sent along by Citus: it reads no row and cannot fail.
+    if (expression != nullptr && IsA(expression, Const)) continue;
     // Any other output is a group key, which the coordinator releases only
     // through its own rules (group selection for restricted roles).
     if (entry->ressortgroupref == 0 || OnlyPartialAggregates(expression, nullptr)) return false;

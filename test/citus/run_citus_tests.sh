@@ -707,6 +707,8 @@ for rq in "SELECT upper(region), dp_count(1, 1.0) FROM rd GROUP BY region" \
   else ko "review_direct D1: restricted analyst charged $before -> $after for a refusal on the workers: $rq: $(head -c 160 <<<"$out")"; fi
 done
 for rq in "SELECT upper(region), dp_count(1, 1.0) FROM rd GROUP BY upper(region)" \
+          "SELECT 'a' AS tag, region, dp_count(1, 1.0) FROM rd GROUP BY region" \
+          "SELECT 1 AS one, region, dp_count(1, 1.0) FROM rd GROUP BY region ORDER BY region" \
           "SELECT region, dp_count(1, 1.0) AS c FROM rd GROUP BY region ORDER BY c" \
           "SELECT dp_count(1, 1.0) FROM rd GROUP BY region"; do
   before=$(a_spent analyst); out=$(qa $base analyst "$rq" | tr '\n' ' '); after=$(a_spent analyst)
