@@ -728,5 +728,24 @@ for form in "SELECT r, dp_count(1, 1.0) FROM (SELECT ROW(id, region) AS r FROM r
   else ko "review_direct D2: outcome depends on the data: $form: '$none' with 0 rows, '$some' with 60"; fi
 done
 # --- end review_direct ---
+# --- review_const ---
+# Adversarial review of e9ca489 (constant outputs of a restricted role's
+# grouped query are sent to the workers and accepted there). A constant is
+# not "read nothing, cannot fail": Citus ships it in every group row of the
+# worker's result, and the coordinator converts that row back with ITS OWN
+# session settings, which the restricted analyst may change (xmloption,
+# DateStyle, lc_monetary, search_path, ... are analyst settings). Finding C1:
+# PREPARE with 'abc'::xml (valid content), SET xmloption = document, EXECUTE:
+# the coordinator's xml_recv/xml_in raises "invalid XML document" for each
+# group row a worker sends, i.e. only when some row matches the WHERE clause
+# (no row: an empty answer), and after the charge (1+1). The outcome must not
+# depend on the rows, and a refusal must come before any charge.
+for form in "SELECT 'abc'::xml AS tag, region, dp_count(1, 1.0) FROM rd WHERE region = '@' GROUP BY region"; do
+  rc_run() { qa $base analyst "PREPARE rc_p AS $1; SET xmloption = document; EXECUTE rc_p" | tr '\n' ' '; }
+  before=$(a_spent analyst); none=$(rc_run "${form//@/zz}"); mid=$(a_spent analyst); some=$(rc_run "${form//@/r1}"); after=$(a_spent analyst)
+  if [ "$(grep -c ERROR <<<"$none")" = "$(grep -c ERROR <<<"$some")" ] && { ! grep -q ERROR <<<"$some" || [ "$(rd_delta "$mid" "$after")" = 0.0 ]; }; then ok "review_const C1: constant output, same outcome with 0 and 60 matching rows, no charge for a refusal: $form"
+  else ko "review_const C1: outcome depends on the data: $form: '$(head -c 80 <<<"$none")' with 0 rows, '$(head -c 80 <<<"$some")' with 60 (charged $before -> $mid -> $after)"; fi
+done
+# --- end review_const ---
 echo "dp_agg citus tests: $pass passed, $fail failed"
 [ $fail = 0 ]
