@@ -34,6 +34,7 @@ extern "C" {
 #include "catalog/dependency.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_namespace.h"
+#include "catalog/pg_type.h"
 #include "commands/extension.h"
 #include "nodes/makefuncs.h"
 #include "parser/parse_func.h"
@@ -116,6 +117,47 @@ Node* StripRelabel(Node* node) {
   while (node != nullptr && IsA(node, RelabelType))
     node = reinterpret_cast<Node*>(reinterpret_cast<RelabelType*>(node)->arg);
   return node;
+}
+
+// A constant output of a restricted role's grouped query that the workers may
+// send along. Citus puts it into every group row of every worker's result,
+// and the coordinator converts each row back (binary or text) with its own
+// session settings, which the analyst may change (xmloption, DateStyle,
+// lc_monetary, search_path): a conversion that can fail there fails only when
+// some worker has a group, that is, depending on the rows (adversarial review
+// of e9ca489, finding C1: 'abc'::xml prepared, then SET xmloption =
+// document). And Citus prints the constant into the fragment with the
+// analyst's settings, which the worker reads with its own (DateStyle,
+// finding C3; extra_float_digits rounds a float). Only types that print and
+// read back the same whatever the settings are shipped (no float, no
+// date), and short ones: a long constant copied
+// into each group row turns the number of groups into response time and
+// memory.
+constexpr int kMaxShippedConstantBytes = 1024;
+bool IsShippableConstant(Node* node) {
+  node = StripRelabel(node);
+  if (node == nullptr || !IsA(node, Const)) return false;
+  const auto* constant = reinterpret_cast<Const*>(node);
+  switch (constant->consttype) {
+    case BOOLOID:
+    case INT2OID:
+    case INT4OID:
+    case INT8OID:
+      return true;
+    case TEXTOID:
+    case VARCHAROID: {
+      if (constant->constisnull) return true;
+      // Citus doubles a backslash when the analyst's
+      // standard_conforming_strings is off, and the workers (on) keep both:
+      // the value a\b (one backslash) became a\\b there (finding C4).
+      const auto* value = DatumGetTextPP(constant->constvalue);
+      const int bytes = VARSIZE_ANY_EXHDR(value);
+      return bytes <= kMaxShippedConstantBytes &&
+             memchr(VARDATA_ANY(value), '\\', bytes) == nullptr;
+    }
+    default:
+      return false;
+  }
 }
 
 // The inner aggregate of a wrapper call: its first argument, a constant.
@@ -1035,9 +1077,15 @@ void RefuseWorkerComputedColumns(Query* query) {
   foreach (cell, query->targetList) {
     auto* entry = static_cast<TargetEntry*>(lfirst(cell));
     if (contain_agg_clause(reinterpret_cast<Node*>(entry->expr))) continue;
-    // A constant is accepted by the workers (AcceptCoordinatorFragment).
-    Node* expression = StripRelabel(reinterpret_cast<Node*>(entry->expr));
-    if (expression != nullptr && IsA(expression, Const)) continue;
+    // A short constant of a portable type is accepted by the workers
+    // (AcceptCoordinatorFragment; IsShippableConstant says why only those).
+    if (IsShippableConstant(reinterpret_cast<Node*>(entry->expr))) continue;
+    // A constant group key is printed by Citus into the workers' fragment
+    // with the analyst's settings and read back there with the worker's:
+    // SET DateStyle = 'SQL, DMY' made '2020-03-02'::date the workers' 3
+    // February and '2020-02-13'::date an error on every worker after the
+    // charge (finding C3). Only the shipped types print the same everywhere.
+    Node* stripped = StripRelabel(reinterpret_cast<Node*>(entry->expr));
     bool grouped = false;
     ListCell* group_cell;
     foreach (group_cell, query->groupClause)
@@ -1045,17 +1093,21 @@ void RefuseWorkerComputedColumns(Query* query) {
           static_cast<SortGroupClause*>(lfirst(group_cell))->tleSortGroupRef ==
               entry->ressortgroupref)
         grouped = true;
-    if (grouped) continue;
+    if (grouped && (stripped == nullptr || !IsA(stripped, Const))) continue;
     ereport(ERROR,
             (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
              errmsg("dp_agg: on a Citus distributed table, every column of a restricted role's "
-                    "grouped private query must be a group key, a constant or contain a private "
+                    "grouped private query must be a group key, a constant of type boolean, "
+                    "integer, text or varchar (at most 1024 bytes) or contain a private "
                     "aggregate"),
              errdetail("Citus would compute a repeated key or an expression of the keys on the "
-                       "workers, which compute only partial states for the coordinator; the "
-                       "query is refused before anything is charged."),
+                       "workers, which compute only partial states for the coordinator, and "
+                       "would send other constants in every group row, where reading them back "
+                       "depends on session settings; the query is refused before anything is "
+                       "charged."),
              errhint("Group by the expression itself (SELECT upper(region), dp_count(1, 1.0) "
-                     "FROM t GROUP BY upper(region)) and order by a selected column.")));
+                     "FROM t GROUP BY upper(region)), order by a selected column, and add other "
+                     "constants in the client.")));
   }
 }
 
@@ -1864,8 +1916,9 @@ bool AcceptCoordinatorFragment(Query* query) {
       continue;
     }
     // A constant output (SELECT 'total' AS label, region, dp_count(...)) is
-    // sent along by Citus: it reads no row and cannot fail.
-    if (expression != nullptr && IsA(expression, Const)) continue;
+    // sent along by Citus: it reads no row, and IsShippableConstant admits
+    // only those the coordinator reads back whatever its settings.
+    if (IsShippableConstant(expression)) continue;
     // Any other output is a group key, which the coordinator releases only
     // through its own rules (group selection for restricted roles).
     if (entry->ressortgroupref == 0 || OnlyPartialAggregates(expression, nullptr)) return false;

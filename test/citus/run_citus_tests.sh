@@ -746,6 +746,40 @@ for form in "SELECT 'abc'::xml AS tag, region, dp_count(1, 1.0) FROM rd WHERE re
   if [ "$(grep -c ERROR <<<"$none")" = "$(grep -c ERROR <<<"$some")" ] && { ! grep -q ERROR <<<"$some" || [ "$(rd_delta "$mid" "$after")" = 0.0 ]; }; then ok "review_const C1: constant output, same outcome with 0 and 60 matching rows, no charge for a refusal: $form"
   else ko "review_const C1: outcome depends on the data: $form: '$(head -c 80 <<<"$none")' with 0 rows, '$(head -c 80 <<<"$some")' with 60 (charged $before -> $mid -> $after)"; fi
 done
+# Finding C2: a constant of a type the workers do not have (the rowtype of the
+# analyst's temporary table) failed to parse on every worker after the charge
+# of 1+1: a charge without an answer. Refused before any charge now, like any
+# constant of a type outside IsShippableConstant's list.
+before=$(a_spent analyst)
+out=$(qa $base analyst "CREATE TEMP TABLE rc_mine(a int); SELECT '(1)'::rc_mine AS tag, region, dp_count(1, 1.0) FROM rd GROUP BY region" | tr '\n' ' ')
+after=$(a_spent analyst)
+grep -q "ERROR:  dp_agg" <<<"$out" && [ "$(rd_delta "$before" "$after")" = 0.0 ] && ok "review_const C2: constant of a type the workers lack refused before any charge" || ko "review_const C2: restricted analyst charged $before -> $after without an answer: $(head -c 160 <<<"$out")"
+# Constants of the shipped types are still answered (charged 1+1).
+for rq in "SELECT true AS y, 'a'::varchar AS z, NULL::text AS n, -3 AS m, region, dp_count(1, 1.0) FROM rd GROUP BY region" \
+          "SELECT 'x' AS tag, region, dp_count(1, 1.0) FROM rd GROUP BY 1, 2"; do
+  before=$(a_spent analyst); out=$(qa $base analyst "$rq" | tr '\n' ' '); after=$(a_spent analyst)
+  ! grep -q ERROR <<<"$out" && grep -q "|r1|" <<<"$out" && [ "$(rd_delta "$before" "$after")" = 2.0 ] && ok "review_const: shipped constants answered, charged 1+1: $rq" || ko "review_const: shipped constants: $rq: $(head -c 160 <<<"$out") (charged $before -> $after)"
+done
+# Finding C3 (constant group keys were accepted before e9ca489 too): Citus
+# prints a constant into the workers' fragment with the analyst's DateStyle
+# and the workers read it with theirs: '2020-03-02'::date became 3 February
+# on the workers, and '2020-02-13'::date failed on every worker after the
+# charge of 1+1. Refused before any charge now.
+for rq in "SET DateStyle = 'SQL, DMY'; SELECT '2020-02-13'::date AS d, region, dp_count(1, 1.0) FROM rd GROUP BY d, region" \
+          "SET DateStyle = 'SQL, DMY'; SELECT '2020-03-02'::date AS d, region, dp_count(1, 1.0) FROM rd GROUP BY d, region"; do
+  before=$(a_spent analyst); out=$(qa $base analyst "$rq" | tr '\n' ' '); after=$(a_spent analyst)
+  if grep -q "ERROR:  dp_agg" <<<"$out" && [ "$(rd_delta "$before" "$after")" = 0.0 ]; then ok "review_const C3: constant date group key under the analyst's DateStyle refused before any charge: $rq"
+  elif ! grep -q ERROR <<<"$out" && grep -q "^SET 02/03/2020|" <<<"$out" && [ "$(rd_delta "$before" "$after")" = 2.0 ]; then ok "review_const C3: constant date group key answered with the judged value: $rq"
+  else ko "review_const C3: constant date group key: $rq: $(head -c 160 <<<"$out") (charged $before -> $after)"; fi
+done
+# Finding C4: with the analyst's standard_conforming_strings off, Citus
+# doubled the backslash of a text constant in the fragment and the workers
+# (on) kept both: the answer showed a constant the query did not have.
+rq="SET standard_conforming_strings = off; SELECT E'a\\\\b' AS tag, region, dp_count(1, 1.0) FROM rd GROUP BY region"
+before=$(a_spent analyst); out=$(qa $base analyst "$rq" | tr '\n' ' '); after=$(a_spent analyst)
+if grep -q "ERROR:  dp_agg" <<<"$out" && [ "$(rd_delta "$before" "$after")" = 0.0 ]; then ok "review_const C4: text constant with a backslash refused before any charge"
+elif ! grep -q ERROR <<<"$out" && grep -q ' a\\b|r1|' <<<"$out"; then ok "review_const C4: text constant with a backslash answered unchanged"
+else ko "review_const C4: text constant changed on the workers: $rq: $(head -c 160 <<<"$out") (charged $before -> $after)"; fi
 # --- end review_const ---
 echo "dp_agg citus tests: $pass passed, $fail failed"
 [ $fail = 0 ]
