@@ -37,6 +37,7 @@ extern "C" {
 #include "catalog/pg_type.h"
 #include "commands/extension.h"
 #include "nodes/makefuncs.h"
+#include "optimizer/tlist.h"
 #include "parser/parse_func.h"
 #include "parser/parsetree.h"
 #include "utils/datum.h"
@@ -929,12 +930,8 @@ Node* UnitPartitionKey(Query* level) {
   auto* clause = static_cast<SortGroupClause*>(linitial(window->partitionClause));
   TargetEntry* entry = get_sortgroupclause_tle(clause, level->targetList);
   // The level aggregates per unit: the unit is one of its group keys.
-  bool grouped = false;
-  ListCell* cell;
-  foreach (cell, level->groupClause)
-    if (static_cast<SortGroupClause*>(lfirst(cell))->tleSortGroupRef == clause->tleSortGroupRef)
-      grouped = true;
-  if (!grouped) return nullptr;
+  if (get_sortgroupref_clause_noerr(clause->tleSortGroupRef, level->groupClause) == nullptr)
+    return nullptr;
   return StripRelabel(reinterpret_cast<Node*>(entry->expr));
 }
 
@@ -1086,13 +1083,9 @@ void RefuseWorkerComputedColumns(Query* query) {
     // February and '2020-02-13'::date an error on every worker after the
     // charge (finding C3). Only the shipped types print the same everywhere.
     Node* stripped = StripRelabel(reinterpret_cast<Node*>(entry->expr));
-    bool grouped = false;
-    ListCell* group_cell;
-    foreach (group_cell, query->groupClause)
-      if (entry->ressortgroupref != 0 &&
-          static_cast<SortGroupClause*>(lfirst(group_cell))->tleSortGroupRef ==
-              entry->ressortgroupref)
-        grouped = true;
+    const bool grouped =
+        entry->ressortgroupref != 0 &&
+        get_sortgroupref_clause_noerr(entry->ressortgroupref, query->groupClause) != nullptr;
     if (grouped && (stripped == nullptr || !IsA(stripped, Const))) continue;
     ereport(ERROR,
             (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -1471,14 +1464,23 @@ bool IsShardPlaceholder(RangeTblEntry* entry) {
 namespace {
 
 // A job level that only filters and projects the rows of its one FROM item.
+// A job level that reads its one FROM item with none of the clauses that
+// change which rows or how many reach the level's output (set-returning
+// functions, sublinks, DISTINCT, grouping sets, LIMIT/OFFSET, set
+// operations, WITH, row locks). Its GROUP BY, aggregates and windows are
+// for the caller to check.
+bool ReadsOneItemPlainly(const Query* level) {
+  return !level->hasTargetSRFs && !level->hasSubLinks && !level->hasDistinctOn &&
+         level->groupingSets == NIL && level->limitCount == nullptr &&
+         level->limitOffset == nullptr && level->setOperations == nullptr &&
+         level->distinctClause == NIL && level->cteList == NIL && level->rowMarks == NIL &&
+         list_length(level->rtable) == 1 && level->jointree != nullptr &&
+         list_length(level->jointree->fromlist) == 1;
+}
+
 bool PassesRowsOn(const Query* level) {
   return level->commandType == CMD_SELECT && !level->hasAggs && !level->hasWindowFuncs &&
-         !level->hasTargetSRFs && !level->hasSubLinks && !level->hasDistinctOn &&
-         level->groupClause == NIL && level->havingQual == nullptr && level->groupingSets == NIL &&
-         level->limitCount == nullptr && level->limitOffset == nullptr &&
-         level->setOperations == nullptr && level->distinctClause == NIL && level->cteList == NIL &&
-         level->rowMarks == NIL && list_length(level->rtable) == 1 && level->jointree != nullptr &&
-         list_length(level->jointree->fromlist) == 1 &&
+         level->groupClause == NIL && level->havingQual == nullptr && ReadsOneItemPlainly(level) &&
          IsA(linitial(level->jointree->fromlist), RangeTblRef);
 }
 
@@ -1535,12 +1537,7 @@ int UnitJobGroups(Query* query, const char** problem) {
       *problem = "The tasks contain window functions.";
       if (samplers.other || samplers.samplers != 1 || samplers.max_groups < 1) return 0;
       *problem = "The tasks' per-unit level is not the one dp_agg's privacy-unit rewrite writes.";
-      if (level->groupClause == NIL || level->hasTargetSRFs || level->hasSubLinks ||
-          level->hasDistinctOn || level->groupingSets != NIL || level->limitCount != nullptr ||
-          level->limitOffset != nullptr || level->setOperations != nullptr ||
-          level->distinctClause != NIL || level->cteList != NIL || level->rowMarks != NIL ||
-          list_length(level->rtable) != 1 || level->jointree == nullptr ||
-          list_length(level->jointree->fromlist) != 1 ||
+      if (level->groupClause == NIL || !ReadsOneItemPlainly(level) ||
           !IsA(linitial(level->jointree->fromlist), RangeTblRef))
         return 0;
       // Below it: the table, directly or through plain projections.
@@ -1686,12 +1683,7 @@ RangeTblEntry* WorkerUnitFragmentShard(Query* query) {
   if (!OidIsValid(samplers.function)) return nullptr;
   (void)CountSamplers(reinterpret_cast<Node*>(level->targetList), &samplers);
   if (samplers.other || samplers.samplers != 1 || samplers.max_groups < 1) return nullptr;
-  if (level->groupClause == NIL || level->hasTargetSRFs || level->hasSubLinks ||
-      level->hasDistinctOn || level->groupingSets != NIL || level->limitCount != nullptr ||
-      level->limitOffset != nullptr || level->setOperations != nullptr ||
-      level->distinctClause != NIL || level->cteList != NIL || level->rowMarks != NIL ||
-      list_length(level->rtable) != 1 || level->jointree == nullptr ||
-      list_length(level->jointree->fromlist) != 1 ||
+  if (level->groupClause == NIL || !ReadsOneItemPlainly(level) ||
       OnlyBuiltinAggregates(reinterpret_cast<Node*>(level->targetList), nullptr) ||
       OnlyBuiltinAggregates(level->havingQual, nullptr) ||
       OnlyBuiltinAggregates(reinterpret_cast<Node*>(level->jointree), nullptr))
@@ -1922,13 +1914,8 @@ bool AcceptCoordinatorFragment(Query* query) {
     // Any other output is a group key, which the coordinator releases only
     // through its own rules (group selection for restricted roles).
     if (entry->ressortgroupref == 0 || OnlyPartialAggregates(expression, nullptr)) return false;
-    bool grouped = false;
-    ListCell* group_cell;
-    foreach (group_cell, query->groupClause)
-      if (static_cast<SortGroupClause*>(lfirst(group_cell))->tleSortGroupRef ==
-          entry->ressortgroupref)
-        grouped = true;
-    if (!grouped) return false;
+    if (get_sortgroupref_clause_noerr(entry->ressortgroupref, query->groupClause) == nullptr)
+      return false;
   }
   if (!has_partial || OnlyPartialAggregates(query->havingQual, nullptr)) return false;
   List* protected_shards = NIL;
