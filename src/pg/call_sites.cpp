@@ -17,12 +17,16 @@
 //  * window use is refused from the plan, whether or not any row exists.
 #include "call_sites.h"
 
+#include "pinned_settings.h"
+
 #include "aggregate_catalog.h"
 #include "distributed.h"
 #include "cost_probe.h"
 #include "initial_state.h"
 #include "input_checks.h"
+#include "pinned_settings.h"
 #include "query_cost.h"
+#include "release_replay.h"
 #include "restriction.h"
 #include "settings.h"
 #include "support_guard.h"
@@ -218,6 +222,11 @@ void PreparePlanState(PlanState* node, EState* estate, bool reexecuted, QueryCos
                        cost);
       return;
     case T_CustomScanState: {
+      // The replay above a releasing Agg runs the Agg once (release_replay.h).
+      if (IsReleaseReplayState(node)) {
+        PreparePlanState(outerPlanState(node), estate, reexecuted, cost);
+        return;
+      }
       ListCell* cell;
       foreach (cell, reinterpret_cast<CustomScanState*>(node)->custom_ps)
         PreparePlanState(static_cast<PlanState*>(lfirst(cell)), estate, true, cost);
@@ -245,11 +254,16 @@ void ExecutorStartHook(QueryDesc* query, int flags) {
   CostProbe* probe = TakeCostProbe(query);
   DecideNoiseSource();
   CheckExecutionForRestrictedRole(query, flags);
+  // Citus prints a fragment again (deferred shard pruning) while the plan
+  // starts: under pinned settings (pinned_settings.h).
+  const bool pin = NeedsPinnedSettings(query->plannedstmt);
+  const int pin_level = pin ? PinSettings() : 0;
   if (previous_executor_start != nullptr) {
     previous_executor_start(query, flags);
   } else {
     standard_ExecutorStart(query, flags);
   }
+  if (pin) UnpinSettings(pin_level);
   // Plain EXPLAIN runs nothing, so there is nothing to check, prepare or pay.
   if ((flags & EXEC_FLAG_EXPLAIN_ONLY) != 0) return;
   QueryCost cost;

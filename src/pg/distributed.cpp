@@ -1129,6 +1129,24 @@ void RefuseAnonymousRecordColumns(Query* query) {
   }
 }
 
+// With citus.propagate_set_commands = local, Citus sends the transaction's
+// SET LOCAL commands to the workers (recorded when they ran, so pinning
+// settings while the query runs cannot take them back): a worker would read
+// the coordinator's fragment (a string literal with
+// standard_conforming_strings off) under the analyst's settings. Decided by
+// the session alone, before any charge (issue 25, finding 1).
+void RefuseForwardedSessionSettings() {
+  const char* propagate = GetConfigOption("citus.propagate_set_commands", true, false);
+  if (propagate == nullptr || pg_strcasecmp(propagate, "none") == 0) return;
+  ereport(ERROR,
+          (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+           errmsg("dp_agg: private aggregates over distributed tables need "
+                  "citus.propagate_set_commands = none"),
+           errdetail("Citus would send this transaction's SET LOCAL commands to the workers, "
+                     "which must read the coordinator's fragment under fixed settings."),
+           errhint("RESET citus.propagate_set_commands before the query.")));
+}
+
 struct LevelRewriteContext {
   Query* top;  // the query being planned
   bool top_aggregates_privately;  // `top` itself aggregates a distributed table privately
@@ -1150,6 +1168,7 @@ bool RewriteLevels(Node* node, void* context) {
       RewriteCounts(reinterpret_cast<Node*>(query->targetList), nullptr);
       RewriteCounts(query->havingQual, nullptr);
       RefuseUnsupportedDistributed(query);
+      RefuseForwardedSessionSettings();
       RefuseWorkerComputedColumns(query);
       RefuseAnonymousRecordColumns(query);
       HideDistributionColumn(query);
@@ -1395,6 +1414,14 @@ bool IsDirectShardPartial(Aggref* aggref, Agg* plan, EState* estate) {
 }
 
 }  // namespace
+
+bool IsPrivateCitusReleaseCall(Aggref* outer) {
+  return WrapperOf(outer->aggfnoid) == Wrapper::kCoordinatorCombine && WrapsPrivateAggregate(outer);
+}
+
+bool IsPrivateCitusWrapperCall(Aggref* outer) {
+  return WrapperOf(outer->aggfnoid) != Wrapper::kNone && WrapsPrivateAggregate(outer);
+}
 
 Aggref* WorkerPartialInnerCall(Aggref* outer) {
   if (WrapperOf(outer->aggfnoid) != Wrapper::kWorkerPartial) return nullptr;

@@ -44,6 +44,12 @@ void InstallCitusFunctionGuard();
 // private aggregate that is not wrapped is refused here.
 Aggref* CitusInnerAggregate(Aggref* outer, Agg* plan, EState* estate, CitusSiteRole* role);
 
+// Citus's worker_partial_agg or coord_combine_agg around a private aggregate
+// (or around an aggregate that is not a constant, which is refused when run).
+bool IsPrivateCitusWrapperCall(Aggref* outer);
+// The coordinator's coord_combine_agg around a private aggregate: a release.
+bool IsPrivateCitusReleaseCall(Aggref* outer);
+
 // For an aggregate call of a worker's fragment: when it is Citus's
 // worker_partial_agg around a private aggregate named by a constant, that
 // private aggregate's own call with the wrapper's arguments (InnerCall);

@@ -6,6 +6,7 @@
 
 #include "aggregate_catalog.h"
 #include "aggregate_functions.h"
+#include "release_replay.h"
 #include "restriction.h"
 #include "unit_rewrite.h"
 
@@ -317,6 +318,14 @@ void CheckInput(Plan* plan, Aggref* aggref, EState* estate, InputScan* scan) {
       RefuseInput(aggref,
                   "Its input contains INTERSECT or EXCEPT, which compare rows of "
                   "different inputs.");
+    case T_CustomScan:
+      // The replay of another private aggregate's release: judged as that
+      // Agg (release_replay.h).
+      if (IsReleaseReplay(plan)) {
+        CheckInput(plan->lefttree, aggref, estate, scan);
+        return;
+      }
+      RefuseInput(aggref, "Its input contains a plan step that dp_agg does not analyse.");
     default:
       RefuseInput(aggref, "Its input contains a plan step that dp_agg does not analyse.");
   }

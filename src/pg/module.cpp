@@ -4,8 +4,10 @@
 #include "drop_guard.h"
 #include "ledger.h"
 #include "pg_includes.h"
+#include "pinned_settings.h"
 #include "planner_hook.h"
 #include "release_once.h"
+#include "release_replay.h"
 #include "restriction.h"
 #include "settings.h"
 
@@ -19,11 +21,14 @@ void _PG_init(void) {
   // dp_agg on Citus: defined before DefineSettings reserves the prefix.
   dp_pg::DefineDistributedSettings();
   dp_pg::DefineSettings();
+  // Plans carrying the replay node may be copied and read back by name.
+  dp_pg::RegisterReleaseReplay();
   // Only a library loaded at server start has its hook in place for every
   // query of every backend. Loaded later, it installs no hook, the initial
   // states get no parameters, and the aggregates refuse to run (fail closed).
   if (!process_shared_preload_libraries_in_progress) return;
   dp_pg::InstallExecutorHook();
+  dp_pg::InstallPinnedSettingsHooks();
   dp_pg::InstallPlannerHook();
   dp_pg::InstallReleaseOnceHook();
   dp_pg::InstallRestrictionHooks();

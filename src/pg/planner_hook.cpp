@@ -5,10 +5,12 @@ extern "C" {
 }
 
 #include "distributed.h"
+#include "pinned_settings.h"
 #include "query_judgement.h"
 #include "query_rewrites.h"
 #include "regex_like.h"
 #include "release_once.h"
+#include "release_replay.h"
 #include "restriction.h"
 #include "row_count.h"
 #include "shard_partials.h"
@@ -34,10 +36,15 @@ PlannedStmt* PlannerHook(Query* query, const char* query_string, int cursor_opti
   // dp_agg on Citus (distributed.cpp): before Citus plans the query.
   const bool private_distributed = PrepareDistributedQuery(query);
   const planner_hook_type next = previous_planner != nullptr ? previous_planner : standard_planner;
+  // Citus prints the workers' fragment while it plans: under pinned
+  // settings, never the session's (pinned_settings.h).
+  const bool pin = (private_distributed || fragment || verdict.reads_protected) && CitusLoaded();
+  const int pin_level = pin ? PinSettings() : 0;
   PlannedStmt* plan =
       private_distributed
           ? PlanWithoutRouter(query, query_string, cursor_options, bound_parameters, next)
           : next(query, query_string, cursor_options, bound_parameters);
+  if (pin) UnpinSettings(pin_level);
   // The judgement depends on who runs the query: a cached plan is made again
   // when the current user changes.
   if (verdict.reads_protected) plan->dependsOnRole = true;
@@ -45,6 +52,8 @@ PlannedStmt* PlannerHook(Query* query, const char* query_string, int cursor_opti
   // dp_agg on Citus, on a worker: the fragment's partial states without
   // Citus's per-row wrapper (shard_partials.h).
   if (fragment) RunShardPartialsDirectly(plan);
+  // Rewinds and rescans replay a release instead of drawing again.
+  WrapReleases(plan);
   return plan;
 }
 

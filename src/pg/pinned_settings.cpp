@@ -1,0 +1,165 @@
+#include "pinned_settings.h"
+
+extern "C" {
+#include "executor/executor.h"
+#include "nodes/nodeFuncs.h"
+#include "utils/guc.h"
+}
+
+#include "aggregate_catalog.h"
+#include "distributed.h"
+
+namespace dp_pg {
+
+namespace {
+
+// Every setting a session may change that decides how a value is printed by
+// an output function or read by an input function, at a value that prints
+// every value exactly and reads back what it printed on any node:
+//   - extra_float_digits > 0 prints the shortest exact form of a float
+//     (PostgreSQL 12+); 0 and below round (0.25 became 0.2 on the workers).
+//   - DateStyle ISO prints year-month-day, which every DateStyle reads alike
+//     (SQL/German/Postgres print day and month in the session's order, and
+//     Postgres style prints a time-zone abbreviation instead of the offset).
+//   - IntervalStyle postgres prints a sign on every field, which every
+//     IntervalStyle reads alike (sql_standard reads a leading sign onto all
+//     fields).
+//   - standard_conforming_strings on: Citus prints '...' literals for it.
+//   - bytea_output hex: escape format is read alike, but one form is simpler
+//     to reason about.
+//   - lc_monetary C: money is printed and read by the locale's conventions.
+//   - xmloption content: a content fragment fails to read as a document.
+//   - xmlbinary base64: how XML functions encode bytea.
+// TimeZone is not pinned: with DateStyle ISO, a timestamptz is printed with
+// its numeric offset and read back as the same instant in any time zone, so
+// the analyst keeps seeing times in their own zone.
+struct PinnedSetting {
+  const char* name;
+  const char* value;
+};
+
+constexpr PinnedSetting kPinned[] = {
+    {"extra_float_digits", "1"},
+    {"DateStyle", "ISO, MDY"},
+    {"IntervalStyle", "postgres"},
+    {"standard_conforming_strings", "on"},
+    {"bytea_output", "hex"},
+    {"lc_monetary", "C"},
+    {"xmloption", "content"},
+    {"xmlbinary", "base64"},
+};
+
+bool IsPrivateCall(Node* node, void* context) {
+  if (node == nullptr) return false;
+  if (IsA(node, Aggref)) {
+    auto* aggref = reinterpret_cast<Aggref*>(node);
+    if (LookupPrivateAggregate(aggref->aggfnoid) != nullptr || IsPrivateCitusWrapperCall(aggref))
+      return true;
+  }
+  return expression_tree_walker(node, DP_EXPRESSION_WALKER(IsPrivateCall), context);
+}
+
+bool PlanHasPrivateCall(const PlannedStmt* statement, const Plan* plan);
+
+bool PlansHavePrivateCall(const PlannedStmt* statement, List* plans) {
+  ListCell* cell;
+  foreach (cell, plans)
+    if (PlanHasPrivateCall(statement, static_cast<const Plan*>(lfirst(cell)))) return true;
+  return false;
+}
+
+bool PlanHasPrivateCall(const PlannedStmt* statement, const Plan* plan) {
+  if (plan == nullptr) return false;
+  check_stack_depth();
+  if (IsA(plan, Agg) && (IsPrivateCall(reinterpret_cast<Node*>(plan->targetlist), nullptr) ||
+                         IsPrivateCall(reinterpret_cast<Node*>(plan->qual), nullptr)))
+    return true;
+  switch (nodeTag(plan)) {
+    case T_Append:
+      if (PlansHavePrivateCall(statement, reinterpret_cast<const Append*>(plan)->appendplans))
+        return true;
+      break;
+    case T_MergeAppend:
+      if (PlansHavePrivateCall(statement, reinterpret_cast<const MergeAppend*>(plan)->mergeplans))
+        return true;
+      break;
+    case T_SubqueryScan:
+      if (PlanHasPrivateCall(statement, reinterpret_cast<const SubqueryScan*>(plan)->subplan))
+        return true;
+      break;
+    case T_CustomScan:
+      if (PlansHavePrivateCall(statement, reinterpret_cast<const CustomScan*>(plan)->custom_plans))
+        return true;
+      break;
+    default:
+      break;
+  }
+  return PlanHasPrivateCall(statement, plan->lefttree) ||
+         PlanHasPrivateCall(statement, plan->righttree);
+}
+
+ExecutorRun_hook_type previous_executor_run = nullptr;
+ExecutorFinish_hook_type previous_executor_finish = nullptr;
+ExecutorEnd_hook_type previous_executor_end = nullptr;
+
+void PinnedExecutorRun(QueryDesc* query, ScanDirection direction, uint64 count,
+                       bool execute_once) {
+  const bool pin = NeedsPinnedSettings(query->plannedstmt);
+  const int level = pin ? PinSettings() : 0;
+  if (previous_executor_run != nullptr)
+    previous_executor_run(query, direction, count, execute_once);
+  else
+    standard_ExecutorRun(query, direction, count, execute_once);
+  if (pin) UnpinSettings(level);
+}
+
+void PinnedExecutorFinish(QueryDesc* query) {
+  const bool pin = NeedsPinnedSettings(query->plannedstmt);
+  const int level = pin ? PinSettings() : 0;
+  if (previous_executor_finish != nullptr)
+    previous_executor_finish(query);
+  else
+    standard_ExecutorFinish(query);
+  if (pin) UnpinSettings(level);
+}
+
+void PinnedExecutorEnd(QueryDesc* query) {
+  const bool pin = NeedsPinnedSettings(query->plannedstmt);
+  const int level = pin ? PinSettings() : 0;
+  if (previous_executor_end != nullptr)
+    previous_executor_end(query);
+  else
+    standard_ExecutorEnd(query);
+  if (pin) UnpinSettings(level);
+}
+
+}  // namespace
+
+bool CitusLoaded() { return GetConfigOption("citus.node_conninfo", true, false) != nullptr; }
+
+bool NeedsPinnedSettings(const PlannedStmt* plan) {
+  if (plan == nullptr || plan->commandType == CMD_UTILITY || !CitusLoaded()) return false;
+  return PlanHasPrivateCall(plan, plan->planTree) ||
+         PlansHavePrivateCall(plan, plan->subplans);
+}
+
+int PinSettings() {
+  const int level = NewGUCNestLevel();
+  for (const PinnedSetting& setting : kPinned)
+    (void)set_config_option(setting.name, setting.value, PGC_USERSET, PGC_S_SESSION,
+                            GUC_ACTION_SAVE, true, 0, false);
+  return level;
+}
+
+void UnpinSettings(int nest_level) { AtEOXact_GUC(true, nest_level); }
+
+void InstallPinnedSettingsHooks() {
+  previous_executor_run = ExecutorRun_hook;
+  ExecutorRun_hook = PinnedExecutorRun;
+  previous_executor_finish = ExecutorFinish_hook;
+  ExecutorFinish_hook = PinnedExecutorFinish;
+  previous_executor_end = ExecutorEnd_hook;
+  ExecutorEnd_hook = PinnedExecutorEnd;
+}
+
+}  // namespace dp_pg
