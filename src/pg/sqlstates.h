@@ -20,4 +20,10 @@
 // ZP002: the session user has no privacy budget at all.
 #define ERRCODE_DP_AGG_NO_BUDGET MAKE_SQLSTATE('Z', 'P', '0', '0', '2')
 
+// ZP003: partial states of one private aggregate (from Citus workers or
+// parallel workers) were computed with different parameters; nothing was
+// released. No setting of the session can cause it since the Citus settings
+// are pinned (pinned_settings.h); it stays as the proof that the states agree.
+#define ERRCODE_DP_AGG_INCONSISTENT_PARTIALS MAKE_SQLSTATE('Z', 'P', '0', '0', '3')
+
 #endif  // DP_AGG_PG_SQLSTATES_H

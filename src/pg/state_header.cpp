@@ -1,5 +1,7 @@
 #include "state_header.h"
 
+#include "sqlstates.h"
+
 namespace dp_pg {
 
 void* ReadStateCopy(FunctionCallInfo fcinfo, int argument, Size minimum_size, std::uint8_t version,
@@ -21,8 +23,10 @@ CombineStep DecideCombineStep(const StateHeader& into, const StateHeader& partia
 
 void RequireSameParameters(bool same, const char* type_name) {
   if (!same)
-    ereport(ERROR, (errcode(ERRCODE_INTERNAL_ERROR),
-                    errmsg("%s partial states with different parameters", type_name)));
+    ereport(ERROR, (errcode(ERRCODE_DP_AGG_INCONSISTENT_PARTIALS),
+                    errmsg("%s partial states with different parameters", type_name),
+                    errdetail("Nothing was released: the workers aggregated with parameters "
+                              "other than the ones the query was charged for.")));
 }
 
 }  // namespace dp_pg
