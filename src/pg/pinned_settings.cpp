@@ -8,6 +8,7 @@ extern "C" {
 
 #include "aggregate_catalog.h"
 #include "distributed.h"
+#include "settings.h"
 
 namespace dp_pg {
 
@@ -145,6 +146,8 @@ bool NeedsPinnedSettings(const PlannedStmt* plan) {
 
 int PinSettings() {
   const int level = NewGUCNestLevel();
+  // The neighbour fuzzer's self-check replays the session's settings.
+  if (TestFaultIs(TestFault::kUnpinnedSettings)) return level;
   for (const PinnedSetting& setting : kPinned)
     (void)set_config_option(setting.name, setting.value, PGC_USERSET, PGC_S_SESSION,
                             GUC_ACTION_SAVE, true, 0, false);

@@ -14,6 +14,7 @@ extern "C" {
 #include "restriction.h"
 #include "row_count.h"
 #include "shard_partials.h"
+#include "total_functions.h"
 
 namespace dp_pg {
 
@@ -30,6 +31,10 @@ PlannedStmt* PlannerHook(Query* query, const char* query_string, int cursor_opti
   // dp_agg on Citus: a worker runs the coordinator's partial-aggregation
   // fragments of a query the coordinator judged (distributed.h).
   const bool fragment = AcceptCoordinatorFragment(query);
+  // The coordinator judged the fragment's to_char calls; this backend's
+  // dp_agg.total_to_char answers NULL until it has checked its own lc_time
+  // (total_functions.h), which raises, if at all, for every query alike.
+  if (fragment) PinLcTimeForToChar();
   const Verdict verdict =
       fragment ? Verdict{true, NIL} : JudgeQuery(query);  // raises ERROR if refused
   ApplyRewrites(verdict.rewrites);

@@ -12,6 +12,7 @@ extern "C" {
 
 #include "aggregate_catalog.h"
 #include "distributed.h"
+#include "settings.h"
 
 namespace dp_pg {
 
@@ -256,6 +257,8 @@ void RegisterReleaseReplay() { RegisterCustomScanMethods(&kPlanMethods); }
 
 void WrapReleases(PlannedStmt* statement) {
   if (statement->commandType == CMD_UTILITY) return;
+  // The neighbour fuzzer's self-check replays the plans without the node.
+  if (TestFaultIs(TestFault::kFinalizeOnRewind)) return;
   // Plan node ids must stay unique within the statement (EXPLAIN ANALYZE and
   // parallel query find nodes by them).
   int next_node_id = Max(MaxNodeId(statement->planTree), MaxNodeIdOf(statement->subplans)) + 1;

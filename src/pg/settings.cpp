@@ -48,6 +48,8 @@ const struct config_enum_entry kTestFaults[] = {
     {"skip_unit_bounding", static_cast<int>(TestFault::kSkipUnitBounding), false},
     {"builtin_arithmetic", static_cast<int>(TestFault::kBuiltinArithmetic), false},
     {"distributed_subquery_unseen", static_cast<int>(TestFault::kDistributedSubqueryUnseen), false},
+    {"unpinned_settings", static_cast<int>(TestFault::kUnpinnedSettings), false},
+    {"finalize_on_rewind", static_cast<int>(TestFault::kFinalizeOnRewind), false},
     {nullptr, 0, false},
 };
 

@@ -48,6 +48,8 @@ enum class TestFault {
   kSkipUnitBounding = 7,  // private aggregates over unit tables left at row level
   kBuiltinArithmetic = 8,  // PostgreSQL's own (raising) arithmetic on protected rows
   kDistributedSubqueryUnseen = 9,  // Citus: only a level's own tables decide its rewrite
+  kUnpinnedSettings = 10,  // Citus: the session's settings print the workers' text
+  kFinalizeOnRewind = 11,  // releasing Aggs without the replay node above them
 };
 extern int test_fault;  // a TestFault
 inline bool TestFaultIs(TestFault fault) { return test_fault == static_cast<int>(fault); }

@@ -72,13 +72,32 @@ FAULTS = ["indeterminate_collation", "case_test_constant", "hash_group_order",
 # Citus's type check in worker_partial_agg_sfunc raises only when a row reaches
 # it (the fault also keeps that wrapper on the workers, which now run the
 # partial step directly and would hide it; so it is set on the workers too).
-CITUS_FAULTS = ["builtin_arithmetic", "distributed_subquery_unseen"]
-CITUS_WORKER_FAULTS = {"distributed_subquery_unseen"}
+# unpinned_settings and finalize_on_rewind replay issue 25's findings 1 and 2:
+# Citus printing the workers' fragment with the analyst's extra_float_digits
+# (a rounded epsilon or bound: "partial states with different parameters"
+# only when a worker aggregated a row, that is, only with the neighbour), and
+# a SCROLL cursor's rewind finalising the coordinator's states again with
+# fresh noise (class "redraw": a replay that differs from the first read,
+# whatever the neighbour).
+CITUS_FAULTS = ["builtin_arithmetic", "distributed_subquery_unseen", "unpinned_settings",
+                "finalize_on_rewind"]
+CITUS_WORKER_FAULTS = {"distributed_subquery_unseen", "unpinned_settings"}
+# Settings a restricted analyst may change that decide how a value is printed
+# or read (issue 25, finding 1); the Citus pass sets some before a query.
+SESSION_SETTINGS = ["extra_float_digits = -15", "extra_float_digits = 0", "extra_float_digits = 3",
+                    "DateStyle = 'SQL, DMY'", "DateStyle = 'German'", "DateStyle = 'Postgres, DMY'",
+                    "IntervalStyle = sql_standard", "IntervalStyle = iso_8601",
+                    "standard_conforming_strings = off", "bytea_output = escape",
+                    "xmloption = document", "TimeZone = 'America/St_Johns'",
+                    "TimeZone = '<ABCDEFGHI>+5:30'", "lc_monetary = 'C'",
+                    "dp_agg.group_selection_epsilon = 0.00015",
+                    "plan_cache_mode = force_generic_plan"]
 # which finding class each fault must produce
 FAULT_CLASS = {"indeterminate_collation": "error:collation", "case_test_constant": "error:cast",
                "hash_group_order": "order", "first_key_spelling": "keys",
                "builtin_arithmetic": "error:arithmetic", "skip_unit_bounding": "rows",
-               "distributed_subquery_unseen": "error:citus-type"}
+               "distributed_subquery_unseen": "error:citus-type",
+               "unpinned_settings": "error:settings", "finalize_on_rewind": "redraw"}
 
 N_COHORTS = 64
 PER_COHORT = 200
@@ -677,9 +696,41 @@ class Gen:
              + ") SELECT * FROM v) p", "p", False),
         ])
 
+    def session(self):
+        """(settings set before the query, how it runs: plain, prepared or a
+        rewound cursor). Only the Citus pass varies them (issue 25)."""
+        f = self.focus
+        if f == "unpinned_settings":
+            return [self.ch(["extra_float_digits = -15", "extra_float_digits = 0"])], "plain"
+        if f == "finalize_on_rewind":
+            return [], "cursor"
+        if not CITUS or f is not None:
+            return [], "plain"
+        settings = []
+        if self.r.random() < 0.35:
+            settings = self.r.sample(SESSION_SETTINGS, self.r.randint(1, 2))
+        return settings, self.ch(["plain"] * 6 + ["prepared", "cursor", "cursor"])
+
+    def settings_probe(self):
+        """Parameters that extra_float_digits <= 0 rounds, grouped over the
+        neighbour alone (unpinned_settings): a worker sends a state, which the
+        coordinator compares with the parameters it charged, only for a group
+        that has rows."""
+        a = "p"
+        src = self.ch(["hr.patients p", "hr.visits p"])
+        agg = self.ch([f"dp_sum({a}.age, 0, 100.25, 0.25)", f"dp_avg({a}.score, 0, 2.75, 0.35)",
+                       f"dp_count({a}.id, 0.15)", f"dp_median({a}.age, 0, 99.5, 0.45)",
+                       f"dp_sum({a}.small, 0, 32000, 1.25)"])
+        key = self.ch(["region", "age", "code"])
+        q = (f"SELECT {a}.{key} AS k0, {agg} AS n0 FROM {src} WHERE {self.neighbour_probe(a)} "
+             f"GROUP BY {a}.{key}")
+        return q, {"k0"}
+
     def query(self):
         """Returns (sql, key_aliases)."""
         f = self.focus
+        if f == "unpinned_settings":
+            return self.settings_probe()
         with_clause = ""
         if f == "skip_unit_bounding":
             src, a, coll = self.unit_source()
@@ -810,18 +861,55 @@ class Runner:
         fuzz_common.close_all(self.conns)
         self.conns = {}
 
-    def run(self, db, sql, keys):
+    def run(self, db, sql, keys, settings=(), mode="plain"):
+        """mode: plain; prepared (PREPARE, then EXECUTE twice: a generic plan
+        under plan_cache_mode = force_generic_plan); cursor (a SCROLL cursor
+        read, rewound with MOVE ABSOLUTE 0 and read again, then read backward:
+        every read must give the first read's rows, values included)."""
         try:
             c = self.conn(db)
         except psycopg2.OperationalError as e:
             return {"ok": False, "state": None, "crash": True, "msg": str(e).strip(), "detail": ""}
+        redraw = False
         try:
             with c.cursor() as cur:
-                cur.execute(sql)
-                cols = [(d.name, d.type_code) for d in cur.description]
-                rows = cur.fetchall()
+                for setting in settings:
+                    cur.execute("SET " + setting)
+                try:
+                    if mode == "prepared":
+                        cur.execute("PREPARE fz_statement AS " + sql)
+                        try:
+                            for _ in range(2):
+                                cur.execute("EXECUTE fz_statement")
+                                rows = cur.fetchall()
+                                cols = [(d.name, d.type_code) for d in cur.description]
+                        finally:
+                            cur.execute("DEALLOCATE fz_statement")
+                    elif mode == "cursor":
+                        cur.execute("BEGIN")
+                        try:
+                            cur.execute("DECLARE fz_cursor SCROLL CURSOR FOR " + sql)
+                            cur.execute("FETCH ALL FROM fz_cursor")
+                            rows = cur.fetchall()
+                            cols = [(d.name, d.type_code) for d in cur.description]
+                            for _ in range(3):
+                                cur.execute("MOVE ABSOLUTE 0 IN fz_cursor")
+                                cur.execute("FETCH ALL FROM fz_cursor")
+                                redraw = redraw or cur.fetchall() != rows
+                            cur.execute("FETCH BACKWARD ALL FROM fz_cursor")
+                            redraw = redraw or list(reversed(cur.fetchall())) != rows
+                        finally:
+                            cur.execute("ROLLBACK")
+                    else:
+                        cur.execute(sql)
+                        rows = cur.fetchall()
+                    if mode == "plain":
+                        cols = [(d.name, d.type_code) for d in cur.description]
+                finally:
+                    for setting in settings:
+                        cur.execute("RESET " + setting.split("=")[0].strip())
             keyidx = [i for i, (n, _) in enumerate(cols) if n in keys]
-            return {"ok": True, "cols": cols,
+            return {"ok": True, "cols": cols, "redraw": redraw,
                     "keys": [tuple(r[i] for i in keyidx) for r in rows], "n": len(rows)}
         except psycopg2.Error as e:
             if c.closed or e.pgcode is None:
@@ -856,6 +944,8 @@ def error_class(a, b):
         return "error:collation"
     if "could not confirm type correctness" in msgs:  # Citus's wrappers (aggregate_utils.c)
         return "error:citus-type"
+    if re.search(r'different parameters|different "datestyle"', msgs):  # issue 25, finding 1
+        return "error:settings"
     if re.search(r"out of range|invalid input syntax|value too long", msgs):
         return "error:cast"
     return "error:other"
@@ -863,7 +953,11 @@ def error_class(a, b):
 
 def compare(a, b):
     """None if the outcomes agree, else (class, description). Classes: error:arithmetic,
-    error:collation, error:cast, error:other, columns, rows, order, keys."""
+    error:collation, error:cast, error:settings, error:other, columns, rows, order, keys,
+    redraw."""
+    for o in (a, b):
+        if o.get("redraw"):
+            return ("redraw", "a rewound cursor read values other than its first read")
     if a["ok"] != b["ok"]:
         return (error_class(a, b), "one side raised an error, the other did not")
     if not a["ok"]:
@@ -902,9 +996,12 @@ def fuzz(runner, gen, n, findings_out, label, deadline=None, stop_on=None):
         if deadline and time.time() > deadline:
             break
         sql, keys = gen.query()
+        settings, mode = gen.session()
         # alternate which database goes first
         order = (DB_BASE, DB_NBR) if i % 2 == 0 else (DB_NBR, DB_BASE)
-        res = {db: runner.run(db, sql, keys) for db in order}
+        res = {db: runner.run(db, sql, keys, settings, mode) for db in order}
+        if settings or mode != "plain":
+            sql = f"[{mode}{'; SET ' + '; SET '.join(settings) if settings else ''}] {sql}"
         ran += 1
         if any(o.get("crash") for o in res.values()):
             # a backend crash (the crash fuzzer's business) kills both sessions
