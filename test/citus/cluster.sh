@@ -3,7 +3,11 @@
 # coordinator on $CITUS_PORT_BASE, workers on +1 and +2, each its own initdb,
 # listening on 127.0.0.1 only, TLS on. The coordinator connects to the workers
 # with a client certificate whose common name the workers' dp_agg.coordinator_cn
-# names; analysts connecting to a worker have no such certificate.
+# names; analysts connecting to a worker have no such certificate. The TLS
+# lines of pg_hba.conf are README's "How workers authenticate the coordinator"
+# word for word: trust with clientcert=verify-ca for Citus's own connections
+# (the coordinator's, as every role, and the workers' to each other, with a
+# certificate of their own), never a password.
 #   cluster.sh start|stop|psql PORT [psql args]
 set -euo pipefail
 # Commands run as user postgres (runuser) inherit the working directory, which
@@ -13,6 +17,7 @@ PG_BINDIR=${PG_BINDIR:-$(${PG_CONFIG:-pg_config} --bindir)}
 BASE_PORT=${CITUS_PORT_BASE:-55620}
 ROOT=${CITUS_CLUSTER_DIR:-/tmp/dp_agg_citus_$BASE_PORT}
 COORDINATOR_CN=dp_agg_coordinator
+WORKER_CN=dp_agg_worker
 as_postgres() { if [ "$(id -un)" = postgres ]; then "$@"; else runuser -u postgres -- "$@"; fi; }
 
 make_certificates() {
@@ -20,7 +25,7 @@ make_certificates() {
   mkdir -p "$d"
   openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=dp_agg test CA" \
     -keyout "$d/ca.key" -out "$d/ca.crt" 2>/dev/null
-  for name in server "$COORDINATOR_CN" analyst; do
+  for name in server "$COORDINATOR_CN" "$WORKER_CN" analyst; do
     local cn=$name; [ "$name" = server ] && cn=127.0.0.1
     openssl req -newkey rsa:2048 -nodes -subj "/CN=$cn" -keyout "$d/$name.key" \
       -out "$d/$name.csr" 2>/dev/null
@@ -60,11 +65,14 @@ CONF
     if [ $i = 0 ]; then
       echo "citus.node_conninfo = 'sslmode=verify-ca sslrootcert=$tls/ca.crt sslcert=$tls/$COORDINATOR_CN.crt sslkey=$tls/$COORDINATOR_CN.key'" >> "$data/postgresql.conf"
     else
-      echo "citus.node_conninfo = 'sslmode=require'" >> "$data/postgresql.conf"
+      echo "citus.node_conninfo = 'sslmode=verify-ca sslrootcert=$tls/ca.crt sslcert=$tls/$WORKER_CN.crt sslkey=$tls/$WORKER_CN.key'" >> "$data/postgresql.conf"
     fi
-    # Test cluster: trust on loopback. Workers refuse private queries of any
-    # connection without the coordinator's verified certificate.
-    printf 'local all all trust\nhostssl all all 127.0.0.1/32 trust\n' > "$data/pg_hba.conf"
+    # Unix sockets: the test's own superuser and analysts (trust). TCP: only
+    # Citus's connections, by a certificate signed by ssl_ca_file, as in
+    # README (all nodes share 127.0.0.1 here, so the coordinator's line and
+    # the workers' line are one). Workers refuse private queries of any
+    # connection without the coordinator's certificate.
+    printf 'local all all trust\nhostssl all all 127.0.0.1/32 trust clientcert=verify-ca\n' > "$data/pg_hba.conf"
     as_postgres "$PG_BINDIR/pg_ctl" -D "$data" -l "$ROOT/node$i.log" -w start >/dev/null
   done
   for i in 0 1 2; do sql $((BASE_PORT + i)) -c "CREATE EXTENSION citus" >/dev/null; done

@@ -893,6 +893,19 @@ pairs=$(grep '|' <<<"$out" | sort -u | wc -l); groups=$(grep '|' <<<"$out" | cut
 [ "$groups" = 3 ] && [ "$pairs" = 3 ] && [ "$(/usr/bin/python3 -c "print(round(float('$after')-float('$before'), 9))")" = 2.0 ] && ok "issue 25 F2: grouped SCROLL WITH HOLD cursor, every read of a group the same value, charged 1+1" || ko "issue 25 F2: grouped cursor: $groups groups, $pairs distinct (group, value) pairs, charged $before -> $after: $(head -c 300 <<<"$out")"
 plan=$(q $base "EXPLAIN SELECT region, dp_avg(age, 0, 100, 1.0) FROM t GROUP BY region")
 head -1 <<<"$plan" | grep -q "dp_agg release once" && ok "issue 25 F2: the coordinator's combine step is under the replay node" || ko "issue 25 F2: plan: $(head -3 <<<"$plan")"
+# Finding 6: README's pg_hba.conf lines are the ones this cluster runs
+# (cluster.sh); through them the workers connect to each other: the
+# alter_distributed_table of dp_agg's own guidance for a unit table
+# (repartitioned INSERT ... SELECT between workers) and a repartition join.
+r=$(q $base "CREATE TABLE vo25(id bigint, pid bigint, diag text);" ; q $base "SELECT create_distributed_table('vo25', 'id')"; q $base "INSERT INTO vo25 SELECT g, g % 100, 'd' || g % 3 FROM generate_series(1, 3000) g"; q $base "SELECT dp_agg.set_privacy_unit('vo25', 'pid')")
+r=$(q $base "SELECT dp_count(1, 1.0) FROM vo25")
+hint=$(grep -o "SELECT alter_distributed_table('vo25', distribution_column := 'pid')" <<<"$r")
+r=$(q $base "$hint")
+n=$(q $base "SELECT dp_count(1, 1.0) FROM vo25")
+[ -n "$hint" ] && ! grep -q ERROR <<<"$r" && [[ "$n" =~ ^-?[0-9]+$ ]] && ok "issue 25 F6: the guidance's alter_distributed_table runs through README's pg_hba.conf, then the unit table is answered" || ko "issue 25 F6: alter_distributed_table: hint '$hint': $(head -c 200 <<<"$r") / $n"
+joined=$(q $base "SET citus.enable_repartition_joins = on; SELECT count(*) FROM t a JOIN u b ON a.age = b.v" | tail -1)
+local_join=$(q $base "WITH a AS MATERIALIZED (SELECT age FROM t), b AS MATERIALIZED (SELECT v FROM u) SELECT count(*) FROM a JOIN b ON a.age = b.v" | tail -1)
+[[ "$joined" =~ ^[0-9]+$ ]] && [ "$joined" = "$local_join" ] && ok "issue 25 F6: a repartition join (worker-to-worker connections by the workers' certificate) answers $joined rows" || ko "issue 25 F6: repartition join: $joined vs $local_join"
 # --- end issue 25 ---
 echo "dp_agg citus tests: $pass passed, $fail failed"
 [ $fail = 0 ]
