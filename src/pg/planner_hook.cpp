@@ -58,7 +58,7 @@ PlannedStmt* PlannerHook(Query* query, const char* query_string, int cursor_opti
   // Citus's per-row wrapper (shard_partials.h).
   if (fragment) RunShardPartialsDirectly(plan);
   // Rewinds and rescans replay a release instead of drawing again.
-  WrapReleases(plan);
+  WrapReleases(plan, cursor_options);
   return plan;
 }
 

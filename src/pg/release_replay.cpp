@@ -24,7 +24,13 @@ constexpr const char* kNodeName = "dp_agg release once";
 
 struct ReplayState {
   CustomScanState css;
-  Tuplestorestate* store;  // every row the Agg returned, in order
+  // Whether this execution may read the rows again: a rewind, a backward
+  // fetch, a rescan (the executor's EXEC_FLAG_REWIND/BACKWARD/MARK), or a
+  // WITH HOLD cursor, whose COMMIT rewinds the executor without asking for
+  // any of them (PersistHoldablePortal). Otherwise the rows pass through
+  // unstored: a plain SELECT pays nothing for the guarantee.
+  bool keep_rows;
+  Tuplestorestate* store;  // every row the Agg returned, in order (keep_rows)
   TupleTableSlot* stored;  // reads the store (minimal tuples)
   bool eof_underlying;  // the Agg has returned its last row
 };
@@ -52,7 +58,10 @@ void BeginReplay(CustomScanState* node, EState* estate, int eflags) {
   // below only ever runs forward, once.
   outerPlanState(node) = ExecInitNode(
       outerPlan(plan), estate, eflags & ~(EXEC_FLAG_REWIND | EXEC_FLAG_BACKWARD | EXEC_FLAG_MARK));
-  state->store = tuplestore_begin_heap(true, false, work_mem);
+  const bool held = linitial_int(plan->custom_private) != 0;
+  state->keep_rows =
+      held || (eflags & (EXEC_FLAG_REWIND | EXEC_FLAG_BACKWARD | EXEC_FLAG_MARK)) != 0;
+  state->store = state->keep_rows ? tuplestore_begin_heap(true, false, work_mem) : nullptr;
   state->stored = ExecAllocTableSlot(&estate->es_tupleTable,
                                      node->ss.ss_ScanTupleSlot->tts_tupleDescriptor,
                                      &TTSOpsMinimalTuple);
@@ -61,6 +70,15 @@ void BeginReplay(CustomScanState* node, EState* estate, int eflags) {
 
 TupleTableSlot* ExecReplay(CustomScanState* node) {
   auto* state = reinterpret_cast<ReplayState*>(node);
+  if (!state->keep_rows) {
+    if (state->eof_underlying) return ExecClearTuple(node->ss.ss_ScanTupleSlot);
+    TupleTableSlot* row = ExecProcNode(outerPlanState(node));
+    if (TupIsNull(row)) {
+      state->eof_underlying = true;
+      return ExecClearTuple(node->ss.ss_ScanTupleSlot);
+    }
+    return Emit(state, row);
+  }
   const bool forward = ScanDirectionIsForward(node->ss.ps.state->es_direction);
   bool at_end_of_store = tuplestore_ateof(state->store);
   if (!forward && at_end_of_store) {
@@ -90,7 +108,7 @@ TupleTableSlot* ExecReplay(CustomScanState* node) {
 void EndReplay(CustomScanState* node) {
   auto* state = reinterpret_cast<ReplayState*>(node);
   ExecEndNode(outerPlanState(node));
-  tuplestore_end(state->store);
+  if (state->store != nullptr) tuplestore_end(state->store);
 }
 
 void RescanReplay(CustomScanState* node) {
@@ -104,6 +122,15 @@ void RescanReplay(CustomScanState* node) {
                     errmsg("dp_agg: a private aggregate would run again with other parameters"),
                     errdetail("Each run would release new answers for one charge."),
                     errhint("Compute the private aggregate once, in a subquery of its own.")));
+  // An execution that said it would read forward once is read again: no
+  // known caller does (the top level rewinds only SCROLL and WITH HOLD
+  // cursors), so this is the proof that none draws again.
+  if (!state->keep_rows)
+    ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                    errmsg("dp_agg: a private aggregate's release cannot be read again here"),
+                    errdetail("It was computed to be read once; reading it again would draw "
+                              "new noise for the same charge."),
+                    errhint("Declare the cursor SCROLL to read its rows again.")));
   tuplestore_rescan(state->store);
 }
 
@@ -135,7 +162,8 @@ bool ReleasesPrivately(Node* node, void* context) {
 }
 
 // Above `agg`, with the same output columns, costs and parameters.
-Plan* WrapInReplay(Plan* agg, int* next_node_id) {
+// `held`: the plan is a WITH HOLD cursor's.
+Plan* WrapInReplay(Plan* agg, bool held, int* next_node_id) {
   CustomScan* replay = makeNode(CustomScan);
   Plan* plan = &replay->scan.plan;
   plan->startup_cost = agg->total_cost;  // the Agg runs to its first row at least
@@ -169,44 +197,50 @@ Plan* WrapInReplay(Plan* agg, int* next_node_id) {
   }
   replay->scan.scanrelid = 0;
   replay->flags = CUSTOMPATH_SUPPORT_BACKWARD_SCAN;
+  replay->custom_private = list_make1_int(held ? 1 : 0);
   replay->methods = &kPlanMethods;
   return plan;
 }
 
-Plan* Wrap(Plan* plan, int* next_node_id);
+struct WrapContext {
+  bool held;  // a WITH HOLD cursor's plan
+  int next_node_id;
+};
 
-void WrapList(List* plans, int* next_node_id) {
+Plan* Wrap(Plan* plan, WrapContext* context);
+
+void WrapList(List* plans, WrapContext* context) {
   ListCell* cell;
-  foreach (cell, plans) lfirst(cell) = Wrap(static_cast<Plan*>(lfirst(cell)), next_node_id);
+  foreach (cell, plans) lfirst(cell) = Wrap(static_cast<Plan*>(lfirst(cell)), context);
 }
 
 // Returns the plan to put where `plan` was.
-Plan* Wrap(Plan* plan, int* next_node_id) {
+Plan* Wrap(Plan* plan, WrapContext* context) {
   if (plan == nullptr) return nullptr;
   check_stack_depth();
-  plan->lefttree = Wrap(plan->lefttree, next_node_id);
-  plan->righttree = Wrap(plan->righttree, next_node_id);
+  plan->lefttree = Wrap(plan->lefttree, context);
+  plan->righttree = Wrap(plan->righttree, context);
   switch (nodeTag(plan)) {
     case T_Append:
-      WrapList(reinterpret_cast<Append*>(plan)->appendplans, next_node_id);
+      WrapList(reinterpret_cast<Append*>(plan)->appendplans, context);
       break;
     case T_MergeAppend:
-      WrapList(reinterpret_cast<MergeAppend*>(plan)->mergeplans, next_node_id);
+      WrapList(reinterpret_cast<MergeAppend*>(plan)->mergeplans, context);
       break;
     case T_SubqueryScan: {
       auto* scan = reinterpret_cast<SubqueryScan*>(plan);
-      scan->subplan = Wrap(scan->subplan, next_node_id);
+      scan->subplan = Wrap(scan->subplan, context);
       break;
     }
     case T_CustomScan:
-      WrapList(reinterpret_cast<CustomScan*>(plan)->custom_plans, next_node_id);
+      WrapList(reinterpret_cast<CustomScan*>(plan)->custom_plans, context);
       break;
     default:
       break;
   }
   if (IsA(plan, Agg) && (ReleasesPrivately(reinterpret_cast<Node*>(plan->targetlist), nullptr) ||
                          ReleasesPrivately(reinterpret_cast<Node*>(plan->qual), nullptr)))
-    return WrapInReplay(plan, next_node_id);
+    return WrapInReplay(plan, context->held, &context->next_node_id);
   return plan;
 }
 
@@ -255,15 +289,16 @@ bool IsReleaseReplayState(const PlanState* state) {
 
 void RegisterReleaseReplay() { RegisterCustomScanMethods(&kPlanMethods); }
 
-void WrapReleases(PlannedStmt* statement) {
+void WrapReleases(PlannedStmt* statement, int cursor_options) {
   if (statement->commandType == CMD_UTILITY) return;
   // The neighbour fuzzer's self-check replays the plans without the node.
   if (TestFaultIs(TestFault::kFinalizeOnRewind)) return;
   // Plan node ids must stay unique within the statement (EXPLAIN ANALYZE and
   // parallel query find nodes by them).
-  int next_node_id = Max(MaxNodeId(statement->planTree), MaxNodeIdOf(statement->subplans)) + 1;
-  statement->planTree = Wrap(statement->planTree, &next_node_id);
-  WrapList(statement->subplans, &next_node_id);
+  WrapContext context{(cursor_options & CURSOR_OPT_HOLD) != 0,
+                      Max(MaxNodeId(statement->planTree), MaxNodeIdOf(statement->subplans)) + 1};
+  statement->planTree = Wrap(statement->planTree, &context);
+  WrapList(statement->subplans, &context);
 }
 
 }  // namespace dp_pg

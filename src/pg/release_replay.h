@@ -11,8 +11,9 @@
 //
 // So every Agg node that finalises a private aggregate (or Citus's
 // coord_combine_agg around one) is wrapped, after planning, in a node of its
-// own, "dp_agg release once", that keeps every row the Agg returns and
-// answers every rescan, rewind and backward fetch from those rows: the Agg
+// own, "dp_agg release once", that keeps every row the Agg returns (when the
+// execution may read it again) and answers every rescan, rewind and backward
+// fetch from those rows: the Agg
 // below runs forward once per execution, whatever the plan shape above it,
 // and the noise of a group is drawn exactly once per charge. A rescan with
 // changed parameters (a new execution of the aggregate, which the input
@@ -28,8 +29,10 @@ namespace dp_pg {
 // Registers the node's methods (plans are copied and read back by name).
 void RegisterReleaseReplay();
 
-// Wraps every releasing Agg node of `statement` (main plan and subplans).
-void WrapReleases(PlannedStmt* statement);
+// Wraps every releasing Agg node of `statement` (main plan and subplans);
+// `cursor_options` are the planner's (CURSOR_OPT_HOLD: keep the rows
+// whatever the executor flags say).
+void WrapReleases(PlannedStmt* statement, int cursor_options);
 
 // The node WrapReleases puts above a releasing Agg (its lefttree), as a plan
 // and as the plan's state.
