@@ -56,6 +56,8 @@ void PrepareAggregates(AggState* node, EState* estate, bool reexecuted, QueryCos
       wrapped = inner != aggref;
       aggref = inner;
     }
+    // Before anything is prepared or charged (distributed.h).
+    if (citus_role == CitusSiteRole::kRelease) RefuseInstrumentedCitusRelease(aggref, estate);
     const AggregateCacheEntry* entry = LookupAggregate(aggref->aggfnoid);
     if (entry->kind == nullptr) continue;
     RefuseDistinctOrOrderBy(aggref);
@@ -267,6 +269,9 @@ void ExecutorStartHook(QueryDesc* query, int flags) {
   // Plain EXPLAIN runs nothing, so there is nothing to check, prepare or pay.
   if ((flags & EXEC_FLAG_EXPLAIN_ONLY) != 0) return;
   QueryCost cost;
+  // EXPLAIN ANALYZE of a private level that Citus runs as a subplan
+  // (distributed.h), before any charge of this statement.
+  RefuseInstrumentedCitusSubplans(query->planstate, query->estate);
   StartQueryCost(&cost, leader_paid);
   cost.constants_decide = query->params == nullptr || query->params->numParams == 0;
   PreparePlanState(query->planstate, query->estate, false, &cost);

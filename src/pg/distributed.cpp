@@ -135,10 +135,7 @@ Node* StripRelabel(Node* node) {
 // into each group row turns the number of groups into response time and
 // memory.
 constexpr int kMaxShippedConstantBytes = 1024;
-bool IsShippableConstant(Node* node) {
-  node = StripRelabel(node);
-  if (node == nullptr || !IsA(node, Const)) return false;
-  const auto* constant = reinterpret_cast<Const*>(node);
+bool PrintsPortably(const Const* constant) {
   switch (constant->consttype) {
     case BOOLOID:
     case INT2OID:
@@ -159,6 +156,25 @@ bool IsShippableConstant(Node* node) {
     default:
       return false;
   }
+}
+
+bool IsShippableConstant(Node* node) {
+  node = StripRelabel(node);
+  if (node == nullptr || !IsA(node, Const)) return false;
+  const auto* constant = reinterpret_cast<Const*>(node);
+  // And one that the worker parses back as a constant, so that it accepts
+  // the fragment exactly when the coordinator did (issue 25, finding 4 (b)).
+  // The coordinator judges the folded query, where 'x'::varchar(1) is a
+  // constant with a typmod and 'x' COLLATE "C" one with a collation; Citus
+  // prints them as 'x'::character varying(1) and 'x'::text COLLATE "C",
+  // which the worker parses as a length coercion (varchar(text, 5, true))
+  // and a COLLATE expression: not a constant, so every worker refused the
+  // fragment after the coordinator charged 1+1. A plain constant (typmod -1,
+  // the type's own collation) is printed as 'x'::character varying and
+  // parsed back as the same constant.
+  if (constant->consttypmod != -1 || constant->constcollid != get_typcollation(constant->consttype))
+    return false;
+  return PrintsPortably(constant);
 }
 
 // The inner aggregate of a wrapper call: its first argument, a constant.
@@ -1087,20 +1103,26 @@ void RefuseWorkerComputedColumns(Query* query) {
         entry->ressortgroupref != 0 &&
         get_sortgroupref_clause_noerr(entry->ressortgroupref, query->groupClause) != nullptr;
     if (grouped && (stripped == nullptr || !IsA(stripped, Const))) continue;
+    // A constant group key stays a group key in the fragment however Citus
+    // prints it (the worker accepts any expression among its group keys), so
+    // it needs only to print the same whatever the settings: with a length
+    // or a collation too ('x'::varchar(1) in GROUP BY was answered before).
+    if (grouped && PrintsPortably(reinterpret_cast<Const*>(stripped))) continue;
     ereport(ERROR,
             (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
              errmsg("dp_agg: on a Citus distributed table, every column of a restricted role's "
                     "grouped private query must be a group key, a constant of type boolean, "
-                    "integer, text or varchar (at most 1024 bytes) or contain a private "
-                    "aggregate"),
+                    "integer, text or varchar (at most 1024 bytes, without a length or COLLATE) "
+                    "or contain a private aggregate"),
              errdetail("Citus would compute a repeated key or an expression of the keys on the "
                        "workers, which compute only partial states for the coordinator, and "
                        "would send other constants in every group row, where reading them back "
                        "depends on session settings; the query is refused before anything is "
                        "charged."),
              errhint("Group by the expression itself (SELECT upper(region), dp_count(1, 1.0) "
-                     "FROM t GROUP BY upper(region)), order by a selected column, and add other "
-                     "constants in the client.")));
+                     "FROM t GROUP BY upper(region)), order by a selected column, write "
+                     "'x'::varchar rather than 'x'::varchar(1), and add other constants in the "
+                     "client.")));
   }
 }
 
@@ -1810,6 +1832,112 @@ int CheckCitusReleaseInput(Aggref* inner, Agg* plan) {
                  "that table's own columns; a table with a privacy unit must be "
                  "hash-distributed by its unit column.")));
   return unit_groups;
+}
+
+namespace {
+
+[[noreturn]] void RefuseInstrumented(const char* aggregate) {
+  ereport(ERROR,
+          (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+           errmsg("dp_agg: EXPLAIN ANALYZE cannot run %s over a Citus distributed table",
+                  aggregate),
+           errdetail("Under EXPLAIN ANALYZE (or auto_explain.log_analyze) Citus wraps every task "
+                     "in worker_save_query_explain_analyze, which cannot return the workers' "
+                     "partial states; the query is refused before anything is charged."),
+           errhint("Run EXPLAIN without ANALYZE to see the plan and the workers' fragments, or "
+                   "run the query itself.")));
+  pg_unreachable();
+}
+
+// Whether the text of a Citus DistributedPlan holds a release site of a
+// private aggregate: a coord_combine_agg Aggref around one, which the plan's
+// combineQuery holds for its own level and the combine plans in its
+// subPlanList for the levels Citus runs first. Each "{AGGREF " node is
+// read on its own (its text holds only PostgreSQL's nodes; Citus's own
+// cannot be read back, see ReadWorkerJob); outToken escapes braces in names.
+bool TextHasPrivateRelease(const char* text) {
+  static const char kAggref[] = "{AGGREF ";
+  for (const char* p = text; *p != '\0'; ++p) {
+    if (*p == '\\') {
+      if (p[1] != '\0') ++p;
+      continue;
+    }
+    if (std::strncmp(p, kAggref, sizeof kAggref - 1) != 0) continue;
+    const char* q = p;
+    int depth = 0;
+    for (; *q != '\0'; ++q) {
+      if (*q == '\\') {
+        if (q[1] != '\0') ++q;
+        continue;
+      }
+      if (*q == '{' || *q == '(') ++depth;
+      if ((*q == '}' || *q == ')') && --depth == 0) {
+        ++q;
+        break;
+      }
+    }
+    Node* node = static_cast<Node*>(stringToNode(pnstrdup(p, q - p)));
+    if (node != nullptr && IsA(node, Aggref) &&
+        IsPrivateCitusReleaseCall(reinterpret_cast<Aggref*>(node)))
+      return true;
+  }
+  return false;
+}
+
+bool FindInstrumentedSubplanRelease(PlanState* node, void* context) {
+  if (node == nullptr) return false;
+  if (IsA(node, CustomScanState)) {
+    auto* scan = reinterpret_cast<CustomScan*>(node->plan);
+    if (scan->methods != nullptr && scan->methods->CustomName != nullptr &&
+        std::strncmp(scan->methods->CustomName, "Citus ", 6) == 0 &&
+        list_length(scan->custom_private) == 1) {
+      // Citus writes a char field (Task's replicationModel) with %c, a NUL
+      // byte when it is 0, which would end a C string before subPlanList:
+      // the whole text, with its NUL bytes made blanks.
+      StringInfoData plan_text;
+      initStringInfo(&plan_text);
+      outNode(&plan_text, linitial(scan->custom_private));
+      for (int i = 0; i < plan_text.len; ++i)
+        if (plan_text.data[i] == '\0') plan_text.data[i] = ' ';
+      const bool found = TextHasPrivateRelease(plan_text.data);
+      pfree(plan_text.data);
+      if (found) return true;
+    }
+  }
+  return planstate_tree_walker(node, DP_EXPRESSION_WALKER(FindInstrumentedSubplanRelease),
+                               context);
+}
+
+}  // namespace
+
+// Citus's adaptive executor asks whether its scan runs instrumented
+// (RequestedForExplainAnalyze: es_instrument != 0, set by EXPLAIN ANALYZE and
+// by auto_explain.log_analyze alike) and then sends every task as
+// SELECT * FROM worker_save_query_explain_analyze('<fragment>', ...) AS
+// (field_0 cstring, ...): a column definition list of the fragment's result
+// types, where the cstring partial states of worker_partial_agg are not
+// allowed ("column "field_0" has pseudo-type cstring"), and the worker would
+// plan the fragment inside a function, where it is not the coordinator's
+// statement anyway (AcceptCoordinatorFragment). Running it uninstrumented
+// would not be EXPLAIN ANALYZE, so it is refused, decided by the statement
+// alone and before ChargeQueryCost; it failed on every worker after the
+// charge (issue 25, finding 4 (a)).
+void RefuseInstrumentedCitusRelease(Aggref* inner, EState* estate) {
+  if (estate->es_instrument == 0) return;
+  RefuseInstrumented(AggregateName(inner->aggfnoid));
+}
+
+// A private level nested in a subquery or WITH query runs as a Citus subplan
+// (ExecuteSubPlans), in an executor of its own started without
+// instrumentation, from the first row of the instrumented statement: Citus
+// then wraps its tasks too (SubPlanExplainAnalyzeContext), and the subplan
+// was charged before they failed. Decided here, when the instrumented
+// statement starts, before any of its charges (the statement's own level is
+// found here too, in the scan's combineQuery, before its release sites are
+// prepared).
+void RefuseInstrumentedCitusSubplans(PlanState* root, EState* estate) {
+  if (estate->es_instrument == 0 || root == nullptr || !CitusInstalled()) return;
+  if (FindInstrumentedSubplanRelease(root, nullptr)) RefuseInstrumented("a private aggregate");
 }
 
 void RegisterCitusPreparedState(Aggref* outer, Datum state, Size size, Oid collation,

@@ -67,6 +67,19 @@ bool DirectShardPartialsEnabled();
 // charge is multiplied as on one node.
 int CheckCitusReleaseInput(Aggref* inner, Agg* plan);
 
+// A release site started with instrumentation (EXPLAIN ANALYZE, or
+// auto_explain.log_analyze): Citus would wrap every task in
+// worker_save_query_explain_analyze, whose column definition list cannot
+// carry the wrapper's cstring partial states, so every task fails on the
+// workers after the charge. Refused (ERROR) before anything is charged
+// (issue 25, finding 4 (a)).
+void RefuseInstrumentedCitusRelease(Aggref* inner, EState* estate);
+
+// The same for the private levels that Citus runs as subplans of an
+// instrumented statement (from its scans' subPlanList), checked when the
+// statement starts, before any of its charges.
+void RefuseInstrumentedCitusSubplans(PlanState* root, EState* estate);
+
 // Keeps the initial state prepared for a wrapper call site for the rest of
 // the query: Citus builds its states from pg_aggregate.agginitcond, so the
 // support functions fetch the parameters from here (CitusPreparedState).

@@ -907,5 +907,78 @@ joined=$(q $base "SET citus.enable_repartition_joins = on; SELECT count(*) FROM 
 local_join=$(q $base "WITH a AS MATERIALIZED (SELECT age FROM t), b AS MATERIALIZED (SELECT v FROM u) SELECT count(*) FROM a JOIN b ON a.age = b.v" | tail -1)
 [[ "$joined" =~ ^[0-9]+$ ]] && [ "$joined" = "$local_join" ] && ok "issue 25 F6: a repartition join (worker-to-worker connections by the workers' certificate) answers $joined rows" || ko "issue 25 F6: repartition join: $joined vs $local_join"
 # --- end issue 25 ---
+# --- issue 25, finding 4: charges without an answer ---
+# (a) EXPLAIN ANALYZE (and auto_explain.log_analyze) of a private aggregate
+# over a distributed table: Citus wraps every task in
+# worker_save_query_explain_analyze, which cannot carry the cstring partial
+# states ("column "field_0" has pseudo-type cstring" on every worker, after
+# the charge). Refused before any charge now, for an ordinary analyst and
+# the superuser, plain, grouped, over privacy units, nested (a Citus
+# subplan) and prepared; plain EXPLAIN and the query itself still work.
+q $base "CREATE ROLE f4_analyst LOGIN; GRANT SELECT ON t, vu, rt TO f4_analyst; SELECT dp_agg.set_budget('f4_analyst', 100, 0.001)" >/dev/null
+f4_charge() {  # ROLE SQL: "<output>|<charge>"
+  local before after out
+  before=$(a_spent "$1"); out=$(qa $base "$1" "$2" | tr '\n' ' '); after=$(a_spent "$1")
+  echo "$out|$(/usr/bin/python3 -c "print(float('$after')-float('$before'))" 2>/dev/null || echo x)"
+}
+for role in f4_analyst postgres; do
+  for rq in "EXPLAIN ANALYZE SELECT dp_count(id, 1.0) FROM t" \
+            "EXPLAIN (ANALYZE, VERBOSE) SELECT region, dp_count(id, 1.0) FROM t GROUP BY region" \
+            "EXPLAIN (ANALYZE, COSTS off, TIMING off) SELECT age, dp_sum(income, 0, 2000, 1.0), dp_median(income, 0, 2000, 1.0) FROM t GROUP BY age" \
+            "EXPLAIN ANALYZE SELECT dp_count(1, 1.0) FROM vu" \
+            "EXPLAIN ANALYZE SELECT diag, dp_sum(cost, 0, 100, 1.0) FROM vu GROUP BY diag" \
+            "EXPLAIN ANALYZE SELECT dp_sum(age, 0, 100, 1.0) FROM t WHERE id = 5" \
+            "EXPLAIN ANALYZE SELECT count(*) FROM (SELECT dp_count(id, 1.0) FROM t WHERE id = 5) s" \
+            "EXPLAIN ANALYZE WITH s AS (SELECT region, dp_count(id, 1.0) FROM t WHERE id IN (5, 6) GROUP BY region) SELECT count(*) FROM s" \
+            "PREPARE f4_p AS SELECT region, dp_count(id, 1.0) FROM t GROUP BY region; EXPLAIN ANALYZE EXECUTE f4_p" \
+            "LOAD 'auto_explain'; SET auto_explain.log_min_duration = 0; SET auto_explain.log_analyze = on; SELECT dp_count(id, 1.0) FROM t"; do
+    [ "$role" = f4_analyst ] && [[ "$rq" == LOAD* ]] && continue  # auto_explain settings are superuser's
+    r=$(f4_charge $role "$rq")
+    grep -q "ERROR:  dp_agg: EXPLAIN ANALYZE cannot run" <<<"$r" && grep -q "HINT:  Run EXPLAIN without ANALYZE" <<<"$r" && [ "${r##*|}" = "0.0" ] && ok "finding 4a: $role: refused before any charge: ${rq:0:90}" || ko "finding 4a: $role: ${rq}: $(head -c 200 <<<"$r") (charged ${r##*|})"
+  done
+done
+for rq in "EXPLAIN SELECT dp_count(id, 1.0) FROM t" "EXPLAIN ANALYZE SELECT count(*) FROM t"; do
+  r=$(f4_charge f4_analyst "$rq")
+  ! grep -q ERROR <<<"$r" && [ "${r##*|}" = "0.0" ] && ok "finding 4a: still answered, nothing charged: $rq" || ko "finding 4a: $rq: $(head -c 200 <<<"$r")"
+done
+for rq in "SELECT dp_count(id, 1.0) FROM t" "SELECT count(*) FROM (SELECT dp_count(id, 1.0) FROM t WHERE id = 5) s" "EXPLAIN ANALYZE SELECT dp_count(id, 1.0) FROM rt"; do
+  r=$(f4_charge f4_analyst "$rq")
+  ! grep -q ERROR <<<"$r" && [ "${r##*|}" = "1.0" ] && ok "finding 4a: answered, charged once: $rq" || ko "finding 4a: $rq: $(head -c 200 <<<"$r") (charged ${r##*|})"
+done
+# (b) A restricted role's constant output with a length or a collation: the
+# coordinator judged the folded constant ('x'::varchar(1), 'x' COLLATE "C"),
+# Citus printed it as 'x'::character varying(1) / 'x'::text COLLATE "C",
+# and every worker parsed a length coercion / COLLATE expression, not a
+# constant, and refused the fragment after the charge of 1+1. Refused on the
+# coordinator before any charge now; as a group key (kept in the workers'
+# GROUP BY) and without the length it is still answered, charged 1+1.
+for rq in "SELECT 'x'::varchar(1) AS tag, region, dp_count(1, 1.0) FROM rd GROUP BY region" \
+          "SELECT NULL::varchar(3) AS tag, region, dp_count(1, 1.0) FROM rd GROUP BY region" \
+          "SELECT 'x'::text::varchar(4) AS tag, region, dp_count(1, 1.0) FROM rd GROUP BY region" \
+          "SELECT 'x' COLLATE \"C\" AS tag, region, dp_count(1, 1.0) FROM rd GROUP BY region" \
+          "SELECT region, dp_count(1, 1.0) FROM rd GROUP BY region ORDER BY 'x'::varchar(1)" \
+          "SELECT region, dp_count(1, 1.0) FROM rd GROUP BY region ORDER BY 'x' COLLATE \"C\"" \
+          "SELECT region, dp_count(1, 1.0), 'x'::varchar(1) FROM rd GROUP BY region HAVING dp_count(1, 1.0) > 3" \
+          "SELECT 'x'::varchar(1) AS tag, region, dp_count(1, 1.0) FROM rd WHERE id = 5 GROUP BY region" \
+          "SELECT 'x'::char(1) AS tag, region, dp_count(1, 1.0) FROM rd GROUP BY region" \
+          "SELECT 1.5::numeric(3,1) AS tag, region, dp_count(1, 1.0) FROM rd GROUP BY region" \
+          "SELECT B'1'::bit(1) AS tag, region, dp_count(1, 1.0) FROM rd GROUP BY region"; do
+  before=$(a_spent analyst); out=$(qa $base analyst "$rq" | tr '\n' ' '); after=$(a_spent analyst)
+  grep -q "ERROR:  dp_agg: on a Citus distributed table" <<<"$out" && [ "$(rd_delta "$before" "$after")" = 0.0 ] && ok "finding 4b: constant with a length or collation refused before any charge: $rq" || ko "finding 4b: $rq: $(head -c 160 <<<"$out") (charged $before -> $after)"
+done
+for rq in "SELECT 'x'::varchar AS tag, region, dp_count(1, 1.0) FROM rd GROUP BY region" \
+          "SELECT 'x'::varchar(1) AS tag, region, dp_count(1, 1.0) FROM rd GROUP BY tag, region" \
+          "SELECT 'x' COLLATE \"C\" AS tag, region, dp_count(1, 1.0) FROM rd GROUP BY tag, region" \
+          "SELECT region, dp_count(1, 1.0) FROM rd GROUP BY region, 'x'::varchar(1)" \
+          "SELECT region, dp_count(1, 1.0) FILTER (WHERE region = 'r1'::varchar(2)) FROM rd GROUP BY region" \
+          "PREPARE f4_l(int, int) AS SELECT region, dp_count(1, 1.0) FROM rd GROUP BY region ORDER BY region LIMIT \$1 OFFSET \$2; EXECUTE f4_l(2, 1)"; do
+  before=$(a_spent analyst); out=$(qa $base analyst "$rq" | tr '\n' ' '); after=$(a_spent analyst)
+  ! grep -q ERROR <<<"$out" && grep -q "r1|" <<<"$out" && [ "$(rd_delta "$before" "$after")" = 2.0 ] && ok "finding 4b: answered, charged 1+1: $rq" || ko "finding 4b: $rq: $(head -c 160 <<<"$out") (charged $before -> $after)"
+done
+r=$(u_charge_of "SELECT 'x'::varchar(1) AS tag, diag, dp_count(1, 1.0) FROM vu GROUP BY diag")
+grep -q "ERROR:  dp_agg: on a Citus distributed table" <<<"$r" && [ "${r##*|}" = "0.0" ] && ok "finding 4b: units, restricted analyst: constant with a length refused before any charge" || ko "finding 4b: units restricted varchar(1) constant: $r"
+r=$(u_charge_of "SELECT 'x'::varchar AS tag, diag, dp_count(1, 1.0) FROM vu GROUP BY diag")
+! grep -q ERROR <<<"$r" && [ "${r##*|}" = "2.0" ] && ok "finding 4b: units, restricted analyst: plain varchar constant answered, charged 1+1" || ko "finding 4b: units restricted varchar constant: $r"
+# --- end issue 25, finding 4 ---
 echo "dp_agg citus tests: $pass passed, $fail failed"
 [ $fail = 0 ]
