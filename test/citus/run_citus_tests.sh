@@ -328,7 +328,8 @@ done
 out=$(qa $base trusted_analyst "CREATE FUNCTION pg_temp.made_up(s dp_agg.aggregate_state, v integer) RETURNS dp_agg.aggregate_state LANGUAGE sql AS \$\$ SELECT s \$\$; CREATE AGGREGATE pg_temp.fake(integer) (SFUNC = pg_temp.made_up, STYPE = dp_agg.aggregate_state, COMBINEFUNC = dp_agg.combine, FINALFUNC = dp_agg.sum_final_int8)")
 grep -q "cannot be built on dp_agg's support functions" <<<"$out" && ok "coordinator: analyst's aggregate over dp_agg's combine and final functions refused" || ko "coordinator: CREATE AGGREGATE fake: $out"
 out=$(qa $base analyst "SELECT coord_combine_agg('dp_sum(integer,integer,integer,float8)'::regprocedure, 'v1 kind=1 count=1 sum=1 epsilon=0x1p+0 lower=0x0p+0 upper=0x1p+0 lower_units=0 upper_units=1 unit_exponent=0 delta=0x0p+0 confidence=0x0p+0'::cstring, null::bigint)")
-grep -q "wrappers cannot be called" <<<"$out" && ok "analyst's hand-made state through coord_combine_agg refused" || ko "analyst coord_combine_agg: $out"
+# (refused since issue 25, finding 3 by the coordinator's check of Citus calls, before it is planned)
+grep -q "wrappers cannot be called\\|restricted roles may not call Citus's function coord_combine_agg" <<<"$out" && ok "analyst's hand-made state through coord_combine_agg refused" || ko "analyst coord_combine_agg: $out"
 ushard=$(q $((base+1)) "SET citus.override_table_visibility TO off; SELECT relname FROM pg_class WHERE relname LIKE 'u\_1%' AND relkind='r' LIMIT 1")
 out=$(qa $((base+1)) analyst "SELECT worker_partial_agg('dp_sum(integer,integer,integer,float8)'::regprocedure, row(v,0,10,1.0::float8)) FROM $ushard")
 grep -q "wrappers cannot be called" <<<"$out" && ok "analyst's worker_partial_agg on a worker shard refused" || ko "analyst worker_partial_agg: $out"
