@@ -1172,6 +1172,7 @@ void RefuseForwardedSessionSettings() {
 struct LevelRewriteContext {
   Query* top;  // the query being planned
   bool top_aggregates_privately;  // `top` itself aggregates a distributed table privately
+  bool some_level_aggregates_privately;  // `top` or a level below it does
 };
 
 bool RewriteLevels(Node* node, void* context) {
@@ -1196,6 +1197,7 @@ bool RewriteLevels(Node* node, void* context) {
       HideDistributionColumn(query);
       auto* levels = static_cast<LevelRewriteContext*>(context);
       if (query == levels->top) levels->top_aggregates_privately = true;
+      levels->some_level_aggregates_privately = true;
       // Nested in a subquery or WITH query, a level whose WHERE pins the
       // distribution column to one shard would make Citus route the whole
       // statement to that shard's worker (noise included; the worker refuses
@@ -1254,6 +1256,10 @@ HTAB* citus_function_cache = nullptr;  // Oid -> which guard applies
 enum class GuardedFunction : char {
   kNone,
   kCitus,  // Citus's own functions (run_command_on_workers, ...)
+  // Citus's functions that Citus's own execution of the coordinator's SELECT
+  // calls on a worker (IsCitusWorkerExecutionFunction): the only ones a
+  // restricted role's coordinator session on a worker may run.
+  kCitusWorkerExecution,
   kRemote,  // dblink's and postgres_fdw's, which open libpq connections
 };
 
@@ -1291,6 +1297,40 @@ bool IsCitusAggregateSupport(Oid function) {
   return support;
 }
 
+// Issue 25, finding 3: a worker used to exempt EVERY Citus function in a
+// session that presented the coordinator's certificate. But Citus opens those
+// sessions as the analyst's own role and pushes the analyst's SQL down into
+// them, so `SELECT citus_version() FROM pub WHERE id = 1` (pub an unprotected
+// distributed table) ran citus_version() on a worker, and the same way
+// run_command_on_workers, citus_check_connection_to_node, citus_shard_sizes
+// and citus_internal.delete_placement_metadata (which deleted a worker's
+// placement row). The exempt session now runs only what Citus's own
+// execution of a SELECT calls there, found by logging every function the old
+// exemption let through while the Citus suite's restricted-analyst queries
+// ran (test/citus/run_citus_tests.sh). That log showed none besides the
+// support functions of worker_partial_agg (IsCitusAggregateSupport): every
+// Citus function it showed came from the attacks of the suite's finding 3
+// block. The list holds what Citus's execution of a SELECT sends beyond the
+// suite's single statements:
+//  * assign_distributed_transaction_id: Citus runs it first in every remote
+//    transaction it opens (remote_transaction.c), e.g. for a private query
+//    inside BEGIN ... COMMIT;
+//  * read_intermediate_result, read_intermediate_results: the query Citus
+//    pushes down reads a subplan's (a CTE's or subquery's) result with them
+//    (recursive planning); the coordinator refuses them in the analyst's own
+//    statement (RefuseRestrictedCitusCalls), and they read only results of
+//    the same distributed transaction.
+bool IsCitusWorkerExecutionFunction(Oid function) {
+  char* name = get_func_name(function);
+  if (name == nullptr) return false;
+  bool listed = false;
+  for (const char* citus : {"assign_distributed_transaction_id", "read_intermediate_result",
+                            "read_intermediate_results"})
+    listed = listed || std::strcmp(name, citus) == 0;
+  pfree(name);
+  return listed && get_func_namespace(function) == PG_CATALOG_NAMESPACE;
+}
+
 bool BelongsToExtension(Oid function, Oid extension) {
   return OidIsValid(extension) && getExtensionOfObject(ProcedureRelationId, function) == extension;
 }
@@ -1311,7 +1351,8 @@ GuardedFunction GuardOf(Oid function) {
   GuardedFunction guard = GuardedFunction::kNone;
   if (BelongsToExtension(function, get_extension_oid("citus", true)) &&
       !IsCitusAggregateSupport(function))
-    guard = GuardedFunction::kCitus;
+    guard = IsCitusWorkerExecutionFunction(function) ? GuardedFunction::kCitusWorkerExecution
+                                                     : GuardedFunction::kCitus;
   // A libpq connection opened by a server process can present the client
   // certificate in citus.node_conninfo, whose key that process reads, and
   // talks to the workers (and to this node) outside dp_agg's judgement of
@@ -1353,7 +1394,12 @@ void FmgrHook(FmgrHookEventType event, FmgrInfo* info, Datum* private_data) {
   if (event != FHET_START) return;
   const GuardedFunction guard = GuardOf(info->fn_oid);
   if (guard == GuardedFunction::kNone || !RestrictedSession()) return;
-  if (guard == GuardedFunction::kCitus && IsWorkerNode() && IsAuthenticatedCoordinator()) return;
+  // Only the functions Citus's execution calls on a worker, and only in the
+  // coordinator's session; anything else a restricted analyst's query pushes
+  // down is judged as the analyst, with this guard on (issue 25, finding 3).
+  if (guard == GuardedFunction::kCitusWorkerExecution && IsWorkerNode() &&
+      IsAuthenticatedCoordinator())
+    return;
   char* name = get_func_name(info->fn_oid);
   if (guard == GuardedFunction::kRemote)
     ereport(ERROR,
@@ -1377,7 +1423,134 @@ void FmgrHook(FmgrHookEventType event, FmgrInfo* info, Datum* private_data) {
                    "administrator runs Citus's functions.")));
 }
 
+// Citus puts these into queries it plans itself through the planner hook (a
+// subquery it plans recursively reads the deeper ones' results with
+// read_intermediate_result(s); a task it runs locally is a shard query with
+// its wrappers and placeholder), never into the tree of the analyst's
+// statement: dp_agg's planner hook runs before Citus's.
+bool IsCitusInsertedFunction(Oid function) {
+  if (get_func_namespace(function) != PG_CATALOG_NAMESPACE) return false;
+  char* name = get_func_name(function);
+  if (name == nullptr) return false;
+  bool inserted = false;
+  for (const char* citus : {"read_intermediate_result", "read_intermediate_results",
+                            "worker_partial_agg", "coord_combine_agg", "citus_extradata_container"})
+    inserted = inserted || std::strcmp(name, citus) == 0;
+  pfree(name);
+  return inserted;
+}
+
+struct CitusCallSearch {
+  bool citus_planning;  // a query Citus plans itself: the functions it inserts pass
+  Oid found;
+};
+
+bool IsRefusedCitusCall(Oid function, void* context) {
+  auto* search = static_cast<CitusCallSearch*>(context);
+  const GuardedFunction guard = GuardOf(function);
+  if (guard != GuardedFunction::kCitus && guard != GuardedFunction::kCitusWorkerExecution)
+    return false;
+  if (search->citus_planning && IsCitusInsertedFunction(function)) return false;
+  search->found = function;
+  return true;
+}
+
+// Every level: subqueries, sublinks, CTEs, functions in FROM, and every kind
+// of call check_functions_in_node knows (operators, casts, aggregates, window
+// functions, I/O coercions).
+bool FindRefusedCitusCall(Node* node, void* context) {
+  if (node == nullptr) return false;
+  if (IsA(node, Query))
+    return query_tree_walker(reinterpret_cast<Query*>(node),
+                             DP_EXPRESSION_WALKER(FindRefusedCitusCall), context, 0);
+  if (check_functions_in_node(node, IsRefusedCitusCall, context)) return true;
+  return expression_tree_walker(node, DP_EXPRESSION_WALKER(FindRefusedCitusCall), context);
+}
+
+// Built-in functions that run SQL text or read relations through SPI: a view
+// or a query given to them can call Citus's functions.
+bool RunsSql(Oid function) {
+  char* name = get_func_name(function);
+  if (name == nullptr) return true;
+  bool runs = std::strcmp(name, "ts_stat") == 0;
+  for (const char* prefix : {"query_to_xml", "cursor_to_xml", "table_to_xml", "schema_to_xml",
+                             "database_to_xml"})
+    runs = runs || std::strncmp(name, prefix, std::strlen(prefix)) == 0;
+  pfree(name);
+  return runs;
+}
+
+struct SqlCallSearch {
+  Oid dp_agg;
+  Oid citus;
+  Oid found;
+};
+
+bool IsRefusedPrivateCall(Oid function, void* context) {
+  auto* search = static_cast<SqlCallSearch*>(context);
+  if (function < FirstNormalObjectId) {
+    if (!RunsSql(function)) return false;
+  } else if (BelongsToExtension(function, search->dp_agg) ||
+             BelongsToExtension(function, search->citus)) {
+    return false;  // Citus's functions are FindRefusedCitusCall's
+  }
+  search->found = function;
+  return true;
+}
+
+bool FindRefusedPrivateCall(Node* node, void* context) {
+  if (node == nullptr) return false;
+  if (IsA(node, Query))
+    return query_tree_walker(reinterpret_cast<Query*>(node),
+                             DP_EXPRESSION_WALKER(FindRefusedPrivateCall), context, 0);
+  if (check_functions_in_node(node, IsRefusedPrivateCall, context)) return true;
+  return expression_tree_walker(node, DP_EXPRESSION_WALKER(FindRefusedPrivateCall), context);
+}
+
+// A restricted session's statement that aggregates a distributed table
+// privately is charged on the coordinator before Citus sends its fragments;
+// a worker decides alone (the guard above) that a Citus function reached
+// through SQL the analyst wrote is refused. Such SQL is reachable only
+// through a function that runs SQL: a user-defined function (PL/pgSQL, SQL,
+// or any other language), or a built-in one that runs a query text or reads
+// a view (query_to_xml, table_to_xml, ts_stat, ...). Refused here, before
+// anything is charged, so that no worker refusal can come after a charge
+// (issue 25, finding 3).
+void RefuseSqlRunningCallsInPrivateQuery(Query* query) {
+  SqlCallSearch search{get_extension_oid("dp_agg", true), get_extension_oid("citus", true),
+                       InvalidOid};
+  if (!FindRefusedPrivateCall(reinterpret_cast<Node*>(query), &search)) return;
+  char* name = get_func_name(search.found);
+  ereport(ERROR,
+          (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+           errmsg("dp_agg: restricted roles' private aggregates over a Citus distributed table "
+                  "may not call %s, a function that is not built in or runs SQL",
+                  name != nullptr ? name : "?"),
+           errdetail("Citus runs the query on the workers after the coordinator charged it, and "
+                     "SQL that function runs there could call Citus's functions, which the "
+                     "workers refuse to restricted roles: the query is refused before anything "
+                     "is charged."),
+           errhint("Use built-in functions and dp_agg's in private queries, or compute the "
+                   "function's value in the client.")));
+}
+
 }  // namespace
+
+void RefuseRestrictedCitusCalls(Query* query, bool citus_planning) {
+  if (IsWorkerNode() || !RestrictedSession() || !CitusInstalled()) return;
+  CitusCallSearch search{citus_planning, InvalidOid};
+  if (!FindRefusedCitusCall(reinterpret_cast<Node*>(query), &search)) return;
+  char* name = get_func_name(search.found);
+  ereport(ERROR,
+          (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+           errmsg("dp_agg: restricted roles may not call Citus's function %s",
+                  name != nullptr ? name : "?"),
+           errdetail("Citus can push the call down to a worker, into a session it opens with "
+                     "the coordinator's certificate, where it would run outside this node's "
+                     "guard; the query is refused before it is planned or charged."),
+           errhint("Remove the call from the query; an administrator runs Citus's "
+                   "functions.")));
+}
 
 void InstallCitusFunctionGuard() {
   dp_citus_install_authentication_hook();
@@ -2120,8 +2293,10 @@ bool PrepareDistributedQuery(Query* query) {
                        "the coordinator's connections to its workers."),
              errhint("Write the private aggregate itself (dp_sum, dp_count, ...).")));
   if (IsWorkerNode()) return false;
-  LevelRewriteContext levels{query, false};
+  LevelRewriteContext levels{query, false, false};
   RewriteLevels(reinterpret_cast<Node*>(query), &levels);
+  if (levels.some_level_aggregates_privately && RestrictedSession())
+    RefuseSqlRunningCallsInPrivateQuery(query);
   return levels.top_aggregates_privately;
 }
 

@@ -24,8 +24,11 @@ void DefineDistributedSettings();
 
 // Restricted sessions may execute no function of extension citus except the
 // support functions of worker_partial_agg and coord_combine_agg, which
-// Citus's own plans run; the authenticated coordinator's sessions on a
-// worker are exempt. Citus's run_command_on_workers, master_run_on_worker
+// Citus's own plans run; on a worker, the authenticated coordinator's
+// sessions may also run the few Citus functions that Citus's own execution
+// of a SELECT calls there (an explicit list, distributed.cpp), and nothing
+// else: Citus opens those sessions as the analyst and pushes the analyst's
+// SQL down into them (issue 25, finding 3). Citus's run_command_on_workers, master_run_on_worker
 // and the like send any SQL text over the coordinator's connections, which
 // carry the certificate the workers trust: a restricted role could have a
 // worker compute an exact partial state of a hand-written fragment with them.
@@ -33,6 +36,21 @@ void DefineDistributedSettings();
 // through a view, an inlined SQL function, PL/pgSQL or a SECURITY DEFINER
 // function is refused too.
 void InstallCitusFunctionGuard();
+
+// Planner hook, on the coordinator, for a restricted session's query before
+// it is judged or planned: refuses (ERROR 42501) a call of any function of
+// extension citus at any level of the query (subqueries, sublinks, CTEs,
+// functions in FROM, operators and casts included). Citus pushes the
+// analyst's SQL down to the workers in sessions it opens as the analyst with
+// the coordinator's certificate, so a Citus function in it would run on a
+// worker (issue 25, finding 3); refused here before anything is charged, and
+// the worker refuses it again (InstallCitusFunctionGuard). When
+// `citus_planning` (a query planned inside another planning, or while a
+// query runs: Citus's recursive planning and local execution, but also
+// PL/pgSQL, EXPLAIN and EXECUTE), the functions Citus itself puts into the
+// queries it plans pass: read_intermediate_result(s), worker_partial_agg,
+// coord_combine_agg and citus_extradata_container.
+void RefuseRestrictedCitusCalls(Query* query, bool citus_planning);
 
 // For an aggregate call `outer` of the Agg node `plan`: when it is a Citus
 // wrapper around a private aggregate, checks that this node may run it
@@ -133,7 +151,12 @@ bool AcceptCoordinatorFragment(Query* query);
 
 // Planner pre-pass, just before Citus plans `query`: refuses hand-written
 // wrapper calls around private aggregates, and rewrites the query so that
-// Citus takes its partial-aggregation path for every private aggregate.
+// Citus takes its partial-aggregation path for every private aggregate. A
+// restricted session's query that aggregates a distributed table privately
+// may call only built-in functions that run no SQL and dp_agg's (ERROR
+// 42501 before anything is charged): SQL such a function ran on a worker
+// could call a Citus function, which the worker refuses only after the
+// coordinator charged (issue 25, finding 3).
 // Returns whether `query` itself (its top level) aggregates a distributed
 // table privately: then Citus must plan it without its router planners
 // (PlanWithoutRouter). A private aggregation in a subquery is planned on its

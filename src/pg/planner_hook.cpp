@@ -2,6 +2,7 @@
 
 extern "C" {
 #include "optimizer/planner.h"
+#include "tcop/pquery.h"
 }
 
 #include "distributed.h"
@@ -22,8 +23,19 @@ namespace {
 
 planner_hook_type previous_planner = nullptr;
 
-PlannedStmt* PlannerHook(Query* query, const char* query_string, int cursor_options,
-                         ParamListInfo bound_parameters) {
+// How many planner calls are running: more than one while Citus plans a
+// subquery recursively inside the planning of the statement.
+int planner_depth = 0;
+
+PlannedStmt* PlanJudged(Query* query, const char* query_string, int cursor_options,
+                        ParamListInfo bound_parameters) {
+  // dp_agg on Citus: a restricted role calls no Citus function, at any level,
+  // before it is judged and charged (issue 25, finding 3). Only the outermost
+  // planning with no query running is the analyst's statement as written;
+  // queries planned inside a planning or while a query runs may be Citus's
+  // own (recursive planning, local execution), with the functions Citus puts
+  // into them.
+  RefuseRestrictedCitusCalls(query, planner_depth > 1 || ActivePortal != nullptr);
   // dp_count(epsilon) becomes dp_count(true, epsilon) before it is judged.
   ExpandRowCounts(query);
   // So do a restricted role's simple regular expressions: LIKE (regex_like.h).
@@ -59,6 +71,18 @@ PlannedStmt* PlannerHook(Query* query, const char* query_string, int cursor_opti
   if (fragment) RunShardPartialsDirectly(plan);
   // Rewinds and rescans replay a release instead of drawing again.
   WrapReleases(plan, cursor_options);
+  return plan;
+}
+
+PlannedStmt* PlannerHook(Query* query, const char* query_string, int cursor_options,
+                         ParamListInfo bound_parameters) {
+  PlannedStmt* plan = nullptr;
+  ++planner_depth;
+  PG_TRY();
+  { plan = PlanJudged(query, query_string, cursor_options, bound_parameters); }
+  PG_FINALLY();
+  { --planner_depth; }
+  PG_END_TRY();
   return plan;
 }
 

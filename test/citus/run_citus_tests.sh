@@ -245,6 +245,56 @@ grep -q "wrappers cannot be called\|not a differentially private aggregate\|may 
 out=$(qa $((base+1)) analyst "SELECT run_command_on_workers('SELECT 1')")
 grep -q "restricted roles may not call Citus's function" <<<"$out" && ok "restricted analyst: Citus's functions refused on a worker too" || ko "restricted worker run_command: $out"
 [ "$(ledger_rows)" = 7 ] && ok "refused restricted queries charged nothing" || ko "restricted analyst ledger rows after refusals: $(ledger_rows)"
+# Issue 25, finding 3: Citus pushes a restricted analyst's SQL down to the
+# workers in sessions it opens as the analyst with the coordinator's
+# certificate, which exempted every Citus function: a Citus function in a
+# query on an UNPROTECTED distributed table (router and multi-shard), in a
+# subquery, a CTE, a view, or inside a PL/pgSQL function pushed down with it,
+# ran on a worker (citus_internal.delete_placement_metadata deleted a worker's
+# placement row). Each must be refused, and nothing charged.
+q $base "CREATE TABLE pub(id int primary key, v int); SELECT create_distributed_table('pub', 'id');
+INSERT INTO pub SELECT g, g FROM generate_series(1, 100) g; GRANT SELECT ON pub TO analyst;
+CREATE VIEW pub_citus AS SELECT id, citus_version() AS cv FROM pub; GRANT SELECT ON pub_citus TO analyst" >/dev/null
+q $base "CREATE FUNCTION public.push_citus(call text, row_id int) RETURNS text LANGUAGE plpgsql AS \$f\$
+DECLARE r text; BEGIN EXECUTE 'SELECT (' || call || ')::text' INTO r; RETURN r; END \$f\$" >/dev/null
+q $base "SELECT create_distributed_function('public.push_citus(text, int)')" >/dev/null
+pub_port=$(q $base "SELECT nodeport FROM pg_dist_placement JOIN pg_dist_node USING (groupid) WHERE shardid = get_shard_id_for_distribution_column('pub', 1)")
+pub_placement=$(q $base "SELECT placementid FROM pg_dist_placement WHERE shardid = get_shard_id_for_distribution_column('pub', 1)")
+placement_rows() { q "$pub_port" "SELECT count(*) FROM pg_dist_placement WHERE placementid = $pub_placement"; }
+[ "$(placement_rows)" = 1 ] && ok "finding 3: setup, placement $pub_placement of pub on worker $pub_port" || ko "finding 3 setup: placement $pub_placement: $(placement_rows)"
+f3_spent=$(a_spent analyst)
+refused_citus() { grep -q "restricted roles may not call Citus's function" <<<"$1"; }
+for call in "citus_version()" "run_command_on_workers('SELECT 1')" "citus_check_connection_to_node('127.0.0.1', $((base+2)))" \
+            "citus_shard_sizes()" "citus_internal.delete_placement_metadata($pub_placement)"; do
+  for form in "SELECT $call FROM pub WHERE id = 1" "SELECT $call FROM pub LIMIT 1" \
+              "SELECT (SELECT $call) FROM pub WHERE id = 1" "WITH c AS (SELECT $call AS x FROM pub WHERE id = 1) SELECT x FROM c"; do
+    out=$(qa $base analyst "$form")
+    refused_citus "$out" && ok "finding 3: pushed-down Citus call refused: $form" || ko "finding 3: $form: $(head -c 200 <<<"$out")"
+  done
+  # through PL/pgSQL: the coordinator cannot see the call, the worker refuses it
+  call_text=${call//\'/\'\'}
+  for form in "SELECT public.push_citus('$call_text', id) FROM pub WHERE id = 1" "SELECT public.push_citus('$call_text', id) FROM pub LIMIT 1"; do
+    out=$(qa $base analyst "$form")
+    refused_citus "$out" && ok "finding 3: Citus call in a pushed-down PL/pgSQL function refused on the worker: $form" || ko "finding 3: $form: $(head -c 200 <<<"$out")"
+  done
+done
+out=$(qa $base analyst "SELECT cv FROM pub_citus WHERE id = 1")
+refused_citus "$out" && ok "finding 3: Citus call in a view refused" || ko "finding 3: view: $(head -c 200 <<<"$out")"
+[ "$(placement_rows)" = 1 ] && ok "finding 3: the worker's placement row is still there" || ko "finding 3: placement $pub_placement deleted on worker $pub_port"
+# a private query on a distributed table with a function that runs SQL (it
+# could reach a Citus function on a worker after the charge): refused first
+for form in "SELECT dp_sum(v, 0, 10, 1.0) FROM u WHERE public.push_citus('citus_version()', v) IS NOT NULL" \
+            "SELECT dp_sum(v, 0, 10, 1.0) FROM u WHERE query_to_xml('SELECT citus_version() FROM pub WHERE id = 1', true, false, '') IS NOT NULL" \
+            "SELECT dp_sum(v, 0, 10, 1.0) FROM u WHERE citus_version() IS NOT NULL"; do
+  out=$(qa $base analyst "$form")
+  grep -q "ERROR:  dp_agg: restricted" <<<"$out" && ok "finding 3: private query with a SQL-running or Citus function refused: $form" || ko "finding 3: $form: $(head -c 200 <<<"$out")"
+done
+[ "$(a_spent analyst)" = "$f3_spent" ] && ok "finding 3: refusals charged nothing" || ko "finding 3: charged $f3_spent -> $(a_spent analyst)"
+# ... and the analyst's private queries still answer (router and multi-shard)
+n=$(qa $base analyst "SELECT dp_count(id, 1.0) FROM t WHERE id = 5")
+[[ "$n" =~ ^-?[0-9]+$ ]] && ok "finding 3: restricted router private query still answered" || ko "finding 3: router private query: $n"
+n=$(qa $base analyst "SELECT dp_sum(v, 0, 10, 1.0) FROM pub")
+[[ "$n" =~ ^-?[0-9]+$ ]] && ok "finding 3: restricted private query on the unprotected table still answered" || ko "finding 3: private query on pub: $n"
 # A private aggregate over a subquery or WITH query of a distributed table:
 # answered or refused alike with no matching row and with 600 (the neighbour
 # fuzzer found that Citus's type check raised only when a row reached the
@@ -278,7 +328,8 @@ done
 out=$(qa $base trusted_analyst "CREATE FUNCTION pg_temp.made_up(s dp_agg.aggregate_state, v integer) RETURNS dp_agg.aggregate_state LANGUAGE sql AS \$\$ SELECT s \$\$; CREATE AGGREGATE pg_temp.fake(integer) (SFUNC = pg_temp.made_up, STYPE = dp_agg.aggregate_state, COMBINEFUNC = dp_agg.combine, FINALFUNC = dp_agg.sum_final_int8)")
 grep -q "cannot be built on dp_agg's support functions" <<<"$out" && ok "coordinator: analyst's aggregate over dp_agg's combine and final functions refused" || ko "coordinator: CREATE AGGREGATE fake: $out"
 out=$(qa $base analyst "SELECT coord_combine_agg('dp_sum(integer,integer,integer,float8)'::regprocedure, 'v1 kind=1 count=1 sum=1 epsilon=0x1p+0 lower=0x0p+0 upper=0x1p+0 lower_units=0 upper_units=1 unit_exponent=0 delta=0x0p+0 confidence=0x0p+0'::cstring, null::bigint)")
-grep -q "wrappers cannot be called" <<<"$out" && ok "analyst's hand-made state through coord_combine_agg refused" || ko "analyst coord_combine_agg: $out"
+# (refused since issue 25, finding 3 by the coordinator's check of Citus calls, before it is planned)
+grep -q "wrappers cannot be called\\|restricted roles may not call Citus's function coord_combine_agg" <<<"$out" && ok "analyst's hand-made state through coord_combine_agg refused" || ko "analyst coord_combine_agg: $out"
 ushard=$(q $((base+1)) "SET citus.override_table_visibility TO off; SELECT relname FROM pg_class WHERE relname LIKE 'u\_1%' AND relkind='r' LIMIT 1")
 out=$(qa $((base+1)) analyst "SELECT worker_partial_agg('dp_sum(integer,integer,integer,float8)'::regprocedure, row(v,0,10,1.0::float8)) FROM $ushard")
 grep -q "wrappers cannot be called" <<<"$out" && ok "analyst's worker_partial_agg on a worker shard refused" || ko "analyst worker_partial_agg: $out"
