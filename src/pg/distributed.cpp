@@ -1331,6 +1331,20 @@ bool IsCitusWorkerExecutionFunction(Oid function) {
   return listed && get_func_namespace(function) == PG_CATALOG_NAMESPACE;
 }
 
+// Issue 25, finding 5: Citus's planner puts these into every query of
+// pg_class (shards are hidden from it: citus.override_table_visibility), so
+// psql's \dt and BI tools' catalog probes called them and were refused to
+// restricted roles on every node. They say whether a relation is one of
+// Citus's shards, catalog metadata and no row of any table.
+bool IsCitusCatalogVisibility(Oid function) {
+  char* name = get_func_name(function);
+  if (name == nullptr) return false;
+  const bool visibility = std::strcmp(name, "relation_is_a_known_shard") == 0 ||
+                          std::strcmp(name, "citus_table_is_visible") == 0;
+  pfree(name);
+  return visibility && get_func_namespace(function) == PG_CATALOG_NAMESPACE;
+}
+
 bool BelongsToExtension(Oid function, Oid extension) {
   return OidIsValid(extension) && getExtensionOfObject(ProcedureRelationId, function) == extension;
 }
@@ -1350,7 +1364,7 @@ GuardedFunction GuardOf(Oid function) {
   }
   GuardedFunction guard = GuardedFunction::kNone;
   if (BelongsToExtension(function, get_extension_oid("citus", true)) &&
-      !IsCitusAggregateSupport(function))
+      !IsCitusAggregateSupport(function) && !IsCitusCatalogVisibility(function))
     guard = IsCitusWorkerExecutionFunction(function) ? GuardedFunction::kCitusWorkerExecution
                                                      : GuardedFunction::kCitus;
   // A libpq connection opened by a server process can present the client

@@ -957,6 +957,15 @@ n=$(q $base "SELECT dp_count(1, 1.0) FROM vo25")
 joined=$(q $base "SET citus.enable_repartition_joins = on; SELECT count(*) FROM t a JOIN u b ON a.age = b.v" | tail -1)
 local_join=$(q $base "WITH a AS MATERIALIZED (SELECT age FROM t), b AS MATERIALIZED (SELECT v FROM u) SELECT count(*) FROM a JOIN b ON a.age = b.v" | tail -1)
 [[ "$joined" =~ ^[0-9]+$ ]] && [ "$joined" = "$local_join" ] && ok "issue 25 F6: a repartition join (worker-to-worker connections by the workers' certificate) answers $joined rows" || ko "issue 25 F6: repartition join: $joined vs $local_join"
+# Finding 5: a restricted role reads the catalogs on every Citus node (psql's
+# \dt, BI tools' probes): Citus's planner adds its shard-visibility functions
+# to every query of pg_class, which the guard on Citus's functions refused.
+for p in $base $((base+1)); do
+  out=$(qa $p analyst "SELECT string_agg(c.relname, ',' ORDER BY c.relname) FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace WHERE c.relkind IN ('r', 'p') AND n.nspname = 'public' AND pg_catalog.pg_table_is_visible(c.oid) AND c.relname IN ('t', 's25a')")
+  [ "$out" = "s25a,t" ] && ok "issue 25 F5: a restricted role lists tables in pg_class on node $p (shards hidden)" || ko "issue 25 F5: pg_class on node $p: $(head -c 200 <<<"$out")"
+done
+out=$(bash "$here/cluster.sh" psql $base -U analyst -c '\dt' 2>&1)
+grep -q " s25a " <<<"$out" && ! grep -q ERROR <<<"$out" && ok "issue 25 F5: psql's \\dt as a restricted role" || ko "issue 25 F5: \\dt: $(head -c 200 <<<"$out")"
 # --- end issue 25 ---
 # --- issue 25, finding 4: charges without an answer ---
 # (a) EXPLAIN ANALYZE (and auto_explain.log_analyze) of a private aggregate
