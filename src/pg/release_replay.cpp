@@ -7,6 +7,7 @@ extern "C" {
 #include "nodes/extensible.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
+#include "nodes/value.h"
 #include "utils/tuplestore.h"
 }
 
@@ -58,7 +59,7 @@ void BeginReplay(CustomScanState* node, EState* estate, int eflags) {
   // below only ever runs forward, once.
   outerPlanState(node) = ExecInitNode(
       outerPlan(plan), estate, eflags & ~(EXEC_FLAG_REWIND | EXEC_FLAG_BACKWARD | EXEC_FLAG_MARK));
-  const bool held = linitial_int(plan->custom_private) != 0;
+  const bool held = intVal(linitial(plan->custom_private)) != 0;
   state->keep_rows =
       held || (eflags & (EXEC_FLAG_REWIND | EXEC_FLAG_BACKWARD | EXEC_FLAG_MARK)) != 0;
   state->store = state->keep_rows ? tuplestore_begin_heap(true, false, work_mem) : nullptr;
@@ -197,7 +198,10 @@ Plan* WrapInReplay(Plan* agg, bool held, int* next_node_id) {
   }
   replay->scan.scanrelid = 0;
   replay->flags = CUSTOMPATH_SUPPORT_BACKWARD_SCAN;
-  replay->custom_private = list_make1_int(held ? 1 : 0);
+  // A node, not an integer list: Citus takes the first element of any
+  // CustomScan's custom_private for a node and looks at its tag
+  // (IsCitusCustomScan, walking the plan for its own scan).
+  replay->custom_private = list_make1(makeInteger(held ? 1 : 0));
   replay->methods = &kPlanMethods;
   return plan;
 }
