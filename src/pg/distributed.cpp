@@ -1487,8 +1487,8 @@ bool RunsSql(Oid function) {
   char* name = get_func_name(function);
   if (name == nullptr) return true;
   bool runs = std::strcmp(name, "ts_stat") == 0;
-  for (const char* prefix : {"query_to_xml", "cursor_to_xml", "table_to_xml", "schema_to_xml",
-                             "database_to_xml"})
+  for (const char* prefix :
+       {"query_to_xml", "cursor_to_xml", "table_to_xml", "schema_to_xml", "database_to_xml"})
     runs = runs || std::strncmp(name, prefix, std::strlen(prefix)) == 0;
   pfree(name);
   return runs;
@@ -2024,15 +2024,15 @@ int CheckCitusReleaseInput(Aggref* inner, Agg* plan) {
 namespace {
 
 [[noreturn]] void RefuseInstrumented(const char* aggregate) {
-  ereport(ERROR,
-          (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-           errmsg("dp_agg: EXPLAIN ANALYZE cannot run %s over a Citus distributed table",
-                  aggregate),
-           errdetail("Under EXPLAIN ANALYZE (or auto_explain.log_analyze) Citus wraps every task "
-                     "in worker_save_query_explain_analyze, which cannot return the workers' "
-                     "partial states; the query is refused before anything is charged."),
-           errhint("Run EXPLAIN without ANALYZE to see the plan and the workers' fragments, or "
-                   "run the query itself.")));
+  ereport(
+      ERROR,
+      (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+       errmsg("dp_agg: EXPLAIN ANALYZE cannot run %s over a Citus distributed table", aggregate),
+       errdetail("Under EXPLAIN ANALYZE (or auto_explain.log_analyze) Citus wraps every task "
+                 "in worker_save_query_explain_analyze, which cannot return the workers' "
+                 "partial states; the query is refused before anything is charged."),
+       errhint("Run EXPLAIN without ANALYZE to see the plan and the workers' fragments, or "
+               "run the query itself.")));
   pg_unreachable();
 }
 
@@ -2091,8 +2091,7 @@ bool FindInstrumentedSubplanRelease(PlanState* node, void* context) {
       if (found) return true;
     }
   }
-  return planstate_tree_walker(node, DP_EXPRESSION_WALKER(FindInstrumentedSubplanRelease),
-                               context);
+  return planstate_tree_walker(node, DP_EXPRESSION_WALKER(FindInstrumentedSubplanRelease), context);
 }
 
 }  // namespace

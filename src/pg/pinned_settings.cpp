@@ -40,14 +40,10 @@ struct PinnedSetting {
 };
 
 constexpr PinnedSetting kPinned[] = {
-    {"extra_float_digits", "1"},
-    {"DateStyle", "ISO, MDY"},
-    {"IntervalStyle", "postgres"},
-    {"standard_conforming_strings", "on"},
-    {"bytea_output", "hex"},
-    {"lc_monetary", "C"},
-    {"xmloption", "content"},
-    {"xmlbinary", "base64"},
+    {"extra_float_digits", "1"},   {"DateStyle", "ISO, MDY"},
+    {"IntervalStyle", "postgres"}, {"standard_conforming_strings", "on"},
+    {"bytea_output", "hex"},       {"lc_monetary", "C"},
+    {"xmloption", "content"},      {"xmlbinary", "base64"},
 };
 
 bool IsPrivateCall(Node* node, void* context) {
@@ -103,8 +99,7 @@ ExecutorRun_hook_type previous_executor_run = nullptr;
 ExecutorFinish_hook_type previous_executor_finish = nullptr;
 ExecutorEnd_hook_type previous_executor_end = nullptr;
 
-void PinnedExecutorRun(QueryDesc* query, ScanDirection direction, uint64 count,
-                       bool execute_once) {
+void PinnedExecutorRun(QueryDesc* query, ScanDirection direction, uint64 count, bool execute_once) {
   const bool pin = NeedsPinnedSettings(query->plannedstmt);
   const int level = pin ? PinSettings() : 0;
   if (previous_executor_run != nullptr)
@@ -140,8 +135,7 @@ bool CitusLoaded() { return GetConfigOption("citus.node_conninfo", true, false) 
 
 bool NeedsPinnedSettings(const PlannedStmt* plan) {
   if (plan == nullptr || plan->commandType == CMD_UTILITY || !CitusLoaded()) return false;
-  return PlanHasPrivateCall(plan, plan->planTree) ||
-         PlansHavePrivateCall(plan, plan->subplans);
+  return PlanHasPrivateCall(plan, plan->planTree) || PlansHavePrivateCall(plan, plan->subplans);
 }
 
 int PinSettings() {

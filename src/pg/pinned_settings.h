@@ -35,7 +35,6 @@ bool NeedsPinnedSettings(const PlannedStmt* plan);
 int PinSettings();
 void UnpinSettings(int nest_level);
 
-
 // Installs ExecutorRun/Finish/End hooks that pin the settings around the
 // executor of a statement for which NeedsPinnedSettings holds (ExecutorStart
 // pins in call_sites.cpp's hook).

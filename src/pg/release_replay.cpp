@@ -63,9 +63,8 @@ void BeginReplay(CustomScanState* node, EState* estate, int eflags) {
   state->keep_rows =
       held || (eflags & (EXEC_FLAG_REWIND | EXEC_FLAG_BACKWARD | EXEC_FLAG_MARK)) != 0;
   state->store = state->keep_rows ? tuplestore_begin_heap(true, false, work_mem) : nullptr;
-  state->stored = ExecAllocTableSlot(&estate->es_tupleTable,
-                                     node->ss.ss_ScanTupleSlot->tts_tupleDescriptor,
-                                     &TTSOpsMinimalTuple);
+  state->stored = ExecAllocTableSlot(
+      &estate->es_tupleTable, node->ss.ss_ScanTupleSlot->tts_tupleDescriptor, &TTSOpsMinimalTuple);
   state->eof_underlying = false;
 }
 
@@ -136,13 +135,12 @@ void RescanReplay(CustomScanState* node) {
 }
 
 const CustomExecMethods kExecMethods = {
-    kNodeName,    BeginReplay, ExecReplay, EndReplay, RescanReplay, nullptr, nullptr,
-    nullptr,      nullptr,     nullptr,    nullptr,   nullptr,      nullptr,
+    kNodeName, BeginReplay, ExecReplay, EndReplay, RescanReplay, nullptr, nullptr,
+    nullptr,   nullptr,     nullptr,    nullptr,   nullptr,      nullptr,
 };
 
 Node* CreateReplayState(CustomScan* plan) {
-  auto* state =
-      reinterpret_cast<ReplayState*>(newNode(sizeof(ReplayState), T_CustomScanState));
+  auto* state = reinterpret_cast<ReplayState*>(newNode(sizeof(ReplayState), T_CustomScanState));
   state->css.methods = &kExecMethods;
   return reinterpret_cast<Node*>(state);
 }
