@@ -99,34 +99,36 @@ ExecutorRun_hook_type previous_executor_run = nullptr;
 ExecutorFinish_hook_type previous_executor_finish = nullptr;
 ExecutorEnd_hook_type previous_executor_end = nullptr;
 
-void PinnedExecutorRun(QueryDesc* query, ScanDirection direction, uint64 count, bool execute_once) {
+// Runs one executor step (`step`, the previous hook or the standard one) of
+// `query`, under pinned settings when the statement needs them. `step`
+// captures only pointers and values: nothing with a destructor is alive
+// across the PostgreSQL calls.
+template <typename Step>
+void RunPinned(QueryDesc* query, Step step) {
   const bool pin = NeedsPinnedSettings(query->plannedstmt);
   const int level = pin ? PinSettings() : 0;
-  if (previous_executor_run != nullptr)
-    previous_executor_run(query, direction, count, execute_once);
-  else
-    standard_ExecutorRun(query, direction, count, execute_once);
+  step();
   if (pin) UnpinSettings(level);
+}
+
+void PinnedExecutorRun(QueryDesc* query, ScanDirection direction, uint64 count, bool execute_once) {
+  RunPinned(query, [=] {
+    (previous_executor_run != nullptr ? previous_executor_run : standard_ExecutorRun)(
+        query, direction, count, execute_once);
+  });
 }
 
 void PinnedExecutorFinish(QueryDesc* query) {
-  const bool pin = NeedsPinnedSettings(query->plannedstmt);
-  const int level = pin ? PinSettings() : 0;
-  if (previous_executor_finish != nullptr)
-    previous_executor_finish(query);
-  else
-    standard_ExecutorFinish(query);
-  if (pin) UnpinSettings(level);
+  RunPinned(query, [=] {
+    (previous_executor_finish != nullptr ? previous_executor_finish
+                                         : standard_ExecutorFinish)(query);
+  });
 }
 
 void PinnedExecutorEnd(QueryDesc* query) {
-  const bool pin = NeedsPinnedSettings(query->plannedstmt);
-  const int level = pin ? PinSettings() : 0;
-  if (previous_executor_end != nullptr)
-    previous_executor_end(query);
-  else
-    standard_ExecutorEnd(query);
-  if (pin) UnpinSettings(level);
+  RunPinned(query, [=] {
+    (previous_executor_end != nullptr ? previous_executor_end : standard_ExecutorEnd)(query);
+  });
 }
 
 }  // namespace
