@@ -966,6 +966,20 @@ for p in $base $((base+1)); do
 done
 out=$(bash "$here/cluster.sh" psql $base -U analyst -c '\dt' 2>&1)
 grep -q " s25a " <<<"$out" && ! grep -q ERROR <<<"$out" && ok "issue 25 F5: psql's \\dt as a restricted role" || ko "issue 25 F5: \\dt: $(head -c 200 <<<"$out")"
+# Second review of issue 25, F1: a releasing Agg inside a subplan that Citus
+# plans recursively (a WITH query or subquery joined to a distributed table):
+# Citus walks the subplan for its own CustomScan and read the replay node's
+# private data as its own (a segfault of the coordinator, any role with a
+# budget). Answered once, or refused before any charge; the server stays up.
+for who in postgres trusted_analyst analyst; do
+  for rq in "WITH w AS (SELECT dp_count(id, 1.0) AS c FROM lt) SELECT count(*) FROM w, u WHERE u.id < 3" \
+            "SELECT count(*) FROM (SELECT dp_count(id, 1.0) AS c FROM t) s, generate_series(1, 4) g" \
+            "WITH w AS (SELECT region, dp_count(id, 1.0) AS c FROM t GROUP BY region) SELECT count(*) FROM w"; do
+    out=$(qa $base $who "$rq")
+    alive=$(q $base "SELECT 1")
+    if [ "$alive" = 1 ] && ! grep -qi "server closed\|connection\|terminat" <<<"$out" && { [[ "$out" =~ ^[0-9]+$ ]] || grep -q "ERROR:  dp_agg" <<<"$out" || grep -q "ERROR:  permission denied" <<<"$out"; }; then ok "issue 25 review 2: private level in a Citus subplan as $who, answered or refused, server up: $rq"; else ko "issue 25 review 2: $who: $rq: $(head -c 200 <<<"$out") (alive: $alive)"; fi
+  done
+done
 # --- end issue 25 ---
 # --- issue 25, finding 4: charges without an answer ---
 # (a) EXPLAIN ANALYZE (and auto_explain.log_analyze) of a private aggregate
