@@ -27,9 +27,10 @@ struct ReplayState {
   CustomScanState css;
   // Whether this execution may read the rows again: a rewind, a backward
   // fetch, a rescan (the executor's EXEC_FLAG_REWIND/BACKWARD/MARK), or a
-  // WITH HOLD cursor, whose COMMIT rewinds the executor without asking for
-  // any of them (PersistHoldablePortal). Otherwise the rows pass through
-  // unstored: a plain SELECT pays nothing for the guarantee.
+  // WITH HOLD cursor, whose COMMIT may rewind the executor without asking
+  // for any of them (PersistHoldablePortal; PostgreSQL 15.20 rewinds only
+  // scrollable ones, earlier minor releases every one). Otherwise the rows
+  // pass through unstored: a plain SELECT pays nothing for the guarantee.
   bool keep_rows;
   Tuplestorestate* store;  // every row the Agg returned, in order (keep_rows)
   TupleTableSlot* stored;  // reads the store (minimal tuples)
@@ -123,8 +124,11 @@ void RescanReplay(CustomScanState* node) {
                     errdetail("Each run would release new answers for one charge."),
                     errhint("Compute the private aggregate once, in a subquery of its own.")));
   // An execution that said it would read forward once is read again: no
-  // known caller does (the top level rewinds only SCROLL and WITH HOLD
-  // cursors), so this is the proof that none draws again.
+  // known caller does on PostgreSQL 15.20 (the top level rewinds only SCROLL
+  // and WITH HOLD cursors; earlier minor releases also rewound a PL/pgSQL
+  // loop's portal held at a COMMIT inside the loop, which then ends here, a
+  // refusal that does not depend on the rows), so this is the proof that
+  // none draws again.
   if (!state->keep_rows)
     ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
                     errmsg("dp_agg: a private aggregate's release cannot be read again here"),
