@@ -1486,7 +1486,9 @@ bool FindRefusedCitusCall(Node* node, void* context) {
 bool RunsSql(Oid function) {
   char* name = get_func_name(function);
   if (name == nullptr) return true;
-  bool runs = std::strcmp(name, "ts_stat") == 0;
+  // ts_rewrite(tsquery, text) runs its text as a query (third review of
+  // issue 25, F2); its other form does not, but is refused alike.
+  bool runs = std::strcmp(name, "ts_stat") == 0 || std::strcmp(name, "ts_rewrite") == 0;
   for (const char* prefix :
        {"query_to_xml", "cursor_to_xml", "table_to_xml", "schema_to_xml", "database_to_xml"})
     runs = runs || std::strncmp(name, prefix, std::strlen(prefix)) == 0;
@@ -1548,10 +1550,45 @@ void RefuseSqlRunningCallsInPrivateQuery(Query* query) {
                    "function's value in the client.")));
 }
 
+bool IsSqlRunningBuiltin(Oid function, void* context) {
+  if (function >= FirstNormalObjectId || !RunsSql(function)) return false;
+  *static_cast<Oid*>(context) = function;
+  return true;
+}
+
+bool FindSqlRunningBuiltin(Node* node, void* context) {
+  if (node == nullptr) return false;
+  if (IsA(node, Query))
+    return query_tree_walker(reinterpret_cast<Query*>(node),
+                             DP_EXPRESSION_WALKER(FindSqlRunningBuiltin), context, 0);
+  if (check_functions_in_node(node, IsSqlRunningBuiltin, context)) return true;
+  return expression_tree_walker(node, DP_EXPRESSION_WALKER(FindSqlRunningBuiltin), context);
+}
+
+// Third review of issue 25, F1: a built-in that runs SQL text, in any
+// restricted query that Citus pushes down (private or not), runs that text
+// on a worker inside the coordinator's trusted session, where the functions
+// Citus's own execution needs pass the guard: the analyst chose the
+// arguments of assign_distributed_transaction_id and read another of its
+// transactions' intermediate results. No query of a restricted role on a
+// Citus coordinator may call one.
+void RefuseSqlRunningBuiltins(Query* query) {
+  Oid found = InvalidOid;
+  if (!FindSqlRunningBuiltin(reinterpret_cast<Node*>(query), &found)) return;
+  char* name = get_func_name(found);
+  ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+                  errmsg("dp_agg: restricted roles may not call %s on a Citus cluster",
+                         name != nullptr ? name : "?"),
+                  errdetail("It runs SQL text, which Citus can push down to a worker into the "
+                            "session it opens with the coordinator's certificate."),
+                  errhint("Run the query it would run as a query of its own.")));
+}
+
 }  // namespace
 
 void RefuseRestrictedCitusCalls(Query* query, bool citus_planning) {
   if (IsWorkerNode() || !RestrictedSession() || !CitusInstalled()) return;
+  RefuseSqlRunningBuiltins(query);
   CitusCallSearch search{citus_planning, InvalidOid};
   if (!FindRefusedCitusCall(reinterpret_cast<Node*>(query), &search)) return;
   char* name = get_func_name(search.found);

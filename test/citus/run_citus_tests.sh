@@ -980,6 +980,17 @@ for who in postgres trusted_analyst analyst; do
     if [ "$alive" = 1 ] && ! grep -qi "server closed\|connection\|terminat" <<<"$out" && { [[ "$out" =~ ^[0-9]+$ ]] || grep -q "ERROR:  dp_agg" <<<"$out" || grep -q "ERROR:  permission denied" <<<"$out"; }; then ok "issue 25 review 2: private level in a Citus subplan as $who, answered or refused, server up: $rq"; else ko "issue 25 review 2: $who: $rq: $(head -c 200 <<<"$out") (alive: $alive)"; fi
   done
 done
+# Third review of issue 25: built-ins that run SQL text (query_to_xml,
+# ts_rewrite, ...) carried the analyst's SQL to a worker inside the
+# coordinator's trusted session (F1: a chosen distributed transaction id, then
+# another transaction's intermediate results), and ts_rewrite in a private
+# query was charged, then refused on the worker (F2). Refused on the
+# coordinator before planning, private or not, nothing charged.
+for rq in "SELECT query_to_xml('select assign_distributed_transaction_id(0, 17, now())', true, false, '') FROM u WHERE id = 1" \
+          "SELECT dp_count(id, 1.0), ts_rewrite('a'::tsquery, 'select ''a''::tsquery, ''b''::tsquery') FROM t"; do
+  before=$(a_spent analyst); out=$(qa $base analyst "$rq"); after=$(a_spent analyst)
+  grep -q "restricted roles may not call .* on a Citus cluster" <<<"$out" && [ "$before" = "$after" ] && ok "issue 25 review 3: SQL-running built-in refused before any charge: $rq" || ko "issue 25 review 3: $rq: $(head -c 200 <<<"$out") ($before -> $after)"
+done
 # --- end issue 25 ---
 # --- issue 25, finding 4: charges without an answer ---
 # (a) EXPLAIN ANALYZE (and auto_explain.log_analyze) of a private aggregate
