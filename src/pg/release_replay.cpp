@@ -21,7 +21,7 @@ namespace {
 
 constexpr const char* kNodeName = "dp_agg release once";
 
-// --- execution: ExecMaterial's logic, with a store that is always kept ------
+// --- execution: ExecMaterial's logic, rows kept when they may be read again
 
 struct ReplayState {
   CustomScanState css;
