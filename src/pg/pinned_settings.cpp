@@ -8,6 +8,7 @@ extern "C" {
 
 #include "aggregate_catalog.h"
 #include "distributed.h"
+#include "plan_children.h"
 #include "settings.h"
 
 namespace dp_pg {
@@ -56,43 +57,19 @@ bool IsPrivateCall(Node* node, void* context) {
   return expression_tree_walker(node, DP_EXPRESSION_WALKER(IsPrivateCall), context);
 }
 
-bool PlanHasPrivateCall(const PlannedStmt* statement, const Plan* plan);
-
-bool PlansHavePrivateCall(const PlannedStmt* statement, List* plans) {
-  ListCell* cell;
-  foreach (cell, plans)
-    if (PlanHasPrivateCall(statement, static_cast<const Plan*>(lfirst(cell)))) return true;
-  return false;
-}
-
-bool PlanHasPrivateCall(const PlannedStmt* statement, const Plan* plan) {
-  if (plan == nullptr) return false;
+// A ChildPlanVisitor: sets *context when a private call is at or below
+// `plan` (the walk only reads the plan).
+Plan* FindPrivateCall(Plan* plan, void* context) {
+  bool* found = static_cast<bool*>(context);
+  if (plan == nullptr || *found) return plan;
   check_stack_depth();
   if (IsA(plan, Agg) && (IsPrivateCall(reinterpret_cast<Node*>(plan->targetlist), nullptr) ||
-                         IsPrivateCall(reinterpret_cast<Node*>(plan->qual), nullptr)))
-    return true;
-  switch (nodeTag(plan)) {
-    case T_Append:
-      if (PlansHavePrivateCall(statement, reinterpret_cast<const Append*>(plan)->appendplans))
-        return true;
-      break;
-    case T_MergeAppend:
-      if (PlansHavePrivateCall(statement, reinterpret_cast<const MergeAppend*>(plan)->mergeplans))
-        return true;
-      break;
-    case T_SubqueryScan:
-      if (PlanHasPrivateCall(statement, reinterpret_cast<const SubqueryScan*>(plan)->subplan))
-        return true;
-      break;
-    case T_CustomScan:
-      if (PlansHavePrivateCall(statement, reinterpret_cast<const CustomScan*>(plan)->custom_plans))
-        return true;
-      break;
-    default:
-      break;
+                         IsPrivateCall(reinterpret_cast<Node*>(plan->qual), nullptr))) {
+    *found = true;
+    return plan;
   }
-  return PlanHasPrivateCall(statement, plan->lefttree) ||
-         PlanHasPrivateCall(statement, plan->righttree);
+  VisitChildPlans(plan, FindPrivateCall, context);
+  return plan;
 }
 
 ExecutorRun_hook_type previous_executor_run = nullptr;
@@ -137,7 +114,10 @@ bool CitusLoaded() { return GetConfigOption("citus.node_conninfo", true, false) 
 
 bool NeedsPinnedSettings(const PlannedStmt* plan) {
   if (plan == nullptr || plan->commandType == CMD_UTILITY || !CitusLoaded()) return false;
-  return PlanHasPrivateCall(plan, plan->planTree) || PlansHavePrivateCall(plan, plan->subplans);
+  bool found = false;
+  FindPrivateCall(plan->planTree, &found);
+  VisitPlanList(plan->subplans, FindPrivateCall, &found);
+  return found;
 }
 
 int PinSettings() {

@@ -29,6 +29,7 @@ extern "C" {
 }
 
 #include "call_sites.h"
+#include "plan_children.h"
 
 namespace dp_pg {
 
@@ -102,9 +103,9 @@ bool FindReplicatedRelease(Node* node, void* context) {
   return expression_tree_walker(node, DP_EXPRESSION_WALKER(FindReplicatedRelease), context);
 }
 
-void WalkPlans(List* plans, const PlanWalk& walk) {
-  ListCell* cell;
-  foreach (cell, plans) WalkPlan(static_cast<Plan*>(lfirst(cell)), walk);
+Plan* WalkChild(Plan* child, void* walk) {
+  WalkPlan(child, *static_cast<PlanWalk*>(walk));
+  return child;
 }
 
 void WalkPlan(Plan* plan, PlanWalk walk) {
@@ -129,30 +130,7 @@ void WalkPlan(Plan* plan, PlanWalk walk) {
   // Subplans called from expressions run where the expression runs.
   WalkSubPlans(reinterpret_cast<Node*>(plan->targetlist), &walk);
   WalkSubPlans(reinterpret_cast<Node*>(plan->qual), &walk);
-  switch (nodeTag(plan)) {
-    case T_Append:
-      WalkPlans(reinterpret_cast<Append*>(plan)->appendplans, walk);
-      break;
-    case T_MergeAppend:
-      WalkPlans(reinterpret_cast<MergeAppend*>(plan)->mergeplans, walk);
-      break;
-    case T_BitmapAnd:
-      WalkPlans(reinterpret_cast<BitmapAnd*>(plan)->bitmapplans, walk);
-      break;
-    case T_BitmapOr:
-      WalkPlans(reinterpret_cast<BitmapOr*>(plan)->bitmapplans, walk);
-      break;
-    case T_SubqueryScan:
-      WalkPlan(reinterpret_cast<SubqueryScan*>(plan)->subplan, walk);
-      break;
-    case T_CustomScan:
-      WalkPlans(reinterpret_cast<CustomScan*>(plan)->custom_plans, walk);
-      break;
-    default:
-      break;
-  }
-  WalkPlan(plan->lefttree, walk);
-  WalkPlan(plan->righttree, walk);
+  VisitChildPlans(plan, WalkChild, &walk);
 }
 
 }  // namespace

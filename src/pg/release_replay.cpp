@@ -13,6 +13,7 @@ extern "C" {
 
 #include "aggregate_catalog.h"
 #include "distributed.h"
+#include "plan_children.h"
 #include "settings.h"
 
 namespace dp_pg {
@@ -213,72 +214,26 @@ struct WrapContext {
   int next_node_id;
 };
 
-Plan* Wrap(Plan* plan, WrapContext* context);
-
-void WrapList(List* plans, WrapContext* context) {
-  ListCell* cell;
-  foreach (cell, plans) lfirst(cell) = Wrap(static_cast<Plan*>(lfirst(cell)), context);
-}
-
-// Returns the plan to put where `plan` was.
-Plan* Wrap(Plan* plan, WrapContext* context) {
-  if (plan == nullptr) return nullptr;
+// Returns the plan to put where `plan` was (a ChildPlanVisitor).
+Plan* Wrap(Plan* plan, void* context) {
+  if (plan == nullptr) return nullptr;  // a statement's subplan may be NULL
   check_stack_depth();
-  plan->lefttree = Wrap(plan->lefttree, context);
-  plan->righttree = Wrap(plan->righttree, context);
-  switch (nodeTag(plan)) {
-    case T_Append:
-      WrapList(reinterpret_cast<Append*>(plan)->appendplans, context);
-      break;
-    case T_MergeAppend:
-      WrapList(reinterpret_cast<MergeAppend*>(plan)->mergeplans, context);
-      break;
-    case T_SubqueryScan: {
-      auto* scan = reinterpret_cast<SubqueryScan*>(plan);
-      scan->subplan = Wrap(scan->subplan, context);
-      break;
-    }
-    case T_CustomScan:
-      WrapList(reinterpret_cast<CustomScan*>(plan)->custom_plans, context);
-      break;
-    default:
-      break;
-  }
+  auto* wrap = static_cast<WrapContext*>(context);
+  VisitChildPlans(plan, Wrap, wrap);
   if (IsA(plan, Agg) && (ReleasesPrivately(reinterpret_cast<Node*>(plan->targetlist), nullptr) ||
                          ReleasesPrivately(reinterpret_cast<Node*>(plan->qual), nullptr)))
-    return WrapInReplay(plan, context->held, &context->next_node_id);
+    return WrapInReplay(plan, wrap->held, &wrap->next_node_id);
   return plan;
 }
 
-int MaxNodeId(Plan* plan);
-
-int MaxNodeIdOf(List* plans) {
-  int max_id = 0;
-  ListCell* cell;
-  foreach (cell, plans) max_id = Max(max_id, MaxNodeId(static_cast<Plan*>(lfirst(cell))));
-  return max_id;
-}
-
-int MaxNodeId(Plan* plan) {
-  if (plan == nullptr) return 0;
+// Raises *context to the largest plan node id at or below `plan`.
+Plan* RaiseToMaxNodeId(Plan* plan, void* context) {
+  if (plan == nullptr) return nullptr;
   check_stack_depth();
-  int max_id = Max(plan->plan_node_id, Max(MaxNodeId(plan->lefttree), MaxNodeId(plan->righttree)));
-  switch (nodeTag(plan)) {
-    case T_Append:
-      return Max(max_id, MaxNodeIdOf(reinterpret_cast<Append*>(plan)->appendplans));
-    case T_MergeAppend:
-      return Max(max_id, MaxNodeIdOf(reinterpret_cast<MergeAppend*>(plan)->mergeplans));
-    case T_SubqueryScan:
-      return Max(max_id, MaxNodeId(reinterpret_cast<SubqueryScan*>(plan)->subplan));
-    case T_CustomScan:
-      return Max(max_id, MaxNodeIdOf(reinterpret_cast<CustomScan*>(plan)->custom_plans));
-    case T_BitmapAnd:
-      return Max(max_id, MaxNodeIdOf(reinterpret_cast<BitmapAnd*>(plan)->bitmapplans));
-    case T_BitmapOr:
-      return Max(max_id, MaxNodeIdOf(reinterpret_cast<BitmapOr*>(plan)->bitmapplans));
-    default:
-      return max_id;
-  }
+  int* max_id = static_cast<int*>(context);
+  *max_id = Max(*max_id, plan->plan_node_id);
+  VisitChildPlans(plan, RaiseToMaxNodeId, context);
+  return plan;
 }
 
 }  // namespace
@@ -301,10 +256,12 @@ void WrapReleases(PlannedStmt* statement, int cursor_options) {
   if (TestFaultIs(TestFault::kFinalizeOnRewind)) return;
   // Plan node ids must stay unique within the statement (EXPLAIN ANALYZE and
   // parallel query find nodes by them).
-  WrapContext context{(cursor_options & CURSOR_OPT_HOLD) != 0,
-                      Max(MaxNodeId(statement->planTree), MaxNodeIdOf(statement->subplans)) + 1};
+  int max_id = 0;
+  RaiseToMaxNodeId(statement->planTree, &max_id);
+  VisitPlanList(statement->subplans, RaiseToMaxNodeId, &max_id);
+  WrapContext context{(cursor_options & CURSOR_OPT_HOLD) != 0, max_id + 1};
   statement->planTree = Wrap(statement->planTree, &context);
-  WrapList(statement->subplans, &context);
+  VisitPlanList(statement->subplans, Wrap, &context);
 }
 
 }  // namespace dp_pg
