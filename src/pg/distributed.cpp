@@ -1469,16 +1469,29 @@ bool IsRefusedCitusCall(Oid function, void* context) {
   return true;
 }
 
-// Every level: subqueries, sublinks, CTEs, functions in FROM, and every kind
-// of call check_functions_in_node knows (operators, casts, aggregates, window
+// A function test and its context, for FindCall.
+struct CallTest {
+  check_function_callback test;
+  void* context;
+};
+
+// Whether `test` holds for a function called anywhere in `node`: every
+// level (subqueries, sublinks, CTEs, functions in FROM) and every kind of
+// call check_functions_in_node knows (operators, casts, aggregates, window
 // functions, I/O coercions).
-bool FindRefusedCitusCall(Node* node, void* context) {
+bool FindCall(Node* node, void* test) {
   if (node == nullptr) return false;
   if (IsA(node, Query))
-    return query_tree_walker(reinterpret_cast<Query*>(node),
-                             DP_EXPRESSION_WALKER(FindRefusedCitusCall), context, 0);
-  if (check_functions_in_node(node, IsRefusedCitusCall, context)) return true;
-  return expression_tree_walker(node, DP_EXPRESSION_WALKER(FindRefusedCitusCall), context);
+    return query_tree_walker(reinterpret_cast<Query*>(node), DP_EXPRESSION_WALKER(FindCall), test,
+                             0);
+  const auto* call = static_cast<CallTest*>(test);
+  if (check_functions_in_node(node, call->test, call->context)) return true;
+  return expression_tree_walker(node, DP_EXPRESSION_WALKER(FindCall), test);
+}
+
+bool QueryCalls(Query* query, check_function_callback test, void* context) {
+  CallTest call{test, context};
+  return FindCall(reinterpret_cast<Node*>(query), &call);
 }
 
 // Built-in functions that run SQL text or read relations through SPI: a view
@@ -1508,19 +1521,10 @@ bool IsRefusedPrivateCall(Oid function, void* context) {
     if (!RunsSql(function)) return false;
   } else if (BelongsToExtension(function, search->dp_agg) ||
              BelongsToExtension(function, search->citus)) {
-    return false;  // Citus's functions are FindRefusedCitusCall's
+    return false;  // Citus's functions are IsRefusedCitusCall's
   }
   search->found = function;
   return true;
-}
-
-bool FindRefusedPrivateCall(Node* node, void* context) {
-  if (node == nullptr) return false;
-  if (IsA(node, Query))
-    return query_tree_walker(reinterpret_cast<Query*>(node),
-                             DP_EXPRESSION_WALKER(FindRefusedPrivateCall), context, 0);
-  if (check_functions_in_node(node, IsRefusedPrivateCall, context)) return true;
-  return expression_tree_walker(node, DP_EXPRESSION_WALKER(FindRefusedPrivateCall), context);
 }
 
 // A restricted session's statement that aggregates a distributed table
@@ -1535,7 +1539,7 @@ bool FindRefusedPrivateCall(Node* node, void* context) {
 void RefuseSqlRunningCallsInPrivateQuery(Query* query) {
   SqlCallSearch search{get_extension_oid("dp_agg", true), get_extension_oid("citus", true),
                        InvalidOid};
-  if (!FindRefusedPrivateCall(reinterpret_cast<Node*>(query), &search)) return;
+  if (!QueryCalls(query, IsRefusedPrivateCall, &search)) return;
   char* name = get_func_name(search.found);
   ereport(ERROR,
           (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
@@ -1556,15 +1560,6 @@ bool IsSqlRunningBuiltin(Oid function, void* context) {
   return true;
 }
 
-bool FindSqlRunningBuiltin(Node* node, void* context) {
-  if (node == nullptr) return false;
-  if (IsA(node, Query))
-    return query_tree_walker(reinterpret_cast<Query*>(node),
-                             DP_EXPRESSION_WALKER(FindSqlRunningBuiltin), context, 0);
-  if (check_functions_in_node(node, IsSqlRunningBuiltin, context)) return true;
-  return expression_tree_walker(node, DP_EXPRESSION_WALKER(FindSqlRunningBuiltin), context);
-}
-
 // Third review of issue 25, F1: a built-in that runs SQL text, in any
 // restricted query that Citus pushes down (private or not), runs that text
 // on a worker inside the coordinator's trusted session, where the functions
@@ -1574,7 +1569,7 @@ bool FindSqlRunningBuiltin(Node* node, void* context) {
 // Citus coordinator may call one.
 void RefuseSqlRunningBuiltins(Query* query) {
   Oid found = InvalidOid;
-  if (!FindSqlRunningBuiltin(reinterpret_cast<Node*>(query), &found)) return;
+  if (!QueryCalls(query, IsSqlRunningBuiltin, &found)) return;
   char* name = get_func_name(found);
   ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
                   errmsg("dp_agg: restricted roles may not call %s on a Citus cluster",
@@ -1590,7 +1585,7 @@ void RefuseRestrictedCitusCalls(Query* query, bool citus_planning) {
   if (IsWorkerNode() || !RestrictedSession() || !CitusInstalled()) return;
   RefuseSqlRunningBuiltins(query);
   CitusCallSearch search{citus_planning, InvalidOid};
-  if (!FindRefusedCitusCall(reinterpret_cast<Node*>(query), &search)) return;
+  if (!QueryCalls(query, IsRefusedCitusCall, &search)) return;
   char* name = get_func_name(search.found);
   ereport(ERROR,
           (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
