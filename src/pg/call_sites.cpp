@@ -257,9 +257,10 @@ void ExecutorStartHook(QueryDesc* query, int flags) {
   DecideNoiseSource();
   CheckExecutionForRestrictedRole(query, flags);
   // Citus prints a fragment again (deferred shard pruning) while the plan
-  // starts: under pinned settings (pinned_settings.h).
+  // starts, and a restricted session's plan is started: under pinned
+  // settings (pinned_settings.h).
   const bool pin = NeedsPinnedSettings(query->plannedstmt);
-  const int pin_level = pin ? PinSettings() : 0;
+  const int pin_level = pin ? PinSettings(PlansAsRestricted()) : 0;
   if (previous_executor_start != nullptr) {
     previous_executor_start(query, flags);
   } else {

@@ -6,6 +6,7 @@
 #include "pg_includes.h"
 #include "pinned_settings.h"
 #include "planner_hook.h"
+#include "public_estimates.h"
 #include "release_once.h"
 #include "release_replay.h"
 #include "restriction.h"
@@ -30,6 +31,7 @@ void _PG_init(void) {
   dp_pg::InstallExecutorHook();
   dp_pg::InstallPinnedSettingsHooks();
   dp_pg::InstallPlannerHook();
+  dp_pg::InstallPublicEstimatesHooks();
   dp_pg::InstallReleaseOnceHook();
   dp_pg::InstallRestrictionHooks();
   dp_pg::InstallLedger();

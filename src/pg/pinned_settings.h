@@ -1,5 +1,6 @@
-// Text that travels between Citus nodes is printed and read under settings
-// no session can change.
+// Text that travels between Citus nodes, and a restricted session's private
+// query, are printed, read, planned and run under settings no session can
+// change.
 //
 // Citus deparses the fragment it sends to the workers with the output
 // functions of the coordinator's session: extra_float_digits rounds a float
@@ -14,6 +15,13 @@
 // executed on a node of a Citus cluster, on the coordinator (deparse,
 // parameters, reading results back) and on the workers (printing partial
 // states and group keys).
+//
+// On one node the same output settings are pinned for a restricted
+// session's private query (issue 26, finding 1: DateStyle Postgres printed a
+// time-zone abbreviation cut into invalid UTF-8, which made lower() raise for
+// the rows it reached), with the planner's and executor's settings the
+// session chose (finding 2: plans and their time); the total text functions
+// hold on their own too (total_functions.h).
 #ifndef DP_AGG_PG_PINNED_SETTINGS_H
 #define DP_AGG_PG_PINNED_SETTINGS_H
 
@@ -24,15 +32,24 @@ namespace dp_pg {
 // Citus is loaded in this server (its settings exist).
 bool CitusLoaded();
 
-// Whether a planned statement carries private work that Citus moves between
-// nodes: a private aggregate (or Citus's wrapper around one) in a plan, on a
-// server that has Citus loaded.
+// Whether this session's private queries are planned and run as a
+// restricted analyst's: it is restricted, or an administrator asked to see
+// such plans (dp_agg.plan_as_restricted).
+bool PlansAsRestricted();
+
+// Whether a planned statement carries private work whose text or plan the
+// session must not shape: a private aggregate (or Citus's wrapper around
+// one) in a plan, on a server that has Citus loaded or in a session that
+// PlansAsRestricted.
 bool NeedsPinnedSettings(const PlannedStmt* plan);
 
 // Opens a GUC nest level and sets every pinned setting in it; returns the
-// level for UnpinSettings. An ERROR in between is cleaned up by the
-// (sub)transaction's abort, like a function's SET clause.
-int PinSettings();
+// level for UnpinSettings. With `planner_and_executor` (a restricted
+// session's private query, or a Citus worker's fragment of one), also the
+// planner's and executor's settings the session chose, jit and the
+// session's timeouts (see pinned_settings.cpp). An ERROR in between is
+// cleaned up by the (sub)transaction's abort, like a function's SET clause.
+int PinSettings(bool planner_and_executor);
 void UnpinSettings(int nest_level);
 
 // Installs ExecutorRun/Finish/End hooks that pin the settings around the

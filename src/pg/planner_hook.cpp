@@ -7,6 +7,7 @@ extern "C" {
 
 #include "distributed.h"
 #include "pinned_settings.h"
+#include "public_estimates.h"
 #include "query_judgement.h"
 #include "query_rewrites.h"
 #include "regex_like.h"
@@ -53,10 +54,17 @@ PlannedStmt* PlanJudged(Query* query, const char* query_string, int cursor_optio
   // dp_agg on Citus (distributed.cpp): before Citus plans the query.
   const bool private_distributed = PrepareDistributedQuery(query);
   const planner_hook_type next = previous_planner != nullptr ? previous_planner : standard_planner;
+  // A restricted session's private query, and a worker's fragment of one, is
+  // planned from public estimates under settings the session did not choose
+  // (public_estimates.h, pinned_settings.h); the caller restores the flag.
+  const bool as_restricted = (verdict.reads_protected && PlansAsRestricted()) || fragment;
+  SetPublicEstimatesActive(as_restricted);
   // Citus prints the workers' fragment while it plans: under pinned
   // settings, never the session's (pinned_settings.h).
-  const bool pin = (private_distributed || fragment || verdict.reads_protected) && CitusLoaded();
-  const int pin_level = pin ? PinSettings() : 0;
+  const bool pin =
+      ((private_distributed || fragment || verdict.reads_protected) && CitusLoaded()) ||
+      as_restricted;
+  const int pin_level = pin ? PinSettings(as_restricted) : 0;
   PlannedStmt* plan =
       private_distributed
           ? PlanWithoutRouter(query, query_string, cursor_options, bound_parameters, next)
@@ -76,12 +84,18 @@ PlannedStmt* PlanJudged(Query* query, const char* query_string, int cursor_optio
 
 PlannedStmt* PlannerHook(Query* query, const char* query_string, int cursor_options,
                          ParamListInfo bound_parameters) {
-  PlannedStmt* plan = nullptr;
+  PlannedStmt* volatile plan = nullptr;
   ++planner_depth;
+  // A planning inside this one (Citus's recursive planning, a function
+  // inlined) decides its own estimates; this one's resume after it.
+  const bool outer_public_estimates = PublicEstimatesActive();
   PG_TRY();
   { plan = PlanJudged(query, query_string, cursor_options, bound_parameters); }
   PG_FINALLY();
-  { --planner_depth; }
+  {
+    --planner_depth;
+    SetPublicEstimatesActive(outer_public_estimates);
+  }
   PG_END_TRY();
   return plan;
 }

@@ -20,6 +20,8 @@ constexpr double kGroupSelectionDelta = 1e-6;
 constexpr int kTestFault = static_cast<int>(TestFault::kNone);
 constexpr int kInsecureTestSeed = 0;
 constexpr int kMaxGroupsContributed = 1;
+constexpr double kProtectedRowsEstimate = 1e5;
+constexpr bool kPlanAsRestricted = false;
 }  // namespace defaults
 
 double max_epsilon = defaults::kMaxEpsilon;
@@ -31,6 +33,8 @@ char* admin_role = nullptr;  // the string GUC machinery sets it to a copy of kA
 double group_selection_epsilon = defaults::kGroupSelectionEpsilon;
 double group_selection_delta = defaults::kGroupSelectionDelta;
 int max_groups_contributed = defaults::kMaxGroupsContributed;
+double protected_rows_estimate = defaults::kProtectedRowsEstimate;
+bool plan_as_restricted = defaults::kPlanAsRestricted;
 bool session_may_use_test_seed = false;
 
 namespace {
@@ -141,6 +145,24 @@ void DefineSettings() {
       "chosen at random per query, and the noise of every private aggregate and of group "
       "selection scales with it.",
       &max_groups_contributed, defaults::kMaxGroupsContributed, 1, 1000000, PGC_USERSET, 0, nullptr,
+      nullptr, nullptr);
+  // SUSET: the planner's picture of a protected table must not be the
+  // analyst's to choose (public_estimates.h).
+  DefineCustomRealVariable(
+      "dp_agg.protected_rows_estimate",
+      "Rows the planner assumes for each protected table in a restricted session's private "
+      "query.",
+      "Plans for restricted analysts use this public figure instead of the table's size and "
+      "statistics, which describe the protected rows. Set it near the size of your tables "
+      "(per database with ALTER DATABASE ... SET) for plans that suit them.",
+      &protected_rows_estimate, defaults::kProtectedRowsEstimate, 1, 1e12, PGC_SUSET, 0, nullptr,
+      nullptr, nullptr);
+  DefineCustomBoolVariable(
+      "dp_agg.plan_as_restricted",
+      "Plans this session's private queries as a restricted analyst's are planned.",
+      "With public estimates and pinned planner settings, so that EXPLAIN shows the plan an "
+      "analyst gets. Superusers only.",
+      &plan_as_restricted, defaults::kPlanAsRestricted, PGC_SUSET, GUC_NOT_IN_SAMPLE, nullptr,
       nullptr, nullptr);
   DefineCustomEnumVariable(
       "dp_agg.insecure_test_fault", "FOR TESTS ONLY: break a mechanism or a query rule on purpose.",

@@ -32,6 +32,16 @@ extern double group_selection_delta;
 // unit may contribute to (unit_rewrite.h); the noise scales with it.
 extern int max_groups_contributed;
 
+// dp_agg.protected_rows_estimate: the row count the planner assumes for every
+// protected table when it plans a restricted session's private query
+// (public_estimates.h); an administrator's public figure, never measured.
+extern double protected_rows_estimate;
+
+// dp_agg.plan_as_restricted: plans and runs a superuser's or administrator's
+// private queries as a restricted session's are (public estimates, pinned
+// settings), so that EXPLAIN shows the plans analysts get.
+extern bool plan_as_restricted;
+
 // dp_agg.insecure_test_fault: deliberately broken mechanisms, so that the
 // privacy audit suite can show that it catches them, and query rules
 // replayed as they were before a leak was fixed, so that the

@@ -9,7 +9,11 @@
 #   B  the same with a protected table and a restricted role in the database
 #      (the unrestricted superuser's queries now look up labels),
 #   C  the restricted role's private query on the protected table, against
-#   D  the superuser's same query (same charge, no judging for restricted roles).
+#   D  the superuser's same query (same charge, no judging for restricted roles);
+# and what public estimates cost (issue 26): the superuser's private queries
+# over a protected 2,000,000-row table planned from its statistics (E) and as
+# a restricted analyst's are, from public estimates (F,
+# dp_agg.plan_as_restricted): a GROUP BY and a selective indexed filter.
 #   test/bench/bench_restriction.sh [--seconds N]
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -79,10 +83,28 @@ SQL
 tps_b=$(tps "$DB" "$work/lookup.sql")
 tps_c=$(tps "$DB" "$work/private.sql" -U dp_bench_analyst)
 tps_d=$(tps "$DB" "$work/private.sql")
+cat >"$work/grouped.sql" <<'SQL'
+SELECT region, dp_count(id, 0.000001) FROM protected_big GROUP BY region;
+SQL
+cat >"$work/filtered.sql" <<'SQL'
+SELECT dp_count(id, 0.000001) FROM protected_big WHERE age = 42;
+SQL
+psql -X -q -o /dev/null -d "$DB" <<'SQL'
+CREATE TABLE protected_big AS
+SELECT g AS id, g % 1000 AS age, 'region ' || (g % 8) AS region FROM generate_series(1, 2000000) g;
+CREATE INDEX ON protected_big (age);
+ANALYZE protected_big;
+SELECT dp_agg.protect_table('protected_big');
+SQL
+tps_eg=$(tps "$DB" "$work/grouped.sql")
+tps_fg=$(PGOPTIONS='-c dp_agg.plan_as_restricted=on' tps "$DB" "$work/grouped.sql")
+tps_ef=$(tps "$DB" "$work/filtered.sql")
+tps_ff=$(PGOPTIONS='-c dp_agg.plan_as_restricted=on' tps "$DB" "$work/filtered.sql")
 tps_0=$(cat "$work/tps0")
 psql -X -q -d postgres -c "DROP DATABASE $DB" -c "DROP ROLE dp_bench_analyst"
 
-awk -v t0="$tps_0" -v a="$tps_a" -v b="$tps_b" -v c="$tps_c" -v d="$tps_d" 'BEGIN {
+awk -v t0="$tps_0" -v a="$tps_a" -v b="$tps_b" -v c="$tps_c" -v d="$tps_d" \
+    -v eg="$tps_eg" -v fg="$tps_fg" -v ef="$tps_ef" -v ff="$tps_ff" 'BEGIN {
   printf "primary-key lookup, 1 client, simple protocol (%s)\n", "statements per second";
   printf "  0 without dp_agg                     %9.0f  latency %.1f us\n", t0, 1e6 / t0;
   printf "  A dp_agg, no labels                  %9.0f  latency %.1f us  (+%.1f us)\n", a, 1e6 / a, 1e6 / a - 1e6 / t0;
@@ -90,4 +112,7 @@ awk -v t0="$tps_0" -v a="$tps_a" -v b="$tps_b" -v c="$tps_c" -v d="$tps_d" 'BEGI
   printf "private dp_count on a protected 100-row table (charged durably)\n";
   printf "  D unrestricted superuser             %9.0f  latency %.1f us\n", d, 1e6 / d;
   printf "  C restricted analyst (judged)        %9.0f  latency %.1f us  (ratio C/D %.2f)\n", c, 1e6 / c, d / c;
+  printf "public estimates on a protected 2,000,000-row table (statements per second)\n";
+  printf "  GROUP BY region: E statistics %7.2f  F public estimates %7.2f  (ratio E/F %.2f)\n", eg, fg, eg / fg;
+  printf "  WHERE age = 42:  E statistics %7.2f  F public estimates %7.2f  (ratio E/F %.2f)\n", ef, ff, ef / ff;
 }'
