@@ -54,6 +54,7 @@ const struct config_enum_entry kTestFaults[] = {
     {"distributed_subquery_unseen", static_cast<int>(TestFault::kDistributedSubqueryUnseen), false},
     {"unpinned_settings", static_cast<int>(TestFault::kUnpinnedSettings), false},
     {"finalize_on_rewind", static_cast<int>(TestFault::kFinalizeOnRewind), false},
+    {"measured_estimates", static_cast<int>(TestFault::kMeasuredEstimates), false},
     {nullptr, 0, false},
 };
 

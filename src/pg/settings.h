@@ -60,6 +60,9 @@ enum class TestFault {
   kDistributedSubqueryUnseen = 9,  // Citus: only a level's own tables decide its rewrite
   kUnpinnedSettings = 10,  // Citus: the session's settings print the workers' text
   kFinalizeOnRewind = 11,  // releasing Aggs without the replay node above them
+  // Restricted plans from the protected tables' sizes and statistics (issue
+  // 26, finding 2). Numbered apart from the faults other changes add.
+  kMeasuredEstimates = 30,
 };
 extern int test_fault;  // a TestFault
 inline bool TestFaultIs(TestFault fault) { return test_fault == static_cast<int>(fault); }

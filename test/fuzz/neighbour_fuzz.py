@@ -16,10 +16,12 @@ exp(-150)). The neighbour's values are all rare (its own groups are released
 with probability <= dp_agg.group_selection_delta, set to 1e-12 here), except
 where it is crafted to share a group with a different spelling (interval
 '24:00:00' vs '1 day', float -0 vs 0, numeric 1.00 vs 1.0, a nondeterministic
-ICU collation 'ALICE' vs 'alice'). It is the first row of the heap. Both
-tables are analyzed with the neighbour in them (identical statistics, so the
-same plans and hash-table sizes); then, in the database without it, it is
-deleted: its heap slot holds a dead tuple and both tables have the same pages.
+ICU collation 'ALICE' vs 'alice'). It is the first row of the heap. In the
+database without it, it is deleted (its heap slot holds a dead tuple and both
+tables have the same pages), and the protected tables are analyzed again, so
+their statistics differ as a real neighbour's would: a restricted analyst's
+plan must not depend on them (issue 26; dp_agg plans restricted queries from
+public estimates, and the plan comparison checks it).
 A second, unit-level neighbour lives in hr.visits (privacy unit pid; README
 "Privacy units"): every common patient is a unit of VISITS_PER_UNIT visits, and
 the neighbour unit pid 0 (NEIGHBOUR_VISITS visits with the rare values) is all
@@ -58,7 +60,12 @@ DB_NBR = "dp_fuzz_nb_with"
 ANALYST = "dp_fuzz_analyst"
 READER = "dp_fuzz_reader"
 FAULTS = ["indeterminate_collation", "case_test_constant", "hash_group_order",
-          "first_key_spelling", "builtin_arithmetic", "skip_unit_bounding"]
+          "first_key_spelling", "builtin_arithmetic", "skip_unit_bounding", "measured_estimates"]
+# measured_estimates replays issue 26's finding 2: a restricted analyst's plan
+# chosen from the protected tables' sizes and statistics (whose costs JIT's
+# threshold made visible as time). The plan is compared deterministically, not
+# timed: an administrator's EXPLAIN with dp_agg.plan_as_restricted on both
+# databases must print the same plan, estimates and costs (class "plan").
 # Faults whose leak the Citus pass must find: builtin_arithmetic leaves
 # PostgreSQL's own operators in the WHERE clause the coordinator rewrites and
 # Citus ships to the workers, so one raises for the neighbour's row inside a
@@ -97,7 +104,8 @@ FAULT_CLASS = {"indeterminate_collation": "error:collation", "case_test_constant
                "hash_group_order": "order", "first_key_spelling": "keys",
                "builtin_arithmetic": "error:arithmetic", "skip_unit_bounding": "rows",
                "distributed_subquery_unseen": "error:citus-type",
-               "unpinned_settings": "error:settings", "finalize_on_rewind": "redraw"}
+               "unpinned_settings": "error:settings", "finalize_on_rewind": "redraw",
+               "measured_estimates": "plan"}
 
 N_COHORTS = 64
 PER_COHORT = 200
@@ -281,6 +289,11 @@ def setup(keep=False):
                 # same heap layout: the neighbour's slot holds a dead tuple
                 cur.execute("DELETE FROM hr.patients WHERE id = 0")
                 cur.execute("DELETE FROM hr.visits WHERE pid = 0")
+                if not CITUS:
+                    # statistics without the neighbour (reltuples one less, its
+                    # rare values gone from the MCV lists): restricted plans
+                    # come from public estimates (issue 26, finding 2)
+                    cur.execute("ANALYZE hr.patients, hr.visits")
             cur.execute(f"GRANT SELECT ON hr.clinics, hr.region_info, hr.notes TO {ANALYST}, {READER}")
             cur.execute(f"GRANT SELECT ON hr.patients TO {READER}")
             cur.execute(f"GRANT SELECT ON hr.visits TO {READER}")
@@ -698,18 +711,26 @@ class Gen:
 
     def session(self):
         """(settings set before the query, how it runs: plain, prepared or a
-        rewound cursor). Only the Citus pass varies them (issue 25)."""
+        rewound cursor). Issue 25 on Citus; issue 26 on one node too."""
         f = self.focus
         if f == "unpinned_settings":
             return [self.ch(["extra_float_digits = -15", "extra_float_digits = 0"])], "plain"
         if f == "finalize_on_rewind":
             return [], "cursor"
-        if not CITUS or f is not None:
+        if f is not None:
             return [], "plain"
         settings = []
         if self.r.random() < 0.35:
             settings = self.r.sample(SESSION_SETTINGS, self.r.randint(1, 2))
         return settings, self.ch(["plain"] * 6 + ["prepared", "cursor", "cursor"])
+
+    def plan_check(self):
+        """Whether to compare the administrator's view of this query's plan
+        (dp_agg.plan_as_restricted) between the databases (issue 26). Not on
+        Citus, whose coordinator plans no shard of a distributed table."""
+        if CITUS:
+            return False
+        return self.focus == "measured_estimates" or self.r.random() < 0.2
 
     def settings_probe(self):
         """Parameters that extra_float_digits <= 0 rounds, grouped over the
@@ -861,6 +882,34 @@ class Runner:
         fuzz_common.close_all(self.conns)
         self.conns = {}
 
+    def plan(self, db, sql, settings=()):
+        """The plan an administrator sees for the analyst's query with
+        dp_agg.plan_as_restricted (the analyst may not EXPLAIN it): its text
+        with estimates and costs, or the error."""
+        key = ("plan", db)
+        c = self.conns.get(key)
+        if c is None or c.closed:
+            c = connect(db)
+            c.autocommit = True
+            with c.cursor() as cur:
+                cur.execute("SET dp_agg.plan_as_restricted = on")
+                cur.execute("SET statement_timeout = '20s'")
+            self.conns[key] = c
+        try:
+            with c.cursor() as cur:
+                for setting in settings:
+                    cur.execute("SET " + setting)
+                try:
+                    cur.execute("EXPLAIN (COSTS ON) " + sql)
+                    return {"ok": True, "lines": [r[0] for r in cur.fetchall()]}
+                finally:
+                    for setting in settings:
+                        cur.execute("RESET " + setting.split("=")[0].strip())
+        except psycopg2.Error as e:
+            if c.closed:
+                self.conns.pop(key, None)
+            return {"ok": False, "state": e.pgcode, "msg": (e.diag.message_primary or str(e))}
+
     def run(self, db, sql, keys, settings=(), mode="plain"):
         """mode: plain; prepared (PREPARE, then EXECUTE twice: a generic plan
         under plan_cache_mode = force_generic_plan); cursor (a SCROLL cursor
@@ -980,6 +1029,10 @@ def compare(a, b):
 
 
 def show(o):
+    if "plan" in o:
+        p = o["plan"]
+        return ("plan: " + " | ".join(l.strip() for l in p["lines"])) if p["ok"] else \
+            f"plan: ERROR {p['state']}: {p['msg']}"
     if o["ok"]:
         ks = o["keys"] if len(o["keys"]) <= 12 else o["keys"][:12] + ["..."]
         return f"{o['n']} rows, keys {ks}"
@@ -1001,6 +1054,7 @@ def fuzz(runner, gen, n, findings_out, label, deadline=None, stop_on=None):
         # alternate which database goes first
         order = (DB_BASE, DB_NBR) if i % 2 == 0 else (DB_NBR, DB_BASE)
         res = {db: runner.run(db, sql, keys, settings, mode) for db in order}
+        sql_run = sql
         if settings or mode != "plain":
             sql = f"[{mode}{'; SET ' + '; SET '.join(settings) if settings else ''}] {sql}"
         ran += 1
@@ -1024,6 +1078,11 @@ def fuzz(runner, gen, n, findings_out, label, deadline=None, stop_on=None):
         if not res[DB_BASE]["ok"]:
             errs += 1
         d = compare(res[DB_BASE], res[DB_NBR])
+        if d is None and gen.plan_check():
+            plans = {db: runner.plan(db, sql_run, settings) for db in order}
+            if plans[DB_BASE] != plans[DB_NBR]:
+                d = ("plan", "the plan an analyst gets differs (estimates, costs or shape)")
+                res = {db: dict(res[db], plan=plans[db]) for db in order}
         if d:
             cls, desc = d
             # An unlucky draw of partition selection cannot explain an error.
