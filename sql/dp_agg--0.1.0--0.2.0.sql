@@ -783,13 +783,13 @@ COMMENT ON FUNCTION dp_agg.total_numeric_add(numeric, numeric) IS
 COMMENT ON FUNCTION dp_agg.total_numeric_sub(numeric, numeric) IS
   'total version of numeric_sub(numeric, numeric) for expressions over protected rows: never raises';
 COMMENT ON FUNCTION dp_agg.total_numeric_mul(numeric, numeric) IS
-  'total version of numeric_mul(numeric, numeric) for expressions over protected rows: never raises';
+  'total version of numeric_mul(numeric, numeric) for expressions over protected rows: NULL for an operand of over 1000 base-10000 digits, never raises';
 COMMENT ON FUNCTION dp_agg.total_numeric_div(numeric, numeric) IS
-  'total version of numeric_div(numeric, numeric) for expressions over protected rows: never raises';
+  'total version of numeric_div(numeric, numeric) for expressions over protected rows: NULL for an operand of over 1000 base-10000 digits, never raises';
 COMMENT ON FUNCTION dp_agg.total_numeric_mod(numeric, numeric) IS
-  'total version of numeric_mod(numeric, numeric) for expressions over protected rows: never raises';
+  'total version of numeric_mod(numeric, numeric) for expressions over protected rows: NULL for an operand of over 1000 base-10000 digits, never raises';
 COMMENT ON FUNCTION dp_agg.total_float8(numeric) IS
-  'total version of float8(numeric) for expressions over protected rows: never raises';
+  'total version of float8(numeric) for expressions over protected rows: NULL for an operand of over 1000 base-10000 digits, never raises';
 COMMENT ON FUNCTION dp_agg.total_date_pli(date, int4) IS
   'total version of date_pli(date, int4) for expressions over protected rows: never raises';
 COMMENT ON FUNCTION dp_agg.total_date_mii(date, int4) IS
@@ -856,6 +856,26 @@ CREATE FUNCTION dp_agg.total_bpchariclike(bpchar, text) RETURNS boolean
   AS 'MODULE_PATHNAME', 'dp_total_texticlike' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 CREATE FUNCTION dp_agg.total_bpcharicnlike(bpchar, text) RETURNS boolean
   AS 'MODULE_PATHNAME', 'dp_total_texticnlike' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_textlike(text, text) RETURNS boolean
+  AS 'MODULE_PATHNAME', 'dp_total_textlike' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_textnlike(text, text) RETURNS boolean
+  AS 'MODULE_PATHNAME', 'dp_total_textnlike' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_textlen(text) RETURNS int4
+  AS 'MODULE_PATHNAME', 'dp_total_textlen' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_length(text) RETURNS int4
+  AS 'MODULE_PATHNAME', 'dp_total_textlen' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_char_length(text) RETURNS int4
+  AS 'MODULE_PATHNAME', 'dp_total_textlen' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_character_length(text) RETURNS int4
+  AS 'MODULE_PATHNAME', 'dp_total_textlen' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_substr(text, int4, int4) RETURNS text
+  AS 'MODULE_PATHNAME', 'dp_total_text_substr' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_substr(text, int4) RETURNS text
+  AS 'MODULE_PATHNAME', 'dp_total_text_substr_no_len' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_substring(text, int4, int4) RETURNS text
+  AS 'MODULE_PATHNAME', 'dp_total_text_substr' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_substring(text, int4) RETURNS text
+  AS 'MODULE_PATHNAME', 'dp_total_text_substr_no_len' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 CREATE FUNCTION dp_agg.total_floor(numeric) RETURNS numeric
   AS 'MODULE_PATHNAME', 'dp_total_numeric_floor' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 CREATE FUNCTION dp_agg.total_ceil(numeric) RETURNS numeric
@@ -871,29 +891,49 @@ CREATE FUNCTION dp_agg.total_width_bucket(numeric, numeric, numeric, int4) RETUR
 CREATE FUNCTION dp_agg.total_width_bucket(float8, float8, float8, int4) RETURNS int4
   AS 'MODULE_PATHNAME', 'dp_total_width_bucket_float8' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION dp_agg.total_lower(text) IS
-  'total version of lower(text) for expressions over protected rows: NULL for a text over 16 MiB, never raises';
+  'total version of lower(text) for expressions over protected rows: NULL for a text that is not valid in the database encoding, over 64 KiB, or (ILIKE) text bytes times pattern bytes over 2^20, never raises';
 COMMENT ON FUNCTION dp_agg.total_upper(text) IS
-  'total version of upper(text) for expressions over protected rows: NULL for a text over 16 MiB, never raises';
+  'total version of upper(text) for expressions over protected rows: NULL for a text that is not valid in the database encoding, over 64 KiB, or (ILIKE) text bytes times pattern bytes over 2^20, never raises';
 COMMENT ON FUNCTION dp_agg.total_texticlike(text, text) IS
-  'total version of ILIKE (texticlike) for expressions over protected rows: NULL for a text over 16 MiB, never raises';
+  'total version of ILIKE (texticlike) for expressions over protected rows: NULL for a text that is not valid in the database encoding, over 64 KiB, or (ILIKE) text bytes times pattern bytes over 2^20, never raises';
 COMMENT ON FUNCTION dp_agg.total_texticnlike(text, text) IS
-  'total version of NOT ILIKE (texticnlike) for expressions over protected rows: NULL for a text over 16 MiB, never raises';
+  'total version of NOT ILIKE (texticnlike) for expressions over protected rows: NULL for a text that is not valid in the database encoding, over 64 KiB, or (ILIKE) text bytes times pattern bytes over 2^20, never raises';
 COMMENT ON FUNCTION dp_agg.total_bpchariclike(bpchar, text) IS
-  'total version of ILIKE (bpchariclike) for expressions over protected rows: NULL for a text over 16 MiB, never raises';
+  'total version of ILIKE (bpchariclike) for expressions over protected rows: NULL for a text that is not valid in the database encoding, over 64 KiB, or (ILIKE) text bytes times pattern bytes over 2^20, never raises';
 COMMENT ON FUNCTION dp_agg.total_bpcharicnlike(bpchar, text) IS
-  'total version of NOT ILIKE (bpcharicnlike) for expressions over protected rows: NULL for a text over 16 MiB, never raises';
+  'total version of NOT ILIKE (bpcharicnlike) for expressions over protected rows: NULL for a text that is not valid in the database encoding, over 64 KiB, or (ILIKE) text bytes times pattern bytes over 2^20, never raises';
+COMMENT ON FUNCTION dp_agg.total_textlike(text, text) IS
+  'total version of LIKE (textlike) for expressions over protected rows: NULL for a text or pattern that is not valid in the database encoding, a text over 64 KiB or text bytes times pattern bytes over 2^20, never raises';
+COMMENT ON FUNCTION dp_agg.total_textnlike(text, text) IS
+  'total version of NOT LIKE (textnlike) for expressions over protected rows: NULL for a text or pattern that is not valid in the database encoding, a text over 64 KiB or text bytes times pattern bytes over 2^20, never raises';
+COMMENT ON FUNCTION dp_agg.total_textlen(text) IS
+  'total version of textlen(text) for expressions over protected rows: NULL for a text that is not valid in the database encoding or is over 64 KiB, never raises';
+COMMENT ON FUNCTION dp_agg.total_length(text) IS
+  'total version of length(text) for expressions over protected rows: NULL for a text that is not valid in the database encoding or is over 64 KiB, never raises';
+COMMENT ON FUNCTION dp_agg.total_char_length(text) IS
+  'total version of char_length(text) for expressions over protected rows: NULL for a text that is not valid in the database encoding or is over 64 KiB, never raises';
+COMMENT ON FUNCTION dp_agg.total_character_length(text) IS
+  'total version of character_length(text) for expressions over protected rows: NULL for a text that is not valid in the database encoding or is over 64 KiB, never raises';
+COMMENT ON FUNCTION dp_agg.total_substr(text, int4, int4) IS
+  'total version of substr(text, int4, int4) for expressions over protected rows: NULL for a text that is not valid in the database encoding or is over 64 KiB, never raises for the constant lengths dp_agg accepts';
+COMMENT ON FUNCTION dp_agg.total_substr(text, int4) IS
+  'total version of substr(text, int4) for expressions over protected rows: NULL for a text that is not valid in the database encoding or is over 64 KiB, never raises';
+COMMENT ON FUNCTION dp_agg.total_substring(text, int4, int4) IS
+  'total version of substring(text, int4, int4) for expressions over protected rows: NULL for a text that is not valid in the database encoding or is over 64 KiB, never raises for the constant lengths dp_agg accepts';
+COMMENT ON FUNCTION dp_agg.total_substring(text, int4) IS
+  'total version of substring(text, int4) for expressions over protected rows: NULL for a text that is not valid in the database encoding or is over 64 KiB, never raises';
 COMMENT ON FUNCTION dp_agg.total_floor(numeric) IS
-  'total version of floor(numeric) for expressions over protected rows: NULL beyond 1e130000, never raises';
+  'total version of floor(numeric) for expressions over protected rows: NULL beyond 1e130000 or over 1000 base-10000 digits, never raises';
 COMMENT ON FUNCTION dp_agg.total_ceil(numeric) IS
-  'total version of ceil(numeric) for expressions over protected rows: NULL beyond 1e130000, never raises';
+  'total version of ceil(numeric) for expressions over protected rows: NULL beyond 1e130000 or over 1000 base-10000 digits, never raises';
 COMMENT ON FUNCTION dp_agg.total_ceiling(numeric) IS
-  'total version of ceiling(numeric) for expressions over protected rows: NULL beyond 1e130000, never raises';
+  'total version of ceiling(numeric) for expressions over protected rows: NULL beyond 1e130000 or over 1000 base-10000 digits, never raises';
 COMMENT ON FUNCTION dp_agg.total_round(numeric, int4) IS
-  'total version of round(numeric, int4) for expressions over protected rows: NULL beyond 1e130000, never raises';
+  'total version of round(numeric, int4) for expressions over protected rows: NULL beyond 1e130000 or over 1000 base-10000 digits, never raises';
 COMMENT ON FUNCTION dp_agg.total_trunc(numeric, int4) IS
-  'total version of trunc(numeric, int4) for expressions over protected rows: NULL beyond 1e130000, never raises';
+  'total version of trunc(numeric, int4) for expressions over protected rows: NULL beyond 1e130000 or over 1000 base-10000 digits, never raises';
 COMMENT ON FUNCTION dp_agg.total_width_bucket(numeric, numeric, numeric, int4) IS
-  'total version of width_bucket(numeric, numeric, numeric, int4) for expressions over protected rows: NULL for NaN, never raises for the constant bounds dp_agg accepts';
+  'total version of width_bucket(numeric, numeric, numeric, int4) for expressions over protected rows: NULL for NaN or an operand of over 1000 base-10000 digits, never raises for the constant bounds dp_agg accepts';
 COMMENT ON FUNCTION dp_agg.total_width_bucket(float8, float8, float8, int4) IS
   'total version of width_bucket(float8, float8, float8, int4) for expressions over protected rows: NULL for NaN, never raises for the constant bounds dp_agg accepts';
 CREATE FUNCTION dp_agg.total_to_char(timestamp, text) RETURNS text
@@ -1711,6 +1751,16 @@ GRANT EXECUTE ON FUNCTION
   dp_agg.total_texticnlike(text, text),
   dp_agg.total_bpchariclike(bpchar, text),
   dp_agg.total_bpcharicnlike(bpchar, text),
+  dp_agg.total_textlike(text, text),
+  dp_agg.total_textnlike(text, text),
+  dp_agg.total_textlen(text),
+  dp_agg.total_length(text),
+  dp_agg.total_char_length(text),
+  dp_agg.total_character_length(text),
+  dp_agg.total_substr(text, int4, int4),
+  dp_agg.total_substr(text, int4),
+  dp_agg.total_substring(text, int4, int4),
+  dp_agg.total_substring(text, int4),
   dp_agg.total_floor(numeric),
   dp_agg.total_ceil(numeric),
   dp_agg.total_ceiling(numeric),

@@ -222,13 +222,8 @@ constexpr Oid kTotalFunctions[] = {
     F_TEXT_NAME,
     F_TEXT_CHAR,
     F_TEXT_BOOL,
-    // length/char_length/character_length(text) (textlen): counts the
-    // characters of a valid string (pg_mbstrlen_with_len), no error path;
-    // octet_length(text) (textoctetlen) reads the varlena header.
-    F_TEXTLEN,
-    F_LENGTH_TEXT,
-    F_CHAR_LENGTH_TEXT,
-    F_CHARACTER_LENGTH_TEXT,
+    // octet_length(text) (textoctetlen) reads the varlena header: any
+    // bytes, any length.
     F_OCTET_LENGTH_TEXT,
     // floor/ceil/round/trunc of float8 (dfloor, dceil, dround, dtrunc): one
     // libm call each (rint, trunc), NaN and +-Infinity pass through.
@@ -242,12 +237,6 @@ constexpr Oid kTotalFunctions[] = {
     F_NOW,
     F_TRANSACTION_TIMESTAMP,
     F_STATEMENT_TIMESTAMP,
-    // LIKE / NOT LIKE on text (textlike, textnlike): GenericMatchText raises
-    // only for a nondeterministic collation (CollationIsTotal) and MatchText
-    // only for a pattern ending in the escape character; the pattern must be
-    // a constant checked at judgement (constant_arguments.h).
-    F_TEXTLIKE,
-    F_TEXTNLIKE,
     // extract / date_part with a constant field checked at judgement
     // (constant_arguments.h): for those fields timestamp_part_common,
     // timestamptz_part_common and extract_date return a value or NULL for
@@ -258,16 +247,6 @@ constexpr Oid kTotalFunctions[] = {
     F_EXTRACT_TEXT_TIMESTAMPTZ,
     F_DATE_PART_TEXT_TIMESTAMP,
     F_DATE_PART_TEXT_TIMESTAMPTZ,
-    // substring/substr(text, start [, length]) (text_substr,
-    // text_substr_no_len -> text_substring, varlena.c): its only ereport is
-    // "negative substring length not allowed"; the length must be a
-    // non-negative constant, checked at judgement (constant_arguments.h).
-    // Any start, and start + length past INT_MAX (pg_add_s32_overflow: to
-    // the end), return a value.
-    F_SUBSTR_TEXT_INT4_INT4,
-    F_SUBSTR_TEXT_INT4,
-    F_SUBSTRING_TEXT_INT4_INT4,
-    F_SUBSTRING_TEXT_INT4,
 };
 
 // Built-ins that raise for some inputs (overflow, division by zero, out of
@@ -352,8 +331,36 @@ constexpr Oid kReplacedFunctions[] = {
     // "timestamp out of range" when truncation passes the start of the range.
     F_DATE_TRUNC_TEXT_TIMESTAMP,
     F_DATE_TRUNC_TEXT_TIMESTAMPTZ,
-    // lower/upper (str_tolower/str_toupper) and ILIKE (lower() then LIKE):
-    // "invalid memory alloc request size" for texts near 256 MB.
+    // Text functions: each raises "invalid byte sequence for encoding"
+    // (22021) for a text that is not valid in the database encoding, which
+    // a query can make (a timestamptz printed with a time zone abbreviation
+    // cut inside a character: issue 26, finding 1), and takes time that
+    // grows with the text (finding 3). The total versions return NULL for
+    // such texts and beyond the size caps (total_functions.cpp UsableText).
+    // lower/upper (str_tolower/str_toupper) and ILIKE (lower() then LIKE)
+    // also raise "invalid memory alloc request size" for texts near 256 MB.
+    // LIKE / NOT LIKE (textlike, textnlike): GenericMatchText raises only
+    // for a nondeterministic collation (CollationIsTotal) and MatchText only
+    // for a pattern ending in the escape character; the pattern must be a
+    // constant checked at judgement (constant_arguments.h).
+    // length/char_length/character_length(text) (textlen) count the
+    // characters of the string (pg_mbstrlen_with_len).
+    // substring/substr(text, start [, length]) (text_substr,
+    // text_substr_no_len -> text_substring, varlena.c): besides encoding,
+    // its only ereport is "negative substring length not allowed"; the
+    // length must be a non-negative constant, checked at judgement
+    // (constant_arguments.h). Any start, and start + length past INT_MAX
+    // (pg_add_s32_overflow: to the end), return a value.
+    F_TEXTLIKE,
+    F_TEXTNLIKE,
+    F_TEXTLEN,
+    F_LENGTH_TEXT,
+    F_CHAR_LENGTH_TEXT,
+    F_CHARACTER_LENGTH_TEXT,
+    F_SUBSTR_TEXT_INT4_INT4,
+    F_SUBSTR_TEXT_INT4,
+    F_SUBSTRING_TEXT_INT4_INT4,
+    F_SUBSTRING_TEXT_INT4,
     F_LOWER_TEXT,
     F_UPPER_TEXT,
     F_TEXTICLIKE,
@@ -384,6 +391,37 @@ constexpr Oid kReplacedFunctions[] = {
     F_TO_CHAR_TIMESTAMPTZ_TEXT,
 };
 
+// The replaced functions whose total versions cap their work
+// (HasWorkCap): each call may cost up to the cap's time on one row.
+constexpr Oid kWorkCappedFunctions[] = {
+    F_TEXTLIKE,
+    F_TEXTNLIKE,
+    F_TEXTLEN,
+    F_LENGTH_TEXT,
+    F_CHAR_LENGTH_TEXT,
+    F_CHARACTER_LENGTH_TEXT,
+    F_SUBSTR_TEXT_INT4_INT4,
+    F_SUBSTR_TEXT_INT4,
+    F_SUBSTRING_TEXT_INT4_INT4,
+    F_SUBSTRING_TEXT_INT4,
+    F_LOWER_TEXT,
+    F_UPPER_TEXT,
+    F_TEXTICLIKE,
+    F_TEXTICNLIKE,
+    F_BPCHARICLIKE,
+    F_BPCHARICNLIKE,
+    F_NUMERIC_MUL,
+    F_NUMERIC_DIV,
+    F_NUMERIC_MOD,
+    F_FLOAT8_NUMERIC,
+    F_FLOOR_NUMERIC,
+    F_CEIL_NUMERIC,
+    F_CEILING_NUMERIC,
+    F_ROUND_NUMERIC_INT4,
+    F_TRUNC_NUMERIC_INT4,
+    F_WIDTH_BUCKET_NUMERIC_NUMERIC_NUMERIC_INT4,
+};
+
 template <size_t N>
 struct SortedOids {
   std::array<Oid, N> oids{};
@@ -403,6 +441,11 @@ bool IsTotalFunction(Oid function) noexcept {
 
 bool HasTotalReplacement(Oid function) noexcept {
   static const SortedOids sorted(kReplacedFunctions);
+  return sorted.Contains(function);
+}
+
+bool HasWorkCap(Oid function) noexcept {
+  static const SortedOids sorted(kWorkCappedFunctions);
   return sorted.Contains(function);
 }
 

@@ -25,8 +25,17 @@ bool IsTotalFunction(Oid function) noexcept;
 // protected rows (RewriteKind::kTotalArithmetic): + - * / % and unary minus
 // of integers, + - * / of floats, + - * / % of numerics, numeric -> float8,
 // date +- integer and timestamp[tz] +- interval, date_trunc, lower/upper,
-// ILIKE, floor/ceil/round/trunc of numeric and width_bucket.
+// LIKE, ILIKE, length, substring, floor/ceil/round/trunc of numeric and
+// width_bucket.
 bool HasTotalReplacement(Oid function) noexcept;
+
+// Whether the total version of `function` bounds its work per call by a cap
+// (total_functions.cpp: texts of 64 KiB, numeric operands of 1000
+// base-10000 digits) and costs up to about a millisecond or more at it: the
+// text functions, numeric * / % and numeric -> float8, rounding and
+// width_bucket of numeric. The judge counts these calls in the expressions
+// a query evaluates on protected rows (row_expressions.h).
+bool HasWorkCap(Oid function) noexcept;
 
 // Whether a call with input collation `collation` over arguments of types
 // that include a collatable one (`needs_collation`) cannot fail for lack of

@@ -8,6 +8,7 @@ extern "C" {
 }
 
 #include <cmath>
+#include <cstring>
 #include <cstdlib>
 
 #include "refusal.h"
@@ -20,6 +21,15 @@ namespace {
 // that the text reaches (check_stack_depth), so the depth is bounded by the
 // pattern, never by the data.
 constexpr int kMaxLikeWildcards = 64;
+
+// At most this many bytes in a LIKE/ILIKE pattern (and so in a simple
+// regular expression run as LIKE). Matching takes time up to the product of
+// the text's and the pattern's lengths, and ILIKE lowers the pattern for
+// every row: an 8 MiB pattern made each row that reached it cost seconds
+// (issue 26, finding 3). At runtime the total versions also return NULL when
+// text bytes times pattern bytes pass 2^20 (total_functions.cpp), so a
+// pattern at this cap still matches texts of up to 4 KiB.
+constexpr int kMaxLikePatternBytes = 256;
 
 enum class FieldOf { kDate, kTimestamp, kTimestampTz };
 
@@ -130,6 +140,7 @@ const char* LikePatternProblem(const Const* pattern) {
   text* value = DatumGetTextPP(pattern->constvalue);
   const char* p = VARDATA_ANY(value);
   int length = VARSIZE_ANY_EXHDR(value);
+  if (length > kMaxLikePatternBytes) return "its pattern is longer than 256 bytes";
   int wildcards = 0;
   while (length > 0) {
     if (*p == '\\') {
@@ -237,15 +248,17 @@ const char* ToCharFormatProblem(const Const* format) {
   return nullptr;
 }
 
+// `consequence`: what the call can do for some rows only with this argument.
 [[noreturn]] void RefuseConstant(const Node* call, const char* what, const char* why,
-                                 const char* instead, const char* place) {
+                                 const char* instead, const char* place,
+                                 const char* consequence = "raise an error") {
   char rule[256];
   snprintf(rule, sizeof rule, "%s over protected rows needs %s", what, why);
   char detail[512];
   snprintf(detail, sizeof detail,
-           "It would run for protected rows in %s, and with this argument it can raise an "
-           "error for some rows only, which would reveal them.",
-           place);
+           "It would run for protected rows in %s, and with this argument it can %s for some "
+           "rows only, which would reveal them.",
+           place, consequence);
   RefuseAt(ERRCODE_INSUFFICIENT_PRIVILEGE, rule, detail, instead, exprLocation(call), nullptr);
 }
 
@@ -260,11 +273,17 @@ void CheckConstantArguments(Oid function, List* arguments, const Node* call, con
     // \, so the constant's checks hold for it too.
     const char* problem = LikePatternProblem(ConstantArgument(arguments, 1));
     if (problem != nullptr)
-      RefuseConstant(call, "LIKE/ILIKE",
-                     "a constant pattern with at most 64 % and no escape character at its end",
-                     "Write LIKE or ILIKE with a constant pattern (not a parameter or column), at "
-                     "most 64 % wildcards, and no \\ at its end (write \\\\ for a backslash).",
-                     place);
+      RefuseConstant(
+          call, "LIKE/ILIKE",
+          "a constant pattern of at most 256 bytes with at most 64 % and no escape "
+          "character at its end",
+          "Write LIKE or ILIKE with a constant pattern (not a parameter or column) of at "
+          "most 256 bytes, at most 64 % wildcards, and no \\ at its end (write \\\\ "
+          "for a backslash).",
+          place,
+          strncmp(problem, "its pattern is longer", 21) == 0
+              ? "take time that grows with the pattern's length times the text's"
+              : "raise an error");
     return;
   }
   if (function == F_SUBSTR_TEXT_INT4_INT4 || function == F_SUBSTRING_TEXT_INT4_INT4) {

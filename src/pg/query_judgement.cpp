@@ -642,6 +642,7 @@ Verdict JudgeQuery(Query* query) {
   Query* before = static_cast<Query*>(copyObjectImpl(query));
 #endif
   Judgement judgement{RestrictedSession(), false, NIL, NIL, NIL, NIL};
+  ResetRowExpressionCounts();
   if (judgement.restricted) RefusePartitionwiseAggregation();
   RefuseSamplerBesidePrivateAggregates(query);
   const bool returns_protected_rows = JudgeLevel(query, nullptr, &judgement);

@@ -2,6 +2,7 @@
 
 extern "C" {
 #include "catalog/pg_language.h"
+#include "utils/array.h"
 #include "utils/regproc.h"
 }
 
@@ -19,6 +20,61 @@ struct RowCheck {
   bool having;  // HAVING: aggregates are leaves
   bool gated;  // groups may be suppressed after HAVING runs
 };
+
+// How much a restricted query may evaluate on each protected row (README
+// "Work per row"). Every node judged by CheckRowWalker counts once (an
+// element of a constant array once each: `x IN (...)` compares with each);
+// each call of a function whose total version caps its work (HasWorkCap:
+// text functions, numeric * / % ...) counts against a second limit. With
+// the caps of total_functions.cpp this bounds the time one row's evaluation
+// can add to a query: what a CASE reaching the expensive branch only for a
+// matching row can make visible. The limits are public; a query over them
+// is refused from its text alone, before anything is charged.
+constexpr int kMaxRowExpressionNodes = 1000;
+constexpr int kMaxWorkCappedCalls = 16;
+
+// Counts of the statement being judged (ResetRowExpressionCounts).
+int row_expression_nodes = 0;
+int work_capped_calls = 0;
+
+void CountNode(Node* node) {
+  int nodes = 1;
+  if (IsA(node, Const)) {
+    const auto* constant = reinterpret_cast<Const*>(node);
+    if (!constant->constisnull && OidIsValid(get_element_type(constant->consttype))) {
+      ArrayType* array = DatumGetArrayTypeP(constant->constvalue);
+      nodes += ArrayGetNItems(ARR_NDIM(array), ARR_DIMS(array));
+    }
+  }
+  row_expression_nodes += nodes;
+  if (row_expression_nodes > kMaxRowExpressionNodes) {
+    char detail[512];
+    snprintf(detail, sizeof detail,
+             "The expressions a query evaluates on protected rows (WHERE, JOIN ... ON, GROUP BY, "
+             "HAVING, the select list, private aggregates' values and FILTER) may have at most "
+             "%d nodes (each column, constant, operator and function call, and each element "
+             "of a constant array, counts one), so that the work one row can cost is bounded.",
+             kMaxRowExpressionNodes);
+    Refuse(ERRCODE_FEATURE_NOT_SUPPORTED, "expressions over protected rows are too large", detail,
+           "Simplify the expressions: shorter IN lists and CASE chains, or several queries.");
+  }
+}
+
+void CountCall(Oid function) {
+  if (!HasWorkCap(function)) return;
+  if (++work_capped_calls > kMaxWorkCappedCalls) {
+    char detail[512];
+    snprintf(detail, sizeof detail,
+             "A query may call text functions (lower, upper, LIKE, ILIKE, length, substring) "
+             "and numeric *, /, %%, rounding, width_bucket or casts to float8 at most %d times "
+             "in the expressions it evaluates on protected rows: each call can cost up to about "
+             "a millisecond on one row (README \"Work per row\").",
+             kMaxWorkCappedCalls);
+    Refuse(ERRCODE_FEATURE_NOT_SUPPORTED,
+           "too many calls of text or numeric functions over protected rows", detail,
+           "Use fewer such calls, or split the query into several.");
+  }
+}
 
 bool ContainsVarOutsideAggregates(Node* node, void* context) {
   if (node == nullptr) return false;
@@ -138,6 +194,7 @@ const char* const kRegexHint =
 bool CheckRowWalker(Node* node, RowCheck* check) {
   if (node == nullptr) return false;
   check_stack_depth();
+  if (!IsA(node, List)) CountNode(node);
   switch (nodeTag(node)) {
     case T_Var:
       if (reinterpret_cast<Var*>(node)->varlevelsup > 0)
@@ -167,6 +224,7 @@ bool CheckRowWalker(Node* node, RowCheck* check) {
         Refuse(ERRCODE_INSUFFICIENT_PRIVILEGE, "set-returning function over protected rows",
                "It would repeat protected rows.", kAggregateHint);
       CheckCall(call->funcid, call->args, call->inputcollid, node, check);
+      CountCall(call->funcid);
       break;
     }
     case T_OpExpr:
@@ -178,6 +236,7 @@ bool CheckRowWalker(Node* node, RowCheck* check) {
         Refuse(ERRCODE_INSUFFICIENT_PRIVILEGE, "set-returning operator over protected rows",
                "It would repeat protected rows.", kAggregateHint);
       CheckCall(operation->opfuncid, operation->args, operation->inputcollid, node, check);
+      CountCall(operation->opfuncid);
       break;
     }
     case T_ScalarArrayOpExpr: {
@@ -296,6 +355,11 @@ void CheckFolded(Node* expression, RowCheck check) {
                spelling);
   }
   RefuseAt(ERRCODE_INSUFFICIENT_PRIVILEGE, rule, detail, kTotalHint, exprLocation(call), spelling);
+}
+
+void ResetRowExpressionCounts() {
+  row_expression_nodes = 0;
+  work_capped_calls = 0;
 }
 
 void CheckRowExpression(Node* expression, const char* place) {

@@ -15,6 +15,12 @@ namespace dp_pg {
 // messages ("WHERE", "GROUP BY", ...). Raises ERROR; modifies nothing.
 void CheckRowExpression(Node* expression, const char* place);
 
+// Starts the counts of expression nodes and of work-capped calls (README
+// "Work per row") for a new statement: CheckRowExpression and
+// CheckHavingExpression refuse a statement whose expressions over protected
+// rows pass either limit. Called by JudgeQuery.
+void ResetRowExpressionCounts();
+
 // The same for a HAVING clause, where aggregates are leaves. When the level's
 // groups are not gated by partition selection (`groups_gated` false: every
 // group is released anyway), a function of aggregate answers alone is

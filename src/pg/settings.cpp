@@ -3,6 +3,7 @@
 #include <new>
 
 #include "pg_includes.h"
+#include "total_functions.h"
 
 namespace dp_pg {
 
@@ -54,6 +55,8 @@ const struct config_enum_entry kTestFaults[] = {
     {"distributed_subquery_unseen", static_cast<int>(TestFault::kDistributedSubqueryUnseen), false},
     {"unpinned_settings", static_cast<int>(TestFault::kUnpinnedSettings), false},
     {"finalize_on_rewind", static_cast<int>(TestFault::kFinalizeOnRewind), false},
+    {"uncapped_text_work", static_cast<int>(TestFault::kUncappedTextWork), false},
+    {"unchecked_text_encoding", static_cast<int>(TestFault::kUncheckedTextEncoding), false},
     {"measured_estimates", static_cast<int>(TestFault::kMeasuredEstimates), false},
     {nullptr, 0, false},
 };
@@ -85,6 +88,16 @@ bool CheckAllowDropExtension(bool* new_value, void** /*extra*/, GucSource source
       "dp_agg.allow_drop_extension can only be turned on with SET in the "
       "session that drops the extension.");
   return false;
+}
+
+// dp_agg.insecure_test_work_units: a read-only view of total_work_units. The
+// variable itself is never read; SHOW prints what this hook returns.
+char* work_units_placeholder = nullptr;
+
+const char* ShowWorkUnits() {
+  static char text[32];
+  snprintf(text, sizeof text, UINT64_FORMAT, total_work_units);
+  return text;
 }
 
 }  // namespace
@@ -171,6 +184,19 @@ void DefineSettings() {
       "but none voids the privacy guarantee; only superusers can set it.",
       &test_fault, defaults::kTestFault, kTestFaults, PGC_SUSET,
       GUC_NOT_IN_SAMPLE | GUC_SUPERUSER_ONLY, nullptr, nullptr, nullptr);
+  // Superuser-only to read (and members of pg_read_all_settings, PostgreSQL's
+  // rule for GUC_SUPERUSER_ONLY): the count is an exact measure of the work
+  // a query did on its rows, a timing channel without the noise of a clock.
+  // Never grant pg_read_all_settings to a restricted analyst.
+  DefineCustomStringVariable(
+      "dp_agg.insecure_test_work_units",
+      "FOR TESTS ONLY: work done by dp_agg's total functions in this backend.",
+      "Text bytes and numeric digits the total versions of text and numeric functions have "
+      "processed since the backend started (README \"Work per row\"); the neighbour fuzzer "
+      "compares it between neighbouring databases. Read-only.",
+      &work_units_placeholder, "0", PGC_INTERNAL,
+      GUC_NOT_IN_SAMPLE | GUC_SUPERUSER_ONLY | GUC_NO_RESET_ALL | GUC_DISALLOW_IN_FILE, nullptr,
+      nullptr, ShowWorkUnits);
 #if PG_VERSION_NUM >= 150000
   MarkGUCPrefixReserved("dp_agg");
 #else

@@ -60,6 +60,8 @@ enum class TestFault {
   kDistributedSubqueryUnseen = 9,  // Citus: only a level's own tables decide its rewrite
   kUnpinnedSettings = 10,  // Citus: the session's settings print the workers' text
   kFinalizeOnRewind = 11,  // releasing Aggs without the replay node above them
+  kUncappedTextWork = 12,  // total text/numeric functions without their work caps
+  kUncheckedTextEncoding = 13,  // total text functions without the encoding check
   // Restricted plans from the protected tables' sizes and statistics (issue
   // 26, finding 2). Numbered apart from the faults other changes add.
   kMeasuredEstimates = 30,

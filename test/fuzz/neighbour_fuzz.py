@@ -60,7 +60,8 @@ DB_NBR = "dp_fuzz_nb_with"
 ANALYST = "dp_fuzz_analyst"
 READER = "dp_fuzz_reader"
 FAULTS = ["indeterminate_collation", "case_test_constant", "hash_group_order",
-          "first_key_spelling", "builtin_arithmetic", "skip_unit_bounding", "measured_estimates"]
+          "first_key_spelling", "builtin_arithmetic", "skip_unit_bounding",
+          "uncapped_text_work", "unchecked_text_encoding", "measured_estimates"]
 # measured_estimates replays issue 26's finding 2: a restricted analyst's plan
 # chosen from the protected tables' sizes and statistics (whose costs JIT's
 # threshold made visible as time). The plan is compared deterministically, not
@@ -105,7 +106,24 @@ FAULT_CLASS = {"indeterminate_collation": "error:collation", "case_test_constant
                "builtin_arithmetic": "error:arithmetic", "skip_unit_bounding": "rows",
                "distributed_subquery_unseen": "error:citus-type",
                "unpinned_settings": "error:settings", "finalize_on_rewind": "redraw",
+               "uncapped_text_work": "work", "unchecked_text_encoding": "error:encoding",
                "measured_estimates": "plan"}
+# Issue 26. Work: dp_agg.insecure_test_work_units counts what the total
+# functions did in the backend (text bytes read, numeric digits), a count
+# that the same query over the same rows repeats exactly. The two databases
+# may differ only by the neighbour's rows' evaluations, each capped (README
+# "Work per row"): a query calls at most WORK_CALLS_PER_QUERY work-capped
+# functions per row, each reading at most WORK_PER_CALL units (64 KiB of text
+# plus a 256-byte pattern; 1000 x 1000 numeric digits count 62,500 + 2,000).
+# A larger difference (class "work") means one row made a query do more than
+# the caps allow: lower() of the 2.5 MiB text of hr.blobs for the neighbour
+# only (uncapped_text_work) is 2.6 million units. Encoding: under DateStyle
+# Postgres, TimeZone '<ABCDEFGHIé>+5' prints timestamptz text ending in a
+# lone byte 0xc3, on which PostgreSQL's lower(), length(), ... raise 22021
+# (unchecked_text_encoding: only for the neighbour, class "error:encoding").
+WORK_PER_CALL = 65536 + 256
+WORK_CALLS_PER_QUERY = 16
+ENCODING_SETTINGS = ["DateStyle = 'Postgres'", "TimeZone = '<ABCDEFGHIé>+5'"]
 
 N_COHORTS = 64
 PER_COHORT = 200
@@ -128,6 +146,9 @@ CREATE TABLE hr.region_info (region text PRIMARY KEY, zone int NOT NULL);
 INSERT INTO hr.region_info VALUES ('west', 1), ('south', 2), ('east', 1), ('north', 2), ('village_1', 3);
 CREATE TABLE hr.notes (region text, note text);   -- public, not unique
 INSERT INTO hr.notes VALUES ('west', 'a'), ('west', 'b'), ('east', 'c');
+-- public, one large text per clinic (issue 26, finding 3)
+CREATE TABLE hr.blobs (id int PRIMARY KEY, body text NOT NULL);
+INSERT INTO hr.blobs SELECT g, repeat('Ab', 1310720) FROM generate_series(0, 9) g;
 CREATE TABLE hr.patients (
   id int NOT NULL, name text NOT NULL, ssn text NOT NULL, region text NOT NULL,
   district text NOT NULL, age int NOT NULL, income numeric NOT NULL, phone bigint NOT NULL,
@@ -261,6 +282,10 @@ def setup(keep=False):
     if CITUS:
         citus_drop_worker_databases()
     fuzz_common.recreate([DB_BASE, DB_NBR], [ANALYST, READER])
+    if not CITUS:
+        # to read dp_agg.insecure_test_work_units (superuser-only) after each
+        # query; a test fixture only: a real analyst must never have it
+        su_exec(DB_BASE, f"GRANT pg_read_all_settings TO {ANALYST}")
     if CITUS:
         citus_create_databases()
     icu = icu_available()
@@ -284,7 +309,7 @@ def setup(keep=False):
             # Statistics from the same rows in both (ANALYZE reads all of a table this
             # small), so that plans and hash-table sizes are the same on both sides;
             # autovacuum is off for the table, they stay so.
-            cur.execute("ANALYZE hr.patients, hr.visits, hr.clinics, hr.region_info, hr.notes")
+            cur.execute("ANALYZE hr.patients, hr.visits, hr.clinics, hr.region_info, hr.notes, hr.blobs")
             if db == DB_BASE:
                 # same heap layout: the neighbour's slot holds a dead tuple
                 cur.execute("DELETE FROM hr.patients WHERE id = 0")
@@ -294,7 +319,7 @@ def setup(keep=False):
                     # rare values gone from the MCV lists): restricted plans
                     # come from public estimates (issue 26, finding 2)
                     cur.execute("ANALYZE hr.patients, hr.visits")
-            cur.execute(f"GRANT SELECT ON hr.clinics, hr.region_info, hr.notes TO {ANALYST}, {READER}")
+            cur.execute(f"GRANT SELECT ON hr.clinics, hr.region_info, hr.notes, hr.blobs TO {ANALYST}, {READER}")
             cur.execute(f"GRANT SELECT ON hr.patients TO {READER}")
             cur.execute(f"GRANT SELECT ON hr.visits TO {READER}")
             cur.execute("SELECT dp_agg.protect_table('hr.patients')")
@@ -660,6 +685,26 @@ class Gen:
             return self.unit_source()
         return ("hr.patients p", "p", False)
 
+    def work_pred(self, a, b):
+        """Issue 26, finding 3: a function of the public table's 2.5 MiB text
+        (hr.blobs b) or a large numeric, reached only by the neighbour: with
+        the caps it reads nothing (NULL), without them millions of units."""
+        e = self.ch([f"lower({b}.body) = 'x'", f"upper({b}.body) LIKE 'X%'",
+                     f"{b}.body ILIKE '%x%'", f"length({b}.body) > 0",
+                     f"substr({b}.body, 2) = 'x'", f"{b}.body NOT LIKE '%x%'",
+                     f"{a}.income * repeat('7', 5000)::numeric > 0",
+                     f"lower({a}.name) = 'mallory'"])
+        return f"CASE WHEN {self.neighbour_probe(a)} THEN {e} ELSE true END"
+
+    def encoding_pred(self, a):
+        """Issue 26, finding 1: text functions of timestamptz text, which under
+        ENCODING_SETTINGS is not valid UTF-8, reached only by the neighbour."""
+        t = self.ch(["now()::text", "CAST(now() AS varchar)"])
+        e = self.ch([f"lower({t}) = 'x'", f"upper({t}) = 'x'", f"{t} ILIKE '%x%'",
+                     f"length({t}) > 0", f"char_length({t}) > 0", f"substr({t}, 2) = 'x'",
+                     f"substring({t} FROM 3 FOR 2) = 'x'", f"{t} LIKE '%x%'"])
+        return f"CASE WHEN {self.neighbour_probe(a)} THEN {e} ELSE true END"
+
     def neighbour_probe(self, a):
         """A filter that only the neighbour's row passes (its rare values)."""
         col = self.ch(["name", "ssn", "region", "district", "age", "phone", "visit",
@@ -717,6 +762,10 @@ class Gen:
             return [self.ch(["extra_float_digits = -15", "extra_float_digits = 0"])], "plain"
         if f == "finalize_on_rewind":
             return [], "cursor"
+        if f == "unchecked_text_encoding":
+            return list(ENCODING_SETTINGS), "plain"
+        if not CITUS and f is None and self.r.random() < 0.05:
+            return list(ENCODING_SETTINGS), "plain"
         if f is not None:
             return [], "plain"
         settings = []
@@ -760,6 +809,9 @@ class Gen:
             if self.r.random() < 0.25:  # the level's own WITH query
                 with_clause = f"WITH p AS {src[:-2]} "
                 src = "p"
+        elif f == "uncapped_text_work" or (f is None and not CITUS and self.r.random() < 0.04):
+            table = self.ch(["hr.patients", "hr.patients", "hr.visits"])
+            src, a, coll = (f"{table} p JOIN hr.blobs b ON b.id = p.clinic", "p", False)
         else:
             src, a, coll = self.source()
         nkeys = 0
@@ -818,6 +870,10 @@ class Gen:
             conds.append(f"{a}.{k} IN ({', '.join(vals)})")
         elif f == "builtin_arithmetic":
             conds.append(self.arith_pred(a))
+        elif f == "uncapped_text_work" or "JOIN hr.blobs b" in src:
+            conds.append(self.work_pred(a, "b"))
+        elif f == "unchecked_text_encoding" or (f is None and self.r.random() < 0.03):
+            conds.append(self.encoding_pred(a))
         elif f is None and self.r.random() < 0.7:
             conds.append(self.pred(a))
         q = f"{with_clause}SELECT {sel} FROM {src}"
@@ -910,6 +966,17 @@ class Runner:
                 self.conns.pop(key, None)
             return {"ok": False, "state": e.pgcode, "msg": (e.diag.message_primary or str(e))}
 
+    def work(self, cur):
+        """dp_agg.insecure_test_work_units of the session, or None (Citus: the
+        workers evaluate the rows; a server without the setting)."""
+        if CITUS:
+            return None
+        try:
+            cur.execute("SHOW dp_agg.insecure_test_work_units")
+            return int(cur.fetchone()[0])
+        except psycopg2.Error:
+            return None
+
     def run(self, db, sql, keys, settings=(), mode="plain"):
         """mode: plain; prepared (PREPARE, then EXECUTE twice: a generic plan
         under plan_cache_mode = force_generic_plan); cursor (a SCROLL cursor
@@ -920,8 +987,10 @@ class Runner:
         except psycopg2.OperationalError as e:
             return {"ok": False, "state": None, "crash": True, "msg": str(e).strip(), "detail": ""}
         redraw = False
+        work = [None, None]
         try:
             with c.cursor() as cur:
+                work[0] = self.work(cur)
                 for setting in settings:
                     cur.execute("SET " + setting)
                 try:
@@ -957,16 +1026,24 @@ class Runner:
                 finally:
                     for setting in settings:
                         cur.execute("RESET " + setting.split("=")[0].strip())
+                    work[1] = self.work(cur)
             keyidx = [i for i, (n, _) in enumerate(cols) if n in keys]
-            return {"ok": True, "cols": cols, "redraw": redraw,
+            return {"ok": True, "cols": cols, "redraw": redraw, "work": self.delta(work),
                     "keys": [tuple(r[i] for i in keyidx) for r in rows], "n": len(rows)}
         except psycopg2.Error as e:
             if c.closed or e.pgcode is None:
                 self.conns.pop(db, None)
                 return {"ok": False, "state": None, "crash": True, "msg": str(e).strip(), "detail": ""}
             msg = e.diag.message_primary or str(e)
-            return {"ok": False, "state": e.pgcode, "msg": msg,
+            if work[1] is None:
+                with c.cursor() as cur:
+                    work[1] = self.work(cur)
+            return {"ok": False, "state": e.pgcode, "msg": msg, "work": self.delta(work),
                     "detail": e.diag.message_detail or ""}
+
+    @staticmethod
+    def delta(work):
+        return None if None in work else work[1] - work[0]
 
 
 def wait_for_server(timeout=60):
@@ -989,6 +1066,8 @@ def error_class(a, b):
     msgs = " ".join(o["msg"] for o in (a, b) if not o["ok"])
     if re.search(r"division by zero|value out of range: (overflow|underflow)", msgs):
         return "error:arithmetic"
+    if "invalid byte sequence" in msgs:  # issue 26, finding 1
+        return "error:encoding"
     if "collation" in msgs:
         return "error:collation"
     if "could not confirm type correctness" in msgs:  # Citus's wrappers (aggregate_utils.c)
@@ -1000,10 +1079,26 @@ def error_class(a, b):
     return "error:other"
 
 
-def compare(a, b):
+def work_allowance(sql):
+    """The most work the neighbour's rows may add to `sql` under the caps: its
+    rows (NEIGHBOUR_VISITS in hr.visits, else one) times what one row may cost."""
+    rows = NEIGHBOUR_VISITS if "hr.visits" in sql else 1
+    return rows * WORK_CALLS_PER_QUERY * WORK_PER_CALL
+
+
+def compare(a, b, sql=""):
     """None if the outcomes agree, else (class, description). Classes: error:arithmetic,
-    error:collation, error:cast, error:settings, error:other, columns, rows, order, keys,
-    redraw."""
+    error:collation, error:cast, error:settings, error:encoding, error:other, columns,
+    rows, order, keys, redraw, work."""
+    difference = compare_results(a, b)
+    if difference is None and a.get("work") is not None and b.get("work") is not None:
+        if abs(a["work"] - b["work"]) > work_allowance(sql):
+            return ("work", f"the total functions did {a['work']} and {b['work']} units of work, "
+                            f"more apart than the neighbour's rows may cost ({work_allowance(sql)})")
+    return difference
+
+
+def compare_results(a, b):
     for o in (a, b):
         if o.get("redraw"):
             return ("redraw", "a rewound cursor read values other than its first read")
@@ -1029,14 +1124,16 @@ def compare(a, b):
 
 
 def show(o):
+    work = f", work {o['work']}" if o.get("work") is not None else ""
     if "plan" in o:
         p = o["plan"]
         return ("plan: " + " | ".join(l.strip() for l in p["lines"])) if p["ok"] else \
             f"plan: ERROR {p['state']}: {p['msg']}"
     if o["ok"]:
         ks = o["keys"] if len(o["keys"]) <= 12 else o["keys"][:12] + ["..."]
-        return f"{o['n']} rows, keys {ks}"
-    return f"ERROR {o['state']}: {o['msg']}" + (f" DETAIL: {o['detail']}" if o["detail"] else "")
+        return f"{o['n']} rows, keys {ks}{work}"
+    return (f"ERROR {o['state']}: {o['msg']}" + (f" DETAIL: {o['detail']}" if o["detail"] else "")
+            + work)
 
 
 def fuzz(runner, gen, n, findings_out, label, deadline=None, stop_on=None):
@@ -1077,7 +1174,7 @@ def fuzz(runner, gen, n, findings_out, label, deadline=None, stop_on=None):
             continue
         if not res[DB_BASE]["ok"]:
             errs += 1
-        d = compare(res[DB_BASE], res[DB_NBR])
+        d = compare(res[DB_BASE], res[DB_NBR], sql)
         if d is None and gen.plan_check():
             plans = {db: runner.plan(db, sql_run, settings) for db in order}
             if plans[DB_BASE] != plans[DB_NBR]:
