@@ -50,6 +50,7 @@ const struct config_enum_entry kTestFaults[] = {
     {"distributed_subquery_unseen", static_cast<int>(TestFault::kDistributedSubqueryUnseen), false},
     {"unpinned_settings", static_cast<int>(TestFault::kUnpinnedSettings), false},
     {"finalize_on_rewind", static_cast<int>(TestFault::kFinalizeOnRewind), false},
+    {"uncancellable_spin", static_cast<int>(TestFault::kUncancellableSpin), false},
     {nullptr, 0, false},
 };
 

@@ -50,6 +50,7 @@ enum class TestFault {
   kDistributedSubqueryUnseen = 9,  // Citus: only a level's own tables decide its rewrite
   kUnpinnedSettings = 10,  // Citus: the session's settings print the workers' text
   kFinalizeOnRewind = 11,  // releasing Aggs without the replay node above them
+  kUncancellableSpin = 12,  // zcdp_rho busy for 3 s without CHECK_FOR_INTERRUPTS
 };
 extern int test_fault;  // a TestFault
 inline bool TestFaultIs(TestFault fault) { return test_fault == static_cast<int>(fault); }
