@@ -216,6 +216,28 @@ RESET SESSION AUTHORIZATION;
 ALTER DATABASE :"DBNAME" RESET dp_agg.insecure_test_seed;
 
 -- ---------------------------------------------------------------------------
+-- Issue 26, finding 4: dp_agg.zcdp_rho(1e-20, 1e-300) spun at 100% CPU for
+-- ever (it stepped rho down one double at a time from 1e-300), deaf to
+-- statement_timeout, pg_cancel_backend and pg_terminate_backend; any role
+-- could call it. Under the 5 s timeout below the old code never returned
+-- (this file hung); now the conversion is a bisection of at most 63 steps.
+-- No positive rho is certified at epsilon 1e-20 and delta 1e-300 (the
+-- accountant's orders alpha stop at 1 + e^45), so the answer is 0. Every
+-- answer converts back within the requested epsilon, per zcdp_epsilon.
+-- ---------------------------------------------------------------------------
+SET SESSION AUTHORIZATION regress_cf_restricted;
+SET statement_timeout = '5s';
+SELECT dp_agg.zcdp_rho(1e-20, 1e-300) AS rho_of_finding_4;
+SELECT e, d, r > 0 AS positive,
+       r = 0 OR dp_agg.zcdp_epsilon(r::float8, d) <= e AS within_epsilon
+FROM (SELECT e, d, dp_agg.zcdp_rho(e, d) AS r
+      FROM unnest(ARRAY[1e-300, 4.9e-324, 1e-20, 1e-15, 1, 1e300]::float8[]) e,
+           unnest(ARRAY[1e-300, 4.9e-324, 1e-6, 0.999999]::float8[]) d) s
+ORDER BY e, d;
+RESET statement_timeout;
+RESET SESSION AUTHORIZATION;
+
+-- ---------------------------------------------------------------------------
 -- Clean up.
 -- ---------------------------------------------------------------------------
 \c

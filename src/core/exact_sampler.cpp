@@ -277,12 +277,15 @@ void BuildLaplaceConstants(uint128 t, uint128 s, LaplaceConstants* c) {
          internal::ComputeThresholds(LaplaceSpec(t, s, internal::ConstantKind::kExpMinus, k - 1))
                  .above <= 1)
     --k;
+  // Capped inside the loop, not after it: q^(2^K) falls doubly exponentially
+  // so K stays small for every supported scale, and the cap makes that a
+  // bound the code enforces rather than one the analysis promises.
   for (;;) {
+    if (k > kMaxDigits) throw std::logic_error("discrete Laplace: too many digits");
     c->tail = internal::ComputeThresholds(LaplaceSpec(t, s, internal::ConstantKind::kExpMinus, k));
     if (c->tail.above <= 1) break;
     ++k;
   }
-  if (k > kMaxDigits) throw std::logic_error("discrete Laplace: too many digits");
   c->digits = k;
   for (int i = 0; i < k; ++i)
     c->digit[i] =

@@ -41,7 +41,11 @@ PartitionSelectionPlan PlanPartitionSelection(double epsilon, double delta) {
   const long double e = plan.epsilon;
   const long double log_delta = std::log(static_cast<long double>(plan.delta));
   const long double margin = 1e-9L;
-  long double estimate = std::ceil((-log_delta - std::log1p(std::exp(-e))) / e);
+  // The estimate includes the margin: the loops below then move k by a few
+  // steps at most. Without it, they walked 1e-9 / epsilon steps (1e6 at the
+  // smallest epsilon, 2^-50) to cross the margin one k at a time. The result
+  // is the same: the smallest k >= 1 with LogTail <= log_delta - margin.
+  long double estimate = std::ceil((margin - log_delta - std::log1p(std::exp(-e))) / e);
   if (!(estimate < 4e18L)) throw std::invalid_argument("epsilon too small for a threshold");
   std::int64_t k = estimate < 1 ? 1 : static_cast<std::int64_t>(estimate);
   while (LogTail(e, k) > log_delta - margin) ++k;

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <functional>
 #include <limits>
 #include <stdexcept>
@@ -177,22 +179,32 @@ double ZcdpEpsilon(double rho, double delta) {
 double RhoForEpsilonDelta(double epsilon, double delta) {
   if (!std::isfinite(epsilon) || !(epsilon > 0) || !(delta > 0 && delta < 1))
     throw std::invalid_argument("RhoForEpsilonDelta: epsilon > 0 and delta in (0, 1)");
-  // ZcdpDelta is increasing in rho: bisection on log rho between a rho that
-  // satisfies the budget and one that does not.
-  LD lo = 1e-300L;
-  LD hi = std::max<LD>(1, epsilon);
-  while (ZcdpDelta(static_cast<double>(hi), epsilon) <= delta) hi *= 2;
-  for (int i = 0; i < 200 && hi > lo * (1 + 1e-14L); ++i) {
-    const LD middle = lo < 1e-200L ? hi / 1e10L : std::sqrt(lo * hi);
-    if (ZcdpDelta(static_cast<double>(middle), epsilon) <= delta) {
-      lo = middle;
+  // Bisection over the bit patterns of the non-negative doubles, which are
+  // ordered like their values: at most 63 halvings of [0, +inf), whatever
+  // epsilon and delta are (issue 26: the former search stepped down one
+  // double at a time and never ended when no positive rho fits). Invariant:
+  // `low` fits (ZcdpDelta(low) <= delta; rho 0 always does) and `high` does
+  // not (+inf is not a rho). It ends with high the double right above low,
+  // so the result fits and the next double up does not: the largest rho at
+  // double resolution (exactly the largest wherever ZcdpDelta is monotone in
+  // rho; its grid minimum over the order is, its golden-section refinement
+  // only lowers delta by a little).
+  std::uint64_t low = 0;  // bits of 0.0
+  std::uint64_t high = 0x7ff0000000000000ULL;  // bits of +infinity
+  auto value = [](std::uint64_t bits) {
+    double d;
+    std::memcpy(&d, &bits, sizeof d);
+    return d;
+  };
+  while (high - low > 1) {
+    const std::uint64_t middle = low + (high - low) / 2;
+    if (ZcdpDelta(value(middle), epsilon) <= delta) {
+      low = middle;
     } else {
-      hi = middle;
+      high = middle;
     }
   }
-  double rho = RoundDown(lo);
-  while (rho > 0 && ZcdpDelta(rho, epsilon) > delta) rho = std::nextafter(rho, 0.0);
-  return rho;
+  return value(low);
 }
 
 PrivacyAccountant::PrivacyAccountant(const PrivacySpend& spend) {
@@ -226,7 +238,12 @@ double GaussianCountEpsilonForRho(double rho, double delta) {
   }
   if (low == 0) {
     low = high;
-    while (low > 1e-300 && !fits(low)) low /= 2;
+    // Down to kMinEpsilon (2^-50), the smallest epsilon dp_count accepts, not
+    // to 1e-300: below it no answer is usable, and the ~1000 calibrations of
+    // the old bound took seconds without a check for interrupts (issue 26's
+    // all-functions fuzz pass: gaussian_count_epsilon(0.5, 0.5), where no
+    // epsilon fits). At most 51 halvings.
+    while (low > kMinEpsilon && !fits(low)) low /= 2;
     if (!fits(low)) return 0.0;
     high = low * 2;
   }
@@ -378,8 +395,12 @@ GaussianMeanPlans PlanGaussianMeanForRho(std::int64_t lower_units, std::int64_t 
 GaussianMeanPlans PlanGaussianMeanJoint(std::int64_t lower_units, std::int64_t upper_units,
                                         double epsilon, double delta) {
   const GaussianMeanPlans halved = PlanGaussianMean(lower_units, upper_units, epsilon, delta);
-  const GaussianMeanPlans joint =
-      PlanGaussianMeanForRho(lower_units, upper_units, RhoForEpsilonDelta(epsilon, delta));
+  const double rho = RhoForEpsilonDelta(epsilon, delta);
+  // No positive half of rho (the accountant certifies none at this epsilon
+  // and delta): PlanGaussianMeanForRho would refuse rho 0 with a message
+  // about rho, which the caller never gave. The halved plan stands alone.
+  if (!(RoundDown(static_cast<LD>(rho) / 2) > 0)) return halved;
+  const GaussianMeanPlans joint = PlanGaussianMeanForRho(lower_units, upper_units, rho);
   // Worst-case variance of the numerator S - mu C (|mu| <= h, in half-units
   // h = upper - lower): sigma_s^2 + h^2 sigma_c^2.
   const LD h = static_cast<LD>(int128{upper_units} - int128{lower_units});

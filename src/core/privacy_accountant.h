@@ -69,6 +69,10 @@ double ZcdpDelta(double rho, double epsilon);
 double ZcdpEpsilon(double rho, double delta);
 // The largest rho (rounded down) whose ZcdpDelta at epsilon is <= delta:
 // the zCDP budget an (epsilon, delta) budget buys. epsilon > 0, delta in (0, 1).
+// The result r has ZcdpDelta(r, epsilon) <= delta and ZcdpDelta of the next
+// double above r > delta. 0 when no positive double fits, e.g. epsilon below
+// about 2e-17 at delta 1e-300 (the accountant searches orders alpha up to
+// 1 + e^45 only). At most 63 evaluations of ZcdpDelta, for every input.
 double RhoForEpsilonDelta(double epsilon, double delta);
 
 // Totals of what a role (or a query) has spent, in the three currencies.
@@ -112,7 +116,8 @@ class PrivacyAccountant {
   PrivacySpend spend_;
 };
 
-// The largest epsilon (on a relative grid of 1e-9; 0 if none) at which
+// The largest epsilon (on a relative grid of 1e-9; 0 if none at or above
+// kMinEpsilon, the smallest epsilon an aggregate accepts) at which
 // the discrete Gaussian count dp_count(value, epsilon, delta) (PlanGaussianCount)
 // costs at most rho: how an analyst shares a zCDP budget among Gaussian
 // counts written in (epsilon, delta). Checked at the returned value:

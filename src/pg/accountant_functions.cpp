@@ -14,6 +14,7 @@
 #include "error_boundary.h"
 #include "pg_includes.h"
 #include "query_cost.h"
+#include "settings.h"
 
 namespace dp_pg {
 
@@ -73,6 +74,14 @@ Datum dp_agg_zcdp_rho(PG_FUNCTION_ARGS) {
             (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
              errmsg("invalid zCDP conversion: epsilon %g and delta %g", epsilon, delta),
              errdetail("epsilon must be a finite number > 0 and delta a number in (0, 1).")));
+  // Test fault: a call that ignores statement_timeout and cancellation for
+  // 3 s (the shape of issue 26's finding 4, but bounded), so that the crash
+  // fuzzer can prove its timeout check fires.
+  if (dp_pg::TestFaultIs(dp_pg::TestFault::kUncancellableSpin)) {
+    const TimestampTz start = GetCurrentTimestamp();
+    while (!TimestampDifferenceExceeds(start, GetCurrentTimestamp(), 3000)) {
+    }
+  }
   double rho = dp_pg::CallCore([&] { return dp::RhoForEpsilonDelta(epsilon, delta); });
   // 12 significant digits, rounded down: short enough that shares such as
   // rho / 100 are exact in numeric division (which keeps at least 16

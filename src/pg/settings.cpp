@@ -58,6 +58,7 @@ const struct config_enum_entry kTestFaults[] = {
     {"uncapped_text_work", static_cast<int>(TestFault::kUncappedTextWork), false},
     {"unchecked_text_encoding", static_cast<int>(TestFault::kUncheckedTextEncoding), false},
     {"measured_estimates", static_cast<int>(TestFault::kMeasuredEstimates), false},
+    {"uncancellable_spin", static_cast<int>(TestFault::kUncancellableSpin), false},
     {nullptr, 0, false},
 };
 

@@ -62,6 +62,7 @@ enum class TestFault {
   kFinalizeOnRewind = 11,  // releasing Aggs without the replay node above them
   kUncappedTextWork = 12,  // total text/numeric functions without their work caps
   kUncheckedTextEncoding = 13,  // total text functions without the encoding check
+  kUncancellableSpin = 14,  // zcdp_rho busy for 3 s without CHECK_FOR_INTERRUPTS
   // Restricted plans from the protected tables' sizes and statistics (issue
   // 26, finding 2). Numbered apart from the faults other changes add.
   kMeasuredEstimates = 30,

@@ -20,6 +20,20 @@ Before fuzzing, a self-check proves the charge check fires: one private query is
 charged, and the same query judged against a faked "before == after" ledger
 mark must be reported as uncharged.
 
+Then an all-functions pass (fuzz_functions) calls every function of extension
+dp_agg, enumerated from pg_proc and pg_depend (so new functions are covered
+without editing this file), directly, with extreme arguments (0, -0,
+subnormals, 1e-300, 1e300, NaN, +-Infinity, 131072-digit numerics, empty and
+1 MB texts, huge arrays, malformed state literals, NULLs for non-strict
+functions; one at a time, all at once, and mixed), as the superuser, the
+unrestricted and the restricted role, each call in a rolled-back transaction
+under statement_timeout 1 s. Fails on a crash, XX000-XX002, or a call still
+running 1.5 s past the timeout (not cancelled: issue 26 finding 4). Its
+self-check proves the timeout check fires on a call made deaf to interrupts
+by the test fault uncancellable_spin, and stays quiet on a normal call and on
+pg_sleep(30) (cancelled on time). Other unexpected SQLSTATEs of this pass are
+printed as notes, not failures. It gets 40 s (--functions-seconds).
+
   crash_fuzz.py --quick        fixed seed, bounded (make test, about a minute)
   crash_fuzz.py --long N [--seed S]
 Needs PG* variables for a superuser connection. Findings (deduplicated by
@@ -83,6 +97,8 @@ CREATE TABLE fz.prot (LIKE fz.pub INCLUDING ALL);
 INSERT INTO fz.prot SELECT * FROM fz.pub;
 CREATE TABLE fz.empty (LIKE fz.pub);
 CREATE TABLE fz.lookup (id int PRIMARY KEY, name text);
+-- the only table named in regclass arguments of the all-functions pass
+CREATE TABLE fz.target (id int, unit int);
 INSERT INTO fz.lookup SELECT g, 'n' || g FROM generate_series(1, 100) g;
 ANALYZE fz.pub, fz.prot, fz.lookup;
 CREATE FUNCTION fz.run(q text) RETURNS text LANGUAGE plpgsql AS $$
@@ -362,7 +378,7 @@ def connect(user=None, db=DB):
 
 
 def setup():
-    fuzz_common.recreate([DB], [RESTRICTED, UNRESTRICTED])
+    fuzz_common.recreate([DB], [RESTRICTED, UNRESTRICTED, TARGET_ROLE])
     c = connect()
     with c.cursor() as cur:
         cur.execute(SETUP.replace("{restricted}", RESTRICTED).replace("{unrestricted}", UNRESTRICTED))
@@ -370,7 +386,7 @@ def setup():
 
 
 def teardown():
-    fuzz_common.drop([DB], [RESTRICTED, UNRESTRICTED])
+    fuzz_common.drop([DB], [RESTRICTED, UNRESTRICTED, TARGET_ROLE])
 
 
 def start_time():
@@ -675,6 +691,275 @@ def sqlsmith_pass(seconds):
     return start_time() == t0
 
 
+# ---------------------------------------------------------------------------
+# Every SQL-callable function of the extension, called directly with extreme
+# arguments under a statement_timeout that must be honoured (issue 26: a
+# conversion that ignored statement_timeout, pg_cancel_backend and
+# pg_terminate_backend went unnoticed because no fuzzer called it).
+
+CALL_TIMEOUT_MS = 1000      # statement_timeout of every call
+CALL_MARGIN_S = 1.5         # a call running this long past it was not cancelled
+CALL_ABANDON_S = 10.0       # the client gives up waiting (the backend may never answer)
+TARGET_ROLE = "dp_fuzz_crash_target"   # the only role named in regrole arguments
+
+# Functions of extension dp_agg, found through pg_depend (deptype 'e'), so that a
+# function added later is called without editing this list.
+EXTENSION_FUNCTIONS = """
+SELECT p.oid, quote_ident(n.nspname) || '.' || quote_ident(p.proname), p.prokind, p.proisstrict,
+       ARRAY(SELECT format_type(t, NULL) FROM unnest(p.proargtypes) AS t)
+FROM pg_proc p
+JOIN pg_namespace n ON n.oid = p.pronamespace
+JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e'
+JOIN pg_extension x ON d.refclassid = 'pg_extension'::regclass AND x.oid = d.refobjid
+WHERE x.extname = 'dp_agg'
+ORDER BY p.oid
+"""
+
+_FLOATS = ["0", "'-0'", "'4.9e-324'", "'2.2250738585072014e-308'", "1e-300", "1e300",
+           "'1.7976931348623157e308'", "'NaN'", "'Infinity'", "'-Infinity'", "-1", "1e-20"]
+_NUMERICS = ["0", "'-0'", "1e-300", "1e300", "'NaN'", "'Infinity'", "'-Infinity'", "-1",
+             "repeat('9', 131072)", "'0.' || repeat('0', 16382) || '1'", "'1e-20'"]
+_INTS = {"smallint": ["0", "-1", "32767", "-32768"], "integer": ["0", "-1", "2147483647", "-2147483648"],
+         "bigint": ["0", "-1", "9223372036854775807", "-9223372036854775808"]}
+_TEXTS = ["''", "repeat('x', 1000000)", "E'\\\\'", "'SELECT dp_count(t.id, 1e-300) FROM fz.pub t'",
+          "'SELECT dp_agg.zcdp_rho(1e-20, 1e-300)'", "'%'"]
+_TIMES = ["'infinity'", "'-infinity'", "'4713-01-01 BC'", "'294276-12-31'"]
+
+
+def extreme_values(typ):
+    """(normal value, extreme values) for an argument type, as SQL expressions
+    of that type."""
+    def cast(vs):
+        return [f"({v})::{typ}" for v in vs]
+    if typ in ("double precision", "real"):
+        return f"0.5::{typ}", cast(_FLOATS)
+    if typ == "numeric":
+        return "0.5::numeric", cast(_NUMERICS)
+    if typ in _INTS:
+        return f"1::{typ}", cast(_INTS[typ])
+    if typ in ("text", "name", "cstring", "character"):
+        return f"'x'::{typ}", cast(_TEXTS)
+    if typ == "boolean":
+        return "true", ["false"]
+    if typ == "regrole":
+        return f"'{TARGET_ROLE}'::regrole", ["0::oid::regrole", "session_user::regrole", "'pg_signal_backend'::regrole"]
+    if typ == "regclass":
+        return "'fz.target'::regclass", ["0::oid::regclass", "'fz.prot'::regclass", "'pg_class'::regclass"]
+    if typ == "oid":
+        return "0::oid", ["4294967295::oid"]
+    if typ in ("date", "timestamp without time zone", "timestamp with time zone"):
+        return f"'2020-01-01'::{typ}", cast(_TIMES)
+    if typ == "interval":
+        return "'1 day'::interval", cast(["'178000000 years'", "'-178000000 years'", "'0'"])
+    if typ.endswith("[]"):
+        el = typ[:-2]
+        return (f"'{{1}}'::{typ}" if el != "text" else "ARRAY['r1']",
+                cast(["'{}'", "ARRAY[NULL]", "'{{1,2},{3,4}}'",
+                      "ARRAY(SELECT generate_series(1, 100000))" if el != "text"
+                      else "ARRAY(SELECT g::text FROM generate_series(1, 100000) g)"]))
+    if typ.startswith("dp_agg.") and typ.endswith("_state"):
+        return f"''::{typ}", [f"{v}::{typ}" for v in STATE_LITERALS]
+    return None, []
+
+
+def function_calls(functions, rng):
+    """Calls of every function, round-robin (the first round calls each function
+    once, so a deadline never leaves one out): for each argument in turn, each
+    extreme value with the others at a normal value, and NULLs for non-strict
+    functions. Polymorphic arguments get one concrete type per call."""
+    per_function = []
+    for oid, name, kind, strict, argtypes in functions:
+        calls = []
+        for poly_el, poly_val in (("integer", "1"), ("text", "'r1'"), ("double precision", "'NaN'")):
+            types = [poly_el if t == "anyelement" else f"{poly_el}[]" if t == "anyarray" else t
+                     for t in argtypes]
+            options = [extreme_values(t) for t in types]
+            if any(normal is None for normal, _ in options):
+                calls.append((oid, name, kind, [f"NULL::{t}" for t in argtypes]))
+                break
+            base = [normal for normal, _ in options]
+            calls.append((oid, name, kind, list(base)))
+            for i, (_, extremes) in enumerate(options):
+                for v in extremes:
+                    args = list(base)
+                    args[i] = v
+                    calls.append((oid, name, kind, args))
+                if not strict:
+                    args = list(base)
+                    args[i] = f"NULL::{types[i]}"
+                    calls.append((oid, name, kind, args))
+            # Extremes together (finding 4 needed a tiny epsilon AND a tiny
+            # delta): the diagonal (every argument at its k-th extreme) and
+            # random mixes.
+            if len(types) > 1:
+                for k in range(max(len(e) for _, e in options)):
+                    calls.append((oid, name, kind, [e[k % len(e)] if e else b for b, e in options]))
+                for _ in range(2 * len(types)):
+                    calls.append((oid, name, kind, [rng.choice(e) if e else b for b, e in options]))
+            if "anyelement" not in argtypes and "anyarray" not in argtypes:
+                break
+        first, rest = calls[:1], calls[1:]
+        rng.shuffle(rest)
+        per_function.append(first + rest)
+    out = []
+    for k in range(max(len(c) for c in per_function)):
+        for c in per_function:
+            if k < len(c):
+                out.append(c[k])
+    return out
+
+
+def call_sql(name, kind, args):
+    call = f"{name}({', '.join(args)})"
+    if kind == "a":
+        return f"SELECT {call} FROM fz.pub t WHERE t.id BETWEEN 1 AND 5"
+    if kind == "w":
+        return f"SELECT {call} OVER () FROM fz.pub t WHERE t.id BETWEEN 1 AND 5"
+    if kind == "p":
+        return f"CALL {call}"
+    return f"SELECT {call}"
+
+
+def timed_call(conn, sql):
+    """Runs sql in a transaction that is rolled back (admin functions change
+    nothing for the rest of the fuzz), in a thread so that a backend deaf to
+    statement_timeout cannot hang the fuzzer. Returns (seconds, sqlstate or
+    'ok', message, abandoned)."""
+    import threading
+    result = {}
+
+    def work():
+        try:
+            with conn.cursor() as cur:
+                cur.execute("BEGIN")
+                t0 = time.time()
+                try:
+                    cur.execute(sql)
+                    result["state"], result["msg"] = "ok", ""
+                except psycopg2.Error as e:
+                    result["state"] = e.pgcode
+                    result["msg"] = (e.diag.message_primary if e.diag and e.diag.message_primary
+                                     else str(e)).strip()
+                result["seconds"] = time.time() - t0
+                if result["state"] is not None:
+                    cur.execute("ROLLBACK")
+        except psycopg2.Error as e:
+            result.setdefault("state", e.pgcode)
+            result.setdefault("msg", str(e).strip())
+    t0 = time.time()
+    th = threading.Thread(target=work, daemon=True)
+    th.start()
+    th.join(CALL_ABANDON_S)
+    if th.is_alive():
+        return time.time() - t0, None, f"no answer after {CALL_ABANDON_S:.0f} s", True
+    return result.get("seconds", time.time() - t0), result.get("state"), result.get("msg", ""), False
+
+
+def judge_call(seconds, state, msg, abandoned):
+    """None, or a finding (class, message) for one call."""
+    limit = CALL_TIMEOUT_MS / 1000 + CALL_MARGIN_S
+    if abandoned or seconds >= limit:
+        return ("timeout not honoured",
+                f"ran {seconds:.1f} s under statement_timeout {CALL_TIMEOUT_MS} ms "
+                f"(limit {limit:.1f} s){': ' + msg if msg else ''}")
+    if state is None:
+        return ("crash", "connection lost: " + msg)
+    if state in INTERNAL:
+        return (f"internal {state}", msg)
+    return None
+
+
+def function_session(role):
+    c = connect(role)
+    with c.cursor() as cur:
+        cur.execute(f"SET statement_timeout = {CALL_TIMEOUT_MS}")
+    return c
+
+
+def timeout_self_check():
+    """Proves the timeout check fires on a call that ignores statement_timeout
+    (test fault uncancellable_spin: zcdp_rho busy for 3 s without checking for
+    interrupts) and stays quiet on the same call without the fault and on a
+    long call that is cancelled on time. Returns a list of (ok, label)."""
+    res = []
+    c = function_session(None)
+    try:
+        q = "SELECT dp_agg.zcdp_rho(1, 1e-6)"
+        got = judge_call(*timed_call(c, q))
+        res.append((got is None, f"timeout check: {q} passes ({got})"))
+        got = judge_call(*timed_call(c, "SELECT pg_sleep(30)"))
+        res.append((got is None, f"timeout check: pg_sleep(30) is cancelled by statement_timeout ({got})"))
+        with c.cursor() as cur:
+            cur.execute("SET dp_agg.insecure_test_fault = 'uncancellable_spin'")
+        got = judge_call(*timed_call(c, q))
+        res.append((got is not None and got[0] == "timeout not honoured",
+                    f"timeout check fires on {q} under test fault uncancellable_spin ({got})"))
+    finally:
+        c.close()
+    return res
+
+
+def fuzz_functions(seed, out, deadline):
+    """Calls every function of the extension (function_calls) as the superuser,
+    the unrestricted and the restricted role in turn until the deadline."""
+    rng = random.Random(seed)
+    admin = connect()
+    with admin.cursor() as cur:
+        cur.execute(EXTENSION_FUNCTIONS)
+        functions = cur.fetchall()
+    admin.close()
+    calls = function_calls(functions, rng)
+    roles = [None, UNRESTRICTED, RESTRICTED]
+    sessions = {}
+    findings = {}
+    states = {}
+    notes = {}
+    covered = {r: set() for r in roles}
+    t_start = start_time()
+    ran = 0
+    for oid, name, kind, args in calls:
+        for role in roles:
+            if time.time() > deadline:
+                break
+            c = sessions.get(role)
+            if c is None or c.closed:
+                c = sessions[role] = function_session(role)
+            sql = call_sql(name, kind, args)
+            seconds, state, msg, abandoned = timed_call(c, sql)
+            ran += 1
+            covered[role].add(oid)
+            got = judge_call(seconds, state, msg, abandoned)
+            if got is None:
+                states[state] = states.get(state, 0) + 1
+                if state != "ok" and not expected_state(state) and (state, msg) not in notes:
+                    # Reported, not failed: the pass looks for crashes, internal
+                    # errors and unhonoured timeouts; an odd SQLSTATE from an
+                    # admin function called with nonsense is for a person to read.
+                    notes[(state, msg)] = (role or "superuser", sql)
+                continue
+            if abandoned or state is None:
+                sessions.pop(role, None)   # a new session: this one may be busy for ever
+                if state is None and not abandoned:
+                    start_time()
+            states[got[0]] = states.get(got[0], 0) + 1
+            ex = findings.setdefault(got, [])
+            if len(ex) < 3:
+                who = role or "superuser"
+                ex.append((who, sql, got[1]))
+                out.write(f"class={got[0]}: {got[1]}\n  as {who}: {sql[:2000]}\n\n")
+                out.flush()
+    for c in sessions.values():
+        try:
+            c.close()
+        except Exception:
+            pass
+    if start_time() != t_start:
+        findings[("crash", "server restarted")] = [("?", "(between calls)", "pg_postmaster_start_time changed")]
+    names = {f[0] for f in functions}
+    missed = {r or "superuser": len(names - covered[r]) for r in roles if names - covered[r]}
+    return ran, len(functions), len(calls), findings, states, missed, notes
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true")
@@ -682,6 +967,8 @@ def main():
     ap.add_argument("--seed", type=int)
     ap.add_argument("--max-seconds", type=float)
     ap.add_argument("--sqlsmith-seconds", type=float, default=60)
+    ap.add_argument("--functions-seconds", type=float,
+                    help="time for the all-functions pass (default 40, --long 300)")
     ap.add_argument("--findings", default="/tmp/dp_agg_crash_findings.txt")
     ap.add_argument("--keep", action="store_true")
     args = ap.parse_args()
@@ -692,7 +979,7 @@ def main():
     t0 = time.time()
     setup()
     try:
-        for ok, label in self_check():
+        for ok, label in self_check() + timeout_self_check():
             if ok:
                 passed += 1
                 log(f"ok - {label}")
@@ -719,6 +1006,28 @@ def main():
                 f"({time.time() - t0:.0f} s)")
         log(f"  outcomes: {summary}")
         log(f"  charge-checked releases by shape: {checked or 'none'}")
+        seconds = args.functions_seconds or (40 if not args.long else 300)
+        t1 = time.time()
+        with open(args.findings, "a") as out:
+            ran, nfun, ncalls, findings, states, missed, notes = fuzz_functions(seed, out, t1 + seconds)
+        summary = ", ".join(f"{k} {v}" for k, v in sorted(states.items(), key=lambda kv: -kv[1]))
+        if findings or missed:
+            failed += 1
+            log(f"not ok - all-functions pass: {len(findings)} distinct findings in {ran} calls of "
+                f"{nfun} functions ({time.time() - t1:.0f} s); functions never called: {missed or 'none'}; "
+                f"see {args.findings}")
+            for (cls, msg), ex in findings.items():
+                log(f"  {cls}: {ex[0][2]}")
+                for who, sql, m in ex:
+                    log(f"    as {who}: {sql[:300]}")
+        else:
+            passed += 1
+            log(f"ok - all-functions pass: {ran} of {ncalls * 3} calls (every one of the {nfun} functions of "
+                f"dp_agg as superuser, unrestricted and restricted role) under statement_timeout "
+                f"{CALL_TIMEOUT_MS} ms: no crash, internal error or unhonoured timeout ({time.time() - t1:.0f} s)")
+        log(f"  outcomes: {summary}")
+        for (state, msg), (who, sql) in notes.items():
+            log(f"  note: unexpected SQLSTATE {state} (not a failure of this pass): {msg}\n    as {who}: {sql[:300]}")
         s = sqlsmith_pass(args.sqlsmith_seconds)
         if s is True:
             passed += 1

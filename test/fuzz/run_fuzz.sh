@@ -2,7 +2,9 @@
 # Fuzzers for dp_agg (make test runs the bounded passes).
 #
 #   test/fuzz/run_fuzz.sh                 bounded passes: neighbour --quick, neighbour
-#                                         --self-check, crash --quick (about 4 minutes)
+#                                         --self-check, crash --quick (about 5 minutes;
+#                                         crash --quick includes 45 s of direct calls of
+#                                         every dp_agg function under statement_timeout)
 #   test/fuzz/run_fuzz.sh --long N        N statements of each fuzzer, random seeds
 #   test/fuzz/run_fuzz.sh --seed S ...    fixed seed for the --long passes
 #
@@ -14,7 +16,9 @@
 # /tmp/dp_agg_neighbour_selfcheck_findings.txt), /tmp/dp_agg_crash_findings.txt.
 # The crash fuzzer also fails on an uncharged release (a result carrying a private
 # aggregate's answer with no new charge in dp_agg.ledger_entry), and first proves
-# that check fires (its self-check lines count as checks here).
+# that check fires (its self-check lines count as checks here), and on a call of
+# any dp_agg function that is not cancelled by statement_timeout (self-checked with
+# the test fault uncancellable_spin).
 # Ends with "fuzz: N passed, M failed" (N = checks passed); exit status 1 on any failure.
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)

@@ -6,9 +6,11 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <vector>
 
 #include "gaussian_mechanism.h"
+#include "parameters.h"
 #include "privacy_accountant.h"
 
 namespace {
@@ -78,6 +80,73 @@ TEST(ZcdpConversionTest, RhoForBudgetIsTheLargestThatFits) {
       EXPECT_GT(dp::ZcdpDelta(rho * (1 + 1e-9), epsilon), delta * (1 - 1e-6));
     }
   }
+}
+
+// Issue 26 finding 4: RhoForEpsilonDelta(1e-20, 1e-300) stepped down one
+// double at a time from 1e-300 and never returned. Over extreme inputs the
+// result must fit (its conversion is within delta at epsilon) and be maximal
+// at double resolution (the next double up does not fit). Both are checked
+// by the conversion itself, not by timing, so a slow but correct search
+// passes and a fast but wrong one fails; the old one never got here.
+TEST(ZcdpConversionTest, RhoForBudgetFitsAndIsMaximalAtExtremes) {
+  const double kSubnormals[] = {std::numeric_limits<double>::denorm_min(), 1e-310, 2.5e-320};
+  std::vector<double> epsilons = {1e-300,
+                                  1e-20,
+                                  1e-17,
+                                  1e-15,
+                                  8.881784197001252e-16,
+                                  1e-6,
+                                  1,
+                                  1e6,
+                                  1e100,
+                                  1e300,
+                                  std::numeric_limits<double>::max()};
+  std::vector<double> deltas = {1e-300, 2.2250738585072014e-308, 1e-100, 1e-6,
+                                0.5,    std::nextafter(1.0, 0.0)};
+  for (double s : kSubnormals) {
+    epsilons.push_back(s);
+    deltas.push_back(s);
+  }
+  for (double epsilon : epsilons) {
+    for (double delta : deltas) {
+      const double rho = dp::RhoForEpsilonDelta(epsilon, delta);
+      ASSERT_TRUE(std::isfinite(rho)) << epsilon << " " << delta;
+      ASSERT_GE(rho, 0.0) << epsilon << " " << delta;
+      EXPECT_LE(dp::ZcdpDelta(rho, epsilon), delta) << epsilon << " " << delta;
+      EXPECT_GT(dp::ZcdpDelta(std::nextafter(rho, HUGE_VAL), epsilon), delta)
+          << epsilon << " " << delta;
+    }
+  }
+}
+
+TEST(ZcdpConversionTest, RhoForBudgetOfFindingFourIsZeroAndMaximal) {
+  // At epsilon 1e-20 the orders alpha the accountant searches (up to
+  // 1 + e^45) cannot push delta below about e^-46, far above 1e-300: no
+  // positive rho is certified, and 0 (which is (epsilon, 0)-DP) is the answer.
+  EXPECT_EQ(dp::RhoForEpsilonDelta(1e-20, 1e-300), 0.0);
+  EXPECT_GT(dp::ZcdpDelta(std::numeric_limits<double>::denorm_min(), 1e-20), 1e-300);
+  // Where a positive rho fits, the result is the usual one: ZcdpEpsilon
+  // agrees that it is within epsilon, and 1e-9 more does not fit.
+  const double rho = dp::RhoForEpsilonDelta(1e-15, 1e-300);
+  ASSERT_GT(rho, 0.0);
+  EXPECT_LE(dp::ZcdpEpsilon(rho, 1e-300), 1e-15 * (1 + 1e-9));
+  EXPECT_GT(dp::ZcdpDelta(rho * (1 + 1e-9), 1e-15), 1e-300);
+  // A huge epsilon buys a huge but finite rho.
+  const double huge = dp::RhoForEpsilonDelta(1e300, 1e-6);
+  EXPECT_GT(huge, 1e200);
+  EXPECT_TRUE(std::isfinite(huge));
+}
+
+TEST(PrivacyAccountantTest, GaussianCountEpsilonIsZeroWhenNothingFits) {
+  // At delta 0.5 even the smallest epsilon dp_count accepts costs more than
+  // rho 0.5 (the plan's sigma has a floor): the answer is 0, found after at
+  // most 51 halvings (issue 26: the search went on to 1e-300 for seconds).
+  ASSERT_GT(dp::GaussianPlanRho(dp::PlanGaussianCount(dp::kMinEpsilon, 0.5)), 0.5);
+  EXPECT_EQ(dp::GaussianCountEpsilonForRho(0.5, 0.5), 0.0);
+  // Where an epsilon fits, the answer fits.
+  const double epsilon = dp::GaussianCountEpsilonForRho(0.5, 1e-6);
+  ASSERT_GT(epsilon, 0.0);
+  EXPECT_LE(dp::GaussianPlanRho(dp::PlanGaussianCount(epsilon, 1e-6)), 0.5);
 }
 
 TEST(PrivacyAccountantTest, HundredGaussianCountsNearTheExactComposition) {
