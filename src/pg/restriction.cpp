@@ -11,6 +11,7 @@ extern "C" {
 #include "access/genam.h"
 #include "access/htup_details.h"
 #include "access/table.h"
+#include "catalog/dependency.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_authid.h"
 #include "catalog/pg_class.h"
@@ -20,11 +21,15 @@ extern "C" {
 #include "catalog/pg_seclabel.h"
 #include "catalog/pg_shseclabel.h"
 #include "commands/seclabel.h"
+#include "libpq/auth.h"
+#include "libpq/libpq-be.h"
 #include "nodes/parsenodes.h"
 #include "storage/proc.h"
 #include "tcop/utility.h"
 #include "utils/acl.h"
 #include "utils/fmgroids.h"
+#include "utils/guc.h"
+#include "utils/guc_tables.h"
 #include "utils/rel.h"
 }
 
@@ -99,9 +104,37 @@ struct RestrictionCache {
 };
 RestrictionCache restriction_cache;
 
-// The last answer of RestrictedSession(), for the log hook, which must not
-// read catalogs while a message is being reported.
-bool last_answer_restricted = false;
+// What the session's client may be sent below INFO, decided without
+// catalog reads wherever a message is reported or a setting is checked.
+// `session_judged`: the login role was judged at authentication, or
+// RestrictedSession() answered. `session_seen_restricted`: some answer was
+// yes; it stays set for the session (a role restricted mid-session, or a
+// SET ROLE back from a restricted role, keeps the session fail-closed).
+bool session_judged = false;
+bool session_seen_restricted = false;
+
+// DEBUG and LOG messages a client asked for (client_min_messages = debug5
+// or log, also as a connection option or from postgresql.conf) include
+// transaction and plan details that only the server log should get from a
+// restricted session. Messages that are not also logged never reach the
+// emit_log_hook, so the setting itself is kept at NOTICE or above. It is
+// written directly, not through set_config_option, so that no transaction
+// abort restores the lower value.
+void KeepDebugFromClient() {
+  if (client_min_messages < NOTICE) client_min_messages = NOTICE;
+}
+
+void NoteRestricted() {
+  session_seen_restricted = true;
+  KeepDebugFromClient();
+}
+
+// Whether messages below INFO must not reach this session's client: the
+// session was found restricted, or it is not judged yet and its role is not
+// a superuser (fail closed; a restricted role cannot be a superuser).
+bool SessionKeepsDebugFromClient() {
+  return session_seen_restricted || (!session_judged && !session_auth_is_superuser);
+}
 
 }  // namespace
 
@@ -111,17 +144,16 @@ bool RestrictedSession() {
   if (!IsTransactionState()) return false;
   if (restriction_cache.transaction == MyProc->lxid &&
       restriction_cache.session_user == session_user &&
-      restriction_cache.current_user == current_user) {
-    last_answer_restricted = restriction_cache.restricted;
+      restriction_cache.current_user == current_user)
     return restriction_cache.restricted;
-  }
   List* restricted_roles = LabelledObjects(AuthIdRelationId, kRestricted);
   const bool restricted =
       restricted_roles != NIL && (IsMemberOfAny(session_user, restricted_roles) ||
                                   IsMemberOfAny(current_user, restricted_roles));
   list_free(restricted_roles);
   restriction_cache = RestrictionCache{MyProc->lxid, session_user, current_user, restricted};
-  last_answer_restricted = restricted;
+  session_judged = true;
+  if (restricted) NoteRestricted();
   return restricted;
 }
 
@@ -337,6 +369,34 @@ void CheckNoDirectAccess(Oid table, Oid role) {
                      table_name ? table_name : "?")));
 }
 
+// A sequence owned by a column of a protected table (serial, identity,
+// OWNED BY) counts its rows: last_value, nextval, currval, setval,
+// pg_sequence_last_value() and pg_sequences show how many were ever
+// inserted. It falls under the invariant like the table itself.
+void CheckNoSequenceAccess(Oid sequence, Oid table, Oid role) {
+  const char* sequence_name = get_rel_name(sequence);
+  const char* table_name = get_rel_name(table);
+  const char* role_name = GetUserNameFromId(role, false);
+  if (pg_class_ownercheck(sequence, role))
+    ereport(ERROR,
+            (errcode(ERRCODE_INVALID_GRANT_OPERATION),
+             errmsg("restricted role \"%s\" owns sequence \"%s\" of protected table \"%s\"",
+                    role_name, sequence_name ? sequence_name : "?", table_name ? table_name : "?"),
+             errhint("Give the table and its sequences to another owner (ALTER TABLE ... "
+                     "OWNER TO) before protecting it or restricting the role.")));
+  if (pg_class_aclmask(sequence, role, ACL_ALL_RIGHTS_SEQUENCE, ACLMASK_ANY) != 0)
+    ereport(ERROR,
+            (errcode(ERRCODE_INVALID_GRANT_OPERATION),
+             errmsg("restricted role \"%s\" holds a privilege on sequence \"%s\" of protected "
+                    "table \"%s\"",
+                    role_name, sequence_name ? sequence_name : "?", table_name ? table_name : "?"),
+             errdetail("The sequence's value tells how many rows were ever inserted into the "
+                       "table: a restricted role must hold no privilege on it, not even through "
+                       "PUBLIC or a role it belongs to."),
+             errhint("REVOKE ALL ON SEQUENCE \"%s\" FROM the role (and from PUBLIC).",
+                     sequence_name ? sequence_name : "?")));
+}
+
 // `extra_table` / `extra_role`: an object being labelled now, whose label is
 // not yet in the catalog.
 void CheckRestrictionInvariant(Oid extra_table, Oid extra_role) {
@@ -348,13 +408,19 @@ void CheckRestrictionInvariant(Oid extra_table, Oid extra_role) {
   foreach (table_cell, family) {
     const Oid table = lfirst_oid(table_cell);
     if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(table))) continue;
+    // Serial and identity columns' sequences (pg_depend 'a' and 'i').
+    List* sequences = getOwnedSequences(table);
     ListCell* role_cell;
     foreach (role_cell, roles) {
       const Oid role = lfirst_oid(role_cell);
       if (!SearchSysCacheExists1(AUTHOID, ObjectIdGetDatum(role))) continue;
       // Members of a restricted role are restricted too.
       CheckNoDirectAccess(table, role);
+      ListCell* sequence_cell;
+      foreach (sequence_cell, sequences)
+        CheckNoSequenceAccess(lfirst_oid(sequence_cell), table, role);
     }
+    list_free(sequences);
   }
   list_free(roles);
   list_free(family);
@@ -564,11 +630,22 @@ void ProcessUtilityHook(PlannedStmt* statement, const char* query_string, bool r
   }
   RunUtility(statement, query_string, read_only_tree, context, params, environment, destination,
              completion);
-  // A GRANT of a table privilege or of role membership, or a new owner,
-  // must not hand a restricted role direct access to a protected table.
+  if (IsA(parse_tree, VariableSetStmt) || IsA(parse_tree, DiscardStmt)) {
+    // A new role (SET ROLE, SET SESSION AUTHORIZATION) is judged now, not
+    // at the next statement.
+    if (IsTransactionState()) (void)RestrictedSession();
+    // RESET and DISCARD ALL restore client_min_messages without checking
+    // it (to postgresql.conf's value, say).
+    if (session_seen_restricted) KeepDebugFromClient();
+  }
+  // A GRANT of a table or sequence privilege or of role membership, or a
+  // new owner, must not hand a restricted role direct access to a protected
+  // table or to a sequence that counts its rows (ALTER/CREATE SEQUENCE ...
+  // OWNED BY, ALTER TABLE ... ADD COLUMN of a serial or identity column).
   if (IsA(parse_tree, GrantStmt) || IsA(parse_tree, GrantRoleStmt) ||
       IsA(parse_tree, AlterOwnerStmt) || IsA(parse_tree, AlterTableStmt) ||
-      IsA(parse_tree, AlterDefaultPrivilegesStmt) ||
+      IsA(parse_tree, AlterDefaultPrivilegesStmt) || IsA(parse_tree, AlterSeqStmt) ||
+      IsA(parse_tree, CreateSeqStmt) ||
       // A new partition or inheritance child of a protected table carries
       // the default privileges of its creator.
       IsA(parse_tree, CreateStmt) || IsA(parse_tree, CreateForeignTableStmt)) {
@@ -611,13 +688,57 @@ namespace {
 
 emit_log_hook_type previous_emit_log = nullptr;
 
-// LOG and DEBUG messages that a client asks for (client_min_messages = log
-// with debug_print_plan, trace_sort, ...) show plans, row estimates and
-// sort sizes of protected rows: restricted sessions do not get them (the
-// server log still does).
+// Messages below INFO that are logged too pass here: a second guard behind
+// the clamped client_min_messages (a library loaded into the session rather
+// than preloaded has not clamped the setting it was started with).
 void EmitLogHook(ErrorData* error) {
-  if (last_answer_restricted && error->elevel < INFO) error->output_to_client = false;
+  if (error->output_to_client && error->elevel < INFO && SessionKeepsDebugFromClient())
+    error->output_to_client = false;
   if (previous_emit_log != nullptr) previous_emit_log(error);
+}
+
+// The login role is judged once authentication has succeeded, inside the
+// transaction InitPostgres runs for it (shared catalogs are readable) and
+// before connection options or ALTER ROLE ... SET apply client_min_messages.
+// Until then only errors reach the client (ClientAuthInProgress).
+ClientAuthentication_hook_type previous_client_authentication = nullptr;
+
+void ClientAuthenticationHook(Port* port, int status) {
+  if (previous_client_authentication != nullptr) previous_client_authentication(port, status);
+  if (status != STATUS_OK || port->user_name == nullptr || !IsTransactionState()) return;
+  const Oid role = get_role_oid(port->user_name, true);
+  if (!OidIsValid(role)) return;  // refused later, as an unknown role
+  session_judged = true;
+  if (RoleIsRestricted(role)) NoteRestricted();
+}
+
+// client_min_messages, however it is set (SET, set_config(), connection
+// options, ALTER ROLE ... SET, a function's SET clause, postgresql.conf on
+// reload), stays at NOTICE or above in a restricted session.
+GucEnumCheckHook previous_client_min_messages_check = nullptr;
+
+bool CheckClientMinMessages(int* new_value, void** extra, GucSource source) {
+  if (previous_client_min_messages_check != nullptr &&
+      !previous_client_min_messages_check(new_value, extra, source))
+    return false;
+  if (*new_value < NOTICE && IsUnderPostmaster && SessionKeepsDebugFromClient())
+    *new_value = NOTICE;
+  return true;
+}
+
+void GuardClientMinMessages() {
+  struct config_generic** settings = get_guc_variables();
+  const int count = GetNumConfigOptions();
+  for (int i = 0; i < count; ++i) {
+    if (settings[i]->vartype != PGC_ENUM || strcmp(settings[i]->name, "client_min_messages") != 0)
+      continue;
+    auto* setting = reinterpret_cast<struct config_enum*>(settings[i]);
+    if (setting->check_hook == CheckClientMinMessages) return;
+    previous_client_min_messages_check = setting->check_hook;
+    setting->check_hook = CheckClientMinMessages;
+    return;
+  }
+  elog(ERROR, "dp_agg: setting client_min_messages not found");
 }
 
 }  // namespace
@@ -663,6 +784,12 @@ void InstallRestrictionHooks() {
   register_label_provider(kProvider, CheckLabel);
   previous_emit_log = emit_log_hook;
   emit_log_hook = EmitLogHook;
+  previous_client_authentication = ClientAuthentication_hook;
+  ClientAuthentication_hook = ClientAuthenticationHook;
+  GuardClientMinMessages();
+  // Loaded into a session that has started (not preloaded): its setting
+  // was not checked.
+  if (IsUnderPostmaster && SessionKeepsDebugFromClient()) KeepDebugFromClient();
   previous_process_utility = ProcessUtility_hook;
   ProcessUtility_hook = ProcessUtilityHook;
 }

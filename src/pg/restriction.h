@@ -44,7 +44,9 @@ void CheckExecutionForRestrictedRole(QueryDesc* query, int flags);
 // debugging and dp_agg's other settings are not on the list.
 bool IsAnalystSetting(const char* name);
 
-// Registers the security label provider and the utility-statement hook.
+// Registers the security label provider, the utility-statement hook and the
+// guards that keep DEBUG and LOG messages from restricted clients (log hook,
+// authentication hook, client_min_messages check).
 void InstallRestrictionHooks();
 
 }  // namespace dp_pg
