@@ -30,8 +30,13 @@ REVOKE ALL ON SEQUENCE seqs.t_id_seq FROM regress_seq_analyst;
 GRANT USAGE ON SEQUENCE seqs.t_i_seq TO regress_seq_team;
 SELECT dp_agg.protect_table('seqs.t');
 REVOKE ALL ON SEQUENCE seqs.t_i_seq FROM regress_seq_team;
+-- Through PUBLIC every restricted role of the cluster holds it; the message
+-- names the first one found (another suite's, when run after an upgrade), so
+-- only the SQLSTATE is shown.
 GRANT UPDATE ON SEQUENCE seqs.t_id_seq TO PUBLIC;
+\set VERBOSITY sqlstate
 SELECT dp_agg.protect_table('seqs.t');
+\set VERBOSITY default
 REVOKE ALL ON SEQUENCE seqs.t_id_seq FROM PUBLIC;
 SELECT dp_agg.protect_table('seqs.t') IS NULL AS protected;
 
@@ -39,7 +44,9 @@ SELECT dp_agg.protect_table('seqs.t') IS NULL AS protected;
 -- (the analyst, its group, PUBLIC), by name or by schema.
 GRANT SELECT ON SEQUENCE seqs.t_id_seq TO regress_seq_analyst;
 GRANT USAGE ON SEQUENCE seqs.t_i_seq TO regress_seq_team;
+\set VERBOSITY sqlstate
 GRANT UPDATE ON SEQUENCE seqs.t_id_seq TO PUBLIC;
+\set VERBOSITY default
 GRANT SELECT ON ALL SEQUENCES IN SCHEMA seqs TO regress_seq_analyst;
 -- A sequence no table owns is not counted: granting it is allowed.
 GRANT SELECT ON SEQUENCE seqs.loose TO regress_seq_analyst;

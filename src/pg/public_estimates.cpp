@@ -48,8 +48,14 @@ bool HoldsProtectedRows(Oid relation, bool with_children) {
 }
 
 bool Applies(Oid relation, bool with_children) {
-  // The neighbour fuzzer's self-check plans from the rows again.
-  if (TestFaultIs(TestFault::kMeasuredEstimates)) return false;
+  // The neighbour fuzzer's self-checks plan from the rows again:
+  // measured_estimates replays finding 2 of issue 26; hash_group_order replays
+  // released groups in hash-table order as it was found, with hash tables
+  // sized from the statistics' few distinct values, where one more group
+  // moves the others (a table sized for the public estimate's 200 groups
+  // rarely shows it).
+  if (TestFaultIs(TestFault::kMeasuredEstimates) || TestFaultIs(TestFault::kHashGroupOrder))
+    return false;
   return public_estimates && OidIsValid(relation) && HoldsProtectedRows(relation, with_children);
 }
 
