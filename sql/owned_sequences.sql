@@ -77,6 +77,20 @@ SELECT dp_agg.restrict_role('regress_seq_other');
 DROP OWNED BY regress_seq_other;
 DROP ROLE regress_seq_other;
 
+-- 4b. A sequence that a column default calls counts the rows as well,
+-- owned by the table or not (the fresh-eyed review of issue 26): a GRANT on
+-- it, and a default that starts calling a granted one, are refused.
+CREATE SEQUENCE seqs.shared;
+ALTER TABLE seqs.t ALTER COLUMN v SET DEFAULT nextval('seqs.shared');
+GRANT SELECT ON SEQUENCE seqs.shared TO regress_seq_analyst;
+CREATE SEQUENCE seqs.granted;
+GRANT SELECT ON SEQUENCE seqs.granted TO regress_seq_analyst;
+ALTER TABLE seqs.t ALTER COLUMN v SET DEFAULT nextval('seqs.granted');
+REVOKE ALL ON SEQUENCE seqs.granted FROM regress_seq_analyst;
+ALTER TABLE seqs.t ALTER COLUMN v SET DEFAULT nextval('seqs.granted');
+SELECT has_sequence_privilege('regress_seq_analyst', 'seqs.shared', 'SELECT') AS shared_granted,
+       has_sequence_privilege('regress_seq_analyst', 'seqs.granted', 'SELECT') AS granted_granted;
+
 -- 5. Without a privilege the analyst reads no sequence value: not the
 -- relation, not nextval/currval/setval, not pg_sequence_last_value(), and
 -- pg_sequences shows last_value as NULL.

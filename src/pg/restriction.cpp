@@ -13,8 +13,10 @@ extern "C" {
 #include "access/table.h"
 #include "catalog/dependency.h"
 #include "catalog/namespace.h"
+#include "catalog/pg_attrdef.h"
 #include "catalog/pg_authid.h"
 #include "catalog/pg_class.h"
+#include "catalog/pg_depend.h"
 #include "catalog/partition.h"
 #include "catalog/pg_inherits.h"
 #include "catalog/pg_namespace.h"
@@ -370,7 +372,8 @@ void CheckNoDirectAccess(Oid table, Oid role) {
 }
 
 // A sequence owned by a column of a protected table (serial, identity,
-// OWNED BY) counts its rows: last_value, nextval, currval, setval,
+// OWNED BY), or called by one of its column defaults, counts its rows:
+// last_value, nextval, currval, setval,
 // pg_sequence_last_value() and pg_sequences show how many were ever
 // inserted. It falls under the invariant like the table itself.
 void CheckNoSequenceAccess(Oid sequence, Oid table, Oid role) {
@@ -397,6 +400,48 @@ void CheckNoSequenceAccess(Oid sequence, Oid table, Oid role) {
                      sequence_name ? sequence_name : "?")));
 }
 
+// The sequences whose values count `table`'s rows: those its serial and
+// identity columns own (pg_depend 'a' and 'i'), and every sequence a column
+// default of it calls (nextval('s') with no OWNED BY, a sequence shared with
+// another table): what matters is that inserts advance it, not who owns it.
+// A default's dependencies are recorded on its pg_attrdef row, which itself
+// depends on the table.
+List* RowCountingSequences(Oid table) {
+  List* sequences = getOwnedSequences(table);
+  List* defaults = NIL;
+  Relation depend = table_open(DependRelationId, AccessShareLock);
+  ScanKeyData keys[2];
+  ScanKeyInit(&keys[0], Anum_pg_depend_refclassid, BTEqualStrategyNumber, F_OIDEQ,
+              ObjectIdGetDatum(RelationRelationId));
+  ScanKeyInit(&keys[1], Anum_pg_depend_refobjid, BTEqualStrategyNumber, F_OIDEQ,
+              ObjectIdGetDatum(table));
+  SysScanDesc scan = systable_beginscan(depend, DependReferenceIndexId, true, nullptr, 2, keys);
+  HeapTuple tuple;
+  while (HeapTupleIsValid(tuple = systable_getnext(scan))) {
+    const auto* row = reinterpret_cast<Form_pg_depend>(GETSTRUCT(tuple));
+    if (row->classid == AttrDefaultRelationId)
+      defaults = list_append_unique_oid(defaults, row->objid);
+  }
+  systable_endscan(scan);
+  ListCell* cell;
+  foreach (cell, defaults) {
+    ScanKeyInit(&keys[0], Anum_pg_depend_classid, BTEqualStrategyNumber, F_OIDEQ,
+                ObjectIdGetDatum(AttrDefaultRelationId));
+    ScanKeyInit(&keys[1], Anum_pg_depend_objid, BTEqualStrategyNumber, F_OIDEQ,
+                ObjectIdGetDatum(lfirst_oid(cell)));
+    scan = systable_beginscan(depend, DependDependerIndexId, true, nullptr, 2, keys);
+    while (HeapTupleIsValid(tuple = systable_getnext(scan))) {
+      const auto* row = reinterpret_cast<Form_pg_depend>(GETSTRUCT(tuple));
+      if (row->refclassid == RelationRelationId && get_rel_relkind(row->refobjid) == RELKIND_SEQUENCE)
+        sequences = list_append_unique_oid(sequences, row->refobjid);
+    }
+    systable_endscan(scan);
+  }
+  table_close(depend, AccessShareLock);
+  list_free(defaults);
+  return sequences;
+}
+
 // `extra_table` / `extra_role`: an object being labelled now, whose label is
 // not yet in the catalog.
 void CheckRestrictionInvariant(Oid extra_table, Oid extra_role) {
@@ -408,8 +453,8 @@ void CheckRestrictionInvariant(Oid extra_table, Oid extra_role) {
   foreach (table_cell, family) {
     const Oid table = lfirst_oid(table_cell);
     if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(table))) continue;
-    // Serial and identity columns' sequences (pg_depend 'a' and 'i').
-    List* sequences = getOwnedSequences(table);
+    // Serial and identity columns' sequences, and those defaults call.
+    List* sequences = RowCountingSequences(table);
     ListCell* role_cell;
     foreach (role_cell, roles) {
       const Oid role = lfirst_oid(role_cell);
