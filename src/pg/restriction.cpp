@@ -432,7 +432,8 @@ List* RowCountingSequences(Oid table) {
     scan = systable_beginscan(depend, DependDependerIndexId, true, nullptr, 2, keys);
     while (HeapTupleIsValid(tuple = systable_getnext(scan))) {
       const auto* row = reinterpret_cast<Form_pg_depend>(GETSTRUCT(tuple));
-      if (row->refclassid == RelationRelationId && get_rel_relkind(row->refobjid) == RELKIND_SEQUENCE)
+      if (row->refclassid == RelationRelationId &&
+          get_rel_relkind(row->refobjid) == RELKIND_SEQUENCE)
         sequences = list_append_unique_oid(sequences, row->refobjid);
     }
     systable_endscan(scan);
