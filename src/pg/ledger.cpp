@@ -25,6 +25,7 @@ extern "C" {
 #include "executor/spi.h"
 #include "pgstat.h"
 #include "postmaster/bgworker.h"
+#include "replication/logicallauncher.h"
 #include "storage/ipc.h"
 #include "storage/latch.h"
 #include "storage/lwlock.h"
@@ -202,6 +203,12 @@ void WithdrawIfPending(ChargeRequest* request) {
   if (request->state == kPending) request->state = kFree;
 }
 
+// The background workers logical replication may hold: its launcher and
+// apply/sync workers (none when max_logical_replication_workers is 0).
+int ReplicationWorkers() {
+  return max_logical_replication_workers > 0 ? max_logical_replication_workers + 1 : 0;
+}
+
 // Makes sure a ledger writer serves this database; returns its procno or -1
 // while it is starting. Raises an ERROR if none can be started, after
 // withdrawing `own` (this backend's request) if no writer took it: left
@@ -268,13 +275,14 @@ int EnsureWorker(ChargeRequest* own) {
              errmsg("could not start the dp_agg ledger writer, so no privacy charge can be "
                     "recorded"),
              errdetail("No background worker slot was free (max_worker_processes = %d, of which "
-                       "parallel queries may take max_parallel_workers = %d). Nothing was "
-                       "charged and no private value was computed.",
-                       max_worker_processes, max_parallel_workers),
-             errhint("Set max_worker_processes to at least max_parallel_workers plus the "
-                     "background workers of logical replication and other extensions plus "
-                     "one for each database that runs private queries at the same time, "
-                     "then restart the server.")));
+                       "parallel queries may take max_parallel_workers = %d and logical "
+                       "replication %d). Nothing was charged and no private value was computed.",
+                       max_worker_processes, max_parallel_workers, ReplicationWorkers()),
+             errhint("Set max_worker_processes to at least %d (max_parallel_workers plus logical "
+                     "replication's workers) plus one for each database that runs private "
+                     "queries at the same time plus other extensions' background workers, then "
+                     "restart the server.",
+                     max_parallel_workers + ReplicationWorkers())));
   }
   // Recorded so that a writer that dies before checking in is seen to be
   // gone (WorkerSlotIsStale), and so that only this writer checks in here.
@@ -803,7 +811,33 @@ bool OnlyDeltaIsShort(const ChargeRequest& result) {
 
 }  // namespace
 
+// Warns at server start when the background-worker slots can all be taken
+// by others, so that a database's ledger writer, started on demand, may
+// find none and its private queries fail ("could not start the dp_agg
+// ledger writer"): parallel queries may hold max_parallel_workers slots
+// (4 sessions running ordinary parallel counts at the defaults, 8 and 8,
+// took them all), logical replication its launcher and
+// max_logical_replication_workers.
+static void CheckWorkerCapacity() {
+  const int replication = ReplicationWorkers();
+  const int needed = max_parallel_workers + replication + 1;
+  if (max_worker_processes >= needed) return;
+  ereport(WARNING,
+          (errmsg("dp_agg: max_worker_processes (%d) leaves no background worker for the "
+                  "ledger writer when parallel queries and logical replication use their share",
+                  max_worker_processes),
+           errdetail("Parallel queries may use max_parallel_workers = %d and logical replication "
+                     "%d; every database that runs private queries at the same time needs one "
+                     "more for its ledger writer, or its private queries fail.",
+                     max_parallel_workers, replication),
+           errhint("Set max_worker_processes to at least %d plus the background workers of "
+                   "other extensions, plus one for each further database that runs private "
+                   "queries at the same time, or lower max_parallel_workers.",
+                   needed)));
+}
+
 void InstallLedger() {
+  CheckWorkerCapacity();
   previous_shmem_request = shmem_request_hook;
   shmem_request_hook = LedgerShmemRequest;
   previous_shmem_startup = shmem_startup_hook;
