@@ -2,6 +2,8 @@
 // for a durable charge, and the per-database ledger writer worker.
 #include "ledger.h"
 
+#include <cerrno>
+#include <csignal>
 #include <cstring>
 
 #include "settings.h"
@@ -23,6 +25,7 @@ extern "C" {
 #include "executor/spi.h"
 #include "pgstat.h"
 #include "postmaster/bgworker.h"
+#include "replication/logicallauncher.h"
 #include "storage/ipc.h"
 #include "storage/latch.h"
 #include "storage/lwlock.h"
@@ -54,6 +57,11 @@ struct ChargeRequest {
   std::uint32_t state;
   Oid database;
   int requester_procno;
+  // The writer that took the request (kInProgress): only that writer may
+  // answer it or, when it exits, hand it back to the queue. An exiting writer
+  // that requeued another writer's requests let a successor of the
+  // requester's slot be answered with the old request's outcome.
+  pid_t writer_pid;
   std::int32_t outcome;
   // Set by the writer when the budget row (or table) was locked by another
   // transaction: the request is tried again at retry_at, others go on.
@@ -86,12 +94,18 @@ struct ChargeRequest {
 struct LedgerWorkerSlot {
   Oid database;  // InvalidOid: free
   int procno;  // -1 until the worker is ready
+  // The writer's pid: recorded by the backend that started it (from
+  // WaitForBackgroundWorkerStartup) or by the writer when it checks in. 0
+  // while unknown.
   pid_t pid;
+  std::uint64_t claim;  // which claim of the slot: a backend frees only its own
+  TimestampTz claimed_at;
 };
 
 struct LedgerShared {
   LWLock* lock;
   int num_requests;
+  std::uint64_t next_claim;
   LedgerWorkerSlot workers[kMaxLedgerWorkers];
   ChargeRequest requests[FLEXIBLE_ARRAY_MEMBER];
 };
@@ -156,11 +170,59 @@ LedgerWorkerSlot* FindWorker(Oid database) {
   return nullptr;
 }
 
+void FreeWorkerSlot(LedgerWorkerSlot* worker) {
+  worker->database = InvalidOid;
+  worker->procno = -1;
+  worker->pid = 0;
+}
+
+// A started writer normally checks in within milliseconds; a claim whose
+// writer is not known after this long is given up (its backend failed
+// between claiming and starting it).
+constexpr long kClaimGraceMs = 10000;
+
+// Whether `worker` serves nobody and never will: its writer died without
+// freeing it (it failed before checking in, e.g. FATAL while connecting, or
+// was terminated during start-up), or its claimant never started one. Such a
+// slot used to stay forever: EnsureWorker answered "starting" (-1) or the
+// dead writer's procno to every later query of the database, so none of them
+// ever started a new writer and all of them timed out, while their wake-ups
+// went to whatever process had inherited the procno. Caller holds the lock.
+bool WorkerSlotIsStale(const LedgerWorkerSlot& worker, TimestampTz now) {
+  if (worker.pid != 0) return kill(worker.pid, 0) != 0 && errno == ESRCH;
+  return worker.procno == -1 &&
+         TimestampDifferenceMilliseconds(worker.claimed_at, now) > kClaimGraceMs;
+}
+
+// Gives up a request that no writer has taken: nothing of it was applied (a
+// kPending request is not in any writer's transaction, or was requeued by an
+// exiting writer, possibly after its commit: then it is charged once), and
+// its query fails without computing anything, so nothing is released for it.
+// Caller holds the lock.
+void WithdrawIfPending(ChargeRequest* request) {
+  if (request->state == kPending) request->state = kFree;
+}
+
+// The background workers logical replication may hold: its launcher and
+// apply/sync workers (none when max_logical_replication_workers is 0).
+int ReplicationWorkers() {
+  return max_logical_replication_workers > 0 ? max_logical_replication_workers + 1 : 0;
+}
+
 // Makes sure a ledger writer serves this database; returns its procno or -1
-// while it is starting. Raises an ERROR if none can be started.
-int EnsureWorker() {
+// while it is starting. Raises an ERROR if none can be started, after
+// withdrawing `own` (this backend's request) if no writer took it: left
+// pending without a writer, it would block this request slot.
+int EnsureWorker(ChargeRequest* own) {
   LWLockAcquire(ledger->lock, LW_EXCLUSIVE);
   LedgerWorkerSlot* worker = FindWorker(MyDatabaseId);
+  if (worker != nullptr && WorkerSlotIsStale(*worker, GetCurrentTimestamp())) {
+    ereport(LOG, (errmsg("dp_agg: the ledger writer of this database (pid %d) is gone; "
+                         "starting a new one",
+                         static_cast<int>(worker->pid))));
+    FreeWorkerSlot(worker);
+    worker = nullptr;
+  }
   if (worker != nullptr) {
     const int procno = worker->procno;
     LWLockRelease(ledger->lock);
@@ -168,6 +230,7 @@ int EnsureWorker() {
   }
   worker = FindWorker(InvalidOid);
   if (worker == nullptr) {
+    WithdrawIfPending(own);
     LWLockRelease(ledger->lock);
     ereport(ERROR, (errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
                     errmsg("too many databases with differentially private queries"),
@@ -177,6 +240,9 @@ int EnsureWorker() {
   worker->database = MyDatabaseId;
   worker->procno = -1;
   worker->pid = 0;
+  const std::uint64_t claim = ++ledger->next_claim;
+  worker->claim = claim;
+  worker->claimed_at = GetCurrentTimestamp();
   LWLockRelease(ledger->lock);
 
   BackgroundWorker definition;
@@ -194,35 +260,60 @@ int EnsureWorker() {
   definition.bgw_notify_pid = MyProcPid;
   BackgroundWorkerHandle* handle = nullptr;
   pid_t pid = 0;
-  if (!RegisterDynamicBackgroundWorker(&definition, &handle) ||
-      WaitForBackgroundWorkerStartup(handle, &pid) != BGWH_STARTED) {
-    LWLockAcquire(ledger->lock, LW_EXCLUSIVE);
-    if (worker->database == MyDatabaseId && worker->procno == -1) worker->database = InvalidOid;
+  const bool started = RegisterDynamicBackgroundWorker(&definition, &handle) &&
+                       WaitForBackgroundWorkerStartup(handle, &pid) == BGWH_STARTED;
+  LWLockAcquire(ledger->lock, LW_EXCLUSIVE);
+  // Only this backend's own claim is touched: the slot may have been freed
+  // and claimed again meanwhile (by the writer's exit, or as stale).
+  const bool own_claim = worker->claim == claim && worker->database == MyDatabaseId;
+  if (!started) {
+    if (own_claim && worker->procno == -1) FreeWorkerSlot(worker);
+    WithdrawIfPending(own);
     LWLockRelease(ledger->lock);
-    ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_RESOURCES),
-                    errmsg("could not start the dp_agg ledger writer, so no privacy charge can be "
-                           "recorded"),
-                    errhint("Raise max_worker_processes: the ledger writer needs one background "
-                            "worker per database.")));
+    ereport(ERROR,
+            (errcode(ERRCODE_INSUFFICIENT_RESOURCES),
+             errmsg("could not start the dp_agg ledger writer, so no privacy charge can be "
+                    "recorded"),
+             errdetail("No background worker slot was free (max_worker_processes = %d, of which "
+                       "parallel queries may take max_parallel_workers = %d and logical "
+                       "replication %d). Nothing was charged and no private value was computed.",
+                       max_worker_processes, max_parallel_workers, ReplicationWorkers()),
+             errhint("Set max_worker_processes to at least %d (max_parallel_workers plus logical "
+                     "replication's workers) plus one for each database that runs private "
+                     "queries at the same time plus other extensions' background workers, then "
+                     "restart the server.",
+                     max_parallel_workers + ReplicationWorkers())));
   }
+  // Recorded so that a writer that dies before checking in is seen to be
+  // gone (WorkerSlotIsStale), and so that only this writer checks in here.
+  if (own_claim && worker->pid == 0) worker->pid = pid;
+  LWLockRelease(ledger->lock);
   return -1;
+}
+
+// The worker slot of this writer (an index into ledger->workers), -1 before
+// it checks in and after it gives the slot up.
+int my_worker_slot = -1;
+
+// Frees this writer's slot if it still holds it. Caller holds the lock.
+void ReleaseMySlot() {
+  if (my_worker_slot < 0) return;
+  LedgerWorkerSlot* worker = &ledger->workers[my_worker_slot];
+  if (worker->database == MyDatabaseId && worker->pid == MyProcPid) FreeWorkerSlot(worker);
+  my_worker_slot = -1;
 }
 
 // A writer that exits hands its unfinished requests back to the queue, so a
 // successor applies them. If it had already committed them, they are charged
-// twice: an overcharge, never a refund.
+// twice: an overcharge, never a refund. Only its own requests: a successor
+// may already be applying others of the same database.
 void OnWorkerExit(int, Datum) {
   if (ledger == nullptr) return;
   LWLockAcquire(ledger->lock, LW_EXCLUSIVE);
-  LedgerWorkerSlot* worker = FindWorker(MyDatabaseId);
-  if (worker != nullptr && worker->pid == MyProcPid) {
-    worker->database = InvalidOid;
-    worker->procno = -1;
-    worker->pid = 0;
-  }
+  ReleaseMySlot();
   for (int i = 0; i < ledger->num_requests; ++i) {
     ChargeRequest* request = &ledger->requests[i];
-    if (request->state == kInProgress && request->database == MyDatabaseId)
+    if (request->state == kInProgress && request->writer_pid == MyProcPid)
       request->state = kPending;
   }
   LWLockRelease(ledger->lock);
@@ -244,18 +335,49 @@ bool ExitIfIdle() {
       return false;
     }
   }
-  LedgerWorkerSlot* worker = FindWorker(MyDatabaseId);
-  if (worker != nullptr && worker->pid == MyProcPid) {
-    worker->database = InvalidOid;
-    worker->procno = -1;
-    worker->pid = 0;
-  }
+  ReleaseMySlot();
   LWLockRelease(ledger->lock);
   return true;
 }
 
-// Waits until request `slot` is done. Interrupts (cancel, terminate) are
-// honoured: the charge may still be committed later, which only overcharges.
+// Clears what a previous query of this request slot left behind: this
+// backend's own query that was cancelled while waiting, or the query of an
+// earlier backend with the same BackendId, possibly in another database
+// (perhaps one dropped since). A request no writer has taken is withdrawn; a
+// request a writer is applying is waited for (that writer answers it, or
+// hands it back when it exits, and then it is withdrawn).
+//
+// This used to wait for any leftover request while waking and starting only
+// the writer of the backend's own database: a leftover of another database,
+// which arises whenever a query fails while its charge is queued (a writer
+// that could not start, a timeout, a cancel), was then never applied, every
+// later query of that BackendId timed out in any database, and their wake-ups
+// kept their own idle writer from ever exiting.
+void ClearLeftover(ChargeRequest* slot) {
+  const TimestampTz start = GetCurrentTimestamp();
+  for (;;) {
+    LWLockAcquire(ledger->lock, LW_EXCLUSIVE);
+    const std::uint32_t state = slot->state;
+    WithdrawIfPending(slot);
+    if (state == kDone) slot->state = kFree;
+    LWLockRelease(ledger->lock);
+    if (state != kInProgress) return;
+    if (TimestampDifferenceMilliseconds(start, GetCurrentTimestamp()) >= charge_timeout_ms)
+      ereport(ERROR, (errcode(ERRCODE_QUERY_CANCELED),
+                      errmsg("timed out waiting for the dp_agg ledger writer to finish an earlier "
+                             "privacy charge"),
+                      errdetail("No private value was computed and nothing was charged for this "
+                                "query.")));
+    (void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, 100,
+                    PG_WAIT_EXTENSION);
+    ResetLatch(MyLatch);
+    CHECK_FOR_INTERRUPTS();
+  }
+}
+
+// Waits until this backend's request `slot` (of this database) is done.
+// Interrupts (cancel, terminate) are honoured: the charge may still be
+// committed later, which only overcharges.
 void WaitForRequest(ChargeRequest* slot) {
   const TimestampTz start = GetCurrentTimestamp();
   for (;;) {
@@ -264,15 +386,21 @@ void WaitForRequest(ChargeRequest* slot) {
     LWLockRelease(ledger->lock);
     if (state == kDone || state == kFree) return;
     // Wake (or start again) the writer of this database in case it missed us.
-    const int worker_procno = EnsureWorker();
+    const int worker_procno = EnsureWorker(slot);
     WakeProc(worker_procno);
     const long waited_ms = TimestampDifferenceMilliseconds(start, GetCurrentTimestamp());
-    if (waited_ms >= charge_timeout_ms)
+    if (waited_ms >= charge_timeout_ms) {
+      // Not left pending: a writer could apply it after the next query of
+      // this slot had queued its own (ClearLeftover).
+      LWLockAcquire(ledger->lock, LW_EXCLUSIVE);
+      WithdrawIfPending(slot);
+      LWLockRelease(ledger->lock);
       ereport(ERROR, (errcode(ERRCODE_QUERY_CANCELED),
                       errmsg("timed out waiting for the dp_agg ledger writer to record the "
                              "privacy charge"),
                       errdetail("No private value was computed. The charge may still be "
                                 "recorded; it is never refunded.")));
+    }
     (void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, 100,
                     PG_WAIT_EXTENSION);
     ResetLatch(MyLatch);
@@ -464,6 +592,9 @@ void ApplyBatch(int* indexes, int count, bool* deferred) {
   LWLockAcquire(ledger->lock, LW_EXCLUSIVE);
   for (int i = 0; i < count; ++i) {
     ChargeRequest* request = &ledger->requests[indexes[i]];
+    // Nobody else changes a request this writer holds (OnWorkerExit requeues
+    // only its own writer's; requesters withdraw only kPending ones).
+    Assert(request->state == kInProgress && request->writer_pid == MyProcPid);
     if (deferred[i]) {
       const int delay_ms = std::min(250, 10 << std::min(request->attempts, 5));
       request->attempts++;
@@ -680,7 +811,33 @@ bool OnlyDeltaIsShort(const ChargeRequest& result) {
 
 }  // namespace
 
+// Warns at server start when the background-worker slots can all be taken
+// by others, so that a database's ledger writer, started on demand, may
+// find none and its private queries fail ("could not start the dp_agg
+// ledger writer"): parallel queries may hold max_parallel_workers slots
+// (4 sessions running ordinary parallel counts at the defaults, 8 and 8,
+// took them all), logical replication its launcher and
+// max_logical_replication_workers.
+static void CheckWorkerCapacity() {
+  const int replication = ReplicationWorkers();
+  const int needed = max_parallel_workers + replication + 1;
+  if (max_worker_processes >= needed) return;
+  ereport(WARNING,
+          (errmsg("dp_agg: max_worker_processes (%d) leaves no background worker for the "
+                  "ledger writer when parallel queries and logical replication use their share",
+                  max_worker_processes),
+           errdetail("Parallel queries may use max_parallel_workers = %d and logical replication "
+                     "%d; every database that runs private queries at the same time needs one "
+                     "more for its ledger writer, or its private queries fail.",
+                     max_parallel_workers, replication),
+           errhint("Set max_worker_processes to at least %d plus the background workers of "
+                   "other extensions, plus one for each further database that runs private "
+                   "queries at the same time, or lower max_parallel_workers.",
+                   needed)));
+}
+
 void InstallLedger() {
+  CheckWorkerCapacity();
   previous_shmem_request = shmem_request_hook;
   shmem_request_hook = LedgerShmemRequest;
   previous_shmem_startup = shmem_startup_hook;
@@ -714,8 +871,9 @@ void ChargeBudget(const QueryCharge& charge) {
                      "transaction.")));
   ChargeRequest* slot = &ledger->requests[MyBackendId - 1];
   // A request left behind by a cancelled query of this backend (or of the
-  // previous owner of this slot) is finished first; it is never withdrawn.
-  WaitForRequest(slot);
+  // previous owner of this slot) is withdrawn, or finished first if a writer
+  // is applying it.
+  ClearLeftover(slot);
 
   const char* epsilon = DatumGetCString(DirectFunctionCall1(numeric_out, charge.epsilon));
   const char* delta = DatumGetCString(DirectFunctionCall1(numeric_out, charge.delta));
@@ -751,7 +909,7 @@ void ChargeBudget(const QueryCharge& charge) {
   slot->state = kPending;
   LWLockRelease(ledger->lock);
 
-  WakeProc(EnsureWorker());
+  WakeProc(EnsureWorker(slot));
   WaitForRequest(slot);
 
   LWLockAcquire(ledger->lock, LW_EXCLUSIVE);
@@ -811,17 +969,22 @@ extern "C" void dp_agg_ledger_worker_main(Datum database) {
   SetConfigOption("lock_timeout", "10", PGC_SUSET, PGC_S_OVERRIDE);
   SetConfigOption("idle_in_transaction_session_timeout", "0", PGC_SUSET, PGC_S_OVERRIDE);
 
+  // Registered before checking in, so that no exit leaves the slot behind.
+  before_shmem_exit(OnWorkerExit, 0);
   LWLockAcquire(ledger->lock, LW_EXCLUSIVE);
   LedgerWorkerSlot* slot = FindWorker(MyDatabaseId);
-  if (slot == nullptr || (slot->procno >= 0 && slot->pid != MyProcPid)) {
+  // Only into a claim that waits for this writer: not one another writer
+  // checked into, nor one whose backend recorded another writer's pid (this
+  // one was started for an earlier claim, given up as stale).
+  if (slot == nullptr || slot->procno >= 0 || (slot->pid != 0 && slot->pid != MyProcPid)) {
     LWLockRelease(ledger->lock);
     ereport(LOG, (errmsg("dp_agg ledger writer: another writer serves this database")));
     proc_exit(0);
   }
   slot->procno = MyProc->pgprocno;
   slot->pid = MyProcPid;
+  my_worker_slot = static_cast<int>(slot - ledger->workers);
   LWLockRelease(ledger->lock);
-  before_shmem_exit(OnWorkerExit, 0);
 
   MemoryContext loop_context =
       AllocSetContextCreate(TopMemoryContext, "dp_agg ledger writer", ALLOCSET_DEFAULT_SIZES);
@@ -844,6 +1007,7 @@ extern "C" void dp_agg_ledger_worker_main(Datum database) {
         continue;
       }
       request->state = kInProgress;
+      request->writer_pid = MyProcPid;
       batch[count++] = i;
     }
     LWLockRelease(ledger->lock);

@@ -20,13 +20,20 @@ if [[ $(id -u) -eq 0 ]]; then
   chown -R postgres "$work"
   run_as=(runuser -u postgres --)
 fi
+# Arguments naming test files (e.g. test/tap/006_ledger_cold_writers.pl) pick
+# those tests; other arguments go to prove. Without test files, all of them run.
+tests=() prove_args=()
+for arg in "$@"; do
+  if [[ $arg == *.pl ]]; then tests+=("$work/tap/$(basename "$arg")"); else prove_args+=("$arg"); fi
+done
+[[ ${#tests[@]} -gt 0 ]] || tests=("$work"/tap/*.pl)
 status=0
 (cd "$work" && "${run_as[@]}" env \
   PATH="$PGBIN:$PATH" \
   PERL5LIB="$PGXS_DIR/src/test/perl:$work/tap" \
   PG_REGRESS="$PGXS_DIR/src/test/regress/pg_regress" \
   TESTDIR="$work" PGUSER=postgres \
-  prove --timer "$@" "$work"/tap/*.pl) || status=$?
+  prove --timer ${prove_args[@]+"${prove_args[@]}"} "${tests[@]}") || status=$?
 if [[ $status -ne 0 ]]; then
   find "$work" -name '*.log' -path '*log*' -newer "$ROOT/test/tap/run_tap.sh" -print | head -20
   echo "TAP logs kept in $work"
