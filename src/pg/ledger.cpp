@@ -6,7 +6,9 @@
 #include <csignal>
 #include <cstring>
 
+#include "ledger_chain.h"
 #include "settings.h"
+#include "spend_alert.h"
 #include "sqlstates.h"
 
 extern "C" {
@@ -560,9 +562,11 @@ void ApplyBatch(int* indexes, int count, bool* deferred) {
         if (!role_locked) locked_roles[num_locked++] = request->role_name;
       }
     }
+    NoteLedgerHead();
     PopActiveSnapshot();
     SPI_finish();
     CommitTransactionCommand();  // durable: synchronous_commit is on in this worker
+    LedgerHeadCommitted();
     pgstat_report_activity(STATE_IDLE, nullptr);
   }
   PG_CATCH();
@@ -573,6 +577,7 @@ void ApplyBatch(int* indexes, int count, bool* deferred) {
     ErrorData* error = CopyErrorData();
     FlushErrorState();
     AbortCurrentTransaction();
+    ForgetLedgerHead();
     for (int i = 0; i < count; ++i) {
       if (deferred[i]) continue;
       ChargeRequest* request = &ledger->requests[indexes[i]];
@@ -610,19 +615,82 @@ void ApplyBatch(int* indexes, int count, bool* deferred) {
   }
 }
 
+// Whether the row version `tuple` (of `scan`) was inserted, updated or locked
+// by this backend's own transaction.
+bool TupleLockedByMe(TableScanDesc scan, HeapTuple tuple) {
+  const Buffer buffer = reinterpret_cast<HeapScanDesc>(scan)->rs_cbuf;
+  LockBuffer(buffer, BUFFER_LOCK_SHARE);
+  HeapTupleHeader header = tuple->t_data;
+  const TransactionId xmin = HeapTupleHeaderGetRawXmin(header);
+  const TransactionId xmax = HeapTupleHeaderGetRawXmax(header);
+  const uint16 infomask = header->t_infomask;
+  LockBuffer(buffer, BUFFER_LOCK_UNLOCK);
+  // Inserted or updated by us: the writer cannot see or change it until we commit.
+  if (TransactionIdIsCurrentTransactionId(xmin)) return true;
+  if ((infomask & HEAP_XMAX_INVALID) != 0 || !TransactionIdIsValid(xmax)) return false;
+  if ((infomask & HEAP_XMAX_IS_MULTI) == 0) return TransactionIdIsCurrentTransactionId(xmax);
+  MultiXactMember* members = nullptr;
+  const int n = GetMultiXactIdMembers(xmax, &members, false, HEAP_XMAX_IS_LOCKED_ONLY(infomask));
+  bool locked = false;
+  for (int i = 0; i < n && !locked; ++i)
+    locked = TransactionIdIsCurrentTransactionId(members[i].xid);
+  if (members != nullptr) pfree(members);
+  return locked;
+}
+
+// Whether this backend's own transaction inserted, changed or locked a row
+// of `relation_oid` that the writer needs: with `role_oid` valid, the
+// role's budget row (0.2.0 keys budgets by role OID, column role_oid; 0.1.0
+// by name, column 1); without, any row (the one row of dp_agg.ledger_head).
+bool OwnTransactionLocksRow(Oid relation_oid, const char* role, Oid role_oid) {
+  // Another session's table lock: that is not a wait on ourselves, and the
+  // writer retries without blocking anyone.
+  if (!ConditionalLockRelationOid(relation_oid, AccessShareLock)) return false;
+  Relation relation = table_open(relation_oid, NoLock);
+  if (relation->rd_rel->relkind != RELKIND_RELATION) {
+    table_close(relation, NoLock);
+    return false;
+  }
+  const bool pushed = !ActiveSnapshotSet();
+  if (pushed) PushActiveSnapshot(GetTransactionSnapshot());
+  const AttrNumber oid_column =
+      OidIsValid(role_oid) ? get_attnum(relation_oid, "role_oid") : InvalidAttrNumber;
+  TableScanDesc scan = table_beginscan(relation, GetActiveSnapshot(), 0, nullptr);
+  bool locked = false;
+  HeapTuple tuple;
+  while (!locked && (tuple = heap_getnext(scan, ForwardScanDirection)) != nullptr) {
+    bool is_null = true;
+    if (OidIsValid(role_oid) && oid_column != InvalidAttrNumber) {
+      const Datum owner = heap_getattr(tuple, oid_column, RelationGetDescr(relation), &is_null);
+      if (is_null || DatumGetObjectId(owner) != role_oid) continue;
+    } else if (OidIsValid(role_oid)) {
+      const Datum name = heap_getattr(tuple, 1, RelationGetDescr(relation), &is_null);
+      if (is_null || std::strcmp(NameStr(*DatumGetName(name)), role) != 0) continue;
+    }
+    locked = TupleLockedByMe(scan, tuple);
+  }
+  table_endscan(scan);
+  if (pushed) PopActiveSnapshot();
+  table_close(relation, NoLock);
+  return locked;
+}
+
 // Whether this backend's own open transaction holds a lock that the ledger
-// writer would need to charge `role`: a lock on dp_agg.role_budget or
-// dp_agg.ledger_entry that conflicts with the writer's, or the role's budget
-// row changed or locked by this transaction (dp_agg.add_budget, set_budget,
-// SELECT ... FOR UPDATE). The writer would then wait for this backend, which
-// waits for the writer.
+// writer would need to charge `role`: a lock on dp_agg.role_budget,
+// dp_agg.ledger_entry or dp_agg.ledger_head that conflicts with the
+// writer's, the role's budget row changed or locked by this transaction
+// (dp_agg.add_budget, set_budget, SELECT ... FOR UPDATE), or the ledger's
+// chain head (an administrative entry chained before commit: SET
+// CONSTRAINTS ALL IMMEDIATE). The writer would then wait for this backend,
+// which waits for the writer.
 bool OwnTransactionLocksBudget(const char* role, Oid role_oid) {
   // Table locks first (LOCK TABLE needs no transaction id).
   const Oid schema = get_namespace_oid("dp_agg", true);
   if (!OidIsValid(schema)) return false;
   const Oid budget = get_relname_relid("role_budget", schema);
   const Oid entries = get_relname_relid("ledger_entry", schema);
-  for (const Oid relation : {budget, entries}) {
+  const Oid head = get_relname_relid("ledger_head", schema);
+  for (const Oid relation : {budget, entries, head}) {
     if (!OidIsValid(relation)) continue;
     LOCKTAG tag;
     SET_LOCKTAG_RELATION(tag, MyDatabaseId, relation);
@@ -633,57 +701,9 @@ bool OwnTransactionLocksBudget(const char* role, Oid role_oid) {
   }
   // Changing or locking a row needs a transaction id: a transaction without
   // one (every read-only analyst query) is done here.
-  if (!OidIsValid(budget) || !TransactionIdIsValid(GetTopTransactionIdIfAny())) return false;
-  // Another session's table lock: that is not a wait on ourselves, and the
-  // writer retries without blocking anyone.
-  if (!ConditionalLockRelationOid(budget, AccessShareLock)) return false;
-  Relation relation = table_open(budget, NoLock);
-  if (relation->rd_rel->relkind != RELKIND_RELATION) {
-    table_close(relation, NoLock);
-    return false;
-  }
-  const bool pushed = !ActiveSnapshotSet();
-  if (pushed) PushActiveSnapshot(GetTransactionSnapshot());
-  // 0.2.0 keys budgets by role OID (column role_oid); 0.1.0 by name (column 1).
-  const AttrNumber oid_column = get_attnum(budget, "role_oid");
-  TableScanDesc scan = table_beginscan(relation, GetActiveSnapshot(), 0, nullptr);
-  bool locked = false;
-  HeapTuple tuple;
-  while (!locked && (tuple = heap_getnext(scan, ForwardScanDirection)) != nullptr) {
-    bool is_null = true;
-    if (oid_column != InvalidAttrNumber) {
-      const Datum owner = heap_getattr(tuple, oid_column, RelationGetDescr(relation), &is_null);
-      if (is_null || DatumGetObjectId(owner) != role_oid) continue;
-    } else {
-      const Datum name = heap_getattr(tuple, 1, RelationGetDescr(relation), &is_null);
-      if (is_null || std::strcmp(NameStr(*DatumGetName(name)), role) != 0) continue;
-    }
-    const Buffer buffer = reinterpret_cast<HeapScanDesc>(scan)->rs_cbuf;
-    LockBuffer(buffer, BUFFER_LOCK_SHARE);
-    HeapTupleHeader header = tuple->t_data;
-    const TransactionId xmin = HeapTupleHeaderGetRawXmin(header);
-    const TransactionId xmax = HeapTupleHeaderGetRawXmax(header);
-    const uint16 infomask = header->t_infomask;
-    LockBuffer(buffer, BUFFER_LOCK_UNLOCK);
-    // Inserted or updated by us: the writer cannot see or change it until we commit.
-    if (TransactionIdIsCurrentTransactionId(xmin)) locked = true;
-    if (!locked && (infomask & HEAP_XMAX_INVALID) == 0 && TransactionIdIsValid(xmax)) {
-      if ((infomask & HEAP_XMAX_IS_MULTI) != 0) {
-        MultiXactMember* members = nullptr;
-        const int n =
-            GetMultiXactIdMembers(xmax, &members, false, HEAP_XMAX_IS_LOCKED_ONLY(infomask));
-        for (int i = 0; i < n && !locked; ++i)
-          locked = TransactionIdIsCurrentTransactionId(members[i].xid);
-        if (members != nullptr) pfree(members);
-      } else {
-        locked = TransactionIdIsCurrentTransactionId(xmax);
-      }
-    }
-  }
-  table_endscan(scan);
-  if (pushed) PopActiveSnapshot();
-  table_close(relation, NoLock);
-  return locked;
+  if (!TransactionIdIsValid(GetTopTransactionIdIfAny())) return false;
+  return (OidIsValid(budget) && OwnTransactionLocksRow(budget, role, role_oid)) ||
+         (OidIsValid(head) && OwnTransactionLocksRow(head, role, InvalidOid));
 }
 
 Datum NumericFromText(const char* text) {
@@ -864,9 +884,9 @@ void ChargeBudget(const QueryCharge& charge) {
                     "changed or locked it",
                     role),
              errdetail("This transaction changed or locked the role's budget (for example with "
-                       "dp_agg.add_budget or dp_agg.set_budget), and the charge is recorded in "
-                       "a separate transaction that would wait for this one. Nothing was "
-                       "charged and no private value was computed."),
+                       "dp_agg.add_budget or dp_agg.set_budget) or the ledger's chain head, and "
+                       "the charge is recorded in a separate transaction that would wait for "
+                       "this one. Nothing was charged and no private value was computed."),
              errhint("Commit the budget change first, then run the private query in a new "
                      "transaction.")));
   ChargeRequest* slot = &ledger->requests[MyBackendId - 1];
@@ -918,8 +938,15 @@ void ChargeBudget(const QueryCharge& charge) {
   LWLockRelease(ledger->lock);
 
   switch (result.outcome) {
-    case kCharged:
+    case kCharged: {
+      const BudgetAfterCharge budget{
+          result.role_name,     result.budget_kind,   result.epsilon,     result.delta,
+          result.rho,           result.zcdp_delta,    result.epsilon_total, result.epsilon_spent,
+          result.delta_total,   result.delta_spent,   result.rho_total,   result.rho_spent,
+          result.zcdp_delta_total, result.zcdp_delta_spent};
+      AlertIfBudgetLow(budget);
       return;
+    }
     case kNoBudget:
       ereport(ERROR, (errcode(ERRCODE_DP_AGG_NO_BUDGET),
                       errmsg("role \"%s\" has no differential privacy budget", result.role_name),

@@ -13,6 +13,7 @@
 #include "settings.h"
 
 extern "C" {
+#include "utils/queryjumble.h"
 
 PG_MODULE_MAGIC;
 
@@ -28,6 +29,10 @@ void _PG_init(void) {
   // query of every backend. Loaded later, it installs no hook, the initial
   // states get no parameters, and the aggregates refuse to run (fail closed).
   if (!process_shared_preload_libraries_in_progress) return;
+  // Every ledger row records the query's identifier (dp_agg.spend_by_query
+  // groups spending by it), as pg_stat_statements does: with
+  // compute_query_id = auto (the default) PostgreSQL then computes it.
+  EnableQueryId();
   dp_pg::InstallExecutorHook();
   dp_pg::InstallPinnedSettingsHooks();
   dp_pg::InstallPlannerHook();

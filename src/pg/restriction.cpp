@@ -16,6 +16,7 @@ extern "C" {
 #include "catalog/pg_attrdef.h"
 #include "catalog/pg_authid.h"
 #include "catalog/pg_class.h"
+#include "catalog/pg_database.h"
 #include "catalog/pg_depend.h"
 #include "catalog/partition.h"
 #include "catalog/pg_inherits.h"
@@ -540,6 +541,9 @@ void CheckLabel(const ObjectAddress* object, const char* label) {
     if (label != nullptr) CheckRestrictionInvariant(InvalidOid, object->objectId);
   } else if (object->classId == RelationRelationId && object->objectSubId > 0) {
     CheckColumnLabel(object, label);
+  } else if (object->classId == DatabaseRelationId) {
+    CheckDatabaseLabel(label);  // drop_guard.h: no plan depends on it
+    return;
   } else {
     ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
                     errmsg("dp_agg labels only tables ('protected'), columns ('privacy_unit') and "
@@ -654,7 +658,7 @@ void ProcessUtilityHook(PlannedStmt* statement, const char* query_string, bool r
                         QueryEnvironment* environment, DestReceiver* destination,
                         QueryCompletion* completion) {
   Node* parse_tree = statement->utilityStmt;
-  RefuseUnconfirmedExtensionDrop(parse_tree);
+  RefuseUnconfirmedLedgerDrop(parse_tree);
   RefuseAggregateOverSupportFunctions(parse_tree);
   // Sub-commands (the index of a PRIMARY KEY in CREATE TABLE) belong to a
   // statement that was already allowed.
@@ -676,6 +680,7 @@ void ProcessUtilityHook(PlannedStmt* statement, const char* query_string, bool r
   }
   RunUtility(statement, query_string, read_only_tree, context, params, environment, destination,
              completion);
+  LabelCopiedLedger(parse_tree);
   if (IsA(parse_tree, VariableSetStmt) || IsA(parse_tree, DiscardStmt)) {
     // A new role (SET ROLE, SET SESSION AUTHORIZATION) is judged now, not
     // at the next statement.

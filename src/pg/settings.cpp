@@ -23,6 +23,7 @@ constexpr int kInsecureTestSeed = 0;
 constexpr int kMaxGroupsContributed = 1;
 constexpr double kProtectedRowsEstimate = 1e5;
 constexpr bool kPlanAsRestricted = false;
+constexpr double kBudgetAlertFraction = 0.1;
 }  // namespace defaults
 
 double max_epsilon = defaults::kMaxEpsilon;
@@ -36,6 +37,7 @@ double group_selection_delta = defaults::kGroupSelectionDelta;
 int max_groups_contributed = defaults::kMaxGroupsContributed;
 double protected_rows_estimate = defaults::kProtectedRowsEstimate;
 bool plan_as_restricted = defaults::kPlanAsRestricted;
+double budget_alert_fraction = defaults::kBudgetAlertFraction;
 bool session_may_use_test_seed = false;
 
 namespace {
@@ -178,6 +180,16 @@ void DefineSettings() {
       "With public estimates and pinned planner settings, so that EXPLAIN shows the plan an "
       "analyst gets. Superusers only.",
       &plan_as_restricted, defaults::kPlanAsRestricted, PGC_SUSET, GUC_NOT_IN_SAMPLE, nullptr,
+      nullptr, nullptr);
+  // SUSET: the administrator's alert (a LOG line) must not be the analyst's
+  // to switch off (spend_alert.h).
+  DefineCustomRealVariable(
+      "dp_agg.budget_alert_fraction",
+      "Alerts when a charge leaves a role less than this fraction of a budget total.",
+      "The analyst gets a NOTICE with what is left after each such charge, and the server log "
+      "a LOG line (\"dp_agg budget alert\") when a charge crosses the threshold. 0 turns the "
+      "alert off.",
+      &budget_alert_fraction, defaults::kBudgetAlertFraction, 0.0, 1.0, PGC_SUSET, 0, nullptr,
       nullptr, nullptr);
   DefineCustomEnumVariable(
       "dp_agg.insecure_test_fault", "FOR TESTS ONLY: break a mechanism or a query rule on purpose.",

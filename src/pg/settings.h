@@ -42,6 +42,11 @@ extern double protected_rows_estimate;
 // settings), so that EXPLAIN shows the plans analysts get.
 extern bool plan_as_restricted;
 
+// dp_agg.budget_alert_fraction: a charge that leaves a role less than this
+// fraction of a budget total gets a NOTICE, and a LOG line when it crosses
+// the threshold (spend_alert.h); 0 turns the alert off.
+extern double budget_alert_fraction;
+
 // dp_agg.insecure_test_fault: deliberately broken mechanisms, so that the
 // privacy audit suite can show that it catches them, and query rules
 // replayed as they were before a leak was fixed, so that the

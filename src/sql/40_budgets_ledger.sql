@@ -53,8 +53,12 @@ CREATE TABLE dp_agg.role_budget (
            AND NOT (budget_kind = 'epsilon_delta' AND epsilon_delta_binding))
 );
 
--- One row per charge and per administrative change (never updated or deleted
--- by dp_agg).
+-- One row per charge and per administrative change, appended by
+-- dp_agg.append_ledger_entry only; never updated or deleted (triggers refuse
+-- it, 45_ledger_integrity.sql). Every row is chained: seq numbers the rows
+-- without gaps in the order they were chained, and entry_hash is SHA-256 of
+-- the row's canonical content (every column but entry_hash) and of the
+-- previous row's entry_hash (README "A tamper-evident ledger").
 CREATE TABLE dp_agg.ledger_entry (
   id bigserial PRIMARY KEY,
   recorded_at timestamptz NOT NULL DEFAULT now(),
@@ -72,8 +76,16 @@ CREATE TABLE dp_agg.ledger_entry (
   role_oid oid,                      -- OID of the role whose budget; NULL only for rows
                                      -- written before 0.2.0 for a role dropped since
   rho numeric,                       -- 0.2.0: the charge in zCDP (rho, zcdp_delta), or
-  zcdp_delta numeric                 -- the new totals of a set_budget_zcdp row; NULL
+  zcdp_delta numeric,                -- the new totals of a set_budget_zcdp row; NULL
                                      -- for rows written before 0.2.0
+  seq bigint,                        -- 0.2.0: position in the chain, 1, 2, 3, ...; NULL only
+                                     -- until the commit of an administrator's change
+  budget_digest bytea,               -- SHA-256 of the role's dp_agg.role_budget row right
+                                     -- after this entry (NULL: no budget after a
+                                     -- revoke_budget; unknown for rows written before 0.2.0)
+  entry_hash bytea,                  -- SHA-256 of this row and of the previous row's hash
+  CONSTRAINT ledger_entry_seq_key UNIQUE (seq),
+  CONSTRAINT ledger_entry_chained CHECK ((seq IS NULL) = (entry_hash IS NULL) AND seq >= 1)
 );
 
 -- pg_dump keeps budgets and the ledger.
@@ -165,10 +177,9 @@ BEGIN
                                 THEN b.zcdp_delta_total END,
         updated_at = now()
   RETURNING * INTO now_set;
-  INSERT INTO dp_agg.ledger_entry (kind, role_oid, role_name, session_user_name,
-                                   current_user_name, epsilon, delta)
-  VALUES ('set_budget', role, name_of_role, session_user, current_user, epsilon::numeric,
-          kept_delta);
+  PERFORM dp_agg.append_ledger_entry('set_budget', role, name_of_role, session_user,
+                                     current_user, epsilon::numeric, kept_delta, NULL, NULL,
+                                     now_set, false);
   IF now_set.epsilon_spent > now_set.epsilon_total OR now_set.delta_spent > now_set.delta_total
      OR (now_set.zcdp_binding AND (now_set.rho_spent > now_set.rho_total
                                    OR now_set.zcdp_delta_spent > now_set.zcdp_delta_total))
@@ -195,6 +206,7 @@ CREATE FUNCTION dp_agg.add_budget(role regrole, epsilon float8, delta float8 DEF
 RETURNS void LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   name_of_role name := (SELECT rolname FROM pg_roles WHERE oid = role);
+  now_set dp_agg.role_budget;
 BEGIN
   PERFORM dp_agg.require_admin('add to privacy budgets');
   IF name_of_role IS NULL THEN
@@ -212,11 +224,11 @@ BEGIN
   VALUES (role, name_of_role, epsilon::numeric, delta::numeric)
   ON CONFLICT (role_oid) DO UPDATE
     SET role_name = excluded.role_name, epsilon_total = b.epsilon_total + excluded.epsilon_total,
-        delta_total = b.delta_total + excluded.delta_total, updated_at = now();
-  INSERT INTO dp_agg.ledger_entry (kind, role_oid, role_name, session_user_name,
-                                   current_user_name, epsilon, delta)
-  VALUES ('add_budget', role, name_of_role, session_user, current_user, epsilon::numeric,
-          delta::numeric);
+        delta_total = b.delta_total + excluded.delta_total, updated_at = now()
+  RETURNING * INTO now_set;
+  PERFORM dp_agg.append_ledger_entry('add_budget', role, name_of_role, session_user,
+                                     current_user, epsilon::numeric, delta::numeric, NULL, NULL,
+                                     now_set, false);
 END $$;
 
 -- Sets a role's spent amounts (in both currencies) back to zero. This gives
@@ -244,9 +256,8 @@ BEGIN
     RAISE EXCEPTION 'role "%" has no privacy budget', coalesce(name_of_role, role::text)
       USING ERRCODE = 'undefined_object';
   END IF;
-  INSERT INTO dp_agg.ledger_entry (kind, role_oid, role_name, session_user_name,
-                                   current_user_name, epsilon, delta)
-  VALUES ('reset_spent', role, previous.role_name, session_user, current_user, 0, 0);
+  PERFORM dp_agg.append_ledger_entry('reset_spent', role, previous.role_name, session_user,
+                                     current_user, 0, 0, NULL, NULL, previous, false);
 END $$;
 
 -- Removes a role's budget: its private queries are refused again.
@@ -258,10 +269,9 @@ DECLARE
 BEGIN
   PERFORM dp_agg.require_admin('revoke privacy budgets');
   DELETE FROM dp_agg.role_budget b WHERE b.role_oid = role RETURNING * INTO previous;
-  INSERT INTO dp_agg.ledger_entry (kind, role_oid, role_name, session_user_name,
-                                   current_user_name, epsilon, delta)
-  VALUES ('revoke_budget', role, coalesce(name_of_role, previous.role_name, role::text),
-          session_user, current_user, 0, 0);
+  PERFORM dp_agg.append_ledger_entry('revoke_budget', role,
+                                     coalesce(name_of_role, previous.role_name, role::text),
+                                     session_user, current_user, 0, 0, NULL, NULL, NULL, false);
 END $$;
 
 -- Applied by the ledger writer (never by users): the charge, atomically
@@ -303,12 +313,12 @@ BEGIN
          ELSE true END
   RETURNING b.* INTO now_budget;
   IF FOUND THEN
-    INSERT INTO dp_agg.ledger_entry (kind, role_oid, role_name, session_user_name,
-                                     current_user_name, epsilon, delta, query_id, aggregates,
-                                     query, rho, zcdp_delta)
-    VALUES ('charge', apply_charge.role_oid, role, role, session_role, apply_charge.epsilon,
-            apply_charge.delta, apply_charge.query_id, apply_charge.aggregates,
-            left(apply_charge.query, 1000), apply_charge.rho, apply_charge.zcdp_delta);
+    -- Chained at once: the writer's transaction commits promptly.
+    PERFORM dp_agg.append_ledger_entry('charge', apply_charge.role_oid, role, role, session_role,
+                                       apply_charge.epsilon, apply_charge.delta,
+                                       apply_charge.rho, apply_charge.zcdp_delta, now_budget,
+                                       true, apply_charge.query_id, apply_charge.aggregates,
+                                       left(apply_charge.query, 1000));
     status := 'charged';
   ELSE
     SELECT * INTO now_budget FROM dp_agg.role_budget b WHERE b.role_oid = apply_charge.role_oid;
@@ -374,9 +384,8 @@ BEGIN
                                          OR b.rho_spent > 0 OR b.zcdp_delta_spent > 0)),
         updated_at = now()
   RETURNING * INTO now_set;
-  INSERT INTO dp_agg.ledger_entry (kind, role_oid, role_name, session_user_name,
-                                   current_user_name, epsilon, delta, rho, zcdp_delta)
-  VALUES ('set_budget_zcdp', role, name_of_role, session_user, current_user, 0, 0, rho, delta);
+  PERFORM dp_agg.append_ledger_entry('set_budget_zcdp', role, name_of_role, session_user,
+                                     current_user, 0, 0, rho, delta, now_set, false);
   IF now_set.rho_spent > now_set.rho_total OR now_set.zcdp_delta_spent > now_set.zcdp_delta_total
      OR (now_set.epsilon_delta_binding AND (now_set.epsilon_spent > now_set.epsilon_total
                                             OR now_set.delta_spent > now_set.delta_total))
@@ -523,7 +532,7 @@ $$;
 COMMENT ON TABLE dp_agg.role_budget IS
   'Privacy budget of each login role (kind, totals and exact spent amounts in both currencies); read it through dp_agg.budgets';
 COMMENT ON TABLE dp_agg.ledger_entry IS
-  'The privacy ledger: one row per charge and per budget change, never updated or deleted by dp_agg; read it through dp_agg.ledger';
+  'The privacy ledger: one row per charge and per budget change, append-only and chained by SHA-256 (seq, entry_hash); read it through dp_agg.ledger, check it with dp_agg.verify_ledger()';
 COMMENT ON FUNCTION dp_agg.is_admin() IS
   'True when the session user is a superuser or a member of the role named by dp_agg.admin_role';
 COMMENT ON FUNCTION dp_agg.require_admin(text) IS

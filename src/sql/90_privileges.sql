@@ -4,16 +4,18 @@
 -- listed here, and the regression suite "privileges" pins this list.
 --
 -- Not granted: the state types' input and output functions, the ledger
--- writer's apply_charge, the helpers behind the administration functions, and
--- the budget and ledger tables themselves (read through the filtered views).
+-- writer's apply_charge, the helpers behind the administration functions
+-- (the ledger chain's among them), and the budget and ledger tables
+-- themselves (read through the filtered views).
 GRANT USAGE ON SCHEMA dp_agg TO PUBLIC;
 REVOKE ALL ON ALL FUNCTIONS IN SCHEMA dp_agg FROM PUBLIC;
 REVOKE ALL ON ALL TABLES IN SCHEMA dp_agg FROM PUBLIC;
 REVOKE ALL ON ALL SEQUENCES IN SCHEMA dp_agg FROM PUBLIC;
 
--- Views that filter rows by the session user.
-GRANT SELECT ON dp_agg.budgets, dp_agg.ledger, dp_agg.protected_tables, dp_agg.restricted_roles
-  TO PUBLIC;
+-- Views that filter rows by the session user (spend_by_query: administrators
+-- see every row, everyone else none).
+GRANT SELECT ON dp_agg.budgets, dp_agg.ledger, dp_agg.protected_tables, dp_agg.restricted_roles,
+  dp_agg.spend_by_query TO PUBLIC;
 
 -- The budget and label administration functions check dp_agg.is_admin()
 -- themselves (judged by the session user), and is_admin() is called by the
@@ -34,6 +36,7 @@ GRANT EXECUTE ON FUNCTION
   dp_agg.add_budget(regrole, float8, float8),
   dp_agg.reset_spent(regrole),
   dp_agg.revoke_budget(regrole),
+  dp_agg.verify_ledger(bigint, text),
   dp_agg.protect_table(regclass),
   dp_agg.unprotect_table(regclass),
   dp_agg.restrict_role(regrole),

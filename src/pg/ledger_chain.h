@@ -1,0 +1,34 @@
+// The tamper-evident ledger (README "A tamper-evident ledger"): every row of
+// dp_agg.ledger_entry carries a gapless sequence number (seq) and a SHA-256
+// hash of its canonical content and of the hash of the entry before it
+// (core/ledger_chain.h); dp_agg.ledger_head keeps the last seq and hash where
+// a TRUNCATE of the ledger does not reach, and dp_agg.verify_ledger()
+// recomputes the chain and compares the budgets with it
+// (src/sql/45_ledger_integrity.sql).
+//
+// This file holds the SQL-callable C functions of the chain (the hashes, the
+// deferred-chaining registry) and the ledger writer's logging of the chain
+// head, so that an outside copy of the server log anchors it. The database
+// label that guards DROP DATABASE is drop_guard.h's.
+#ifndef DP_AGG_PG_LEDGER_CHAIN_H
+#define DP_AGG_PG_LEDGER_CHAIN_H
+
+#include "pg_includes.h"
+
+namespace dp_pg {
+
+// The ledger writer, inside the transaction of a batch, after applying it:
+// reads the chain head (nothing if it cannot without waiting).
+void NoteLedgerHead();
+
+// The ledger writer, after the batch committed: logs the head read by
+// NoteLedgerHead at LOG level if it moved, at most once a second; a head not
+// yet logged is logged when the writer exits.
+void LedgerHeadCommitted();
+
+// The writer's batch failed: what NoteLedgerHead read was not committed.
+void ForgetLedgerHead();
+
+}  // namespace dp_pg
+
+#endif  // DP_AGG_PG_LEDGER_CHAIN_H

@@ -1,0 +1,427 @@
+-- ===========================================================================
+-- A tamper-evident ledger (README "A tamper-evident ledger").
+--
+-- Every row of dp_agg.ledger_entry is chained: seq numbers the rows 1, 2, 3,
+-- ... without gaps, and entry_hash is SHA-256 of the row's canonical record
+-- (src/core/ledger_chain.h: every column but entry_hash, in a form that no
+-- session setting changes) together with the entry_hash of the row before
+-- it. Each row also carries budget_digest, SHA-256 of the canonical record of
+-- the role's dp_agg.role_budget row right after the change it records.
+-- dp_agg.ledger_head keeps the last seq and hash, in a table that a TRUNCATE
+-- of the ledger does not reach; the ledger writer logs it (LOG) after its
+-- batches, so that a copy of the server log anchors the chain outside the
+-- database.
+--
+-- dp_agg.verify_ledger() recomputes all of it: a row changed, removed or
+-- inserted outside dp_agg's functions, a truncated ledger, a budget changed
+-- outside them, or one whose spent amounts disagree with the sum of its
+-- charges is reported. Triggers refuse UPDATE, DELETE and TRUNCATE of both
+-- tables to everyone (defence in depth against accidents: a superuser can
+-- disable triggers, which is why verify_ledger exists; one who also
+-- recomputes every hash is caught by an anchor from the log).
+-- ===========================================================================
+
+-- The chain head: the seq and entry_hash of the last chained entry (seq 0,
+-- no hash, before the first). No row until the first entry, so that a dump
+-- restored into a fresh installation brings its own.
+CREATE TABLE dp_agg.ledger_head (
+  singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton),
+  seq bigint NOT NULL CHECK (seq >= 0),
+  entry_hash bytea,
+  CONSTRAINT ledger_head_hash CHECK ((seq = 0) = (entry_hash IS NULL))
+);
+SELECT pg_catalog.pg_extension_config_dump('dp_agg.ledger_head', '');
+
+-- SHA-256 of an entry's canonical record and of the previous entry's hash
+-- (NULL for the first entry), and of a budget row's canonical record
+-- (src/pg/ledger_chain.cpp).
+CREATE FUNCTION dp_agg.ledger_entry_hash(previous bytea, entry dp_agg.ledger_entry)
+  RETURNS bytea AS 'MODULE_PATHNAME', 'dp_agg_ledger_entry_hash'
+  LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION dp_agg.budget_digest(budget dp_agg.role_budget)
+  RETURNS bytea AS 'MODULE_PATHNAME', 'dp_agg_budget_digest'
+  LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+-- The deferred-chaining registry of this transaction (ledger_chain.cpp).
+CREATE FUNCTION dp_agg.defer_chaining(id bigint) RETURNS void
+  AS 'MODULE_PATHNAME', 'dp_agg_defer_chaining' LANGUAGE C VOLATILE STRICT;
+CREATE FUNCTION dp_agg.chaining_deferred(id bigint) RETURNS boolean
+  AS 'MODULE_PATHNAME', 'dp_agg_chaining_deferred' LANGUAGE C VOLATILE STRICT;
+-- SECURITY LABEL FOR dp_agg ON DATABASE <this one> IS 'ledger', which guards
+-- DROP DATABASE (src/pg/drop_guard.h).
+CREATE FUNCTION dp_agg.mark_ledger_database() RETURNS void
+  AS 'MODULE_PATHNAME', 'dp_agg_mark_ledger_database' LANGUAGE C VOLATILE;
+
+-- Chains `entry` (seq and entry_hash NULL) after the head: under the head's
+-- row lock, gives it the next seq and its hash, inserts it (or, when
+-- `inserted`, sets the two on the row already there), and advances the head.
+CREATE FUNCTION dp_agg.chain_ledger_entry(entry dp_agg.ledger_entry, inserted boolean)
+RETURNS void LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  head dp_agg.ledger_head;
+BEGIN
+  SELECT * INTO head FROM dp_agg.ledger_head FOR UPDATE;
+  IF NOT FOUND THEN
+    IF EXISTS (SELECT 1 FROM dp_agg.ledger_entry e WHERE e.seq IS NOT NULL) THEN
+      RAISE EXCEPTION 'the chain head of the privacy ledger is missing'
+        USING ERRCODE = 'ZP004',
+              DETAIL = 'dp_agg.ledger_head was emptied outside dp_agg''s functions, so no entry can be chained; nothing was recorded.',
+              HINT = 'Run SELECT * FROM dp_agg.verify_ledger() and restore the ledger from a backup.';
+    END IF;
+    INSERT INTO dp_agg.ledger_head (seq, entry_hash) VALUES (0, NULL) ON CONFLICT DO NOTHING;
+    SELECT * INTO STRICT head FROM dp_agg.ledger_head FOR UPDATE;
+  END IF;
+  entry.seq := head.seq + 1;
+  entry.entry_hash := dp_agg.ledger_entry_hash(head.entry_hash, entry);
+  IF inserted THEN
+    UPDATE dp_agg.ledger_entry e SET seq = entry.seq, entry_hash = entry.entry_hash
+     WHERE e.id = entry.id AND e.seq IS NULL;
+  ELSE
+    INSERT INTO dp_agg.ledger_entry SELECT (entry).*;
+  END IF;
+  UPDATE dp_agg.ledger_head h SET seq = entry.seq, entry_hash = entry.entry_hash;
+  PERFORM dp_agg.mark_ledger_database();
+END $$;
+
+-- Appends one entry: every write of the ledger goes through here. `budget`
+-- is the role's budget row right after the change (NULL when it has none);
+-- its digest is recorded with the entry. The ledger writer's charges are
+-- chained at once (chain_now); an administrator's changes when their
+-- transaction commits (the deferred trigger below), so that an open
+-- administrative transaction never holds the chain head, which every charge
+-- of the database needs.
+CREATE FUNCTION dp_agg.append_ledger_entry(kind text, role_oid oid, role_name name,
+                                           session_user_name name, current_user_name name,
+                                           epsilon numeric, delta numeric, rho numeric,
+                                           zcdp_delta numeric, budget dp_agg.role_budget,
+                                           chain_now boolean, query_id bigint DEFAULT NULL,
+                                           aggregates text DEFAULT NULL, query text DEFAULT NULL)
+RETURNS void LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  entry dp_agg.ledger_entry;
+BEGIN
+  entry.id := nextval('dp_agg.ledger_entry_id_seq');
+  entry.recorded_at := now();
+  entry.kind := append_ledger_entry.kind;
+  entry.role_oid := append_ledger_entry.role_oid;
+  entry.role_name := append_ledger_entry.role_name;
+  entry.session_user_name := append_ledger_entry.session_user_name;
+  entry.current_user_name := append_ledger_entry.current_user_name;
+  entry.epsilon := append_ledger_entry.epsilon;
+  entry.delta := append_ledger_entry.delta;
+  entry.rho := append_ledger_entry.rho;
+  entry.zcdp_delta := append_ledger_entry.zcdp_delta;
+  entry.query_id := append_ledger_entry.query_id;
+  entry.aggregates := append_ledger_entry.aggregates;
+  entry.query := append_ledger_entry.query;
+  IF budget.role_oid IS NOT NULL THEN
+    entry.budget_digest := dp_agg.budget_digest(budget);
+  END IF;
+  IF chain_now THEN
+    PERFORM dp_agg.chain_ledger_entry(entry, false);
+  ELSE
+    INSERT INTO dp_agg.ledger_entry SELECT (entry).*;
+    PERFORM dp_agg.defer_chaining(entry.id);
+  END IF;
+END $$;
+
+-- At commit: chains the rows this transaction's administrative functions
+-- appended. A row without seq that they did not append was inserted outside
+-- dp_agg's functions: the commit is refused. SECURITY DEFINER: it runs as
+-- whoever commits (an administrator need not be a superuser).
+CREATE FUNCTION dp_agg.chain_deferred_entry() RETURNS trigger
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+  IF NOT dp_agg.chaining_deferred(NEW.id) THEN
+    RAISE EXCEPTION 'rows of the privacy ledger are appended by dp_agg''s functions only'
+      USING ERRCODE = 'ZP004',
+            DETAIL = format('This transaction inserted row id %s into dp_agg.ledger_entry without chaining it; nothing of the transaction is kept.', NEW.id),
+            HINT = 'Budgets change through dp_agg.set_budget, add_budget, reset_spent, revoke_budget and set_budget_zcdp; charges are recorded by the ledger writer.';
+  END IF;
+  PERFORM dp_agg.chain_ledger_entry(NEW, true);
+  RETURN NULL;
+END $$;
+
+-- UPDATE of a ledger row: only the chaining of a row appended in this
+-- transaction (seq and entry_hash set once). DELETE and TRUNCATE of either
+-- table, and UPDATE of the head other than its advance to an entry that is
+-- there: never.
+CREATE FUNCTION dp_agg.guard_ledger_entry() RETURNS trigger
+LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+  IF OLD.seq IS NULL AND NEW.seq IS NOT NULL AND dp_agg.chaining_deferred(OLD.id)
+     AND NEW.id = OLD.id THEN
+    RETURN NEW;
+  END IF;
+  RAISE EXCEPTION 'the privacy ledger is append-only'
+    USING ERRCODE = 'ZP004',
+          DETAIL = 'UPDATE of dp_agg.ledger_entry is refused: its rows are never changed.',
+          HINT = 'dp_agg.verify_ledger() checks the ledger. To remove it with its database or extension, see README "Removing dp_agg".';
+END $$;
+CREATE FUNCTION dp_agg.guard_ledger_head() RETURNS trigger
+LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+  IF NEW.singleton AND NEW.seq = OLD.seq + 1
+     AND EXISTS (SELECT 1 FROM dp_agg.ledger_entry e
+                 WHERE e.seq = NEW.seq AND e.entry_hash = NEW.entry_hash) THEN
+    RETURN NEW;
+  END IF;
+  RAISE EXCEPTION 'the privacy ledger is append-only'
+    USING ERRCODE = 'ZP004',
+          DETAIL = 'UPDATE of dp_agg.ledger_head is refused: the chain head only advances with the entries dp_agg appends.',
+          HINT = 'dp_agg.verify_ledger() checks the ledger.';
+END $$;
+CREATE FUNCTION dp_agg.refuse_ledger_removal() RETURNS trigger
+LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+  RAISE EXCEPTION 'the privacy ledger is append-only'
+    USING ERRCODE = 'ZP004',
+          DETAIL = format('%s of dp_agg.%s is refused: ledger rows are never removed.', TG_OP,
+                          TG_TABLE_NAME),
+          HINT = 'dp_agg.verify_ledger() checks the ledger. To remove it with its database or extension, see README "Removing dp_agg".';
+END $$;
+
+CREATE CONSTRAINT TRIGGER ledger_entry_chain_at_commit AFTER INSERT ON dp_agg.ledger_entry
+  DEFERRABLE INITIALLY DEFERRED FOR EACH ROW WHEN (NEW.seq IS NULL)
+  EXECUTE FUNCTION dp_agg.chain_deferred_entry();
+CREATE TRIGGER ledger_entry_append_only BEFORE UPDATE ON dp_agg.ledger_entry
+  FOR EACH ROW EXECUTE FUNCTION dp_agg.guard_ledger_entry();
+CREATE TRIGGER ledger_entry_no_removal BEFORE DELETE OR TRUNCATE ON dp_agg.ledger_entry
+  FOR EACH STATEMENT EXECUTE FUNCTION dp_agg.refuse_ledger_removal();
+CREATE TRIGGER ledger_head_advance_only BEFORE UPDATE ON dp_agg.ledger_head
+  FOR EACH ROW EXECUTE FUNCTION dp_agg.guard_ledger_head();
+CREATE TRIGGER ledger_head_no_removal BEFORE DELETE OR TRUNCATE ON dp_agg.ledger_head
+  FOR EACH STATEMENT EXECUTE FUNCTION dp_agg.refuse_ledger_removal();
+-- Also with session_replication_role = replica (which skips ordinary triggers).
+ALTER TABLE dp_agg.ledger_entry ENABLE ALWAYS TRIGGER ledger_entry_chain_at_commit;
+ALTER TABLE dp_agg.ledger_entry ENABLE ALWAYS TRIGGER ledger_entry_append_only;
+ALTER TABLE dp_agg.ledger_entry ENABLE ALWAYS TRIGGER ledger_entry_no_removal;
+ALTER TABLE dp_agg.ledger_head ENABLE ALWAYS TRIGGER ledger_head_advance_only;
+ALTER TABLE dp_agg.ledger_head ENABLE ALWAYS TRIGGER ledger_head_no_removal;
+
+-- Checks the whole ledger (administrators): ok is true when
+--  - every row is chained (seq, entry_hash), seq runs 1, 2, ... without gap or
+--    repeat up to the head's seq, the last hash is the head's, and every
+--    entry_hash is that of its row and of the row before it;
+--  - every budget row is the one recorded (budget_digest) with its role's
+--    last ledger entry, every role whose last entry is not a revoke_budget
+--    has one, and its spent amounts are the sums of its charges since its
+--    last reset_spent or revoke_budget (0.1.0's charges, which carry no zCDP
+--    amounts, count as the upgrade counted them: rho epsilon^2 / 2 of their
+--    epsilon sum, zCDP delta their delta);
+--  - given an anchor (a seq and hash from the server log's "dp_agg ledger
+--    head" lines, or a copy kept elsewhere), the entry of that seq has that
+--    hash.
+-- problems says what is wrong (at most 100 lines); first_bad_entry is the
+-- lowest seq concerned. head_seq and head_hash are the head now: keep them
+-- outside the database to anchor a later check.
+CREATE FUNCTION dp_agg.verify_ledger(anchor_seq bigint DEFAULT NULL,
+                                     anchor_hash text DEFAULT NULL,
+                                     OUT ok boolean, OUT entries bigint, OUT head_seq bigint,
+                                     OUT head_hash text, OUT first_bad_entry bigint,
+                                     OUT problems text[])
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  r record;
+  head dp_agg.ledger_head;
+  has_head boolean;
+  last_seq bigint;
+  last_hash bytea;
+  found_count bigint := 0;
+  max_problems constant int := 100;
+BEGIN
+  PERFORM dp_agg.require_admin('verify the privacy ledger');
+  problems := ARRAY[]::text[];
+  SELECT * INTO head FROM dp_agg.ledger_head;
+  has_head := FOUND;
+  head_seq := coalesce(head.seq, 0);
+  head_hash := encode(head.entry_hash, 'hex');
+  SELECT count(*) INTO entries FROM dp_agg.ledger_entry;
+
+  -- 1. The chain, in seq order: rows without seq, gaps, repeats, hashes.
+  FOR r IN
+    SELECT format('ledger row id %s has no sequence number and hash: inserted outside dp_agg''s functions', e.id) AS problem,
+           NULL::bigint AS seq
+    FROM dp_agg.ledger_entry e WHERE e.seq IS NULL OR e.entry_hash IS NULL
+    UNION ALL
+    SELECT CASE
+             WHEN c.previous_seq = c.seq THEN
+               format('entry %s (id %s) repeats a sequence number: inserted outside dp_agg''s functions', c.seq, c.id)
+             WHEN c.seq = coalesce(c.previous_seq, 0) + 2 THEN
+               format('entry %s is missing: removed outside dp_agg''s functions', c.seq - 1)
+             WHEN c.seq > coalesce(c.previous_seq, 0) + 2 THEN
+               format('entries %s to %s are missing: removed outside dp_agg''s functions',
+                      coalesce(c.previous_seq, 0) + 1, c.seq - 1)
+             ELSE
+               format('entry %s (id %s) does not match its hash: changed (or inserted) outside dp_agg''s functions', c.seq, c.id)
+           END, c.seq
+    FROM (SELECT e.seq, e.id, e.entry_hash,
+                 lag(e.seq) OVER w AS previous_seq,
+                 dp_agg.ledger_entry_hash(lag(e.entry_hash) OVER w, e) AS recomputed
+          FROM dp_agg.ledger_entry e
+          WHERE e.seq IS NOT NULL AND e.entry_hash IS NOT NULL
+          WINDOW w AS (ORDER BY e.seq, e.id)) c
+    WHERE c.seq <> coalesce(c.previous_seq, 0) + 1 OR c.recomputed <> c.entry_hash
+    ORDER BY 2 NULLS FIRST
+  LOOP
+    found_count := found_count + 1;
+    IF found_count <= max_problems THEN problems := problems || r.problem; END IF;
+    first_bad_entry := least(first_bad_entry, r.seq);
+  END LOOP;
+
+  -- 2. The end of the chain against the head.
+  SELECT e.seq, e.entry_hash INTO last_seq, last_hash
+  FROM dp_agg.ledger_entry e WHERE e.seq IS NOT NULL ORDER BY e.seq DESC, e.id DESC LIMIT 1;
+  last_seq := coalesce(last_seq, 0);
+  IF NOT has_head AND last_seq > 0 THEN
+    found_count := found_count + 1;
+    problems := problems || 'the chain head (dp_agg.ledger_head) is missing: removed outside dp_agg''s functions'::text;
+  ELSIF last_seq < head_seq THEN
+    found_count := found_count + 1;
+    problems := problems || format('%s missing at the end: the chain head says %s entries (the ledger was truncated, or its last rows removed, outside dp_agg''s functions)',
+                                   CASE WHEN last_seq + 1 = head_seq
+                                        THEN format('entry %s is', head_seq)
+                                        ELSE format('entries %s to %s are', last_seq + 1, head_seq)
+                                   END, head_seq);
+    first_bad_entry := least(first_bad_entry, last_seq + 1);
+  ELSIF last_seq > head_seq THEN
+    found_count := found_count + 1;
+    problems := problems || format('entries %s to %s are beyond the chain head (%s): inserted outside dp_agg''s functions, or the head set back',
+                                   head_seq + 1, last_seq, head_seq);
+    first_bad_entry := least(first_bad_entry, head_seq + 1);
+  ELSIF last_seq > 0 AND last_hash IS DISTINCT FROM head.entry_hash THEN
+    found_count := found_count + 1;
+    problems := problems || format('the hash of entry %s differs from the chain head''s', last_seq);
+    first_bad_entry := least(first_bad_entry, last_seq);
+  END IF;
+
+  -- 3. An anchor kept outside the database.
+  IF anchor_seq IS NOT NULL OR anchor_hash IS NOT NULL THEN
+    IF anchor_seq IS NULL OR anchor_hash IS NULL THEN
+      RAISE EXCEPTION 'an anchor is a sequence number and a hash, both given'
+        USING ERRCODE = 'invalid_parameter_value',
+              HINT = 'Use the entry number and hash of a "dp_agg ledger head" line of the server log.';
+    END IF;
+    IF NOT EXISTS (SELECT 1 FROM dp_agg.ledger_entry e
+                   WHERE e.seq = anchor_seq AND encode(e.entry_hash, 'hex') = lower(anchor_hash)) THEN
+      found_count := found_count + 1;
+      problems := problems || format('entry %s does not have the anchored hash %s: the chain was rewritten (or the entry removed) since the anchor was taken',
+                                     anchor_seq, lower(anchor_hash));
+      first_bad_entry := least(first_bad_entry, anchor_seq);
+    END IF;
+  END IF;
+
+  -- 4. Budgets against the ledger.
+  FOR r IN
+    WITH last_entry AS (
+      SELECT DISTINCT ON (e.role_oid) e.role_oid, e.seq, e.kind, e.budget_digest, e.role_name
+      FROM dp_agg.ledger_entry e
+      WHERE e.role_oid IS NOT NULL AND e.seq IS NOT NULL
+      ORDER BY e.role_oid, e.seq DESC),
+    last_reset AS (
+      SELECT e.role_oid, max(e.seq) AS seq
+      FROM dp_agg.ledger_entry e
+      WHERE e.role_oid IS NOT NULL AND e.seq IS NOT NULL
+        AND e.kind IN ('reset_spent', 'revoke_budget')
+      GROUP BY e.role_oid),
+    charges AS (
+      SELECT e.role_oid,
+             coalesce(sum(e.epsilon), 0) AS epsilon,
+             coalesce(sum(e.delta), 0) AS delta,
+             coalesce(sum(e.epsilon) FILTER (WHERE e.rho IS NULL), 0) AS old_epsilon,
+             coalesce(sum(e.rho), 0) AS rho,
+             coalesce(sum(e.delta) FILTER (WHERE e.rho IS NULL), 0)
+               + coalesce(sum(e.zcdp_delta), 0) AS zcdp_delta
+      FROM dp_agg.ledger_entry e LEFT JOIN last_reset z ON z.role_oid = e.role_oid
+      WHERE e.kind = 'charge' AND e.role_oid IS NOT NULL AND e.seq IS NOT NULL
+        AND e.seq > coalesce(z.seq, 0)
+      GROUP BY e.role_oid)
+    SELECT coalesce(b.role_oid, l.role_oid) AS role_oid,
+           coalesce(b.role_name, l.role_name) AS role_name,
+           b.role_oid IS NOT NULL AS has_budget,
+           CASE WHEN b.role_oid IS NOT NULL THEN dp_agg.budget_digest(b) END AS digest,
+           b.epsilon_spent, b.delta_spent, b.rho_spent, b.zcdp_delta_spent,
+           l.seq AS last_seq, l.kind AS last_kind, l.budget_digest AS recorded_digest,
+           coalesce(c.epsilon, 0) AS charged_epsilon, coalesce(c.delta, 0) AS charged_delta,
+           coalesce(c.old_epsilon, 0) * coalesce(c.old_epsilon, 0) * 0.5
+             + coalesce(c.rho, 0) AS charged_rho,
+           coalesce(c.zcdp_delta, 0) AS charged_zcdp_delta
+    FROM dp_agg.role_budget b
+    FULL JOIN last_entry l ON l.role_oid = b.role_oid
+    LEFT JOIN charges c ON c.role_oid = coalesce(b.role_oid, l.role_oid)
+    ORDER BY 1
+  LOOP
+    IF r.has_budget AND r.last_seq IS NULL THEN
+      found_count := found_count + 1;
+      IF found_count <= max_problems THEN
+        problems := problems || format('the budget of role "%s" (OID %s) has no ledger entry: created outside dp_agg''s functions', r.role_name, r.role_oid);
+      END IF;
+      CONTINUE;
+    END IF;
+    IF NOT r.has_budget THEN
+      IF r.last_kind <> 'revoke_budget' THEN
+        found_count := found_count + 1;
+        IF found_count <= max_problems THEN
+          problems := problems || format('role "%s" (OID %s) has no budget, but its last ledger entry %s (%s) says it has one: removed outside dp_agg''s functions', r.role_name, r.role_oid, r.last_seq, r.last_kind);
+        END IF;
+      END IF;
+      CONTINUE;
+    END IF;
+    IF r.last_kind = 'revoke_budget' THEN
+      found_count := found_count + 1;
+      IF found_count <= max_problems THEN
+        problems := problems || format('the budget of role "%s" (OID %s) exists although its last ledger entry %s revoked it: created outside dp_agg''s functions', r.role_name, r.role_oid, r.last_seq);
+      END IF;
+    ELSIF r.recorded_digest IS NOT NULL AND r.recorded_digest <> r.digest THEN
+      found_count := found_count + 1;
+      IF found_count <= max_problems THEN
+        problems := problems || format('the budget of role "%s" (OID %s) is not the one recorded with its last ledger entry %s: changed outside dp_agg''s functions', r.role_name, r.role_oid, r.last_seq);
+      END IF;
+    END IF;
+    IF r.epsilon_spent <> r.charged_epsilon OR r.delta_spent <> r.charged_delta
+       OR r.rho_spent <> r.charged_rho OR r.zcdp_delta_spent <> r.charged_zcdp_delta THEN
+      found_count := found_count + 1;
+      IF found_count <= max_problems THEN
+        problems := problems || format('the budget of role "%s" (OID %s) has spent epsilon %s, delta %s, rho %s, zCDP delta %s, but its charges since its last reset sum to epsilon %s, delta %s, rho %s, zCDP delta %s',
+                                       r.role_name, r.role_oid, r.epsilon_spent, r.delta_spent,
+                                       r.rho_spent, r.zcdp_delta_spent, r.charged_epsilon,
+                                       r.charged_delta, r.charged_rho, r.charged_zcdp_delta);
+      END IF;
+    END IF;
+  END LOOP;
+
+  IF found_count > max_problems THEN
+    problems := problems || format('... and %s more problems', found_count - max_problems);
+  END IF;
+  ok := found_count = 0;
+END $$;
+
+-- This database now holds a ledger: DROP DATABASE needs the same
+-- confirmation as DROP EXTENSION.
+SELECT dp_agg.mark_ledger_database();
+
+COMMENT ON TABLE dp_agg.ledger_head IS
+  'The chain head of the privacy ledger: the seq and entry_hash of its last entry, where a TRUNCATE of the ledger does not reach (dp_agg.verify_ledger)';
+COMMENT ON FUNCTION dp_agg.ledger_entry_hash(bytea, dp_agg.ledger_entry) IS
+  'SHA-256 of a ledger row''s canonical record (every column but entry_hash) and of the previous row''s hash (internal)';
+COMMENT ON FUNCTION dp_agg.budget_digest(dp_agg.role_budget) IS
+  'SHA-256 of a budget row''s canonical record (internal)';
+COMMENT ON FUNCTION dp_agg.defer_chaining(bigint) IS
+  'Registers a ledger row appended in this transaction for chaining at commit (internal)';
+COMMENT ON FUNCTION dp_agg.chaining_deferred(bigint) IS
+  'Whether dp_agg appended this ledger row in this transaction for chaining at commit (internal)';
+COMMENT ON FUNCTION dp_agg.mark_ledger_database() IS
+  'Labels this database as holding a dp_agg ledger, so that DROP DATABASE needs dp_agg.allow_drop_extension (internal)';
+COMMENT ON FUNCTION dp_agg.chain_ledger_entry(dp_agg.ledger_entry, boolean) IS
+  'Chains a ledger row after the head and advances the head (internal)';
+COMMENT ON FUNCTION dp_agg.append_ledger_entry(text, oid, name, name, name, numeric, numeric, numeric, numeric, dp_agg.role_budget, boolean, bigint, text, text) IS
+  'Appends a ledger row with the digest of the budget after it, chained now or at commit (internal)';
+COMMENT ON FUNCTION dp_agg.chain_deferred_entry() IS
+  'Trigger: chains at commit the ledger rows dp_agg appended in the transaction, refuses any other (internal)';
+COMMENT ON FUNCTION dp_agg.guard_ledger_entry() IS
+  'Trigger: refuses UPDATE of ledger rows except their chaining (internal)';
+COMMENT ON FUNCTION dp_agg.guard_ledger_head() IS
+  'Trigger: refuses UPDATE of the chain head except its advance to an entry that is there (internal)';
+COMMENT ON FUNCTION dp_agg.refuse_ledger_removal() IS
+  'Trigger: refuses DELETE and TRUNCATE of the ledger and its head (internal)';
+COMMENT ON FUNCTION dp_agg.verify_ledger(bigint, text) IS
+  'verify_ledger([anchor_seq, anchor_hash]): recomputes the ledger''s hash chain and compares every budget with its ledger entries; ok, the head (to keep as an anchor) and what is wrong (administrators)';
