@@ -31,7 +31,7 @@ PG_SOURCES = $(sort $(wildcard src/pg/*.cpp))
 OBJS = $(CORE_SOURCES:.cpp=.o) $(PG_SOURCES:.cpp=.o) src/pg/citus_plan.o
 
 # pg_regress suites (sql/NAME.sql against expected/NAME.out)
-REGRESS = setup privileges errors count sum avg properties parallel rewinds session_channels work_bounds budget gaussian quantile select restricted restricted_holes owned_sequences breaches crash_findings units surface drop_guard review_findings review_findings2 review_findings3 support_guard review_surface review_accountant review_accountant2
+REGRESS = setup privileges errors count sum avg properties parallel rewinds session_channels work_bounds budget gaussian quantile select restricted restricted_holes owned_sequences breaches crash_findings units surface drop_guard review_findings review_findings2 review_findings3 support_guard review_surface review_accountant review_accountant2 ledger_integrity spend_monitoring
 REGRESS_OPTS = --load-extension=dp_agg
 
 PG_CXXFLAGS = -std=c++17 -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -Wno-register
@@ -47,6 +47,18 @@ else
 all:
 	@echo "pg_config/PGXS not found: run 'make deps' (or 'make test' / 'make demo') first." >&2
 	@exit 1
+endif
+
+# pg_regress drops its database before it creates it again, but a database
+# that holds a dp_agg ledger is dropped only with a superuser's confirmation
+# in the same session (README "Removing dp_agg"), which pg_regress cannot
+# give: drop it here first (not with --use-existing, which keeps it).
+installcheck: regress-database-dropped
+.PHONY: regress-database-dropped
+regress-database-dropped:
+ifeq ($(findstring --use-existing,$(REGRESS_OPTS) $(EXTRA_REGRESS_OPTS)),)
+	$(bindir)/psql -X -q -d postgres -c 'SET client_min_messages = warning' \
+	  -c 'SET dp_agg.allow_drop_extension = on' -c 'DROP DATABASE IF EXISTS $(CONTRIB_TESTDB)'
 endif
 
 dp_agg--$(EXTVERSION).sql: $(SQL_SOURCES) dp_agg.control

@@ -5,6 +5,8 @@
 --
 -- 0.2.0 changes of the SQL objects:
 --  * budgets and ledger rows are keyed by the role's OID (see below);
+--  * the ledger is append-only and chained by SHA-256, with dp_agg.ledger_head
+--    and dp_agg.verify_ledger(); dp_agg.spend_by_query (see below);
 --  * set_budget keeps the delta total when delta is omitted; remaining
 --    budgets are never shown negative;
 --  * COMMENT ON every object of the extension;
@@ -1441,6 +1443,729 @@ COMMENT ON FUNCTION dp_agg.remaining_budget() IS
   'What the session user has left (the least over every binding certificate): epsilon, delta, rho, the kind of its budget and the certificates that bind';
 
 
+-- ---- A tamper-evident ledger (README "A tamper-evident ledger"), as in
+-- src/sql/45_ledger_integrity.sql: ledger rows get seq, budget_digest and
+-- entry_hash (the new last columns, as in a fresh install); the rows of
+-- 0.1.0 are chained in the order of their ids (without a budget digest,
+-- which they never recorded); dp_agg.ledger_head keeps the head; every
+-- ledger write goes through dp_agg.append_ledger_entry; triggers refuse
+-- UPDATE, DELETE and TRUNCATE; dp_agg.verify_ledger() checks it all; the
+-- database is labelled as holding a ledger (DROP DATABASE guard).
+ALTER TABLE dp_agg.ledger_entry ADD COLUMN seq bigint;
+ALTER TABLE dp_agg.ledger_entry ADD COLUMN budget_digest bytea;
+ALTER TABLE dp_agg.ledger_entry ADD COLUMN entry_hash bytea;
+-- The chain head: the seq and entry_hash of the last chained entry (seq 0,
+-- no hash, before the first). No row until the first entry, so that a dump
+-- restored into a fresh installation brings its own.
+CREATE TABLE dp_agg.ledger_head (
+  singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton),
+  seq bigint NOT NULL CHECK (seq >= 0),
+  entry_hash bytea,
+  CONSTRAINT ledger_head_hash CHECK ((seq = 0) = (entry_hash IS NULL))
+);
+SELECT pg_catalog.pg_extension_config_dump('dp_agg.ledger_head', '');
+
+-- SHA-256 of an entry's canonical record and of the previous entry's hash
+-- (NULL for the first entry), and of a budget row's canonical record
+-- (src/pg/ledger_chain.cpp).
+CREATE FUNCTION dp_agg.ledger_entry_hash(previous bytea, entry dp_agg.ledger_entry)
+  RETURNS bytea AS 'MODULE_PATHNAME', 'dp_agg_ledger_entry_hash'
+  LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION dp_agg.budget_digest(budget dp_agg.role_budget)
+  RETURNS bytea AS 'MODULE_PATHNAME', 'dp_agg_budget_digest'
+  LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+-- The deferred-chaining registry of this transaction (ledger_chain.cpp).
+CREATE FUNCTION dp_agg.defer_chaining(id bigint) RETURNS void
+  AS 'MODULE_PATHNAME', 'dp_agg_defer_chaining' LANGUAGE C VOLATILE STRICT;
+CREATE FUNCTION dp_agg.chaining_deferred(id bigint) RETURNS boolean
+  AS 'MODULE_PATHNAME', 'dp_agg_chaining_deferred' LANGUAGE C VOLATILE STRICT;
+-- SECURITY LABEL FOR dp_agg ON DATABASE <this one> IS 'ledger', which guards
+-- DROP DATABASE (src/pg/drop_guard.h).
+CREATE FUNCTION dp_agg.mark_ledger_database() RETURNS void
+  AS 'MODULE_PATHNAME', 'dp_agg_mark_ledger_database' LANGUAGE C VOLATILE;
+
+-- The rows written so far, chained in the order of their ids.
+DO $$
+DECLARE
+  entry dp_agg.ledger_entry;
+  previous bytea := NULL;
+  chained bigint := 0;
+BEGIN
+  FOR entry IN SELECT * FROM dp_agg.ledger_entry ORDER BY id LOOP
+    chained := chained + 1;
+    entry.seq := chained;
+    entry.entry_hash := dp_agg.ledger_entry_hash(previous, entry);
+    UPDATE dp_agg.ledger_entry e SET seq = entry.seq, entry_hash = entry.entry_hash
+     WHERE e.id = entry.id;
+    previous := entry.entry_hash;
+  END LOOP;
+  IF chained > 0 THEN
+    INSERT INTO dp_agg.ledger_head (seq, entry_hash) VALUES (chained, previous);
+  END IF;
+END $$;
+ALTER TABLE dp_agg.ledger_entry ADD CONSTRAINT ledger_entry_seq_key UNIQUE (seq);
+ALTER TABLE dp_agg.ledger_entry ADD CONSTRAINT ledger_entry_chained
+  CHECK ((seq IS NULL) = (entry_hash IS NULL) AND seq >= 1);
+
+-- Chains `entry` (seq and entry_hash NULL) after the head: under the head's
+-- row lock, gives it the next seq and its hash, inserts it (or, when
+-- `inserted`, sets the two on the row already there), and advances the head.
+CREATE FUNCTION dp_agg.chain_ledger_entry(entry dp_agg.ledger_entry, inserted boolean)
+RETURNS void LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  head dp_agg.ledger_head;
+BEGIN
+  SELECT * INTO head FROM dp_agg.ledger_head FOR UPDATE;
+  IF NOT FOUND THEN
+    IF EXISTS (SELECT 1 FROM dp_agg.ledger_entry e WHERE e.seq IS NOT NULL) THEN
+      RAISE EXCEPTION 'the chain head of the privacy ledger is missing'
+        USING ERRCODE = 'ZP004',
+              DETAIL = 'dp_agg.ledger_head was emptied outside dp_agg''s functions, so no entry can be chained; nothing was recorded.',
+              HINT = 'Run SELECT * FROM dp_agg.verify_ledger() and restore the ledger from a backup.';
+    END IF;
+    INSERT INTO dp_agg.ledger_head (seq, entry_hash) VALUES (0, NULL) ON CONFLICT DO NOTHING;
+    SELECT * INTO STRICT head FROM dp_agg.ledger_head FOR UPDATE;
+  END IF;
+  entry.seq := head.seq + 1;
+  entry.entry_hash := dp_agg.ledger_entry_hash(head.entry_hash, entry);
+  IF inserted THEN
+    UPDATE dp_agg.ledger_entry e SET seq = entry.seq, entry_hash = entry.entry_hash
+     WHERE e.id = entry.id AND e.seq IS NULL;
+  ELSE
+    INSERT INTO dp_agg.ledger_entry SELECT (entry).*;
+  END IF;
+  UPDATE dp_agg.ledger_head h SET seq = entry.seq, entry_hash = entry.entry_hash;
+  PERFORM dp_agg.mark_ledger_database();
+END $$;
+
+-- Appends one entry: every write of the ledger goes through here. `budget`
+-- is the role's budget row right after the change (NULL when it has none);
+-- its digest is recorded with the entry. The ledger writer's charges are
+-- chained at once (chain_now); an administrator's changes when their
+-- transaction commits (the deferred trigger below), so that an open
+-- administrative transaction never holds the chain head, which every charge
+-- of the database needs.
+CREATE FUNCTION dp_agg.append_ledger_entry(kind text, role_oid oid, role_name name,
+                                           session_user_name name, current_user_name name,
+                                           epsilon numeric, delta numeric, rho numeric,
+                                           zcdp_delta numeric, budget dp_agg.role_budget,
+                                           chain_now boolean, query_id bigint DEFAULT NULL,
+                                           aggregates text DEFAULT NULL, query text DEFAULT NULL)
+RETURNS void LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  entry dp_agg.ledger_entry;
+BEGIN
+  entry.id := nextval('dp_agg.ledger_entry_id_seq');
+  entry.recorded_at := now();
+  entry.kind := append_ledger_entry.kind;
+  entry.role_oid := append_ledger_entry.role_oid;
+  entry.role_name := append_ledger_entry.role_name;
+  entry.session_user_name := append_ledger_entry.session_user_name;
+  entry.current_user_name := append_ledger_entry.current_user_name;
+  entry.epsilon := append_ledger_entry.epsilon;
+  entry.delta := append_ledger_entry.delta;
+  entry.rho := append_ledger_entry.rho;
+  entry.zcdp_delta := append_ledger_entry.zcdp_delta;
+  entry.query_id := append_ledger_entry.query_id;
+  entry.aggregates := append_ledger_entry.aggregates;
+  entry.query := append_ledger_entry.query;
+  IF budget.role_oid IS NOT NULL THEN
+    entry.budget_digest := dp_agg.budget_digest(budget);
+  END IF;
+  IF chain_now THEN
+    PERFORM dp_agg.chain_ledger_entry(entry, false);
+  ELSE
+    INSERT INTO dp_agg.ledger_entry SELECT (entry).*;
+    PERFORM dp_agg.defer_chaining(entry.id);
+  END IF;
+END $$;
+
+-- At commit: chains the rows this transaction's administrative functions
+-- appended. A row without seq that they did not append was inserted outside
+-- dp_agg's functions: the commit is refused. SECURITY DEFINER: it runs as
+-- whoever commits (an administrator need not be a superuser).
+CREATE FUNCTION dp_agg.chain_deferred_entry() RETURNS trigger
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+  IF NOT dp_agg.chaining_deferred(NEW.id) THEN
+    RAISE EXCEPTION 'rows of the privacy ledger are appended by dp_agg''s functions only'
+      USING ERRCODE = 'ZP004',
+            DETAIL = format('This transaction inserted row id %s into dp_agg.ledger_entry without chaining it; nothing of the transaction is kept.', NEW.id),
+            HINT = 'Budgets change through dp_agg.set_budget, add_budget, reset_spent, revoke_budget and set_budget_zcdp; charges are recorded by the ledger writer.';
+  END IF;
+  PERFORM dp_agg.chain_ledger_entry(NEW, true);
+  RETURN NULL;
+END $$;
+
+-- UPDATE of a ledger row: only the chaining of a row appended in this
+-- transaction (seq and entry_hash set once). DELETE and TRUNCATE of either
+-- table, and UPDATE of the head other than its advance to an entry that is
+-- there: never.
+CREATE FUNCTION dp_agg.guard_ledger_entry() RETURNS trigger
+LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+  IF OLD.seq IS NULL AND NEW.seq IS NOT NULL AND dp_agg.chaining_deferred(OLD.id)
+     AND NEW.id = OLD.id THEN
+    RETURN NEW;
+  END IF;
+  RAISE EXCEPTION 'the privacy ledger is append-only'
+    USING ERRCODE = 'ZP004',
+          DETAIL = 'UPDATE of dp_agg.ledger_entry is refused: its rows are never changed.',
+          HINT = 'dp_agg.verify_ledger() checks the ledger. To remove it with its database or extension, see README "Removing dp_agg".';
+END $$;
+CREATE FUNCTION dp_agg.guard_ledger_head() RETURNS trigger
+LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+  IF NEW.singleton AND NEW.seq = OLD.seq + 1
+     AND EXISTS (SELECT 1 FROM dp_agg.ledger_entry e
+                 WHERE e.seq = NEW.seq AND e.entry_hash = NEW.entry_hash) THEN
+    RETURN NEW;
+  END IF;
+  RAISE EXCEPTION 'the privacy ledger is append-only'
+    USING ERRCODE = 'ZP004',
+          DETAIL = 'UPDATE of dp_agg.ledger_head is refused: the chain head only advances with the entries dp_agg appends.',
+          HINT = 'dp_agg.verify_ledger() checks the ledger.';
+END $$;
+CREATE FUNCTION dp_agg.refuse_ledger_removal() RETURNS trigger
+LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+  RAISE EXCEPTION 'the privacy ledger is append-only'
+    USING ERRCODE = 'ZP004',
+          DETAIL = format('%s of dp_agg.%s is refused: ledger rows are never removed.', TG_OP,
+                          TG_TABLE_NAME),
+          HINT = 'dp_agg.verify_ledger() checks the ledger. To remove it with its database or extension, see README "Removing dp_agg".';
+END $$;
+
+CREATE CONSTRAINT TRIGGER ledger_entry_chain_at_commit AFTER INSERT ON dp_agg.ledger_entry
+  DEFERRABLE INITIALLY DEFERRED FOR EACH ROW WHEN (NEW.seq IS NULL)
+  EXECUTE FUNCTION dp_agg.chain_deferred_entry();
+CREATE TRIGGER ledger_entry_append_only BEFORE UPDATE ON dp_agg.ledger_entry
+  FOR EACH ROW EXECUTE FUNCTION dp_agg.guard_ledger_entry();
+CREATE TRIGGER ledger_entry_no_removal BEFORE DELETE OR TRUNCATE ON dp_agg.ledger_entry
+  FOR EACH STATEMENT EXECUTE FUNCTION dp_agg.refuse_ledger_removal();
+CREATE TRIGGER ledger_head_advance_only BEFORE UPDATE ON dp_agg.ledger_head
+  FOR EACH ROW EXECUTE FUNCTION dp_agg.guard_ledger_head();
+CREATE TRIGGER ledger_head_no_removal BEFORE DELETE OR TRUNCATE ON dp_agg.ledger_head
+  FOR EACH STATEMENT EXECUTE FUNCTION dp_agg.refuse_ledger_removal();
+-- Also with session_replication_role = replica (which skips ordinary triggers).
+ALTER TABLE dp_agg.ledger_entry ENABLE ALWAYS TRIGGER ledger_entry_chain_at_commit;
+ALTER TABLE dp_agg.ledger_entry ENABLE ALWAYS TRIGGER ledger_entry_append_only;
+ALTER TABLE dp_agg.ledger_entry ENABLE ALWAYS TRIGGER ledger_entry_no_removal;
+ALTER TABLE dp_agg.ledger_head ENABLE ALWAYS TRIGGER ledger_head_advance_only;
+ALTER TABLE dp_agg.ledger_head ENABLE ALWAYS TRIGGER ledger_head_no_removal;
+
+-- Checks the whole ledger (administrators): ok is true when
+--  - every row is chained (seq, entry_hash), seq runs 1, 2, ... without gap or
+--    repeat up to the head's seq, the last hash is the head's, and every
+--    entry_hash is that of its row and of the row before it;
+--  - every budget row is the one recorded (budget_digest) with its role's
+--    last ledger entry, every role whose last entry is not a revoke_budget
+--    has one, and its spent amounts are the sums of its charges since its
+--    last reset_spent or revoke_budget (0.1.0's charges, which carry no zCDP
+--    amounts, count as the upgrade counted them: rho epsilon^2 / 2 of their
+--    epsilon sum, zCDP delta their delta);
+--  - given an anchor (a seq and hash from the server log's "dp_agg ledger
+--    head" lines, or a copy kept elsewhere), the entry of that seq has that
+--    hash.
+-- problems says what is wrong (at most 100 lines); first_bad_entry is the
+-- lowest seq concerned. head_seq and head_hash are the head now: keep them
+-- outside the database to anchor a later check.
+CREATE FUNCTION dp_agg.verify_ledger(anchor_seq bigint DEFAULT NULL,
+                                     anchor_hash text DEFAULT NULL,
+                                     OUT ok boolean, OUT entries bigint, OUT head_seq bigint,
+                                     OUT head_hash text, OUT first_bad_entry bigint,
+                                     OUT problems text[])
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  r record;
+  head dp_agg.ledger_head;
+  has_head boolean;
+  last_seq bigint;
+  last_hash bytea;
+  found_count bigint := 0;
+  max_problems constant int := 100;
+BEGIN
+  PERFORM dp_agg.require_admin('verify the privacy ledger');
+  problems := ARRAY[]::text[];
+  SELECT * INTO head FROM dp_agg.ledger_head;
+  has_head := FOUND;
+  head_seq := coalesce(head.seq, 0);
+  head_hash := encode(head.entry_hash, 'hex');
+  SELECT count(*) INTO entries FROM dp_agg.ledger_entry;
+
+  -- 1. The chain, in seq order: rows without seq, gaps, repeats, hashes.
+  FOR r IN
+    SELECT format('ledger row id %s has no sequence number and hash: inserted outside dp_agg''s functions', e.id) AS problem,
+           NULL::bigint AS seq
+    FROM dp_agg.ledger_entry e WHERE e.seq IS NULL OR e.entry_hash IS NULL
+    UNION ALL
+    SELECT CASE
+             WHEN c.previous_seq = c.seq THEN
+               format('entry %s (id %s) repeats a sequence number: inserted outside dp_agg''s functions', c.seq, c.id)
+             WHEN c.seq = coalesce(c.previous_seq, 0) + 2 THEN
+               format('entry %s is missing: removed outside dp_agg''s functions', c.seq - 1)
+             WHEN c.seq > coalesce(c.previous_seq, 0) + 2 THEN
+               format('entries %s to %s are missing: removed outside dp_agg''s functions',
+                      coalesce(c.previous_seq, 0) + 1, c.seq - 1)
+             ELSE
+               format('entry %s (id %s) does not match its hash: changed (or inserted) outside dp_agg''s functions', c.seq, c.id)
+           END,
+           -- (the first entry concerned: the first missing one of a gap)
+           CASE WHEN c.seq > coalesce(c.previous_seq, 0) + 1 THEN coalesce(c.previous_seq, 0) + 1
+                ELSE c.seq END
+    FROM (SELECT e.seq, e.id, e.entry_hash,
+                 lag(e.seq) OVER w AS previous_seq,
+                 dp_agg.ledger_entry_hash(lag(e.entry_hash) OVER w, e) AS recomputed
+          FROM dp_agg.ledger_entry e
+          WHERE e.seq IS NOT NULL AND e.entry_hash IS NOT NULL
+          WINDOW w AS (ORDER BY e.seq, e.id)) c
+    WHERE c.seq <> coalesce(c.previous_seq, 0) + 1 OR c.recomputed <> c.entry_hash
+    ORDER BY 2 NULLS FIRST
+  LOOP
+    found_count := found_count + 1;
+    IF found_count <= max_problems THEN problems := problems || r.problem; END IF;
+    first_bad_entry := least(first_bad_entry, r.seq);
+  END LOOP;
+
+  -- 2. The end of the chain against the head.
+  SELECT e.seq, e.entry_hash INTO last_seq, last_hash
+  FROM dp_agg.ledger_entry e WHERE e.seq IS NOT NULL ORDER BY e.seq DESC, e.id DESC LIMIT 1;
+  last_seq := coalesce(last_seq, 0);
+  IF NOT has_head AND last_seq > 0 THEN
+    found_count := found_count + 1;
+    problems := problems || 'the chain head (dp_agg.ledger_head) is missing: removed outside dp_agg''s functions'::text;
+  ELSIF last_seq < head_seq THEN
+    found_count := found_count + 1;
+    problems := problems || format('%s missing at the end: the chain head says %s entries (the ledger was truncated, or its last rows removed, outside dp_agg''s functions)',
+                                   CASE WHEN last_seq + 1 = head_seq
+                                        THEN format('entry %s is', head_seq)
+                                        ELSE format('entries %s to %s are', last_seq + 1, head_seq)
+                                   END, head_seq);
+    first_bad_entry := least(first_bad_entry, last_seq + 1);
+  ELSIF last_seq > head_seq THEN
+    found_count := found_count + 1;
+    problems := problems || format('%s beyond the chain head (%s): inserted outside dp_agg''s functions, or the head set back',
+                                   CASE WHEN last_seq = head_seq + 1
+                                        THEN format('entry %s is', last_seq)
+                                        ELSE format('entries %s to %s are', head_seq + 1, last_seq)
+                                   END, head_seq);
+    first_bad_entry := least(first_bad_entry, head_seq + 1);
+  ELSIF last_seq > 0 AND last_hash IS DISTINCT FROM head.entry_hash THEN
+    found_count := found_count + 1;
+    problems := problems || format('the hash of entry %s differs from the chain head''s', last_seq);
+    first_bad_entry := least(first_bad_entry, last_seq);
+  END IF;
+
+  -- 3. An anchor kept outside the database.
+  IF anchor_seq IS NOT NULL OR anchor_hash IS NOT NULL THEN
+    IF anchor_seq IS NULL OR anchor_hash IS NULL THEN
+      RAISE EXCEPTION 'an anchor is a sequence number and a hash, both given'
+        USING ERRCODE = 'invalid_parameter_value',
+              HINT = 'Use the entry number and hash of a "dp_agg ledger head" line of the server log.';
+    END IF;
+    IF NOT EXISTS (SELECT 1 FROM dp_agg.ledger_entry e
+                   WHERE e.seq = anchor_seq AND encode(e.entry_hash, 'hex') = lower(anchor_hash)) THEN
+      found_count := found_count + 1;
+      problems := problems || format('entry %s does not have the anchored hash %s: the chain was rewritten (or the entry removed) since the anchor was taken',
+                                     anchor_seq, lower(anchor_hash));
+      first_bad_entry := least(first_bad_entry, anchor_seq);
+    END IF;
+  END IF;
+
+  -- 4. Budgets against the ledger.
+  FOR r IN
+    WITH last_entry AS (
+      SELECT DISTINCT ON (e.role_oid) e.role_oid, e.seq, e.kind, e.role_name
+      FROM dp_agg.ledger_entry e
+      WHERE e.role_oid IS NOT NULL AND e.seq IS NOT NULL
+      ORDER BY e.role_oid, e.seq DESC),
+    -- The last entry that recorded the budget after it: every entry since
+    -- 0.2.0 but a revoke_budget (after which there is none) does; one
+    -- without a digest is older, or forged (and then flagged by the chain).
+    last_recorded AS (
+      SELECT DISTINCT ON (e.role_oid) e.role_oid, e.seq, e.budget_digest
+      FROM dp_agg.ledger_entry e
+      WHERE e.role_oid IS NOT NULL AND e.seq IS NOT NULL AND e.budget_digest IS NOT NULL
+      ORDER BY e.role_oid, e.seq DESC),
+    last_reset AS (
+      SELECT e.role_oid, max(e.seq) AS seq
+      FROM dp_agg.ledger_entry e
+      WHERE e.role_oid IS NOT NULL AND e.seq IS NOT NULL
+        AND e.kind IN ('reset_spent', 'revoke_budget')
+      GROUP BY e.role_oid),
+    charges AS (
+      SELECT e.role_oid,
+             coalesce(sum(e.epsilon), 0) AS epsilon,
+             coalesce(sum(e.delta), 0) AS delta,
+             coalesce(sum(e.epsilon) FILTER (WHERE e.rho IS NULL), 0) AS old_epsilon,
+             coalesce(sum(e.rho), 0) AS rho,
+             coalesce(sum(e.delta) FILTER (WHERE e.rho IS NULL), 0)
+               + coalesce(sum(e.zcdp_delta), 0) AS zcdp_delta
+      FROM dp_agg.ledger_entry e LEFT JOIN last_reset z ON z.role_oid = e.role_oid
+      WHERE e.kind = 'charge' AND e.role_oid IS NOT NULL AND e.seq IS NOT NULL
+        AND e.seq > coalesce(z.seq, 0)
+      GROUP BY e.role_oid)
+    SELECT coalesce(b.role_oid, l.role_oid) AS role_oid,
+           coalesce(b.role_name, l.role_name) AS role_name,
+           b.role_oid IS NOT NULL AS has_budget,
+           CASE WHEN b.role_oid IS NOT NULL THEN dp_agg.budget_digest(b) END AS digest,
+           b.epsilon_spent, b.delta_spent, b.rho_spent, b.zcdp_delta_spent,
+           l.seq AS last_seq, l.kind AS last_kind, d.seq AS recorded_seq,
+           d.budget_digest AS recorded_digest,
+           coalesce(c.epsilon, 0) AS charged_epsilon, coalesce(c.delta, 0) AS charged_delta,
+           coalesce(c.old_epsilon, 0) * coalesce(c.old_epsilon, 0) * 0.5
+             + coalesce(c.rho, 0) AS charged_rho,
+           coalesce(c.zcdp_delta, 0) AS charged_zcdp_delta
+    FROM dp_agg.role_budget b
+    FULL JOIN last_entry l ON l.role_oid = b.role_oid
+    LEFT JOIN last_recorded d ON d.role_oid = coalesce(b.role_oid, l.role_oid)
+    LEFT JOIN charges c ON c.role_oid = coalesce(b.role_oid, l.role_oid)
+    ORDER BY 1
+  LOOP
+    IF r.has_budget AND r.last_seq IS NULL THEN
+      found_count := found_count + 1;
+      IF found_count <= max_problems THEN
+        problems := problems || format('the budget of role "%s" (OID %s) has no ledger entry: created outside dp_agg''s functions', r.role_name, r.role_oid);
+      END IF;
+      CONTINUE;
+    END IF;
+    IF NOT r.has_budget THEN
+      IF r.last_kind <> 'revoke_budget' THEN
+        found_count := found_count + 1;
+        IF found_count <= max_problems THEN
+          problems := problems || format('role "%s" (OID %s) has no budget, but its last ledger entry %s (%s) says it has one: removed outside dp_agg''s functions', r.role_name, r.role_oid, r.last_seq, r.last_kind);
+        END IF;
+      END IF;
+      CONTINUE;
+    END IF;
+    IF r.last_kind = 'revoke_budget' THEN
+      found_count := found_count + 1;
+      IF found_count <= max_problems THEN
+        problems := problems || format('the budget of role "%s" (OID %s) exists although its last ledger entry %s revoked it: created outside dp_agg''s functions', r.role_name, r.role_oid, r.last_seq);
+      END IF;
+    ELSIF r.recorded_digest IS NOT NULL AND r.recorded_digest <> r.digest THEN
+      found_count := found_count + 1;
+      IF found_count <= max_problems THEN
+        problems := problems || format('the budget of role "%s" (OID %s) is not the one recorded with its ledger entry %s: changed outside dp_agg''s functions', r.role_name, r.role_oid, r.recorded_seq);
+      END IF;
+    END IF;
+    IF r.epsilon_spent <> r.charged_epsilon OR r.delta_spent <> r.charged_delta
+       OR r.rho_spent <> r.charged_rho OR r.zcdp_delta_spent <> r.charged_zcdp_delta THEN
+      found_count := found_count + 1;
+      IF found_count <= max_problems THEN
+        problems := problems || format('the budget of role "%s" (OID %s) has spent epsilon %s, delta %s, rho %s, zCDP delta %s, but its charges since its last reset sum to epsilon %s, delta %s, rho %s, zCDP delta %s',
+                                       r.role_name, r.role_oid, r.epsilon_spent, r.delta_spent,
+                                       r.rho_spent, r.zcdp_delta_spent, r.charged_epsilon,
+                                       r.charged_delta, r.charged_rho, r.charged_zcdp_delta);
+      END IF;
+    END IF;
+  END LOOP;
+
+  IF found_count > max_problems THEN
+    problems := problems || format('... and %s more problems', found_count - max_problems);
+  END IF;
+  ok := found_count = 0;
+END $$;
+
+-- This database now holds a ledger: DROP DATABASE needs the same
+-- confirmation as DROP EXTENSION.
+SELECT dp_agg.mark_ledger_database();
+
+COMMENT ON TABLE dp_agg.ledger_head IS
+  'The chain head of the privacy ledger: the seq and entry_hash of its last entry, where a TRUNCATE of the ledger does not reach (dp_agg.verify_ledger)';
+COMMENT ON FUNCTION dp_agg.ledger_entry_hash(bytea, dp_agg.ledger_entry) IS
+  'SHA-256 of a ledger row''s canonical record (every column but entry_hash) and of the previous row''s hash (internal)';
+COMMENT ON FUNCTION dp_agg.budget_digest(dp_agg.role_budget) IS
+  'SHA-256 of a budget row''s canonical record (internal)';
+COMMENT ON FUNCTION dp_agg.defer_chaining(bigint) IS
+  'Registers a ledger row appended in this transaction for chaining at commit (internal)';
+COMMENT ON FUNCTION dp_agg.chaining_deferred(bigint) IS
+  'Whether dp_agg appended this ledger row in this transaction for chaining at commit (internal)';
+COMMENT ON FUNCTION dp_agg.mark_ledger_database() IS
+  'Labels this database as holding a dp_agg ledger, so that DROP DATABASE needs dp_agg.allow_drop_extension (internal)';
+COMMENT ON FUNCTION dp_agg.chain_ledger_entry(dp_agg.ledger_entry, boolean) IS
+  'Chains a ledger row after the head and advances the head (internal)';
+COMMENT ON FUNCTION dp_agg.append_ledger_entry(text, oid, name, name, name, numeric, numeric, numeric, numeric, dp_agg.role_budget, boolean, bigint, text, text) IS
+  'Appends a ledger row with the digest of the budget after it, chained now or at commit (internal)';
+COMMENT ON FUNCTION dp_agg.chain_deferred_entry() IS
+  'Trigger: chains at commit the ledger rows dp_agg appended in the transaction, refuses any other (internal)';
+COMMENT ON FUNCTION dp_agg.guard_ledger_entry() IS
+  'Trigger: refuses UPDATE of ledger rows except their chaining (internal)';
+COMMENT ON FUNCTION dp_agg.guard_ledger_head() IS
+  'Trigger: refuses UPDATE of the chain head except its advance to an entry that is there (internal)';
+COMMENT ON FUNCTION dp_agg.refuse_ledger_removal() IS
+  'Trigger: refuses DELETE and TRUNCATE of the ledger and its head (internal)';
+COMMENT ON FUNCTION dp_agg.verify_ledger(bigint, text) IS
+  'verify_ledger([anchor_seq, anchor_hash]): recomputes the ledger''s hash chain and compares every budget with its ledger entries; ok, the head (to keep as an anchor) and what is wrong (administrators)';
+
+-- Every ledger write through dp_agg.append_ledger_entry (as in
+-- src/sql/40_budgets_ledger.sql).
+CREATE OR REPLACE FUNCTION dp_agg.set_budget(role regrole, epsilon float8, delta float8 DEFAULT NULL)
+RETURNS void LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  name_of_role name := (SELECT rolname FROM pg_roles WHERE oid = role);
+  kept_delta numeric;
+  now_set dp_agg.role_budget;
+BEGIN
+  PERFORM dp_agg.require_admin('set privacy budgets');
+  IF name_of_role IS NULL THEN
+    RAISE EXCEPTION 'role with OID % does not exist', role::oid
+      USING ERRCODE = 'undefined_object';
+  END IF;
+  kept_delta := coalesce(delta::numeric,
+                         (SELECT b.delta_total FROM dp_agg.role_budget b WHERE b.role_oid = role),
+                         0);
+  PERFORM dp_agg.check_amounts(epsilon, kept_delta::float8);
+  INSERT INTO dp_agg.role_budget AS b (role_oid, role_name, epsilon_total, delta_total)
+  VALUES (role, name_of_role, epsilon::numeric, kept_delta)
+  ON CONFLICT (role_oid) DO UPDATE
+    SET role_name = excluded.role_name, epsilon_total = excluded.epsilon_total,
+        delta_total = excluded.delta_total, budget_kind = 'epsilon_delta',
+        epsilon_delta_binding = false,
+        -- (the zCDP certificate binds on if it admitted anything since the
+        -- last reset_spent: any sum > 0)
+        zcdp_binding = b.zcdp_binding
+                       OR (b.budget_kind = 'zcdp'
+                           AND (b.epsilon_spent > 0 OR b.delta_spent > 0 OR b.rho_spent > 0
+                                OR b.zcdp_delta_spent > 0)),
+        rho_total = CASE WHEN b.zcdp_binding
+                               OR (b.budget_kind = 'zcdp'
+                                   AND (b.epsilon_spent > 0 OR b.delta_spent > 0
+                                        OR b.rho_spent > 0 OR b.zcdp_delta_spent > 0))
+                         THEN b.rho_total END,
+        zcdp_delta_total = CASE WHEN b.zcdp_binding
+                                      OR (b.budget_kind = 'zcdp'
+                                          AND (b.epsilon_spent > 0 OR b.delta_spent > 0
+                                               OR b.rho_spent > 0 OR b.zcdp_delta_spent > 0))
+                                THEN b.zcdp_delta_total END,
+        updated_at = now()
+  RETURNING * INTO now_set;
+  PERFORM dp_agg.append_ledger_entry('set_budget', role, name_of_role, session_user,
+                                     current_user, epsilon::numeric, kept_delta, NULL, NULL,
+                                     now_set, false);
+  IF now_set.epsilon_spent > now_set.epsilon_total OR now_set.delta_spent > now_set.delta_total
+     OR (now_set.zcdp_binding AND (now_set.rho_spent > now_set.rho_total
+                                   OR now_set.zcdp_delta_spent > now_set.zcdp_delta_total))
+  THEN
+    IF now_set.epsilon_spent > now_set.epsilon_total OR now_set.delta_spent > now_set.delta_total
+    THEN
+      RAISE NOTICE 'role "%" has already spent more than the new total (epsilon % of %, delta % of %): its remaining budget is 0',
+        name_of_role, now_set.epsilon_spent, now_set.epsilon_total, now_set.delta_spent,
+        now_set.delta_total;
+    ELSE
+      -- Only the earlier zCDP certificate, which still binds, is exceeded.
+      RAISE NOTICE 'role "%" has already spent more than its earlier zCDP budget, which still binds (rho % of %, delta % of %): its remaining budget is 0 until dp_agg.reset_spent',
+        name_of_role, now_set.rho_spent, now_set.rho_total, now_set.zcdp_delta_spent,
+        now_set.zcdp_delta_total;
+    END IF;
+  END IF;
+END $$;
+
+CREATE OR REPLACE FUNCTION dp_agg.add_budget(role regrole, epsilon float8, delta float8 DEFAULT 0)
+RETURNS void LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  name_of_role name := (SELECT rolname FROM pg_roles WHERE oid = role);
+  now_set dp_agg.role_budget;
+BEGIN
+  PERFORM dp_agg.require_admin('add to privacy budgets');
+  IF name_of_role IS NULL THEN
+    RAISE EXCEPTION 'role with OID % does not exist', role::oid
+      USING ERRCODE = 'undefined_object';
+  END IF;
+  IF EXISTS (SELECT 1 FROM dp_agg.role_budget b
+             WHERE b.role_oid = role AND b.budget_kind = 'zcdp') THEN
+    RAISE EXCEPTION 'the budget of role "%" is a zCDP budget (rho), to which epsilon cannot be added', name_of_role
+      USING ERRCODE = 'invalid_parameter_value',
+            DETAIL = 'Set its new totals with dp_agg.set_budget_zcdp(role, rho, delta) (the rho for an (epsilon, delta) guarantee is dp_agg.zcdp_rho(epsilon, delta)), or make it an (epsilon, delta) budget with dp_agg.set_budget.';
+  END IF;
+  PERFORM dp_agg.check_amounts(epsilon, delta);
+  INSERT INTO dp_agg.role_budget AS b (role_oid, role_name, epsilon_total, delta_total)
+  VALUES (role, name_of_role, epsilon::numeric, delta::numeric)
+  ON CONFLICT (role_oid) DO UPDATE
+    SET role_name = excluded.role_name, epsilon_total = b.epsilon_total + excluded.epsilon_total,
+        delta_total = b.delta_total + excluded.delta_total, updated_at = now()
+  RETURNING * INTO now_set;
+  PERFORM dp_agg.append_ledger_entry('add_budget', role, name_of_role, session_user,
+                                     current_user, epsilon::numeric, delta::numeric, NULL, NULL,
+                                     now_set, false);
+END $$;
+
+CREATE OR REPLACE FUNCTION dp_agg.reset_spent(role regrole)
+RETURNS void LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  name_of_role name := (SELECT rolname FROM pg_roles WHERE oid = role);
+  previous dp_agg.role_budget;
+BEGIN
+  PERFORM dp_agg.require_admin('reset privacy budgets');
+  UPDATE dp_agg.role_budget b SET epsilon_spent = 0, delta_spent = 0, rho_spent = 0,
+                                  zcdp_delta_spent = 0, updated_at = now(),
+                                  epsilon_delta_binding = false, zcdp_binding = false,
+                                  rho_total = CASE WHEN b.budget_kind = 'zcdp'
+                                                   THEN b.rho_total END,
+                                  zcdp_delta_total = CASE WHEN b.budget_kind = 'zcdp'
+                                                          THEN b.zcdp_delta_total END,
+                                  role_name = coalesce(name_of_role, b.role_name)
+  WHERE b.role_oid = role
+  RETURNING * INTO previous;
+  IF NOT FOUND THEN
+    RAISE EXCEPTION 'role "%" has no privacy budget', coalesce(name_of_role, role::text)
+      USING ERRCODE = 'undefined_object';
+  END IF;
+  PERFORM dp_agg.append_ledger_entry('reset_spent', role, previous.role_name, session_user,
+                                     current_user, 0, 0, NULL, NULL, previous, false);
+END $$;
+
+CREATE OR REPLACE FUNCTION dp_agg.revoke_budget(role regrole)
+RETURNS void LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  name_of_role name := (SELECT rolname FROM pg_roles WHERE oid = role);
+  previous dp_agg.role_budget;
+BEGIN
+  PERFORM dp_agg.require_admin('revoke privacy budgets');
+  DELETE FROM dp_agg.role_budget b WHERE b.role_oid = role RETURNING * INTO previous;
+  PERFORM dp_agg.append_ledger_entry('revoke_budget', role,
+                                     coalesce(name_of_role, previous.role_name, role::text),
+                                     session_user, current_user, 0, 0, NULL, NULL, NULL, false);
+END $$;
+
+CREATE OR REPLACE FUNCTION dp_agg.apply_charge(role_oid oid, role name, session_role name, epsilon numeric,
+                                    delta numeric, query_id bigint, aggregates text, query text,
+                                    rho numeric, zcdp_delta numeric,
+                                    OUT status text, OUT budget_kind text,
+                                    OUT epsilon_total numeric, OUT epsilon_spent numeric,
+                                    OUT delta_total numeric, OUT delta_spent numeric,
+                                    OUT rho_total numeric, OUT rho_spent numeric,
+                                    OUT zcdp_delta_total numeric, OUT zcdp_delta_spent numeric)
+LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  now_budget dp_agg.role_budget;
+BEGIN
+  UPDATE dp_agg.role_budget b
+     SET epsilon_spent = b.epsilon_spent + apply_charge.epsilon,
+         delta_spent = b.delta_spent + apply_charge.delta,
+         rho_spent = b.rho_spent + apply_charge.rho,
+         zcdp_delta_spent = b.zcdp_delta_spent + apply_charge.zcdp_delta,
+         role_name = apply_charge.role
+   WHERE b.role_oid = apply_charge.role_oid
+     AND b.budget_kind IN ('epsilon_delta', 'zcdp')
+     AND CASE WHEN b.budget_kind = 'epsilon_delta' OR b.epsilon_delta_binding THEN
+           b.epsilon_spent + apply_charge.epsilon <= b.epsilon_total
+           AND b.delta_spent + apply_charge.delta <= b.delta_total
+         ELSE true END
+     AND CASE WHEN b.budget_kind = 'zcdp' OR b.zcdp_binding THEN
+           b.rho_spent + apply_charge.rho <= b.rho_total
+           AND b.zcdp_delta_spent + apply_charge.zcdp_delta <= b.zcdp_delta_total
+         ELSE true END
+  RETURNING b.* INTO now_budget;
+  IF FOUND THEN
+    -- Chained at once: the writer's transaction commits promptly.
+    PERFORM dp_agg.append_ledger_entry('charge', apply_charge.role_oid, role, role, session_role,
+                                       apply_charge.epsilon, apply_charge.delta,
+                                       apply_charge.rho, apply_charge.zcdp_delta, now_budget,
+                                       true, apply_charge.query_id, apply_charge.aggregates,
+                                       left(apply_charge.query, 1000));
+    status := 'charged';
+  ELSE
+    SELECT * INTO now_budget FROM dp_agg.role_budget b WHERE b.role_oid = apply_charge.role_oid;
+    status := CASE WHEN FOUND THEN 'exhausted' ELSE 'no_budget' END;
+    IF NOT FOUND THEN
+      RETURN;
+    END IF;
+  END IF;
+  budget_kind := now_budget.budget_kind;
+  epsilon_total := now_budget.epsilon_total;
+  epsilon_spent := now_budget.epsilon_spent;
+  delta_total := now_budget.delta_total;
+  delta_spent := now_budget.delta_spent;
+  rho_total := now_budget.rho_total;
+  rho_spent := now_budget.rho_spent;
+  zcdp_delta_total := now_budget.zcdp_delta_total;
+  zcdp_delta_spent := now_budget.zcdp_delta_spent;
+END $$;
+
+CREATE OR REPLACE FUNCTION dp_agg.set_budget_zcdp(role regrole, rho numeric, delta numeric DEFAULT 0)
+RETURNS void LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  name_of_role name := (SELECT rolname FROM pg_roles WHERE oid = role);
+  now_set dp_agg.role_budget;
+BEGIN
+  PERFORM dp_agg.require_admin('set privacy budgets');
+  IF name_of_role IS NULL THEN
+    RAISE EXCEPTION 'role with OID % does not exist', role::oid
+      USING ERRCODE = 'undefined_object';
+  END IF;
+  IF rho IS NULL OR rho = 'NaN' OR rho = 'Infinity' OR rho < 0 OR rho > 1000000
+     OR (rho > 0 AND rho < 1e-300) OR delta IS NULL OR delta = 'NaN' OR delta < 0
+     OR delta >= 1 OR (delta > 0 AND delta < 1e-300) THEN
+    -- (cut: 1e400 has 401 digits)
+    RAISE EXCEPTION 'invalid zCDP budget: rho % and delta %',
+      CASE WHEN length(rho::text) > 40 THEN left(rho::text, 30) || '...' ELSE rho::text END,
+      CASE WHEN length(delta::text) > 40 THEN left(delta::text, 30) || '...'
+           ELSE delta::text END
+      USING ERRCODE = 'invalid_parameter_value',
+            DETAIL = 'rho must be 0 or a number in [1e-300, 1e6] (dp_agg.zcdp_rho(1, 1e-6) is the rho of a (1, 1e-6) guarantee) and delta 0 or a number in [1e-300, 1) (needed by group selection only).';
+  END IF;
+  INSERT INTO dp_agg.role_budget AS b (role_oid, role_name, epsilon_total, delta_total,
+                                       budget_kind, rho_total, zcdp_delta_total)
+  VALUES (role, name_of_role, 0, 0, 'zcdp', rho, delta)
+  ON CONFLICT (role_oid) DO UPDATE
+    SET role_name = excluded.role_name, budget_kind = 'zcdp', rho_total = excluded.rho_total,
+        zcdp_delta_total = excluded.zcdp_delta_total, zcdp_binding = false,
+        epsilon_delta_binding = b.epsilon_delta_binding
+                                OR (b.budget_kind = 'epsilon_delta'
+                                    AND (b.epsilon_spent > 0 OR b.delta_spent > 0
+                                         OR b.rho_spent > 0 OR b.zcdp_delta_spent > 0)),
+        updated_at = now()
+  RETURNING * INTO now_set;
+  PERFORM dp_agg.append_ledger_entry('set_budget_zcdp', role, name_of_role, session_user,
+                                     current_user, 0, 0, rho, delta, now_set, false);
+  IF now_set.rho_spent > now_set.rho_total OR now_set.zcdp_delta_spent > now_set.zcdp_delta_total
+     OR (now_set.epsilon_delta_binding AND (now_set.epsilon_spent > now_set.epsilon_total
+                                            OR now_set.delta_spent > now_set.delta_total))
+  THEN
+    IF now_set.rho_spent > now_set.rho_total OR now_set.zcdp_delta_spent > now_set.zcdp_delta_total
+    THEN
+      RAISE NOTICE 'role "%" has already spent more than the new total (rho % of %, delta % of %): its remaining budget is 0',
+        name_of_role, now_set.rho_spent, now_set.rho_total, now_set.zcdp_delta_spent,
+        now_set.zcdp_delta_total;
+    ELSE
+      -- Only the earlier (epsilon, delta) certificate, which still binds, is
+      -- exceeded.
+      RAISE NOTICE 'role "%" has already spent more than its earlier (epsilon, delta) budget, which still binds (epsilon % of %, delta % of %): its remaining budget is 0 until dp_agg.reset_spent',
+        name_of_role, now_set.epsilon_spent, now_set.epsilon_total, now_set.delta_spent,
+        now_set.delta_total;
+    END IF;
+  END IF;
+END $$;
+COMMENT ON TABLE dp_agg.ledger_entry IS
+  'The privacy ledger: one row per charge and per budget change, append-only and chained by SHA-256 (seq, entry_hash); read it through dp_agg.ledger, check it with dp_agg.verify_ledger()';
+
+-- ---- Spend you can watch (README "Watching spend"), as in
+-- src/sql/47_spend_monitoring.sql.
+-- Administrators only (like dp_agg.ledger's other roles' rows): everyone
+-- else sees no rows. role is the role's current name (the name it had at its
+-- last charge if it was dropped); day is the charge's date in the session's
+-- TimeZone; query_id is NULL for charges recorded without one (before 0.2.0,
+-- or with compute_query_id = off); sample_query is the text of the latest
+-- charge of that shape that day.
+CREATE VIEW dp_agg.spend_by_query WITH (security_barrier) AS
+  SELECT coalesce(r.rolname, s.role_name) AS role, s.query_id, s.day, s.charges, s.epsilon,
+         s.delta, s.rho, s.zcdp_delta, s.sample_query, s.first_charge, s.last_charge
+  FROM (SELECT e.role_oid, (array_agg(e.role_name ORDER BY e.id DESC))[1] AS role_name,
+               e.query_id, e.recorded_at::date AS day, count(*) AS charges,
+               sum(e.epsilon) AS epsilon, sum(e.delta) AS delta, sum(e.rho) AS rho,
+               sum(e.zcdp_delta) AS zcdp_delta,
+               (array_agg(e.query ORDER BY e.id DESC))[1] AS sample_query,
+               min(e.recorded_at) AS first_charge, max(e.recorded_at) AS last_charge
+        FROM dp_agg.ledger_entry e
+        WHERE e.kind = 'charge' AND dp_agg.is_admin()
+        GROUP BY e.role_oid, CASE WHEN e.role_oid IS NULL THEN e.role_name END, e.query_id,
+                 e.recorded_at::date) s
+  LEFT JOIN pg_catalog.pg_roles r ON r.oid = s.role_oid;
+
+COMMENT ON VIEW dp_agg.spend_by_query IS
+  'Privacy spending per role, query shape (query_id, with a sample text) and day: charges and epsilon, delta, rho, zCDP delta spent (administrators)';
+
 -- CREATE AGGREGATE has no volatility option and records aggregates as
 -- immutable, so the planner would treat two identical calls as one, or copy a
 -- call into several places when it flattens a subquery, drawing noise a
@@ -1472,9 +2197,10 @@ REVOKE ALL ON ALL FUNCTIONS IN SCHEMA dp_agg FROM PUBLIC;
 REVOKE ALL ON ALL TABLES IN SCHEMA dp_agg FROM PUBLIC;
 REVOKE ALL ON ALL SEQUENCES IN SCHEMA dp_agg FROM PUBLIC;
 
--- Views that filter rows by the session user.
-GRANT SELECT ON dp_agg.budgets, dp_agg.ledger, dp_agg.protected_tables, dp_agg.restricted_roles
-  TO PUBLIC;
+-- Views that filter rows by the session user (spend_by_query: administrators
+-- see every row, everyone else none).
+GRANT SELECT ON dp_agg.budgets, dp_agg.ledger, dp_agg.protected_tables, dp_agg.restricted_roles,
+  dp_agg.spend_by_query TO PUBLIC;
 
 -- The budget and label administration functions check dp_agg.is_admin()
 -- themselves (judged by the session user), and is_admin() is called by the
@@ -1493,6 +2219,7 @@ GRANT EXECUTE ON FUNCTION
   dp_agg.add_budget(regrole, float8, float8),
   dp_agg.reset_spent(regrole),
   dp_agg.revoke_budget(regrole),
+  dp_agg.verify_ledger(bigint, text),
   dp_agg.protect_table(regclass),
   dp_agg.unprotect_table(regclass),
   dp_agg.restrict_role(regrole),

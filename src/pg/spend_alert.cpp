@@ -56,6 +56,8 @@ void AlertIfBudgetLow(const BudgetAfterCharge& budget) {
     const Currency& currency = currencies[i];
     if (currency.total[0] == '\0' || currency.spent[0] == '\0' || currency.charge[0] == '\0')
       continue;
+    // Only what this charge spent: a pure query says nothing about delta.
+    if (Compare(Number(currency.charge), zero) <= 0) continue;
     const Datum total = Number(currency.total);
     if (Compare(total, zero) <= 0) continue;  // no such budget: nothing to run low
     const Datum threshold = DirectFunctionCall2(numeric_mul, fraction, total);

@@ -1,6 +1,7 @@
 // The budget alert (README "Watching spend"): a charge that leaves a role
-// less than dp_agg.budget_alert_fraction of one of its budget totals gets a
-// NOTICE saying what is left (the role may read it anyway: dp_agg.budgets,
+// less than dp_agg.budget_alert_fraction of one of its budget totals (of an
+// amount the charge spent: epsilon, delta, rho or zCDP delta) gets a NOTICE
+// saying what is left (the role may read it anyway: dp_agg.budgets,
 // dp_agg.remaining_budget()), and the charge that crosses the threshold a
 // LOG line "dp_agg budget alert: ..." in the server log, for an
 // administrator to wire to alerts. Computed from the charge and the budget

@@ -253,7 +253,10 @@ BEGIN
                       coalesce(c.previous_seq, 0) + 1, c.seq - 1)
              ELSE
                format('entry %s (id %s) does not match its hash: changed (or inserted) outside dp_agg''s functions', c.seq, c.id)
-           END, c.seq
+           END,
+           -- (the first entry concerned: the first missing one of a gap)
+           CASE WHEN c.seq > coalesce(c.previous_seq, 0) + 1 THEN coalesce(c.previous_seq, 0) + 1
+                ELSE c.seq END
     FROM (SELECT e.seq, e.id, e.entry_hash,
                  lag(e.seq) OVER w AS previous_seq,
                  dp_agg.ledger_entry_hash(lag(e.entry_hash) OVER w, e) AS recomputed
@@ -285,8 +288,11 @@ BEGIN
     first_bad_entry := least(first_bad_entry, last_seq + 1);
   ELSIF last_seq > head_seq THEN
     found_count := found_count + 1;
-    problems := problems || format('entries %s to %s are beyond the chain head (%s): inserted outside dp_agg''s functions, or the head set back',
-                                   head_seq + 1, last_seq, head_seq);
+    problems := problems || format('%s beyond the chain head (%s): inserted outside dp_agg''s functions, or the head set back',
+                                   CASE WHEN last_seq = head_seq + 1
+                                        THEN format('entry %s is', last_seq)
+                                        ELSE format('entries %s to %s are', head_seq + 1, last_seq)
+                                   END, head_seq);
     first_bad_entry := least(first_bad_entry, head_seq + 1);
   ELSIF last_seq > 0 AND last_hash IS DISTINCT FROM head.entry_hash THEN
     found_count := found_count + 1;
@@ -313,9 +319,17 @@ BEGIN
   -- 4. Budgets against the ledger.
   FOR r IN
     WITH last_entry AS (
-      SELECT DISTINCT ON (e.role_oid) e.role_oid, e.seq, e.kind, e.budget_digest, e.role_name
+      SELECT DISTINCT ON (e.role_oid) e.role_oid, e.seq, e.kind, e.role_name
       FROM dp_agg.ledger_entry e
       WHERE e.role_oid IS NOT NULL AND e.seq IS NOT NULL
+      ORDER BY e.role_oid, e.seq DESC),
+    -- The last entry that recorded the budget after it: every entry since
+    -- 0.2.0 but a revoke_budget (after which there is none) does; one
+    -- without a digest is older, or forged (and then flagged by the chain).
+    last_recorded AS (
+      SELECT DISTINCT ON (e.role_oid) e.role_oid, e.seq, e.budget_digest
+      FROM dp_agg.ledger_entry e
+      WHERE e.role_oid IS NOT NULL AND e.seq IS NOT NULL AND e.budget_digest IS NOT NULL
       ORDER BY e.role_oid, e.seq DESC),
     last_reset AS (
       SELECT e.role_oid, max(e.seq) AS seq
@@ -340,13 +354,15 @@ BEGIN
            b.role_oid IS NOT NULL AS has_budget,
            CASE WHEN b.role_oid IS NOT NULL THEN dp_agg.budget_digest(b) END AS digest,
            b.epsilon_spent, b.delta_spent, b.rho_spent, b.zcdp_delta_spent,
-           l.seq AS last_seq, l.kind AS last_kind, l.budget_digest AS recorded_digest,
+           l.seq AS last_seq, l.kind AS last_kind, d.seq AS recorded_seq,
+           d.budget_digest AS recorded_digest,
            coalesce(c.epsilon, 0) AS charged_epsilon, coalesce(c.delta, 0) AS charged_delta,
            coalesce(c.old_epsilon, 0) * coalesce(c.old_epsilon, 0) * 0.5
              + coalesce(c.rho, 0) AS charged_rho,
            coalesce(c.zcdp_delta, 0) AS charged_zcdp_delta
     FROM dp_agg.role_budget b
     FULL JOIN last_entry l ON l.role_oid = b.role_oid
+    LEFT JOIN last_recorded d ON d.role_oid = coalesce(b.role_oid, l.role_oid)
     LEFT JOIN charges c ON c.role_oid = coalesce(b.role_oid, l.role_oid)
     ORDER BY 1
   LOOP
@@ -374,7 +390,7 @@ BEGIN
     ELSIF r.recorded_digest IS NOT NULL AND r.recorded_digest <> r.digest THEN
       found_count := found_count + 1;
       IF found_count <= max_problems THEN
-        problems := problems || format('the budget of role "%s" (OID %s) is not the one recorded with its last ledger entry %s: changed outside dp_agg''s functions', r.role_name, r.role_oid, r.last_seq);
+        problems := problems || format('the budget of role "%s" (OID %s) is not the one recorded with its ledger entry %s: changed outside dp_agg''s functions', r.role_name, r.role_oid, r.recorded_seq);
       END IF;
     END IF;
     IF r.epsilon_spent <> r.charged_epsilon OR r.delta_spent <> r.charged_delta

@@ -21,7 +21,8 @@ CXX=${CXX:-g++}
 # sigma comes from 100,000 releases; all 100 must be admitted, the 101st not.
 if [[ -n "${PGHOST:-}" && "${1:-}" != "--quick" ]]; then
   db=dp_agg_bench_accountant
-  PGOPTIONS="-c client_min_messages=warning" psql -X -q -d postgres -c "DROP DATABASE IF EXISTS $db" -c "CREATE DATABASE $db"
+  PGOPTIONS="-c client_min_messages=warning" psql -X -q -d postgres \
+    -c "SET dp_agg.allow_drop_extension = on" -c "DROP DATABASE IF EXISTS $db" -c "CREATE DATABASE $db"
   psql -X -q -A -t -d "$db" -v ON_ERROR_STOP=1 <<'SQL'
 CREATE EXTENSION dp_agg;
 CREATE TABLE one_row_groups AS SELECT g FROM generate_series(1, 1000) g;
@@ -61,5 +62,6 @@ SELECT format('  SQL end to end, zCDP budget zcdp_rho(1, 1e-6) = %s: %s of 101 c
 FROM answers;
 DROP OWNED BY dp_bench_zcdp;
 SQL
-  psql -X -q -d postgres -c "DROP DATABASE $db" -c "DROP ROLE dp_bench_zcdp"
+  psql -X -q -d postgres -c "SET dp_agg.allow_drop_extension = on" -c "DROP DATABASE $db" \
+    -c "DROP ROLE dp_bench_zcdp"
 fi

@@ -24,8 +24,9 @@ fi
 DB=dp_agg_bench_ledger
 # The pgbench of the server under test (PG_BINDIR, else $PG_CONFIG --bindir, as for make install).
 PGBENCH=${PG_BINDIR:-$("${PG_CONFIG:-pg_config}" --bindir)}/pgbench
-psql -X -q -d postgres -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS $DB" \
-  -c "CREATE DATABASE $DB"
+# (a database that holds a dp_agg ledger is dropped only with the confirmation)
+psql -X -q -d postgres -c "SET client_min_messages = warning" \
+  -c "SET dp_agg.allow_drop_extension = on" -c "DROP DATABASE IF EXISTS $DB" -c "CREATE DATABASE $DB"
 psql -X -q -d "$DB" <<'SQL'
 CREATE EXTENSION dp_agg;
 CREATE TABLE small AS SELECT g AS x FROM generate_series(1, 100) g;
@@ -75,4 +76,5 @@ echo "B latency - A latency at 1 client: ${b_minus_a} ms (target <= 0.5 ms)"
 echo "B throughput / C throughput at 16 clients: ${b_over_c} (target >= 1)"
 charges=$(psql -X -At -d "$DB" -c "SELECT count(*) FROM dp_agg.ledger_entry WHERE kind = 'charge'")
 echo "charges recorded in the ledger during the run: $charges"
-psql -X -q -d postgres -c "DROP DATABASE $DB" >/dev/null 2>&1 || true
+psql -X -q -d postgres -c "SET dp_agg.allow_drop_extension = on" -c "DROP DATABASE $DB" \
+  >/dev/null 2>&1 || true

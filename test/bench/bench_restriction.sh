@@ -65,8 +65,8 @@ tps() {  # database script [pgbench options...]
 # shellcheck disable=SC1091
 . "$ROOT/.cluster_env"
 DB=dp_agg_bench_restriction
-psql -X -q -d postgres -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS $DB" \
-  -c "CREATE DATABASE $DB"
+psql -X -q -d postgres -c "SET client_min_messages = warning" \
+  -c "SET dp_agg.allow_drop_extension = on" -c "DROP DATABASE IF EXISTS $DB" -c "CREATE DATABASE $DB"
 psql -X -q -d "$DB" -c "CREATE EXTENSION dp_agg" -c "$setup_sql"
 tps_a=$(tps "$DB" "$work/lookup.sql")
 psql -X -q -o /dev/null -d "$DB" <<'SQL'
@@ -101,7 +101,8 @@ tps_fg=$(PGOPTIONS='-c dp_agg.plan_as_restricted=on' tps "$DB" "$work/grouped.sq
 tps_ef=$(tps "$DB" "$work/filtered.sql")
 tps_ff=$(PGOPTIONS='-c dp_agg.plan_as_restricted=on' tps "$DB" "$work/filtered.sql")
 tps_0=$(cat "$work/tps0")
-psql -X -q -d postgres -c "DROP DATABASE $DB" -c "DROP ROLE dp_bench_analyst"
+psql -X -q -d postgres -c "SET dp_agg.allow_drop_extension = on" -c "DROP DATABASE $DB" \
+  -c "DROP ROLE dp_bench_analyst"
 
 awk -v t0="$tps_0" -v a="$tps_a" -v b="$tps_b" -v c="$tps_c" -v d="$tps_d" \
     -v eg="$tps_eg" -v fg="$tps_fg" -v ef="$tps_ef" -v ff="$tps_ff" 'BEGIN {

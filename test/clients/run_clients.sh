@@ -87,7 +87,9 @@ echo "# clients: cluster PGHOST=$PGHOST PGPORT=$PGPORT, restricted role $ROLE, d
 
 # ---- fixture (superuser) ---------------------------------------------------
 if ! out=$(su_psql postgres 2>&1 <<SQL
+SET dp_agg.allow_drop_extension = on;  -- it holds a dp_agg ledger
 DROP DATABASE IF EXISTS $DB WITH (FORCE);
+RESET dp_agg.allow_drop_extension;
 DROP ROLE IF EXISTS $ROLE;
 CREATE ROLE $ROLE LOGIN;
 CREATE DATABASE $DB;
@@ -212,7 +214,8 @@ out=$(su_psql "$DB" -At -c "SELECT epsilon_spent FROM dp_agg.role_budget WHERE r
 report $? "budget: the analyst's DP queries were charged to $ROLE (epsilon spent $out)" "$out"
 
 if [[ ${DP_CLIENTS_KEEP:-0} != 1 ]]; then
-  su_psql postgres -c "DROP DATABASE IF EXISTS $DB WITH (FORCE)" -c "DROP ROLE IF EXISTS $ROLE" \
+  su_psql postgres -c "SET dp_agg.allow_drop_extension = on" \
+    -c "DROP DATABASE IF EXISTS $DB WITH (FORCE)" -c "DROP ROLE IF EXISTS $ROLE" \
     >/dev/null 2>&1 || echo "# clients: could not drop $DB / $ROLE"
 fi
 

@@ -28,8 +28,12 @@ def _admin():
 
 
 def _drop(cur, databases, roles):
+    # Databases that hold a dp_agg ledger are dropped only with the
+    # confirmation (README "Removing dp_agg").
+    cur.execute("SET dp_agg.allow_drop_extension = on")
     for db in databases:
         cur.execute(f"DROP DATABASE IF EXISTS {db} WITH (FORCE)")
+    cur.execute("RESET dp_agg.allow_drop_extension")
     cur.execute("SET client_min_messages = warning")
     for r in roles:
         cur.execute(f"DROP ROLE IF EXISTS {r}")

@@ -246,6 +246,7 @@ def citus_drop_worker_databases():
     for port in citus_workers():
         c = connect(os.environ.get("PGDATABASE", "postgres"), port=port)
         with c.cursor() as cur:
+            cur.execute("SET dp_agg.allow_drop_extension = on")  # they hold a dp_agg ledger
             for db in (DB_BASE, DB_NBR):
                 cur.execute(f"DROP DATABASE IF EXISTS {db} WITH (FORCE)")
         c.close()

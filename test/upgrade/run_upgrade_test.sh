@@ -79,8 +79,10 @@ as_role() {  # role, database, then psql arguments
 }
 
 drop_all() {
+  # They hold dp_agg ledgers: dropped only with the confirmation.
   for db in "$FRESH_DB" "$OLD_DB" "$REGRESS_DB"; do
-    sql postgres -c "DROP DATABASE IF EXISTS $db" 2>/dev/null
+    sql postgres -c "SET dp_agg.allow_drop_extension = on" -c "DROP DATABASE IF EXISTS $db" \
+      2>/dev/null
   done
   sql postgres -c "DROP ROLE IF EXISTS $ANALYST" -c "DROP ROLE IF EXISTS $RESTRICTED" \
     -c "DROP ROLE IF EXISTS $GONE" 2>/dev/null
@@ -217,6 +219,21 @@ check "$CURRENT: a renamed analyst keeps its budget and is charged" \
            status=\$?;
            psql -X -q -U $SUPERUSER -d postgres -c 'ALTER ROLE ${ANALYST}_renamed RENAME TO $ANALYST';
            exit \$status"
+
+# The ledger of 0.1.0 is chained by the upgrade (in id order) and, with the
+# charges since, verifies: every budget agrees with its charges (0.1.0's in
+# zCDP terms as the upgrade counted them); the database is labelled as
+# holding a ledger (DROP DATABASE guard).
+check "$CURRENT: the upgraded ledger is chained in id order, verifies, and its database is labelled" \
+  test "$(value "$OLD_DB" "SELECT (v.ok AND v.entries = v.head_seq AND v.entries >= 11
+                              AND (SELECT bool_and(seq = n) FROM (SELECT seq, row_number()
+                                     OVER (ORDER BY id) AS n FROM dp_agg.ledger_entry) o)
+                              AND (SELECT count(*) = 1 FROM pg_shseclabel
+                                   WHERE provider = 'dp_agg' AND label = 'ledger'
+                                     AND objoid = (SELECT oid FROM pg_database
+                                                   WHERE datname = current_database())))
+                              || ' ' || array_to_string(v.problems, '; ')
+                            FROM dp_agg.verify_ledger() v")" = "true "
 
 # ---- 3. upgraded == fresh
 sql postgres -c "CREATE DATABASE $FRESH_DB" || exit 1

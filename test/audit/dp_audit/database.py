@@ -69,7 +69,11 @@ class AuditDatabase:
             if not cur.fetchone()[0]:
                 raise AuditSetupError("needs a superuser connection (the test faults are "
                                       "superuser-only settings)")
+            # A database that holds a dp_agg ledger is dropped only with
+            # the confirmation (README "Removing dp_agg").
+            cur.execute("SET dp_agg.allow_drop_extension = on")
             cur.execute(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
+            cur.execute("RESET dp_agg.allow_drop_extension")
             cur.execute(f'CREATE DATABASE "{database}"')
         try:
             self.main = psycopg2.connect(dbname=database)
@@ -303,6 +307,7 @@ class AuditDatabase:
                 pass
         with self.admin.cursor() as cur:
             try:  # ours alone: FORCE ends any straggling session
+                cur.execute("SET dp_agg.allow_drop_extension = on")
                 cur.execute(f'DROP DATABASE IF EXISTS "{self.database}" WITH (FORCE)')
             except psycopg2.Error as error:
                 print(f"audit: cleanup incomplete: {error.pgerror}", file=sys.stderr)
