@@ -36,16 +36,15 @@ void RefuseDrop() {
 }
 
 void RefuseDatabaseDrop(const char* database) {
-  ereport(ERROR,
-          (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-           errmsg("dropping database \"%s\" would delete its privacy budgets and the whole "
-                  "privacy ledger",
-                  database),
-           errdetail("Archive the ledger first (for example pg_dump -d %s --data-only "
-                     "--table=dp_agg.ledger_entry --table=dp_agg.ledger_head "
-                     "--table=dp_agg.role_budget), then a superuser confirms with SET "
-                     "dp_agg.allow_drop_extension = on in the same session.",
-                     database)));
+  ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+                  errmsg("dropping database \"%s\" would delete its privacy budgets and the whole "
+                         "privacy ledger",
+                         database),
+                  errdetail("Archive the ledger first (for example pg_dump -d %s --data-only "
+                            "--table=dp_agg.ledger_entry --table=dp_agg.ledger_head "
+                            "--table=dp_agg.role_budget), then a superuser confirms with SET "
+                            "dp_agg.allow_drop_extension = on in the same session.",
+                            database)));
 }
 
 ObjectAddress DatabaseAddress(Oid database) {

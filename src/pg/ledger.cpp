@@ -939,11 +939,20 @@ void ChargeBudget(const QueryCharge& charge) {
 
   switch (result.outcome) {
     case kCharged: {
-      const BudgetAfterCharge budget{
-          result.role_name,     result.budget_kind,   result.epsilon,     result.delta,
-          result.rho,           result.zcdp_delta,    result.epsilon_total, result.epsilon_spent,
-          result.delta_total,   result.delta_spent,   result.rho_total,   result.rho_spent,
-          result.zcdp_delta_total, result.zcdp_delta_spent};
+      const BudgetAfterCharge budget{result.role_name,
+                                     result.budget_kind,
+                                     result.epsilon,
+                                     result.delta,
+                                     result.rho,
+                                     result.zcdp_delta,
+                                     result.epsilon_total,
+                                     result.epsilon_spent,
+                                     result.delta_total,
+                                     result.delta_spent,
+                                     result.rho_total,
+                                     result.rho_spent,
+                                     result.zcdp_delta_total,
+                                     result.zcdp_delta_spent};
       AlertIfBudgetLow(budget);
       return;
     }

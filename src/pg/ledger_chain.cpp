@@ -31,17 +31,28 @@ namespace {
 // of these tables needs a new version of the record (a new tag): the hashes
 // of existing rows must never change.
 constexpr const char* kEntryTag = "dp_agg ledger entry v1";
-constexpr const char* kEntryFields[] = {
-    "seq",          "id",         "recorded_at",       "kind",
-    "role_oid",     "role_name",  "session_user_name", "current_user_name",
-    "epsilon",      "delta",      "rho",               "zcdp_delta",
-    "query_id",     "aggregates", "query",             "budget_digest"};
+constexpr const char* kEntryFields[] = {"seq",
+                                        "id",
+                                        "recorded_at",
+                                        "kind",
+                                        "role_oid",
+                                        "role_name",
+                                        "session_user_name",
+                                        "current_user_name",
+                                        "epsilon",
+                                        "delta",
+                                        "rho",
+                                        "zcdp_delta",
+                                        "query_id",
+                                        "aggregates",
+                                        "query",
+                                        "budget_digest"};
 constexpr const char* kBudgetTag = "dp_agg budget v1";
 constexpr const char* kBudgetFields[] = {
-    "role_oid",         "role_name",        "budget_kind",      "epsilon_total",
-    "epsilon_spent",    "delta_total",      "delta_spent",      "rho_total",
-    "rho_spent",        "zcdp_delta_total", "zcdp_delta_spent", "epsilon_delta_binding",
-    "zcdp_binding",     "updated_at"};
+    "role_oid",      "role_name",        "budget_kind",      "epsilon_total",
+    "epsilon_spent", "delta_total",      "delta_spent",      "rho_total",
+    "rho_spent",     "zcdp_delta_total", "zcdp_delta_spent", "epsilon_delta_binding",
+    "zcdp_binding",  "updated_at"};
 
 char* HexText(const unsigned char* bytes, std::size_t length) {
   char* text = static_cast<char*>(palloc(2 * length + 1));
@@ -139,8 +150,8 @@ void RowFields(HeapTupleHeader row, const char* const* names, int count, dp::Rec
                       errdetail("The ledger's tables were changed outside dp_agg's scripts.")));
     bool is_null = false;
     const Datum value = heap_getattr(&tuple, column + 1, description, &is_null);
-    fields[i] = CanonicalField(names[i], value, is_null,
-                               TupleDescAttr(description, column)->atttypid);
+    fields[i] =
+        CanonicalField(names[i], value, is_null, TupleDescAttr(description, column)->atttypid);
   }
   ReleaseTupleDesc(description);
 }
@@ -210,8 +221,9 @@ void NoteLedgerHead() {
   Relation relation = table_open(head, NoLock);
   const AttrNumber seq_column = get_attnum(head, "seq");
   const AttrNumber hash_column = get_attnum(head, "entry_hash");
-  if (relation->rd_rel->relkind != RELKIND_RELATION || relation->rd_rel->relam != HEAP_TABLE_AM_OID ||
-      seq_column == InvalidAttrNumber || hash_column == InvalidAttrNumber) {
+  if (relation->rd_rel->relkind != RELKIND_RELATION ||
+      relation->rd_rel->relam != HEAP_TABLE_AM_OID || seq_column == InvalidAttrNumber ||
+      hash_column == InvalidAttrNumber) {
     table_close(relation, NoLock);
     return;
   }

@@ -130,9 +130,10 @@ void DefineSettings() {
       defaults::kChargeTimeoutMs, 100, 3600000, PGC_SUSET, GUC_UNIT_MS, nullptr, nullptr, nullptr);
   DefineCustomBoolVariable(
       "dp_agg.allow_drop_extension",
-      "Confirms that DROP EXTENSION dp_agg may delete every privacy budget and the ledger.",
+      "Confirms that DROP EXTENSION dp_agg, or DROP DATABASE of a database with a dp_agg "
+      "ledger, may delete every privacy budget and the ledger.",
       "Off (the default) refuses the drop. Superusers only, and only with SET in the session "
-      "that drops the extension.",
+      "that drops the extension or the database.",
       &allow_drop_extension, defaults::kAllowDropExtension, PGC_SUSET, GUC_NOT_IN_SAMPLE,
       CheckAllowDropExtension, nullptr, nullptr);
   DefineCustomStringVariable("dp_agg.admin_role", "Role whose members may manage privacy budgets.",

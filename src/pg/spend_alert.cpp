@@ -46,8 +46,7 @@ void AlertIfBudgetLow(const BudgetAfterCharge& budget) {
     currencies[count++] = {"zCDP delta", budget.zcdp_delta, budget.zcdp_delta_total,
                            budget.zcdp_delta_spent};
   }
-  const Datum fraction =
-      DirectFunctionCall1(float8_numeric, Float8GetDatum(budget_alert_fraction));
+  const Datum fraction = DirectFunctionCall1(float8_numeric, Float8GetDatum(budget_alert_fraction));
   const Datum zero = DirectFunctionCall1(int4_numeric, Int32GetDatum(0));
   StringInfoData low;
   initStringInfo(&low);

@@ -95,6 +95,19 @@ $node->safe_psql('restored', 'SELECT dp_count(x, 0.5) FROM t');
 is($node->safe_psql('restored',
 		"SELECT count(*) FROM dp_agg.ledger_entry WHERE kind = 'charge' AND id > $restored_max"),
 	'1', 'ledger sequence restored');
+# The restored ledger keeps its hash chain, its head and budgets that agree
+# with it (issue 28, finding 3), also after a charge in the restored database.
+is($node->safe_psql('restored',
+		q(SELECT ok || ' ' || array_to_string(problems, '; ') FROM dp_agg.verify_ledger())),
+	'true ', 'the restored ledger verifies');
+is($node->safe_psql('restored', q(SELECT (SELECT count(*) FROM dp_agg.ledger_entry) =
+		(SELECT seq FROM dp_agg.ledger_head))), 't', 'and its chain head came along');
+# The writer logged the head after recording that charge (an anchor outside
+# the database): the line names the database, the entry and its hash.
+my $head = $node->safe_psql('restored', q(SELECT 'entry ' || head_seq || ', hash ' || head_hash
+		FROM dp_agg.verify_ledger()));
+ok($node->wait_for_log(qr/dp_agg ledger head of database "restored": \Q$head\E/),
+	"the chain head is logged ($head)");
 
 # 8. On a hot standby the ledger cannot be written: private queries are refused.
 $node->backup('backup');

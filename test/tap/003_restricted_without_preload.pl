@@ -52,8 +52,8 @@ my $no_privilege = qr/ERROR:  42501: permission denied for table patients/;
 is($node->safe_psql('postgres', q(
 SELECT string_agg(objtype || ' ' || objname || ' ' || label, ', ' ORDER BY objtype)
 FROM pg_seclabels WHERE provider = 'dp_agg')),
-	'role analyst restricted, table clinic.patients protected',
-	'table labelled protected and role labelled restricted');
+	'database postgres ledger, role analyst restricted, table clinic.patients protected',
+	'table labelled protected and role labelled restricted (and the database as holding a ledger)');
 is($node->safe_psql('postgres', q(
 SELECT has_table_privilege('analyst', 'clinic.patients', 'SELECT'),
        has_any_column_privilege('analyst', 'clinic.patients', 'SELECT'))),

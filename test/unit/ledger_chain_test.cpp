@@ -59,8 +59,8 @@ TEST(LedgerChain, RecordDigestIsSha256OfTheRecord) {
   unsigned char expected[dp::kChainDigestBytes];
   ASSERT_TRUE(dp::RecordDigest("dp_agg ledger entry v1", fields, 2, digest));
   const std::string record = "dp_agg ledger entry v1\nseq=1:1\nprevious=-\n";
-  ASSERT_TRUE(dp::Sha256(reinterpret_cast<const unsigned char*>(record.data()), record.size(),
-                         expected));
+  ASSERT_TRUE(
+      dp::Sha256(reinterpret_cast<const unsigned char*>(record.data()), record.size(), expected));
   EXPECT_EQ(Hex(digest, sizeof digest), Hex(expected, sizeof expected));
   // Any change of a value changes the digest.
   const dp::RecordField changed[] = {Field("seq", "2"), Field("previous", nullptr)};
