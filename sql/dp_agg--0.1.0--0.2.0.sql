@@ -1474,11 +1474,6 @@ CREATE FUNCTION dp_agg.ledger_entry_hash(previous bytea, entry dp_agg.ledger_ent
 CREATE FUNCTION dp_agg.budget_digest(budget dp_agg.role_budget)
   RETURNS bytea AS 'MODULE_PATHNAME', 'dp_agg_budget_digest'
   LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
--- The deferred-chaining registry of this transaction (ledger_chain.cpp).
-CREATE FUNCTION dp_agg.defer_chaining(id bigint) RETURNS void
-  AS 'MODULE_PATHNAME', 'dp_agg_defer_chaining' LANGUAGE C VOLATILE STRICT;
-CREATE FUNCTION dp_agg.chaining_deferred(id bigint) RETURNS boolean
-  AS 'MODULE_PATHNAME', 'dp_agg_chaining_deferred' LANGUAGE C VOLATILE STRICT;
 -- SECURITY LABEL FOR dp_agg ON DATABASE <this one> IS 'ledger', which guards
 -- DROP DATABASE (src/pg/drop_guard.h).
 CREATE FUNCTION dp_agg.mark_ledger_database() RETURNS void
@@ -1507,42 +1502,14 @@ ALTER TABLE dp_agg.ledger_entry ADD CONSTRAINT ledger_entry_seq_key UNIQUE (seq)
 ALTER TABLE dp_agg.ledger_entry ADD CONSTRAINT ledger_entry_chained
   CHECK ((seq IS NULL) = (entry_hash IS NULL) AND seq >= 1);
 
--- Chains `entry` (seq and entry_hash NULL) after the head: under the head's
--- row lock, gives it the next seq and its hash, inserts it (or, when
--- `inserted`, sets the two on the row already there), and advances the head.
-CREATE FUNCTION dp_agg.chain_ledger_entry(entry dp_agg.ledger_entry, inserted boolean)
-RETURNS void LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
-DECLARE
-  head dp_agg.ledger_head;
-BEGIN
-  SELECT * INTO head FROM dp_agg.ledger_head FOR UPDATE;
-  IF NOT FOUND THEN
-    IF EXISTS (SELECT 1 FROM dp_agg.ledger_entry e WHERE e.seq IS NOT NULL) THEN
-      RAISE EXCEPTION 'the chain head of the privacy ledger is missing'
-        USING ERRCODE = 'ZP004',
-              DETAIL = 'dp_agg.ledger_head was emptied outside dp_agg''s functions, so no entry can be chained; nothing was recorded.',
-              HINT = 'Run SELECT * FROM dp_agg.verify_ledger() and restore the ledger from a backup.';
-    END IF;
-    INSERT INTO dp_agg.ledger_head (seq, entry_hash) VALUES (0, NULL) ON CONFLICT DO NOTHING;
-    SELECT * INTO STRICT head FROM dp_agg.ledger_head FOR UPDATE;
-  END IF;
-  entry.seq := head.seq + 1;
-  entry.entry_hash := dp_agg.ledger_entry_hash(head.entry_hash, entry);
-  IF inserted THEN
-    UPDATE dp_agg.ledger_entry e SET seq = entry.seq, entry_hash = entry.entry_hash
-     WHERE e.id = entry.id AND e.seq IS NULL;
-  ELSE
-    INSERT INTO dp_agg.ledger_entry SELECT (entry).*;
-  END IF;
-  UPDATE dp_agg.ledger_head h SET seq = entry.seq, entry_hash = entry.entry_hash;
-  PERFORM dp_agg.mark_ledger_database();
-END $$;
-
--- Appends one entry: every write of the ledger goes through here. `budget`
--- is the role's budget row right after the change (NULL when it has none);
--- its digest is recorded with the entry. The ledger writer's charges are
--- chained at once (chain_now); an administrator's changes when their
--- transaction commits (the deferred trigger below), so that an open
+-- Appends one entry: every write of the ledger goes through here
+-- (src/pg/ledger_chain.cpp). `budget` is the role's budget row right after
+-- the change (NULL when it has none); its digest is recorded with the
+-- entry. The entry gets the next id and recorded_at = now(). The ledger
+-- writer's charges are chained at once (chain_now): under the head's row
+-- lock the entry gets the next seq and its hash, and the head advances. An
+-- administrator's changes are appended without seq and hash and chained when
+-- their transaction commits (the deferred trigger below), so that an open
 -- administrative transaction never holds the chain head, which every charge
 -- of the database needs.
 CREATE FUNCTION dp_agg.append_ledger_entry(kind text, role_oid oid, role_name name,
@@ -1551,81 +1518,23 @@ CREATE FUNCTION dp_agg.append_ledger_entry(kind text, role_oid oid, role_name na
                                            zcdp_delta numeric, budget dp_agg.role_budget,
                                            chain_now boolean, query_id bigint DEFAULT NULL,
                                            aggregates text DEFAULT NULL, query text DEFAULT NULL)
-RETURNS void LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
-DECLARE
-  entry dp_agg.ledger_entry;
-BEGIN
-  entry.id := nextval('dp_agg.ledger_entry_id_seq');
-  entry.recorded_at := now();
-  entry.kind := append_ledger_entry.kind;
-  entry.role_oid := append_ledger_entry.role_oid;
-  entry.role_name := append_ledger_entry.role_name;
-  entry.session_user_name := append_ledger_entry.session_user_name;
-  entry.current_user_name := append_ledger_entry.current_user_name;
-  entry.epsilon := append_ledger_entry.epsilon;
-  entry.delta := append_ledger_entry.delta;
-  entry.rho := append_ledger_entry.rho;
-  entry.zcdp_delta := append_ledger_entry.zcdp_delta;
-  entry.query_id := append_ledger_entry.query_id;
-  entry.aggregates := append_ledger_entry.aggregates;
-  entry.query := append_ledger_entry.query;
-  IF budget.role_oid IS NOT NULL THEN
-    entry.budget_digest := dp_agg.budget_digest(budget);
-  END IF;
-  IF chain_now THEN
-    PERFORM dp_agg.chain_ledger_entry(entry, false);
-  ELSE
-    INSERT INTO dp_agg.ledger_entry SELECT (entry).*;
-    PERFORM dp_agg.defer_chaining(entry.id);
-  END IF;
-END $$;
+  RETURNS void AS 'MODULE_PATHNAME', 'dp_agg_append_ledger_entry' LANGUAGE C VOLATILE;
 
 -- At commit: chains the rows this transaction's administrative functions
 -- appended. A row without seq that they did not append was inserted outside
 -- dp_agg's functions: the commit is refused. SECURITY DEFINER: it runs as
 -- whoever commits (an administrator need not be a superuser).
 CREATE FUNCTION dp_agg.chain_deferred_entry() RETURNS trigger
-LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
-BEGIN
-  IF NOT dp_agg.chaining_deferred(NEW.id) THEN
-    RAISE EXCEPTION 'rows of the privacy ledger are appended by dp_agg''s functions only'
-      USING ERRCODE = 'ZP004',
-            DETAIL = format('This transaction inserted row id %s into dp_agg.ledger_entry without chaining it; nothing of the transaction is kept.', NEW.id),
-            HINT = 'Budgets change through dp_agg.set_budget, add_budget, reset_spent, revoke_budget and set_budget_zcdp; charges are recorded by the ledger writer.';
-  END IF;
-  PERFORM dp_agg.chain_ledger_entry(NEW, true);
-  RETURN NULL;
-END $$;
+  AS 'MODULE_PATHNAME', 'dp_agg_chain_deferred_entry' LANGUAGE C VOLATILE SECURITY DEFINER;
 
 -- UPDATE of a ledger row: only the chaining of a row appended in this
--- transaction (seq and entry_hash set once). DELETE and TRUNCATE of either
--- table, and UPDATE of the head other than its advance to an entry that is
--- there: never.
+-- transaction (seq and entry_hash set once); of the head: only its advance
+-- with an entry, by dp_agg's own code. DELETE and TRUNCATE of either table:
+-- never.
 CREATE FUNCTION dp_agg.guard_ledger_entry() RETURNS trigger
-LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
-BEGIN
-  IF OLD.seq IS NULL AND NEW.seq IS NOT NULL AND dp_agg.chaining_deferred(OLD.id)
-     AND NEW.id = OLD.id THEN
-    RETURN NEW;
-  END IF;
-  RAISE EXCEPTION 'the privacy ledger is append-only'
-    USING ERRCODE = 'ZP004',
-          DETAIL = 'UPDATE of dp_agg.ledger_entry is refused: its rows are never changed.',
-          HINT = 'dp_agg.verify_ledger() checks the ledger. To remove it with its database or extension, see README "Removing dp_agg".';
-END $$;
+  AS 'MODULE_PATHNAME', 'dp_agg_guard_ledger_entry' LANGUAGE C VOLATILE;
 CREATE FUNCTION dp_agg.guard_ledger_head() RETURNS trigger
-LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
-BEGIN
-  IF NEW.singleton AND NEW.seq = OLD.seq + 1
-     AND EXISTS (SELECT 1 FROM dp_agg.ledger_entry e
-                 WHERE e.seq = NEW.seq AND e.entry_hash = NEW.entry_hash) THEN
-    RETURN NEW;
-  END IF;
-  RAISE EXCEPTION 'the privacy ledger is append-only'
-    USING ERRCODE = 'ZP004',
-          DETAIL = 'UPDATE of dp_agg.ledger_head is refused: the chain head only advances with the entries dp_agg appends.',
-          HINT = 'dp_agg.verify_ledger() checks the ledger.';
-END $$;
+  AS 'MODULE_PATHNAME', 'dp_agg_guard_ledger_head' LANGUAGE C VOLATILE;
 CREATE FUNCTION dp_agg.refuse_ledger_removal() RETURNS trigger
 LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
@@ -1877,14 +1786,8 @@ COMMENT ON FUNCTION dp_agg.ledger_entry_hash(bytea, dp_agg.ledger_entry) IS
   'SHA-256 of a ledger row''s canonical record (every column but entry_hash) and of the previous row''s hash (internal)';
 COMMENT ON FUNCTION dp_agg.budget_digest(dp_agg.role_budget) IS
   'SHA-256 of a budget row''s canonical record (internal)';
-COMMENT ON FUNCTION dp_agg.defer_chaining(bigint) IS
-  'Registers a ledger row appended in this transaction for chaining at commit (internal)';
-COMMENT ON FUNCTION dp_agg.chaining_deferred(bigint) IS
-  'Whether dp_agg appended this ledger row in this transaction for chaining at commit (internal)';
 COMMENT ON FUNCTION dp_agg.mark_ledger_database() IS
   'Labels this database as holding a dp_agg ledger, so that DROP DATABASE needs dp_agg.allow_drop_extension (internal)';
-COMMENT ON FUNCTION dp_agg.chain_ledger_entry(dp_agg.ledger_entry, boolean) IS
-  'Chains a ledger row after the head and advances the head (internal)';
 COMMENT ON FUNCTION dp_agg.append_ledger_entry(text, oid, name, name, name, numeric, numeric, numeric, numeric, dp_agg.role_budget, boolean, bigint, text, text) IS
   'Appends a ledger row with the digest of the budget after it, chained now or at commit (internal)';
 COMMENT ON FUNCTION dp_agg.chain_deferred_entry() IS
@@ -1892,7 +1795,7 @@ COMMENT ON FUNCTION dp_agg.chain_deferred_entry() IS
 COMMENT ON FUNCTION dp_agg.guard_ledger_entry() IS
   'Trigger: refuses UPDATE of ledger rows except their chaining (internal)';
 COMMENT ON FUNCTION dp_agg.guard_ledger_head() IS
-  'Trigger: refuses UPDATE of the chain head except its advance to an entry that is there (internal)';
+  'Trigger: refuses UPDATE of the chain head except its advance with an entry dp_agg appends (internal)';
 COMMENT ON FUNCTION dp_agg.refuse_ledger_removal() IS
   'Trigger: refuses DELETE and TRUNCATE of the ledger and its head (internal)';
 COMMENT ON FUNCTION dp_agg.verify_ledger(bigint, text) IS

@@ -68,7 +68,7 @@ LANGUAGE sql IMMUTABLE AS $$
                       || convert_to(value, pg_catalog.getdatabaseencoding()) END
          || convert_to(E'\n', 'SQL_ASCII')
 $$;
-SELECT count(*) AS entries_checked,
+SELECT count(*) > 0 AS entries_checked,
        bool_and(sha256(convert_to(E'dp_agg ledger entry v1\n', 'SQL_ASCII')
          || ledger_integrity.field('previous', encode(previous, 'hex'))
          || ledger_integrity.field('seq', seq::text)

@@ -65,6 +65,9 @@ bool HoldsLedger(Oid database) {
 
 object_access_hook_type previous_object_access = nullptr;
 
+// The database this backend found labelled (LabelDatabaseAsHoldingLedger).
+Oid labelled_database = InvalidOid;
+
 // OAT_DROP is invoked for every object a DROP deletes, including those
 // reached by CASCADE, before the deletion: an ERROR here aborts it all. A
 // confirmed drop takes the database's ledger label with it (rolled back with
@@ -78,6 +81,7 @@ void ObjectAccessHook(ObjectAccessType access, Oid class_id, Oid object_id, int 
   if (!allow_drop_extension) RefuseDrop();
   const ObjectAddress database = DatabaseAddress(MyDatabaseId);
   if (HoldsLedger(MyDatabaseId)) SetSecurityLabel(&database, kLabelProvider, nullptr);
+  labelled_database = InvalidOid;
 }
 
 }  // namespace
@@ -139,17 +143,16 @@ void InstallDropGuard() {
   object_access_hook = ObjectAccessHook;
 }
 
-}  // namespace dp_pg
-
-extern "C" {
-
-// dp_agg.mark_ledger_database(): labels the current database as holding a
-// dp_agg ledger (drop_guard.h). Called by the install and upgrade scripts and
-// with every ledger entry; does nothing when the label is there.
-PG_FUNCTION_INFO_V1(dp_agg_mark_ledger_database);
-Datum dp_agg_mark_ledger_database(PG_FUNCTION_ARGS) {
-  if (dp_pg::HoldsLedger(MyDatabaseId)) PG_RETURN_VOID();
-  const ObjectAddress database = dp_pg::DatabaseAddress(MyDatabaseId);
+void LabelDatabaseAsHoldingLedger(bool trust_memory) {
+  // A label found once stays (only a confirmed DROP EXTENSION, after which
+  // nothing is appended here, or a superuser removes it): no catalog read
+  // for every entry.
+  if (trust_memory && labelled_database == MyDatabaseId) return;
+  if (HoldsLedger(MyDatabaseId)) {
+    labelled_database = MyDatabaseId;
+    return;
+  }
+  const ObjectAddress database = DatabaseAddress(MyDatabaseId);
   // In a subtransaction: two first entries at once may both insert the label
   // (a unique violation for the second, which then finds it there).
   MemoryContext context = CurrentMemoryContext;
@@ -158,7 +161,7 @@ Datum dp_agg_mark_ledger_database(PG_FUNCTION_ARGS) {
   MemoryContextSwitchTo(context);
   PG_TRY();
   {
-    SetSecurityLabel(&database, dp_pg::kLabelProvider, dp_pg::kLedgerLabel);
+    SetSecurityLabel(&database, kLabelProvider, kLedgerLabel);
     ReleaseCurrentSubTransaction();
     MemoryContextSwitchTo(context);
     CurrentResourceOwner = owner;
@@ -175,6 +178,17 @@ Datum dp_agg_mark_ledger_database(PG_FUNCTION_ARGS) {
     FreeErrorData(error);
   }
   PG_END_TRY();
+}
+
+}  // namespace dp_pg
+
+extern "C" {
+
+// dp_agg.mark_ledger_database(): labels the current database as holding a
+// dp_agg ledger (drop_guard.h). Called by the install and upgrade scripts.
+PG_FUNCTION_INFO_V1(dp_agg_mark_ledger_database);
+Datum dp_agg_mark_ledger_database(PG_FUNCTION_ARGS) {
+  dp_pg::LabelDatabaseAsHoldingLedger(false);
   PG_RETURN_VOID();
 }
 

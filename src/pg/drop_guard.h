@@ -38,6 +38,13 @@ void LabelCopiedLedger(Node* parse_tree);
 // remove it.
 void CheckDatabaseLabel(const char* label);
 
+// Labels the current database as holding a ledger if it is not yet (with
+// every ledger entry: a database copied from a template by other means than
+// CREATE DATABASE, or whose label a superuser removed, is labelled again).
+// With `trust_memory`, a label this backend found before is taken to be
+// there still (no catalog read for every entry).
+void LabelDatabaseAsHoldingLedger(bool trust_memory);
+
 // Installs an object-access hook that refuses the same drop when it comes by
 // another path: DROP SCHEMA <schema of the extension> CASCADE, DROP OWNED BY
 // the extension's owner.

@@ -4,7 +4,9 @@
 #include <cstring>
 
 #include "../core/ledger_chain.h"
+#include "drop_guard.h"
 #include "error_boundary.h"
+#include "sqlstates.h"
 
 extern "C" {
 #include "access/heapam.h"
@@ -13,7 +15,10 @@ extern "C" {
 #include "catalog/namespace.h"
 #include "catalog/pg_am.h"
 #include "commands/dbcommands.h"
+#include "commands/sequence.h"
+#include "commands/trigger.h"
 #include "datatype/timestamp.h"
+#include "executor/spi.h"
 #include "storage/ipc.h"
 #include "storage/lmgr.h"
 #include "storage/proc.h"
@@ -27,32 +32,65 @@ namespace dp_pg {
 
 namespace {
 
-// The fields of each record, in order (core/ledger_chain.h). A new column
-// of these tables needs a new version of the record (a new tag): the hashes
-// of existing rows must never change.
+// The fields of each record, in order, with their column types
+// (core/ledger_chain.h). A new column of these tables needs a new version of
+// the record (a new tag): the hashes of existing rows must never change.
+struct Field {
+  const char* name;
+  Oid type;
+};
 constexpr const char* kEntryTag = "dp_agg ledger entry v1";
-constexpr const char* kEntryFields[] = {"seq",
-                                        "id",
-                                        "recorded_at",
-                                        "kind",
-                                        "role_oid",
-                                        "role_name",
-                                        "session_user_name",
-                                        "current_user_name",
-                                        "epsilon",
-                                        "delta",
-                                        "rho",
-                                        "zcdp_delta",
-                                        "query_id",
-                                        "aggregates",
-                                        "query",
-                                        "budget_digest"};
+constexpr Field kEntryFields[] = {{"seq", INT8OID},
+                                  {"id", INT8OID},
+                                  {"recorded_at", TIMESTAMPTZOID},
+                                  {"kind", TEXTOID},
+                                  {"role_oid", OIDOID},
+                                  {"role_name", NAMEOID},
+                                  {"session_user_name", NAMEOID},
+                                  {"current_user_name", NAMEOID},
+                                  {"epsilon", NUMERICOID},
+                                  {"delta", NUMERICOID},
+                                  {"rho", NUMERICOID},
+                                  {"zcdp_delta", NUMERICOID},
+                                  {"query_id", INT8OID},
+                                  {"aggregates", TEXTOID},
+                                  {"query", TEXTOID},
+                                  {"budget_digest", BYTEAOID}};
+constexpr int kEntryCount = sizeof kEntryFields / sizeof kEntryFields[0];
+enum EntryField {
+  kSeq,
+  kId,
+  kRecordedAt,
+  kKind,
+  kRoleOid,
+  kRoleName,
+  kSessionUserName,
+  kCurrentUserName,
+  kEpsilon,
+  kDelta,
+  kRho,
+  kZcdpDelta,
+  kQueryId,
+  kAggregates,
+  kQuery,
+  kBudgetDigest
+};
 constexpr const char* kBudgetTag = "dp_agg budget v1";
-constexpr const char* kBudgetFields[] = {
-    "role_oid",      "role_name",        "budget_kind",      "epsilon_total",
-    "epsilon_spent", "delta_total",      "delta_spent",      "rho_total",
-    "rho_spent",     "zcdp_delta_total", "zcdp_delta_spent", "epsilon_delta_binding",
-    "zcdp_binding",  "updated_at"};
+constexpr Field kBudgetFields[] = {{"role_oid", OIDOID},
+                                   {"role_name", NAMEOID},
+                                   {"budget_kind", TEXTOID},
+                                   {"epsilon_total", NUMERICOID},
+                                   {"epsilon_spent", NUMERICOID},
+                                   {"delta_total", NUMERICOID},
+                                   {"delta_spent", NUMERICOID},
+                                   {"rho_total", NUMERICOID},
+                                   {"rho_spent", NUMERICOID},
+                                   {"zcdp_delta_total", NUMERICOID},
+                                   {"zcdp_delta_spent", NUMERICOID},
+                                   {"epsilon_delta_binding", BOOLOID},
+                                   {"zcdp_binding", BOOLOID},
+                                   {"updated_at", TIMESTAMPTZOID}};
+constexpr int kBudgetCount = sizeof kBudgetFields / sizeof kBudgetFields[0];
 
 char* HexText(const unsigned char* bytes, std::size_t length) {
   char* text = static_cast<char*>(palloc(2 * length + 1));
@@ -123,36 +161,41 @@ dp::RecordField CanonicalField(const char* name, Datum value, bool is_null, Oid 
   return field;
 }
 
-// Fills fields[0..count) with the canonical fields of `row` named `names`.
-// Raises an ERROR if a column is missing (the table was altered).
-void RowFields(HeapTupleHeader row, const char* const* names, int count, dp::RecordField* fields,
-               const char* table) {
-  const Oid type = HeapTupleHeaderGetTypeId(row);
-  const int32 typmod = HeapTupleHeaderGetTypMod(row);
-  TupleDesc description = lookup_rowtype_tupdesc(type, typmod);
+// Reads the columns named by `fields` (of their types) from `tuple`, in
+// order. Raises an ERROR if one is missing or of another type (the table
+// was altered).
+void TupleValues(HeapTuple tuple, TupleDesc description, const Field* fields, int count,
+                 Datum* values, bool* nulls, const char* table) {
+  for (int i = 0; i < count; ++i) {
+    int column = -1;
+    for (int a = 0; a < description->natts; ++a) {
+      const Form_pg_attribute attribute = TupleDescAttr(description, a);
+      if (!attribute->attisdropped &&
+          std::strcmp(NameStr(attribute->attname), fields[i].name) == 0) {
+        column = a;
+        break;
+      }
+    }
+    if (column < 0 || TupleDescAttr(description, column)->atttypid != fields[i].type)
+      ereport(ERROR, (errcode(ERRCODE_UNDEFINED_COLUMN),
+                      errmsg("dp_agg.%s has no column \"%s\" of type %s", table, fields[i].name,
+                             format_type_be(fields[i].type)),
+                      errdetail("The ledger's tables were changed outside dp_agg's scripts.")));
+    values[i] = heap_getattr(tuple, column + 1, description, &nulls[i]);
+  }
+}
+
+// The same, from a composite datum.
+void CompositeValues(HeapTupleHeader row, const Field* fields, int count, Datum* values,
+                     bool* nulls, const char* table) {
+  TupleDesc description =
+      lookup_rowtype_tupdesc(HeapTupleHeaderGetTypeId(row), HeapTupleHeaderGetTypMod(row));
   HeapTupleData tuple;
   tuple.t_len = HeapTupleHeaderGetDatumLength(row);
   ItemPointerSetInvalid(&tuple.t_self);
   tuple.t_tableOid = InvalidOid;
   tuple.t_data = row;
-  for (int i = 0; i < count; ++i) {
-    int column = -1;
-    for (int a = 0; a < description->natts; ++a) {
-      const Form_pg_attribute attribute = TupleDescAttr(description, a);
-      if (!attribute->attisdropped && std::strcmp(NameStr(attribute->attname), names[i]) == 0) {
-        column = a;
-        break;
-      }
-    }
-    if (column < 0)
-      ereport(ERROR, (errcode(ERRCODE_UNDEFINED_COLUMN),
-                      errmsg("dp_agg.%s has no column \"%s\"", table, names[i]),
-                      errdetail("The ledger's tables were changed outside dp_agg's scripts.")));
-    bool is_null = false;
-    const Datum value = heap_getattr(&tuple, column + 1, description, &is_null);
-    fields[i] =
-        CanonicalField(names[i], value, is_null, TupleDescAttr(description, column)->atttypid);
-  }
+  TupleValues(&tuple, description, fields, count, values, nulls, table);
   ReleaseTupleDesc(description);
 }
 
@@ -168,8 +211,34 @@ bytea* DigestOf(const char* tag, const dp::RecordField* fields, int count) {
   return result;
 }
 
-// Ledger rows whose chaining waits for the end of this transaction
-// (dp_agg.defer_chaining): their ids, in TopTransactionContext.
+// SHA-256 of an entry's canonical record (values in kEntryFields order) and
+// of `previous` (the previous entry's hash; nullptr for the first entry).
+bytea* EntryHash(const bytea* previous, const Datum* values, const bool* nulls) {
+  dp::RecordField fields[kEntryCount + 1];
+  fields[0] = dp::RecordField{"previous", nullptr, 0};
+  if (previous != nullptr) {
+    const char* hex = HexText(reinterpret_cast<const unsigned char*>(VARDATA_ANY(previous)),
+                              VARSIZE_ANY_EXHDR(previous));
+    fields[0] = dp::RecordField{"previous", hex, std::strlen(hex)};
+  }
+  for (int i = 0; i < kEntryCount; ++i)
+    fields[i + 1] = CanonicalField(kEntryFields[i].name, values[i], nulls[i], kEntryFields[i].type);
+  return DigestOf(kEntryTag, fields, kEntryCount + 1);
+}
+
+bytea* BudgetDigest(HeapTupleHeader budget) {
+  Datum values[kBudgetCount];
+  bool nulls[kBudgetCount];
+  CompositeValues(budget, kBudgetFields, kBudgetCount, values, nulls, "role_budget");
+  dp::RecordField fields[kBudgetCount];
+  for (int i = 0; i < kBudgetCount; ++i)
+    fields[i] = CanonicalField(kBudgetFields[i].name, values[i], nulls[i], kBudgetFields[i].type);
+  return DigestOf(kBudgetTag, fields, kBudgetCount);
+}
+
+// Ledger rows that dp_agg's own functions appended in this transaction
+// without chaining them (an administrator's changes): their ids, in
+// TopTransactionContext. Only these are chained at commit.
 struct DeferredChaining {
   LocalTransactionId transaction;
   int64* ids;
@@ -180,6 +249,152 @@ DeferredChaining deferred{InvalidLocalTransactionId, nullptr, 0, 0};
 
 void ForgetOtherTransactions() {
   if (deferred.transaction != MyProc->lxid) deferred = {MyProc->lxid, nullptr, 0, 0};
+}
+
+void DeferChaining(int64 id) {
+  ForgetOtherTransactions();
+  if (deferred.count == deferred.capacity) {
+    const int capacity = deferred.capacity == 0 ? 8 : 2 * deferred.capacity;
+    deferred.ids = static_cast<int64*>(
+        deferred.ids == nullptr
+            ? MemoryContextAlloc(TopTransactionContext, sizeof(int64) * capacity)
+            : repalloc(deferred.ids, sizeof(int64) * capacity));
+    deferred.capacity = capacity;
+  }
+  deferred.ids[deferred.count++] = id;
+}
+
+bool ChainingDeferred(int64 id) {
+  ForgetOtherTransactions();
+  for (int i = 0; i < deferred.count; ++i)
+    if (deferred.ids[i] == id) return true;
+  return false;
+}
+
+// What the guard triggers let through: the head's advance to this seq, and
+// the chaining of this ledger row, while this file's code does them (0: none).
+int64 head_advancing_to = 0;
+int64 entry_being_chained = 0;
+
+[[noreturn]] void RefuseChange(const char* detail) {
+  ereport(ERROR, (errcode(ERRCODE_DP_AGG_LEDGER_APPEND_ONLY),
+                  errmsg("the privacy ledger is append-only"), errdetail("%s", detail),
+                  errhint("dp_agg.verify_ledger() checks the ledger. To remove it with its "
+                          "database or extension, see README \"Removing dp_agg\".")));
+}
+
+// The statements of the chain, prepared once per backend.
+enum Statement { kLockHead, kCreateHead, kAnyChained, kAdvanceHead, kInsertEntry, kChainEntry };
+constexpr const char* kStatements[] = {
+    "SELECT seq, entry_hash FROM dp_agg.ledger_head FOR UPDATE",
+    "INSERT INTO dp_agg.ledger_head (seq, entry_hash) VALUES (0, NULL) ON CONFLICT DO NOTHING",
+    "SELECT EXISTS (SELECT 1 FROM dp_agg.ledger_entry WHERE seq IS NOT NULL)",
+    "UPDATE dp_agg.ledger_head SET seq = $1, entry_hash = $2",
+    "INSERT INTO dp_agg.ledger_entry (seq, id, recorded_at, kind, role_oid, role_name, "
+    "session_user_name, current_user_name, epsilon, delta, rho, zcdp_delta, query_id, "
+    "aggregates, query, budget_digest, entry_hash) "
+    "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)",
+    "UPDATE dp_agg.ledger_entry SET seq = $1, entry_hash = $2 WHERE id = $3 AND seq IS NULL"};
+SPIPlanPtr plans[6] = {};
+
+SPIPlanPtr Plan(Statement statement) {
+  if (plans[statement] != nullptr) return plans[statement];
+  Oid types[17];
+  int count = 0;
+  switch (statement) {
+    case kAdvanceHead:
+      types[0] = INT8OID;
+      types[1] = BYTEAOID;
+      count = 2;
+      break;
+    case kInsertEntry:
+      for (int i = 0; i < kEntryCount; ++i) types[i] = kEntryFields[i].type;
+      types[kEntryCount] = BYTEAOID;
+      count = kEntryCount + 1;
+      break;
+    case kChainEntry:
+      types[0] = INT8OID;
+      types[1] = BYTEAOID;
+      types[2] = INT8OID;
+      count = 3;
+      break;
+    default:
+      break;
+  }
+  SPIPlanPtr plan = SPI_prepare(kStatements[statement], count, types);
+  if (plan == nullptr)
+    elog(ERROR, "dp_agg: could not prepare \"%s\": %s", kStatements[statement],
+         SPI_result_code_string(SPI_result));
+  SPI_keepplan(plan);
+  plans[statement] = plan;
+  return plan;
+}
+
+void Execute(Statement statement, Datum* values, const char* nulls, int expected) {
+  const int result = SPI_execute_plan(Plan(statement), values, nulls, false, 0);
+  if (result < 0 || (expected >= 0 && SPI_processed != static_cast<uint64>(expected)))
+    elog(ERROR, "dp_agg: \"%s\" failed (%s, %llu rows)", kStatements[statement],
+         SPI_result_code_string(result), static_cast<unsigned long long>(SPI_processed));
+}
+
+// Chains the entry `values` (kEntryFields order; its seq is set here) after
+// the chain head, under the head's row lock, and advances the head: inserts
+// the row, or, with `inserted`, sets seq and entry_hash of the row of that
+// id already there (appended earlier in this transaction). Caller is
+// connected to SPI.
+void Chain(Datum* values, bool* nulls, bool inserted) {
+  Execute(kLockHead, nullptr, nullptr, -1);
+  if (SPI_processed == 0) {
+    Execute(kAnyChained, nullptr, nullptr, 1);
+    bool is_null = true;
+    if (DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &is_null)))
+      ereport(ERROR, (errcode(ERRCODE_DP_AGG_LEDGER_APPEND_ONLY),
+                      errmsg("the chain head of the privacy ledger is missing"),
+                      errdetail("dp_agg.ledger_head was emptied outside dp_agg's functions, so "
+                                "no entry can be chained; nothing was recorded."),
+                      errhint("Run SELECT * FROM dp_agg.verify_ledger() and restore the ledger "
+                              "from a backup.")));
+    Execute(kCreateHead, nullptr, nullptr, -1);
+    Execute(kLockHead, nullptr, nullptr, 1);
+  }
+  bool seq_null = true;
+  bool hash_null = true;
+  const int64 head_seq =
+      DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &seq_null));
+  const Datum head_hash =
+      SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &hash_null);
+  const bytea* previous = hash_null ? nullptr : DatumGetByteaPP(head_hash);
+  const int64 seq = head_seq + 1;
+  values[kSeq] = Int64GetDatum(seq);
+  nulls[kSeq] = false;
+  bytea* hash = EntryHash(previous, values, nulls);
+  if (inserted) {
+    Datum arguments[3] = {Int64GetDatum(seq), PointerGetDatum(hash), values[kId]};
+    entry_being_chained = DatumGetInt64(values[kId]);
+    PG_TRY();
+    { Execute(kChainEntry, arguments, nullptr, 1); }
+    PG_FINALLY();
+    { entry_being_chained = 0; }
+    PG_END_TRY();
+  } else {
+    Datum arguments[kEntryCount + 1];
+    char argument_nulls[kEntryCount + 1];
+    for (int i = 0; i < kEntryCount; ++i) {
+      arguments[i] = values[i];
+      argument_nulls[i] = nulls[i] ? 'n' : ' ';
+    }
+    arguments[kEntryCount] = PointerGetDatum(hash);
+    argument_nulls[kEntryCount] = ' ';
+    Execute(kInsertEntry, arguments, argument_nulls, 1);
+  }
+  Datum head[2] = {Int64GetDatum(seq), PointerGetDatum(hash)};
+  head_advancing_to = seq;
+  PG_TRY();
+  { Execute(kAdvanceHead, head, nullptr, 1); }
+  PG_FINALLY();
+  { head_advancing_to = 0; }
+  PG_END_TRY();
+  LabelDatabaseAsHoldingLedger(true);
 }
 
 // The chain head as the ledger writer last read it, and as it last logged it.
@@ -280,67 +495,148 @@ extern "C" {
 
 // dp_agg.ledger_entry_hash(previous, entry): SHA-256 of the canonical record
 // of `entry` (every column but entry_hash) and of `previous`, the hash of the
-// entry before it (NULL for the first entry).
+// entry before it (NULL for the first entry). What dp_agg.verify_ledger
+// recomputes; the same code as the chain's.
 PG_FUNCTION_INFO_V1(dp_agg_ledger_entry_hash);
 Datum dp_agg_ledger_entry_hash(PG_FUNCTION_ARGS) {
   if (PG_ARGISNULL(1)) PG_RETURN_NULL();
-  constexpr int kCount = sizeof dp_pg::kEntryFields / sizeof dp_pg::kEntryFields[0];
-  dp::RecordField fields[kCount + 1];
-  fields[0] = dp::RecordField{"previous", nullptr, 0};
-  if (!PG_ARGISNULL(0)) {
-    const bytea* previous = PG_GETARG_BYTEA_PP(0);
-    const char* hex = dp_pg::HexText(reinterpret_cast<const unsigned char*>(VARDATA_ANY(previous)),
-                                     VARSIZE_ANY_EXHDR(previous));
-    fields[0] = dp::RecordField{"previous", hex, std::strlen(hex)};
-  }
-  dp_pg::RowFields(PG_GETARG_HEAPTUPLEHEADER(1), dp_pg::kEntryFields, kCount, fields + 1,
-                   "ledger_entry");
-  PG_RETURN_BYTEA_P(dp_pg::DigestOf(dp_pg::kEntryTag, fields, kCount + 1));
+  Datum values[dp_pg::kEntryCount];
+  bool nulls[dp_pg::kEntryCount];
+  dp_pg::CompositeValues(PG_GETARG_HEAPTUPLEHEADER(1), dp_pg::kEntryFields, dp_pg::kEntryCount,
+                         values, nulls, "ledger_entry");
+  PG_RETURN_BYTEA_P(
+      dp_pg::EntryHash(PG_ARGISNULL(0) ? nullptr : PG_GETARG_BYTEA_PP(0), values, nulls));
 }
 
 // dp_agg.budget_digest(budget): SHA-256 of the canonical record of a
 // dp_agg.role_budget row (every column).
 PG_FUNCTION_INFO_V1(dp_agg_budget_digest);
 Datum dp_agg_budget_digest(PG_FUNCTION_ARGS) {
-  constexpr int kCount = sizeof dp_pg::kBudgetFields / sizeof dp_pg::kBudgetFields[0];
-  dp::RecordField fields[kCount];
-  dp_pg::RowFields(PG_GETARG_HEAPTUPLEHEADER(0), dp_pg::kBudgetFields, kCount, fields,
-                   "role_budget");
-  PG_RETURN_BYTEA_P(dp_pg::DigestOf(dp_pg::kBudgetTag, fields, kCount));
+  PG_RETURN_BYTEA_P(dp_pg::BudgetDigest(PG_GETARG_HEAPTUPLEHEADER(0)));
 }
 
-// dp_agg.defer_chaining(id): the ledger row `id`, inserted by dp_agg's own
-// function in this transaction without seq and hash, is chained when the
-// transaction commits (the deferred trigger dp_agg.chain_deferred_entry), so
-// that an administrator's open transaction never holds the chain head (and
-// with it every charge of the database).
-PG_FUNCTION_INFO_V1(dp_agg_defer_chaining);
-Datum dp_agg_defer_chaining(PG_FUNCTION_ARGS) {
-  const int64 id = PG_GETARG_INT64(0);
-  dp_pg::ForgetOtherTransactions();
-  dp_pg::DeferredChaining& deferred = dp_pg::deferred;
-  if (deferred.count == deferred.capacity) {
-    const int capacity = deferred.capacity == 0 ? 8 : 2 * deferred.capacity;
-    deferred.ids = static_cast<int64*>(
-        deferred.ids == nullptr
-            ? MemoryContextAlloc(TopTransactionContext, sizeof(int64) * capacity)
-            : repalloc(deferred.ids, sizeof(int64) * capacity));
-    deferred.capacity = capacity;
+// dp_agg.append_ledger_entry(kind, role_oid, role_name, session_user_name,
+// current_user_name, epsilon, delta, rho, zcdp_delta, budget, chain_now
+// [, query_id, aggregates, query]): appends one ledger row; every write of
+// the ledger goes through here. `budget` is the role's budget row right
+// after the change (NULL when it has none): its digest is recorded with the
+// entry. The ledger writer's charges are chained at once (chain_now); an
+// administrator's changes when their transaction commits (the deferred
+// trigger below), so that an open administrative transaction never holds
+// the chain head, which every charge of the database needs.
+PG_FUNCTION_INFO_V1(dp_agg_append_ledger_entry);
+Datum dp_agg_append_ledger_entry(PG_FUNCTION_ARGS) {
+  using dp_pg::EntryField;
+  Datum values[dp_pg::kEntryCount];
+  bool nulls[dp_pg::kEntryCount];
+  for (int i = 0; i < dp_pg::kEntryCount; ++i) nulls[i] = true;
+  const auto take = [&](EntryField field, int argument) {
+    nulls[field] = PG_ARGISNULL(argument);
+    values[field] = nulls[field] ? Datum(0) : PG_GETARG_DATUM(argument);
+  };
+  take(dp_pg::kKind, 0);
+  take(dp_pg::kRoleOid, 1);
+  take(dp_pg::kRoleName, 2);
+  take(dp_pg::kSessionUserName, 3);
+  take(dp_pg::kCurrentUserName, 4);
+  take(dp_pg::kEpsilon, 5);
+  take(dp_pg::kDelta, 6);
+  take(dp_pg::kRho, 7);
+  take(dp_pg::kZcdpDelta, 8);
+  if (PG_NARGS() > 11) take(dp_pg::kQueryId, 11);
+  if (PG_NARGS() > 12) take(dp_pg::kAggregates, 12);
+  if (PG_NARGS() > 13) take(dp_pg::kQuery, 13);
+  const bool chain_now = !PG_ARGISNULL(10) && PG_GETARG_BOOL(10);
+  // A budget row (role_oid is NOT NULL in every real one).
+  if (!PG_ARGISNULL(9)) {
+    HeapTupleHeader budget = PG_GETARG_HEAPTUPLEHEADER(9);
+    bool no_role = true;
+    (void)GetAttributeByName(budget, "role_oid", &no_role);
+    if (!no_role) {
+      values[dp_pg::kBudgetDigest] = PointerGetDatum(dp_pg::BudgetDigest(budget));
+      nulls[dp_pg::kBudgetDigest] = false;
+    }
   }
-  deferred.ids[deferred.count++] = id;
+  values[dp_pg::kId] =
+      DirectFunctionCall1(nextval, CStringGetTextDatum("dp_agg.ledger_entry_id_seq"));
+  nulls[dp_pg::kId] = false;
+  values[dp_pg::kRecordedAt] = TimestampTzGetDatum(GetCurrentTransactionStartTimestamp());
+  nulls[dp_pg::kRecordedAt] = false;
+  if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "dp_agg: SPI_connect failed");
+  if (chain_now) {
+    dp_pg::Chain(values, nulls, false);
+  } else {
+    Datum arguments[dp_pg::kEntryCount + 1];
+    char argument_nulls[dp_pg::kEntryCount + 1];
+    for (int i = 0; i < dp_pg::kEntryCount; ++i) {
+      arguments[i] = values[i];
+      argument_nulls[i] = nulls[i] ? 'n' : ' ';
+    }
+    arguments[dp_pg::kEntryCount] = Datum(0);
+    argument_nulls[dp_pg::kEntryCount] = 'n';
+    dp_pg::Execute(dp_pg::kInsertEntry, arguments, argument_nulls, 1);
+    dp_pg::DeferChaining(DatumGetInt64(values[dp_pg::kId]));
+  }
+  SPI_finish();
   PG_RETURN_VOID();
 }
 
-// dp_agg.chaining_deferred(id): whether dp_agg's own function inserted the
-// ledger row `id` in this transaction for chaining at commit. Any other row
-// without seq was inserted outside dp_agg's functions.
-PG_FUNCTION_INFO_V1(dp_agg_chaining_deferred);
-Datum dp_agg_chaining_deferred(PG_FUNCTION_ARGS) {
-  const int64 id = PG_GETARG_INT64(0);
-  dp_pg::ForgetOtherTransactions();
-  for (int i = 0; i < dp_pg::deferred.count; ++i)
-    if (dp_pg::deferred.ids[i] == id) PG_RETURN_BOOL(true);
-  PG_RETURN_BOOL(false);
+// Trigger (deferred, at commit, AFTER INSERT of a row without seq): chains
+// the rows this transaction's administrative functions appended. Any other
+// row without seq was inserted outside dp_agg's functions: the commit is
+// refused.
+PG_FUNCTION_INFO_V1(dp_agg_chain_deferred_entry);
+Datum dp_agg_chain_deferred_entry(PG_FUNCTION_ARGS) {
+  if (!CALLED_AS_TRIGGER(fcinfo)) elog(ERROR, "dp_agg: not called as a trigger");
+  const auto* trigger = reinterpret_cast<TriggerData*>(fcinfo->context);
+  Datum values[dp_pg::kEntryCount];
+  bool nulls[dp_pg::kEntryCount];
+  dp_pg::TupleValues(trigger->tg_trigtuple, RelationGetDescr(trigger->tg_relation),
+                     dp_pg::kEntryFields, dp_pg::kEntryCount, values, nulls, "ledger_entry");
+  const int64 id = nulls[dp_pg::kId] ? 0 : DatumGetInt64(values[dp_pg::kId]);
+  if (!nulls[dp_pg::kSeq]) return PointerGetDatum(nullptr);  // chained already
+  if (!dp_pg::ChainingDeferred(id))
+    ereport(ERROR, (errcode(ERRCODE_DP_AGG_LEDGER_APPEND_ONLY),
+                    errmsg("rows of the privacy ledger are appended by dp_agg's functions only"),
+                    errdetail("This transaction inserted row id " INT64_FORMAT
+                              " into dp_agg.ledger_entry without chaining it; nothing of the "
+                              "transaction is kept.",
+                              id),
+                    errhint("Budgets change through dp_agg.set_budget, add_budget, reset_spent, "
+                            "revoke_budget and set_budget_zcdp; charges are recorded by the "
+                            "ledger writer.")));
+  if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "dp_agg: SPI_connect failed");
+  dp_pg::Chain(values, nulls, true);
+  SPI_finish();
+  return PointerGetDatum(nullptr);
+}
+
+// Trigger (BEFORE UPDATE of a ledger row): only the chaining of a row
+// appended in this transaction, by Chain.
+PG_FUNCTION_INFO_V1(dp_agg_guard_ledger_entry);
+Datum dp_agg_guard_ledger_entry(PG_FUNCTION_ARGS) {
+  if (!CALLED_AS_TRIGGER(fcinfo)) elog(ERROR, "dp_agg: not called as a trigger");
+  const auto* trigger = reinterpret_cast<TriggerData*>(fcinfo->context);
+  if (dp_pg::entry_being_chained != 0) {
+    bool is_null = true;
+    const Datum id =
+        heap_getattr(trigger->tg_trigtuple, 1, RelationGetDescr(trigger->tg_relation), &is_null);
+    // (column 1 is id in every version of the table)
+    if (!is_null && DatumGetInt64(id) == dp_pg::entry_being_chained)
+      return PointerGetDatum(trigger->tg_newtuple);
+  }
+  dp_pg::RefuseChange("UPDATE of dp_agg.ledger_entry is refused: its rows are never changed.");
+}
+
+// Trigger (BEFORE UPDATE of the chain head): only its advance by Chain.
+PG_FUNCTION_INFO_V1(dp_agg_guard_ledger_head);
+Datum dp_agg_guard_ledger_head(PG_FUNCTION_ARGS) {
+  if (!CALLED_AS_TRIGGER(fcinfo)) elog(ERROR, "dp_agg: not called as a trigger");
+  const auto* trigger = reinterpret_cast<TriggerData*>(fcinfo->context);
+  if (dp_pg::head_advancing_to != 0) return PointerGetDatum(trigger->tg_newtuple);
+  dp_pg::RefuseChange(
+      "UPDATE of dp_agg.ledger_head is refused: the chain head only advances with the entries "
+      "dp_agg appends.");
 }
 
 }  // extern "C"

@@ -26,4 +26,10 @@
 // are pinned (pinned_settings.h); it stays as the proof that the states agree.
 #define ERRCODE_DP_AGG_INCONSISTENT_PARTIALS MAKE_SQLSTATE('Z', 'P', '0', '0', '3')
 
+// ZP004: a change of the privacy ledger that dp_agg's own functions did not
+// make (UPDATE, DELETE or TRUNCATE of dp_agg.ledger_entry or
+// dp_agg.ledger_head, a row inserted by hand), refused by their triggers;
+// or a ledger whose chain head is missing, to which nothing can be appended.
+#define ERRCODE_DP_AGG_LEDGER_APPEND_ONLY MAKE_SQLSTATE('Z', 'P', '0', '0', '4')
+
 #endif  // DP_AGG_PG_SQLSTATES_H
