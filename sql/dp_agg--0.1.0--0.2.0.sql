@@ -11,6 +11,8 @@
 --  * privileges in schema dp_agg decided in one place: everything is revoked
 --    from PUBLIC and the public entry points are granted back by name (the
 --    state types' input/output functions are no longer executable by PUBLIC);
+--  * public column bounds: dp_agg.set_column_bounds, unset_column_bounds and the
+--    view dp_agg.column_bounds (src/sql/72_column_bounds.sql);
 --  * dp_agg on Citus: dp_agg.citus_count, dp_agg.citus_count_interval and
 --    dp_agg.citus_group_key (src/sql/65_citus.sql).
 -- (The SQLSTATEs of budget refusals moved from DP001/DP002 to ZP001/ZP002 and
@@ -1441,6 +1443,32 @@ COMMENT ON FUNCTION dp_agg.remaining_budget() IS
   'What the session user has left (the least over every binding certificate): epsilon, delta, rho, the kind of its budget and the certificates that bind';
 
 
+-- ---- Public column bounds for plain sum/avg (src/sql/72_column_bounds.sql).
+CREATE FUNCTION dp_agg.set_column_bounds(target regclass, column_name name, lower numeric,
+                                         upper numeric) RETURNS void
+LANGUAGE sql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$ SELECT dp_agg.set_label('COLUMN', format('%s.%I', target, column_name),
+                              format('bounds [%s, %s]', lower, upper)) $$;
+CREATE FUNCTION dp_agg.unset_column_bounds(target regclass, column_name name) RETURNS void
+LANGUAGE sql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$ SELECT dp_agg.set_label('COLUMN', format('%s.%I', target, column_name), NULL) $$;
+
+CREATE VIEW dp_agg.column_bounds AS
+  SELECT l.objoid::regclass AS table_name, a.attname AS column_name,
+         pg_catalog.split_part(pg_catalog.substr(l.label, 9), ', ', 1)::numeric AS lower,
+         pg_catalog.rtrim(pg_catalog.split_part(l.label, ', ', 2), ']')::numeric AS upper
+  FROM pg_catalog.pg_seclabel l
+  JOIN pg_catalog.pg_attribute a ON a.attrelid = l.objoid AND a.attnum = l.objsubid
+  WHERE l.provider = 'dp_agg' AND l.classoid = 'pg_catalog.pg_class'::regclass
+    AND l.objsubid > 0 AND l.label LIKE 'bounds [%';
+
+COMMENT ON FUNCTION dp_agg.set_column_bounds(regclass, name, numeric, numeric) IS
+  'set_column_bounds(table, column, lower, upper): declares the public bounds of a numeric column, within which plain sum() and avg() of restricted roles are answered privately (administrators)';
+COMMENT ON FUNCTION dp_agg.unset_column_bounds(regclass, name) IS
+  'unset_column_bounds(table, column): removes the declared bounds of a column (administrators)';
+COMMENT ON VIEW dp_agg.column_bounds IS
+  'Declared public bounds of numeric columns (dp_agg.set_column_bounds)';
+
 -- CREATE AGGREGATE has no volatility option and records aggregates as
 -- immutable, so the planner would treat two identical calls as one, or copy a
 -- call into several places when it flattens a subquery, drawing noise a
@@ -1473,8 +1501,8 @@ REVOKE ALL ON ALL TABLES IN SCHEMA dp_agg FROM PUBLIC;
 REVOKE ALL ON ALL SEQUENCES IN SCHEMA dp_agg FROM PUBLIC;
 
 -- Views that filter rows by the session user.
-GRANT SELECT ON dp_agg.budgets, dp_agg.ledger, dp_agg.protected_tables, dp_agg.restricted_roles
-  TO PUBLIC;
+GRANT SELECT ON dp_agg.budgets, dp_agg.ledger, dp_agg.protected_tables, dp_agg.restricted_roles,
+  dp_agg.column_bounds TO PUBLIC;
 
 -- The budget and label administration functions check dp_agg.is_admin()
 -- themselves (judged by the session user), and is_admin() is called by the
@@ -1498,7 +1526,9 @@ GRANT EXECUTE ON FUNCTION
   dp_agg.restrict_role(regrole),
   dp_agg.unrestrict_role(regrole),
   dp_agg.set_privacy_unit(regclass, name),
-  dp_agg.unset_privacy_unit(regclass, name)
+  dp_agg.unset_privacy_unit(regclass, name),
+  dp_agg.set_column_bounds(regclass, name, numeric, numeric),
+  dp_agg.unset_column_bounds(regclass, name)
 TO PUBLIC;
 
 -- dp_agg's privacy-unit rewrite puts this window function into a query over

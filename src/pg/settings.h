@@ -42,6 +42,11 @@ extern double protected_rows_estimate;
 // settings), so that EXPLAIN shows the plans analysts get.
 extern bool plan_as_restricted;
 
+// dp_agg.plain_aggregate_epsilon: the epsilon of each plain count, sum or
+// avg a restricted role runs on protected rows (plain_aggregates.h); 0:
+// plain aggregates stay refused.
+extern double plain_aggregate_epsilon;
+
 // dp_agg.insecure_test_fault: deliberately broken mechanisms, so that the
 // privacy audit suite can show that it catches them, and query rules
 // replayed as they were before a leak was fixed, so that the

@@ -12,8 +12,8 @@ REVOKE ALL ON ALL TABLES IN SCHEMA dp_agg FROM PUBLIC;
 REVOKE ALL ON ALL SEQUENCES IN SCHEMA dp_agg FROM PUBLIC;
 
 -- Views that filter rows by the session user.
-GRANT SELECT ON dp_agg.budgets, dp_agg.ledger, dp_agg.protected_tables, dp_agg.restricted_roles
-  TO PUBLIC;
+GRANT SELECT ON dp_agg.budgets, dp_agg.ledger, dp_agg.protected_tables, dp_agg.restricted_roles,
+  dp_agg.column_bounds TO PUBLIC;
 
 -- The budget and label administration functions check dp_agg.is_admin()
 -- themselves (judged by the session user), and is_admin() is called by the
@@ -39,7 +39,9 @@ GRANT EXECUTE ON FUNCTION
   dp_agg.restrict_role(regrole),
   dp_agg.unrestrict_role(regrole),
   dp_agg.set_privacy_unit(regclass, name),
-  dp_agg.unset_privacy_unit(regclass, name)
+  dp_agg.unset_privacy_unit(regclass, name),
+  dp_agg.set_column_bounds(regclass, name, numeric, numeric),
+  dp_agg.unset_column_bounds(regclass, name)
 TO PUBLIC;
 
 -- dp_agg's privacy-unit rewrite puts this window function into a query over
