@@ -4,6 +4,8 @@ extern "C" {
 #include "access/genam.h"
 #include "access/htup_details.h"
 #include "access/table.h"
+#include "access/tableam.h"
+#include "executor/tuptable.h"
 #include "catalog/indexing.h"
 #include "catalog/pg_extension.h"
 #include "catalog/pg_namespace.h"
@@ -12,6 +14,7 @@ extern "C" {
 #include "parser/parse_oper.h"
 #include "parser/parsetree.h"
 #include "utils/fmgroids.h"
+#include "utils/snapmgr.h"
 }
 
 #include "column_bounds.h"
@@ -295,6 +298,51 @@ void RefuseUnboundedArgument(const Aggref* call, PlainKind kind, Oid relation, A
       call->location, name);
 }
 
+// FOR THE TEST FAULT plain_bounds_checked_on_rows only: whether a row of
+// `relation` holds a value of `column` outside [lower, upper], read from the
+// table itself. Deciding a rewrite (or a refusal) from this is the leak the
+// neighbour fuzzer must find: declared bounds are checked by clamping, never
+// against the rows.
+bool FaultRowsOutsideBounds(Oid relation, AttrNumber column, Const* lower, Const* upper) {
+  Relation table = table_open(relation, AccessShareLock);
+  TableScanDesc scan = table_beginscan(table, GetActiveSnapshot(), 0, nullptr);
+  TupleTableSlot* slot = table_slot_create(table, nullptr);
+  const Oid type = lower->consttype;
+  Oid comparison = InvalidOid;
+  switch (type) {
+    case INT2OID:
+      comparison = F_BTINT2CMP;
+      break;
+    case INT4OID:
+      comparison = F_BTINT4CMP;
+      break;
+    case INT8OID:
+      comparison = F_BTINT8CMP;
+      break;
+    case FLOAT4OID:
+      comparison = F_BTFLOAT4CMP;
+      break;
+    case FLOAT8OID:
+      comparison = F_BTFLOAT8CMP;
+      break;
+    default:
+      comparison = F_NUMERIC_CMP;
+      break;
+  }
+  bool outside = false;
+  while (!outside && table_scan_getnextslot(scan, ForwardScanDirection, slot)) {
+    bool is_null = false;
+    const Datum value = slot_getattr(slot, column, &is_null);
+    if (is_null) continue;
+    outside = DatumGetInt32(OidFunctionCall2(comparison, value, lower->constvalue)) < 0 ||
+              DatumGetInt32(OidFunctionCall2(comparison, value, upper->constvalue)) > 0;
+  }
+  ExecDropSingleTupleTableSlot(slot);
+  table_endscan(scan);
+  table_close(table, AccessShareLock);
+  return outside;
+}
+
 void RewriteCall(Aggref* call, const Level* level) {
   const PlainKind kind = KindOf(call);
   if (kind == PlainKind::kNone) return;
@@ -341,6 +389,11 @@ void RewriteCall(Aggref* call, const Level* level) {
       if (!TraceColumn(level, value->expr, &relation, &column) ||
           !DeclaredColumnBounds(relation, column, &lower, &upper) || lower->consttype != value_type)
         RefuseUnboundedArgument(call, kind, relation, column);
+      if (TestFaultIs(TestFault::kPlainBoundsCheckedOnRows) &&
+          FaultRowsOutsideBounds(relation, column, lower, upper))
+        RefuseAt(ERRCODE_INSUFFICIENT_PRIVILEGE, "values lie outside the declared bounds",
+                 "(test fault plain_bounds_checked_on_rows)", "Declare wider bounds.",
+                 call->location, PlainName(kind));
       args = lappend(args, makeTargetEntry(reinterpret_cast<Expr*>(lower), 2, nullptr, false));
       args = lappend(args, makeTargetEntry(reinterpret_cast<Expr*>(upper), 3, nullptr, false));
       types = lappend_oid(lappend_oid(types, value_type), value_type);

@@ -71,6 +71,9 @@ enum class TestFault {
   // Restricted plans from the protected tables' sizes and statistics (issue
   // 26, finding 2). Numbered apart from the faults other changes add.
   kMeasuredEstimates = 30,
+  // Plain sum/avg refused when a row lies outside the declared bounds (the
+  // plain-aggregate rewrite deciding from the data; issue 27).
+  kPlainBoundsCheckedOnRows = 40,
 };
 extern int test_fault;  // a TestFault
 inline bool TestFaultIs(TestFault fault) { return test_fault == static_cast<int>(fault); }

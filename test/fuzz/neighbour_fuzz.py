@@ -61,7 +61,8 @@ ANALYST = "dp_fuzz_analyst"
 READER = "dp_fuzz_reader"
 FAULTS = ["indeterminate_collation", "case_test_constant", "hash_group_order",
           "first_key_spelling", "builtin_arithmetic", "skip_unit_bounding",
-          "uncapped_text_work", "unchecked_text_encoding", "measured_estimates"]
+          "uncapped_text_work", "unchecked_text_encoding", "measured_estimates",
+          "plain_bounds_checked_on_rows"]
 # measured_estimates replays issue 26's finding 2: a restricted analyst's plan
 # chosen from the protected tables' sizes and statistics (whose costs JIT's
 # threshold made visible as time). The plan is compared deterministically, not
@@ -107,7 +108,7 @@ FAULT_CLASS = {"indeterminate_collation": "error:collation", "case_test_constant
                "distributed_subquery_unseen": "error:citus-type",
                "unpinned_settings": "error:settings", "finalize_on_rewind": "redraw",
                "uncapped_text_work": "work", "unchecked_text_encoding": "error:encoding",
-               "measured_estimates": "plan"}
+               "measured_estimates": "plan", "plain_bounds_checked_on_rows": "error:other"}
 # Issue 26. Work: dp_agg.insecure_test_work_units counts what the total
 # functions did in the backend (text bytes read, numeric digits), a count
 # that the same query over the same rows repeats exactly. The two databases
@@ -282,6 +283,8 @@ def setup(keep=False):
     if CITUS:
         citus_drop_worker_databases()
     fuzz_common.recreate([DB_BASE, DB_NBR], [ANALYST, READER])
+    # roles are shared: once for both databases (and, on Citus, the workers)
+    su_exec(DB_BASE, f"ALTER ROLE {ANALYST} SET dp_agg.plain_aggregate_epsilon = 0.3")
     if not CITUS:
         # to read dp_agg.insecure_test_work_units (superuser-only) after each
         # query; a test fixture only: a real analyst must never have it
@@ -332,6 +335,14 @@ def setup(keep=False):
             # failing closed). Label it on every node.
             for port in citus_workers():
                 su_exec_on(db, port, f"SELECT dp_agg.restrict_role('{ANALYST}')")
+            # Plain count/sum/avg of BI tools (issue 27): public bounds for some
+            # columns (the neighbour's small, 32000, lies outside its bounds:
+            # clamped, never checked against the rows, which the fault
+            # plain_bounds_checked_on_rows does); the analyst's plain
+            # aggregates spend epsilon 0.3 each.
+            for table in ("hr.patients", "hr.visits"):
+                for column, low, high in (("age", 0, 100), ("score", -1, 2), ("small", 0, 1000)):
+                    cur.execute(f"SELECT dp_agg.set_column_bounds('{table}', '{column}', {low}, {high})")
             cur.execute(f"SELECT dp_agg.set_budget('{ANALYST}', 1e12, 0.5)")
             cur.execute(f"SELECT dp_agg.set_budget('{READER}', 1e12, 0.5)")
             cur.execute("SELECT citus_total_relation_size('hr.patients')" if CITUS
@@ -611,7 +622,22 @@ class Gen:
         return (f"CASE WHEN s.{col} = {self.const(col)} THEN {cmp} ELSE "
                 f"{self.ch(['false', 'true'])} END")
 
+    def plain_agg(self, a):
+        """What BI query builders write (issue 27): answered as dp_ aggregates
+        with the declared bounds, or refused (no bounds, min/max) alike on
+        both sides."""
+        filt = f" FILTER (WHERE {self.pred(a, 1)})" if self.r.random() < 0.15 else ""
+        return self.ch(["count(*)", "COUNT(1)", f"count({a}.name)", f"count(DISTINCT {a}.region)",
+                        f"count({a}.opt)", f"sum({a}.age)", f"avg({a}.age)", f"sum({a}.score)",
+                        f"avg({a}.score)", f"sum({a}.small)", f"avg({a}.small)",
+                        f"sum({a}.income)", f"max({a}.age)", f"min({a}.score)",
+                        f"sum({a}.age + 1)"]) + filt
+
     def agg(self, a):
+        if self.focus == "plain_bounds_checked_on_rows":
+            return self.ch([f"sum({a}.small)", f"avg({a}.small)", f"sum({a}.small) FILTER (WHERE {a}.age > 0)"])
+        if self.r.random() < 0.1:
+            return self.plain_agg(a)
         r = self.r.random()
         e = self.eps()
         if r < 0.3:
