@@ -152,6 +152,12 @@ SELECT epsilon FROM dp_agg.query_cost('SELECT count(*) FROM hr.patients');
 SELECT epsilon FROM dp_agg.query_cost('SELECT count(*), sum(age), avg(weight) FROM hr.patients');
 SELECT epsilon FROM dp_agg.query_cost(
   'SELECT region, count(*), avg(age) FROM hr.patients GROUP BY region');
+-- A dashboard's cost: the sum over its tiles' queries.
+SELECT sum(c.epsilon) AS dashboard_epsilon, sum(c.delta) AS dashboard_delta
+FROM unnest(ARRAY['SELECT count(*) FROM hr.patients',
+                  'SELECT region, avg(age) FROM hr.patients GROUP BY region',
+                  'SELECT region, count(DISTINCT age) FROM hr.patients GROUP BY 1']) AS tile(q),
+     dp_agg.query_cost(tile.q) AS c;
 -- And the ledger charges exactly that.
 SELECT epsilon AS before FROM dp_agg.remaining_budget() \gset
 SELECT count(*) >= 0 AS answered FROM hr.patients;
