@@ -249,8 +249,8 @@ n=$(qa $base bi_analyst "SELECT count(*) FROM t")
 if [[ "$n" =~ ^-?[0-9]+$ ]] && [ "$n" -ge 2970 ] && [ "$n" -le 3030 ]; then ok "plain aggregates: count(*) within 30 of 3000"; else ko "plain count(*): $n"; fi
 n=$(qa $base bi_analyst "SELECT sum(age) FROM t")
 if [[ "$n" =~ ^-?[0-9]+$ ]] && [ $((n - exact_sum)) -ge -2100 ] && [ $((n - exact_sum)) -le 2100 ]; then ok "plain aggregates: sum(age) within 2100 of $exact_sum"; else ko "plain sum(age): $n (exact $exact_sum)"; fi
-out=$(qa $base bi_analyst "SELECT \"region\", count(*) AS \"count\", avg(\"age\") BETWEEN 0 AND 100 FROM \"t\" GROUP BY 1 ORDER BY 1 ASC LIMIT 2000")
-good=$(awk -F'|' '$2 >= 570 && $2 <= 630 && $3 == "t"' <<<"$out" | wc -l)
+out=$(qa $base bi_analyst "SELECT \"region\", count(*) AS \"count\", avg(\"age\") AS \"avg\" FROM \"t\" GROUP BY 1 ORDER BY 1 ASC LIMIT 2000")
+good=$(awk -F'|' '$2 >= 570 && $2 <= 630 && $3 >= 0 && $3 <= 100' <<<"$out" | wc -l)
 [ "$good" = 5 ] && [ "$(wc -l <<<"$out")" = 5 ] && ok "plain aggregates: GROUP BY region as a BI tool writes it, 5 groups, counts within 30 of 600" || ko "plain GROUP BY: $out"
 # (described, not run: restricted roles' private aggregates over a distributed
 # table must be the query's top level, so no pg_typeof() around them)
