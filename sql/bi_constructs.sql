@@ -38,6 +38,7 @@ INSERT INTO bi.events VALUES
   (8, 'edge', '2024-06-01 00:00+00', '2024-06-01 00:00', '2024-06-01',
    -32768.5, 1e-320, 0, 0),
   (9, 'edge', '2024-06-01 00:00+00', '2024-06-01 00:00', '2024-06-01', 1e-1000, -1e300, 0, 0);
+ALTER TABLE bi.events ADD PRIMARY KEY (id);
 SELECT dp_agg.protect_table('bi.events');
 
 -- 1. PostgreSQL's own casts raise at these ends, for an unrestricted role:
@@ -203,6 +204,38 @@ SELECT dp_count(1.0) FROM bi.events WHERE d - date '2024-01-01' > 30;
 SELECT dp_count(1.0) FROM bi.events WHERE (timestamp 'epoch' + score * interval '1 second') > now();
 SELECT * FROM bi.events LIMIT 100;
 RESET SESSION AUTHORIZATION;
+
+-- 7. information_schema lists the protected table and its columns to the
+-- restricted analyst (dbt, Looker, generic connectors discover tables there),
+-- without any privilege on it: REFERENCES (a foreign key to it would test
+-- whether a key exists) and TRIGGER stay refused.
+SET SESSION AUTHORIZATION regress_dp_bi_analyst;
+SELECT table_schema, table_name, table_type FROM information_schema.tables
+WHERE table_schema = 'bi' ORDER BY table_name;
+SELECT column_name, data_type, ordinal_position FROM information_schema.columns
+WHERE table_schema = 'bi' AND table_name = 'events' ORDER BY ordinal_position;
+SELECT has_table_privilege('bi.events', 'SELECT') AS sel,
+       has_table_privilege('bi.events', 'REFERENCES') AS refs,
+       has_table_privilege('bi.events', 'TRIGGER') AS trig,
+       has_any_column_privilege('bi.events', 'SELECT, INSERT, UPDATE, REFERENCES') AS any_column;
+SELECT count(*) AS grants_listed FROM information_schema.table_privileges
+WHERE table_schema = 'bi';
+RESET SESSION AUTHORIZATION;
+CREATE SCHEMA bi_own AUTHORIZATION regress_dp_bi_analyst;
+SET SESSION AUTHORIZATION regress_dp_bi_analyst;
+CREATE TABLE bi_own.probe (id int REFERENCES bi.events (id));
+RESET SESSION AUTHORIZATION;
+DROP SCHEMA bi_own CASCADE;
+-- An unrestricted role without privileges sees it in neither view, as in
+-- PostgreSQL.
+CREATE ROLE regress_dp_bi_other;
+GRANT USAGE ON SCHEMA bi TO regress_dp_bi_other;
+SET SESSION AUTHORIZATION regress_dp_bi_other;
+SELECT count(*) AS tables_listed FROM information_schema.tables WHERE table_schema = 'bi';
+SELECT count(*) AS columns_listed FROM information_schema.columns WHERE table_schema = 'bi';
+RESET SESSION AUTHORIZATION;
+DROP OWNED BY regress_dp_bi_other;
+DROP ROLE regress_dp_bi_other;
 
 SET client_min_messages = warning;
 DROP SCHEMA bi CASCADE;

@@ -338,3 +338,9 @@ GRANT EXECUTE ON FUNCTION
   dp_agg.total_to_timestamp(text, text, timestamptz, text),
   dp_agg.total_to_date(text, text, date, text)
 TO PUBLIC;
+
+-- A restricted session reads these in place of information_schema.tables and
+-- information_schema.columns (78_information_schema.sql); they list what
+-- pg_catalog shows every role.
+GRANT SELECT ON dp_agg.information_schema_tables, dp_agg.information_schema_columns TO PUBLIC;
+GRANT EXECUTE ON FUNCTION dp_agg.lists_protected_table(oid) TO PUBLIC;

@@ -267,6 +267,23 @@ FROM "@SCHEMA@"."patients" "patients"
 GROUP BY 1
 ORDER BY 2 DESC
 
+-- ---- Discovery through information_schema (dbt, Looker, generic connectors) -------
+
+-- shape: information_schema_tables
+-- source: dbt-labs/dbt-postgres (postgres__list_relations_without_caching and
+-- source:   get_columns_in_relation read information_schema.tables/columns); the
+-- source:   restricted analyst holds no privilege on the table (issue 27)
+-- expect: works
+-- rows: 1 1
+SELECT table_schema, table_name, table_type FROM information_schema.tables
+WHERE table_schema = '@SCHEMA@' AND table_name = 'patients'
+
+-- shape: information_schema_columns
+-- expect: works
+-- rows: 6 6
+SELECT column_name, data_type FROM information_schema.columns
+WHERE table_schema = '@SCHEMA@' AND table_name = 'patients' ORDER BY ordinal_position
+
 -- ---- psqlODBC (Excel, Power BI, Tableau over ODBC) and pgjdbc escapes ------------
 
 -- shape: odbc_fn_year_count
