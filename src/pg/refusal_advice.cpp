@@ -95,10 +95,11 @@ const char* NonTotalCallAdvice(Oid function, const Node* call) {
   const char* name = get_func_name(function);
   if (name == nullptr) return kGenericAdvice;
   static const char* const kTrims[] = {"btrim", "ltrim", "rtrim", "trim", nullptr};
-  static const char* const kMath[] = {"sqrt", "dsqrt", "ln", "dlog1", "log", "dlog10", "exp",
-                                      "dexp", "power", "pow", "dpow", "cbrt", "dcbrt", nullptr};
-  static const char* const kText[] = {"replace", "split_part", "left", "right", "reverse",
-                                      "repeat", "lpad", "rpad", "initcap", "translate", nullptr};
+  static const char* const kMath[] = {"sqrt", "dsqrt", "ln",  "dlog1", "log",  "dlog10", "exp",
+                                      "dexp", "power", "pow", "dpow",  "cbrt", "dcbrt",  nullptr};
+  static const char* const kText[] = {"replace", "split_part", "left", "right",
+                                      "reverse", "repeat",     "lpad", "rpad",
+                                      "initcap", "translate",  nullptr};
   if (NameIs(name, kTrims))
     return "trim() is not run on protected rows: match with LIKE (x LIKE '%north%'), or trim the "
            "released keys in an outer query.";

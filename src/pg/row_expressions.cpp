@@ -185,15 +185,15 @@ const char* const kRegexHint =
   char rule[256];
   if (IsA(node, CoerceViaIO))
     snprintf(rule, sizeof rule, "cast from %s to %s may not be applied to protected rows",
-             format_type_be(exprType(reinterpret_cast<Node*>(
-                 reinterpret_cast<CoerceViaIO*>(node)->arg))),
+             format_type_be(
+                 exprType(reinterpret_cast<Node*>(reinterpret_cast<CoerceViaIO*>(node)->arg))),
              format_type_be(reinterpret_cast<CoerceViaIO*>(node)->resulttype));
   else if (IsA(node, MinMaxExpr))
     snprintf(rule, sizeof rule, "GREATEST/LEAST may not be applied to protected rows");
   else
     snprintf(rule, sizeof rule, "expression not allowed on protected rows");
-  RefuseAt(ERRCODE_INSUFFICIENT_PRIVILEGE, rule, detail, ExpressionAdvice(node),
-           exprLocation(node), "");
+  RefuseAt(ERRCODE_INSUFFICIENT_PRIVILEGE, rule, detail, ExpressionAdvice(node), exprLocation(node),
+           "");
 }
 
 // Walks an expression after constant folding. Every node left is evaluated

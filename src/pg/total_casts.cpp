@@ -118,12 +118,12 @@ Datum dp_total_int2_numeric(PG_FUNCTION_ARGS) {
 
 // Floats to integers: rint, then NULL where the built-in (dtoi4, dtoi2,
 // dtoi8, ftoi4, ftoi2, ftoi8) raises: NaN or outside the integer type.
-#define DP_FLOAT_TO_INT(name, GET, FITS, T, RETURN) \
-  PG_FUNCTION_INFO_V1(dp_total_##name);             \
-  Datum dp_total_##name(PG_FUNCTION_ARGS) {         \
-    const auto value = rint(GET(0));                \
+#define DP_FLOAT_TO_INT(name, GET, FITS, T, RETURN)          \
+  PG_FUNCTION_INFO_V1(dp_total_##name);                      \
+  Datum dp_total_##name(PG_FUNCTION_ARGS) {                  \
+    const auto value = rint(GET(0));                         \
     if (std::isnan(value) || !FITS(value)) PG_RETURN_NULL(); \
-    RETURN(static_cast<T>(value));                  \
+    RETURN(static_cast<T>(value));                           \
   }
 
 DP_FLOAT_TO_INT(int4_float8, PG_GETARG_FLOAT8, FLOAT8_FITS_IN_INT32, int32, PG_RETURN_INT32)

@@ -31,10 +31,10 @@ Oid ReplacementOf(Oid builtin) {
   const bool timestamp = builtin == F_TO_TIMESTAMP_TEXT_TEXT;
   const Oid result = timestamp ? TIMESTAMPTZOID : DATEOID;
   const Oid arguments[4] = {TEXTOID, TEXTOID, result, TEXTOID};
-  return LookupFuncName(list_make2(makeString(pstrdup("dp_agg")),
-                                   makeString(pstrdup(timestamp ? "total_to_timestamp"
-                                                                : "total_to_date"))),
-                        4, arguments, false);
+  return LookupFuncName(
+      list_make2(makeString(pstrdup("dp_agg")),
+                 makeString(pstrdup(timestamp ? "total_to_timestamp" : "total_to_date"))),
+      4, arguments, false);
 }
 
 const Const* ConstantOf(Node* argument) {
@@ -64,12 +64,13 @@ Node* VerifiedCall(FuncExpr* call) {
   // those settings).
   const Datum result = OidFunctionCall2Coll(call->funcid, call->inputcollid,
                                             text_argument->constvalue, format_argument->constvalue);
-  List* arguments = list_make4(
-      copyObjectImpl(text_argument), copyObjectImpl(format_argument),
-      makeConst(result_type, -1, InvalidOid, result_type == DATEOID ? sizeof(DateADT) : sizeof(int64),
-                result, false, result_type == DATEOID ? true : FLOAT8PASSBYVAL),
-      makeConst(TEXTOID, -1, InvalidOid, -1, PointerGetDatum(VerifiedCallSettings()), false,
-                false));
+  List* arguments =
+      list_make4(copyObjectImpl(text_argument), copyObjectImpl(format_argument),
+                 makeConst(result_type, -1, InvalidOid,
+                           result_type == DATEOID ? sizeof(DateADT) : sizeof(int64), result, false,
+                           result_type == DATEOID ? true : FLOAT8PASSBYVAL),
+                 makeConst(TEXTOID, -1, InvalidOid, -1, PointerGetDatum(VerifiedCallSettings()),
+                           false, false));
   FuncExpr* replacement = makeFuncExpr(ReplacementOf(call->funcid), result_type, arguments,
                                        InvalidOid, call->inputcollid, COERCE_EXPLICIT_CALL);
   replacement->location = call->location;
@@ -89,9 +90,9 @@ PG_FUNCTION_INFO_V1(dp_total_verified_call);
 Datum dp_total_verified_call(PG_FUNCTION_ARGS) {
   text* recorded = PG_GETARG_TEXT_PP(3);
   text* current = dp_pg::VerifiedCallSettings();
-  const bool same = VARSIZE_ANY_EXHDR(recorded) == VARSIZE_ANY_EXHDR(current) &&
-                    memcmp(VARDATA_ANY(recorded), VARDATA_ANY(current),
-                           VARSIZE_ANY_EXHDR(current)) == 0;
+  const bool same =
+      VARSIZE_ANY_EXHDR(recorded) == VARSIZE_ANY_EXHDR(current) &&
+      memcmp(VARDATA_ANY(recorded), VARDATA_ANY(current), VARSIZE_ANY_EXHDR(current)) == 0;
   pfree(current);
   if (!same) PG_RETURN_NULL();
   return PG_GETARG_DATUM(2);
