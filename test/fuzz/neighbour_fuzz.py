@@ -481,9 +481,9 @@ class Gen:
             x = self.r.random()
             if x < 0.4:
                 return self.arith_pred(a)
-            if x < 0.65:
-                return self.date_text_pred(a)
-            return self.surface_pred(a) if x < 0.85 else self.bi_pred(a)
+            return self.date_text_pred(a) if x < 0.65 else self.surface_pred(a)
+        if 0.81 <= r < 0.83:
+            return self.bi_pred(a)
         if r < 0.77:
             return f"{a}.tags {self.ch(['@>', '&&', '='])} ARRAY[{self.ch(['' + chr(39) + 'rare' + chr(39), chr(39) + 'x' + chr(39)])}]"
         col = self.ch(PRED_COLS) if self.r.random() < 0.9 else self.ch(list(NBR))
