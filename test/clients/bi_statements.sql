@@ -284,6 +284,21 @@ WHERE table_schema = '@SCHEMA@' AND table_name = 'patients'
 SELECT column_name, data_type FROM information_schema.columns
 WHERE table_schema = '@SCHEMA@' AND table_name = 'patients' ORDER BY ordinal_position
 
+-- shape: odbc_sqltables
+-- source: psqlODBC's SQLTables (info.c, reads pg_catalog): how Excel, Power BI and
+-- source:   Tableau list tables over ODBC
+-- expect: works
+-- only: odbc
+-- rows: 1 1
+SQLTables(schema @SCHEMA@, table patients)
+
+-- shape: odbc_sqlcolumns
+-- source: psqlODBC's SQLColumns (info.c, reads pg_catalog)
+-- expect: works
+-- only: odbc
+-- rows: 6 6
+SQLColumns(schema @SCHEMA@, table patients)
+
 -- ---- psqlODBC (Excel, Power BI, Tableau over ODBC) and pgjdbc escapes ------------
 
 -- shape: odbc_fn_year_count
