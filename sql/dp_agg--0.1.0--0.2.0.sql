@@ -1468,6 +1468,128 @@ COMMENT ON FUNCTION dp_agg.unset_column_bounds(regclass, name) IS
   'unset_column_bounds(table, column): removes the declared bounds of a column (administrators)';
 COMMENT ON VIEW dp_agg.column_bounds IS
   'Declared public bounds of numeric columns (dp_agg.set_column_bounds)';
+-- Total versions of the casts and conversions BI tools write into their SQL
+-- (issue 27; src/pg/total_casts.cpp, src/pg/verified_calls.cpp). A restricted
+-- role's expressions over protected rows call them in place of the built-in
+-- (query_rewrites.cpp); README "Restricted analysts" states what each returns
+-- where the built-in raises.
+
+CREATE FUNCTION dp_agg.total_int4(numeric) RETURNS int4
+  AS 'MODULE_PATHNAME', 'dp_total_int4_numeric' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_int8(numeric) RETURNS int8
+  AS 'MODULE_PATHNAME', 'dp_total_int8_numeric' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_int2(numeric) RETURNS int2
+  AS 'MODULE_PATHNAME', 'dp_total_int2_numeric' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_int4(float8) RETURNS int4
+  AS 'MODULE_PATHNAME', 'dp_total_int4_float8' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_int2(float8) RETURNS int2
+  AS 'MODULE_PATHNAME', 'dp_total_int2_float8' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_int8(float8) RETURNS int8
+  AS 'MODULE_PATHNAME', 'dp_total_int8_float8' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_int4(float4) RETURNS int4
+  AS 'MODULE_PATHNAME', 'dp_total_int4_float4' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_int2(float4) RETURNS int2
+  AS 'MODULE_PATHNAME', 'dp_total_int2_float4' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_int8(float4) RETURNS int8
+  AS 'MODULE_PATHNAME', 'dp_total_int8_float4' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_int4(int8) RETURNS int4
+  AS 'MODULE_PATHNAME', 'dp_total_int4_int8' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_int2(int8) RETURNS int2
+  AS 'MODULE_PATHNAME', 'dp_total_int2_int8' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_int2(int4) RETURNS int2
+  AS 'MODULE_PATHNAME', 'dp_total_int2_int4' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_float4(float8) RETURNS float4
+  AS 'MODULE_PATHNAME', 'dp_total_float4_float8' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_date(timestamptz) RETURNS date
+  AS 'MODULE_PATHNAME', 'dp_total_date_timestamptz' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_timestamp(timestamptz) RETURNS timestamp
+  AS 'MODULE_PATHNAME', 'dp_total_timestamp_timestamptz' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_timestamptz(timestamp) RETURNS timestamptz
+  AS 'MODULE_PATHNAME', 'dp_total_timestamptz_timestamp' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_to_timestamp(float8) RETURNS timestamptz
+  AS 'MODULE_PATHNAME', 'dp_total_to_timestamp_float8' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_to_timestamp(text, text, timestamptz, text) RETURNS timestamptz
+  AS 'MODULE_PATHNAME', 'dp_total_verified_call' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_to_date(text, text, date, text) RETURNS date
+  AS 'MODULE_PATHNAME', 'dp_total_verified_call' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION dp_agg.total_int4(numeric) IS
+  'total version of int4(numeric) for expressions over protected rows: NULL where the cast raises (NaN, infinity, out of range)';
+COMMENT ON FUNCTION dp_agg.total_int8(numeric) IS
+  'total version of int8(numeric) for expressions over protected rows: NULL where the cast raises (NaN, infinity, out of range)';
+COMMENT ON FUNCTION dp_agg.total_int2(numeric) IS
+  'total version of int2(numeric) for expressions over protected rows: NULL where the cast raises (NaN, infinity, out of range)';
+COMMENT ON FUNCTION dp_agg.total_int4(float8) IS
+  'total version of int4(float8) for expressions over protected rows: NULL where the cast raises (NaN, out of range)';
+COMMENT ON FUNCTION dp_agg.total_int2(float8) IS
+  'total version of int2(float8) for expressions over protected rows: NULL where the cast raises (NaN, out of range)';
+COMMENT ON FUNCTION dp_agg.total_int8(float8) IS
+  'total version of int8(float8) for expressions over protected rows: NULL where the cast raises (NaN, out of range)';
+COMMENT ON FUNCTION dp_agg.total_int4(float4) IS
+  'total version of int4(float4) for expressions over protected rows: NULL where the cast raises (NaN, out of range)';
+COMMENT ON FUNCTION dp_agg.total_int2(float4) IS
+  'total version of int2(float4) for expressions over protected rows: NULL where the cast raises (NaN, out of range)';
+COMMENT ON FUNCTION dp_agg.total_int8(float4) IS
+  'total version of int8(float4) for expressions over protected rows: NULL where the cast raises (NaN, out of range)';
+COMMENT ON FUNCTION dp_agg.total_int4(int8) IS
+  'total version of int4(int8) for expressions over protected rows: NULL where the cast raises (out of range)';
+COMMENT ON FUNCTION dp_agg.total_int2(int8) IS
+  'total version of int2(int8) for expressions over protected rows: NULL where the cast raises (out of range)';
+COMMENT ON FUNCTION dp_agg.total_int2(int4) IS
+  'total version of int2(int4) for expressions over protected rows: NULL where the cast raises (out of range)';
+COMMENT ON FUNCTION dp_agg.total_float4(float8) IS
+  'total version of float4(float8) for expressions over protected rows: the IEEE result where the cast raises (overflow, underflow)';
+COMMENT ON FUNCTION dp_agg.total_date(timestamptz) IS
+  'total version of date(timestamptz) for expressions over protected rows: -infinity for a local date before the first valid date';
+COMMENT ON FUNCTION dp_agg.total_timestamp(timestamptz) IS
+  'total version of timestamp(timestamptz) for expressions over protected rows: +-infinity where the local time leaves the range';
+COMMENT ON FUNCTION dp_agg.total_timestamptz(timestamp) IS
+  'total version of timestamptz(timestamp) for expressions over protected rows: +-infinity where the time zone moves the instant out of the range';
+COMMENT ON FUNCTION dp_agg.total_to_timestamp(float8) IS
+  'total version of to_timestamp(float8) for expressions over protected rows: NULL for NaN, +-infinity beyond the range';
+COMMENT ON FUNCTION dp_agg.total_to_timestamp(text, text, timestamptz, text) IS
+  'to_timestamp(text, format) of constants, computed while planning: the recorded result while TimeZone and lc_time are unchanged, NULL otherwise; never raises';
+COMMENT ON FUNCTION dp_agg.total_to_date(text, text, date, text) IS
+  'to_date(text, format) of constants, computed while planning: the recorded result while TimeZone and lc_time are unchanged, NULL otherwise; never raises';
+
+-- information_schema for restricted roles (issue 27; src/pg/information_schema.h).
+-- dp_agg's copies of information_schema.tables and information_schema.columns,
+-- made from this server's own definitions with one more reason to list a
+-- table: dp_agg.lists_protected_table(oid), true only in a restricted session
+-- for a protected table whose schema the role may use. A restricted session's
+-- references to the two views are pointed to these at parse analysis, so
+-- tools that discover tables through information_schema (dbt, Looker, generic
+-- connectors) see the protected tables they can query with private
+-- aggregates. No privilege on the tables is granted (REFERENCES would let the
+-- analyst probe keys through a foreign key, TRIGGER attach code).
+
+CREATE FUNCTION dp_agg.lists_protected_table(oid) RETURNS boolean
+  AS 'MODULE_PATHNAME', 'dp_lists_protected_table' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.lists_protected_table(oid) IS
+  'whether information_schema lists this relation to the session although it holds no privilege on it: a restricted session, a protected table, a schema it may use';
+
+DO $listing$
+DECLARE
+  view_name text;
+  definition text;
+  privilege_test constant text := 'AND (pg_has_role(c.relowner, ''USAGE''::text) OR ';
+BEGIN
+  FOREACH view_name IN ARRAY ARRAY['tables', 'columns'] LOOP
+    definition := pg_catalog.pg_get_viewdef(('information_schema.' || view_name)::regclass);
+    -- The privilege test of the view's WHERE, once: checked, so that a server
+    -- whose definition differs fails here instead of listing nothing.
+    IF (length(definition) - length(replace(definition, privilege_test, ''))) / length(privilege_test) <> 1 THEN
+      RAISE EXCEPTION 'dp_agg: information_schema.% has an unexpected definition', view_name;
+    END IF;
+    definition := replace(definition, privilege_test,
+                          privilege_test || 'dp_agg.lists_protected_table(c.oid) OR ');
+    EXECUTE format('CREATE VIEW dp_agg.%I AS %s', 'information_schema_' || view_name,
+                   rtrim(definition, ';'));
+    EXECUTE format('COMMENT ON VIEW dp_agg.%I IS %L', 'information_schema_' || view_name,
+                   'information_schema.' || view_name || ' that also lists the protected tables a restricted session may query with private aggregates (read in its place by restricted sessions)');
+  END LOOP;
+END
+$listing$;
 
 -- CREATE AGGREGATE has no volatility option and records aggregates as
 -- immutable, so the planner would treat two identical calls as one, or copy a
@@ -1802,3 +1924,34 @@ GRANT EXECUTE ON FUNCTION
   dp_agg.total_to_char(timestamptz, text),
   dp_agg.total_date_trunc(text, timestamptz)
 TO PUBLIC;
+
+-- dp_agg puts these into a restricted role's expressions over protected rows
+-- in place of the casts BI tools write (76_total_casts.sql), and that query
+-- runs as that role. They are pure and never raise.
+GRANT EXECUTE ON FUNCTION
+  dp_agg.total_int4(numeric),
+  dp_agg.total_int8(numeric),
+  dp_agg.total_int2(numeric),
+  dp_agg.total_int4(float8),
+  dp_agg.total_int2(float8),
+  dp_agg.total_int8(float8),
+  dp_agg.total_int4(float4),
+  dp_agg.total_int2(float4),
+  dp_agg.total_int8(float4),
+  dp_agg.total_int4(int8),
+  dp_agg.total_int2(int8),
+  dp_agg.total_int2(int4),
+  dp_agg.total_float4(float8),
+  dp_agg.total_date(timestamptz),
+  dp_agg.total_timestamp(timestamptz),
+  dp_agg.total_timestamptz(timestamp),
+  dp_agg.total_to_timestamp(float8),
+  dp_agg.total_to_timestamp(text, text, timestamptz, text),
+  dp_agg.total_to_date(text, text, date, text)
+TO PUBLIC;
+
+-- A restricted session reads these in place of information_schema.tables and
+-- information_schema.columns (78_information_schema.sql); they list what
+-- pg_catalog shows every role.
+GRANT SELECT ON dp_agg.information_schema_tables, dp_agg.information_schema_columns TO PUBLIC;
+GRANT EXECUTE ON FUNCTION dp_agg.lists_protected_table(oid) TO PUBLIC;

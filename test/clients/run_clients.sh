@@ -17,7 +17,9 @@
 #
 # Env: DP_CLIENTS_JDBC_TRANSPORT = auto (default) | tcp | relay (see
 # RestrictedAnalystJdbc.java), DP_CLIENTS_KEEP=1 keeps the database and role,
-# DP_CLIENTS_SHAPES another shapes file (default: shapes.sql next to this script).
+# DP_CLIENTS_SHAPES other shapes files, separated by ':' (default: shapes.sql and
+# bi_statements.sql next to this script: the query shapes BI tools send first, and the
+# statements Metabase, Superset, Tableau and psqlODBC generate for everyday questions).
 # Every client runs under timeout(1), so a hanging server fails the check.
 # Needs psql, javac/java, /usr/share/java/postgresql.jar, Debian's python3 with
 # psycopg2, SQLAlchemy and pyodbc, and odbc-postgresql (test/scripts/ensure_deps.sh
@@ -176,7 +178,7 @@ expect_refused "\\copy (SELECT age FROM $SCHEMA.patients) TO STDOUT" -At \
 
 export DP_CLIENTS_DB=$DB DP_CLIENTS_ROLE=$ROLE DP_CLIENTS_SUPERUSER=$SUPERUSER \
   DP_CLIENTS_SCHEMA=$SCHEMA DP_CLIENTS_ROWS=$ROWS DP_CLIENTS_REGIONS=$REGIONS \
-  DP_CLIENTS_SHAPES=${DP_CLIENTS_SHAPES:-$HERE/shapes.sql}
+  DP_CLIENTS_SHAPES=${DP_CLIENTS_SHAPES:-$HERE/shapes.sql:$HERE/bi_statements.sql}
 timeout 600 "$PYTHON" "$HERE/shapes.py" psql >"$work/psql_shapes.out" 2>&1
 number_output "$work/psql_shapes.out" $? "psql shapes (shapes.py psql)"
 

@@ -493,6 +493,8 @@ class Gen:
             if x < 0.4:
                 return self.arith_pred(a)
             return self.date_text_pred(a) if x < 0.65 else self.surface_pred(a)
+        if 0.81 <= r < 0.83:
+            return self.bi_pred(a)
         if r < 0.77:
             return f"{a}.tags {self.ch(['@>', '&&', '='])} ARRAY[{self.ch(['' + chr(39) + 'rare' + chr(39), chr(39) + 'x' + chr(39)])}]"
         col = self.ch(PRED_COLS) if self.r.random() < 0.9 else self.ch(list(NBR))
@@ -598,6 +600,40 @@ class Gen:
             f"to_char(CASE WHEN {a}.age = 99 THEN 'infinity'::timestamp ELSE {a}.visit_ts END, 'YYYY') = '2024'",
             f"ceil(CASE WHEN {a}.age = 99 THEN (repeat('9', 131071) || '.5')::numeric ELSE {a}.income END) > 0",
             f"lower(CASE WHEN {a}.age = 99 THEN repeat('A', 17 * 1024 * 1024) ELSE {a}.name END) = 'alice'",
+        ])
+        if self.r.random() < 0.4:  # gated: evaluated for the neighbour only
+            col = self.ch(PRED_COLS)
+            return f"CASE WHEN {a}.{col} = {self.const(col)} THEN {p} ELSE true END"
+        return p
+
+    def bi_pred(self, a):
+        """What BI tools write (issue 27): Metabase's CAST(date_trunc(...) AS date)
+        and relative filters, cross-type date/timestamp/timestamptz comparisons,
+        Superset's TO_TIMESTAMP/TO_DATE of constants, Tableau's and psqlODBC's
+        CAST(EXTRACT(...) AS INTEGER), narrowing casts, probing the neighbour (age 99,
+        phone 5000000000, income 123456.78, visit 1999-12-31 23:59:59), with values
+        where the built-ins raise for the neighbour only, and variants the judge
+        must refuse (to_timestamp of a column)."""
+        p = self.ch([
+            f"CAST(date_trunc('month', {a}.visit) AS date) = date '1999-12-01'",
+            f"{a}.visit_ts::date = date '1999-12-31'",
+            f"CAST({a}.visit_ts AS timestamptz) >= CAST((now() + INTERVAL '-30 day') AS date)",
+            f"{a}.visit_ts {self.ch(['>=', '<', '='])} {a}.visit",
+            f"{a}.visit < TIMESTAMP '2000-01-01 00:00:00'",
+            f"{a}.visit_ts >= TO_TIMESTAMP('1999-12-31 00:00:00.000000', 'YYYY-MM-DD HH24:MI:SS.US')",
+            f"{a}.visit >= TO_DATE('1999-12-01', 'YYYY-MM-DD')",
+            f"{a}.visit_ts >= TO_TIMESTAMP({a}.name, 'YYYY')",     # refused: not a constant
+            f"CAST(EXTRACT(YEAR FROM {a}.visit) AS INTEGER) = 1999",
+            f"CAST(TRUNC(EXTRACT(MONTH FROM {a}.visit_ts)) AS INTEGER) = 12",
+            f"{a}.phone::int4 IS NULL",                            # out of range: NULL
+            f"{a}.income::int2 IS NULL",
+            f"CAST(FLOOR({a}.score * 1e300 * 1e10) AS BIGINT) IS NULL",
+            f"({a}.score + {a}.age * 1e38)::float4 > 0",
+            f"to_timestamp(CASE WHEN {a}.age = 99 THEN 'NaN'::float8 ELSE {a}.score END) IS NULL",
+            f"CAST(CASE WHEN {a}.age = 99 THEN timestamp '294276-12-31 23:00' ELSE {a}.visit_ts END"
+            f" AS timestamptz) > now()",
+            f"CAST(CAST(CASE WHEN {a}.age = 99 THEN timestamptz '4714-11-24 00:00+00 BC'"
+            f" ELSE {a}.visit_ts END AS date) AS timestamp) < now()",
         ])
         if self.r.random() < 0.4:  # gated: evaluated for the neighbour only
             col = self.ch(PRED_COLS)
