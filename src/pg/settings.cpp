@@ -61,8 +61,7 @@ const struct config_enum_entry kTestFaults[] = {
     {"unchecked_text_encoding", static_cast<int>(TestFault::kUncheckedTextEncoding), false},
     {"measured_estimates", static_cast<int>(TestFault::kMeasuredEstimates), false},
     {"uncancellable_spin", static_cast<int>(TestFault::kUncancellableSpin), false},
-    {"plain_bounds_checked_on_rows", static_cast<int>(TestFault::kPlainBoundsCheckedOnRows),
-     false},
+    {"plain_bounds_checked_on_rows", static_cast<int>(TestFault::kPlainBoundsCheckedOnRows), false},
     {nullptr, 0, false},
 };
 
