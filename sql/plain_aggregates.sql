@@ -133,6 +133,15 @@ SELECT count(*) = 4 AS four_regions
 FROM (SELECT region, count(*) AS n FROM adults GROUP BY region HAVING count(*) > 100) q;
 SELECT abs(n - 1000) < 42 AS filtered_ok
 FROM (SELECT count(*) FILTER (WHERE region = 'north') AS n FROM hr.patients) q;
+-- Tableau casts before averaging: a widening cast of a bounded column keeps
+-- its bounds (as double precision here); a narrowing one does not.
+SELECT region, abs(a - 49.5) < 10 AS avg_ok, pg_typeof(a) AS avg_type
+FROM (SELECT "patients"."region" AS "region",
+             AVG(CAST("patients"."age" AS DOUBLE PRECISION)) AS a
+      FROM "hr"."patients" "patients" GROUP BY 1) q ORDER BY 1;
+SELECT abs(s - :true_age_sum) < 5060 AS sum_ok, pg_typeof(s) AS sum_type
+FROM (SELECT sum(age::bigint) AS s FROM hr.patients) q;
+SELECT sum(weight::int) FROM hr.patients;
 -- A public table joined on its unique key.
 SELECT country, abs(n - 2000) < 42 AS count_ok
 FROM (SELECT r.country, count(*) AS n FROM hr.patients p JOIN hr.regions r ON r.name = p.region

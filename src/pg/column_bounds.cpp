@@ -146,7 +146,17 @@ void CheckBoundsLabel(Oid relation, AttrNumber column, const char* label) {
   }
 }
 
-bool DeclaredColumnBounds(Oid relation, AttrNumber column, Const** lower, Const** upper) {
+bool IsWideningCast(Oid from, Oid to) {
+  auto integer_rank = [](Oid type) {
+    return type == INT2OID ? 1 : type == INT4OID ? 2 : type == INT8OID ? 3 : 0;
+  };
+  if (integer_rank(from) > 0)
+    return integer_rank(to) > integer_rank(from) || to == NUMERICOID || to == FLOAT4OID ||
+           to == FLOAT8OID;
+  return from == FLOAT4OID && to == FLOAT8OID;
+}
+
+bool DeclaredColumnBounds(Oid relation, AttrNumber column, Oid as, Const** lower, Const** upper) {
   ObjectAddress address;
   address.classId = RelationRelationId;
   address.objectId = relation;
@@ -159,8 +169,9 @@ bool DeclaredColumnBounds(Oid relation, AttrNumber column, Const** lower, Const*
   if (!ParseBounds(label, &lower_numeric, &upper_numeric)) return false;
   const Oid type = get_atttype(relation, column);
   if (!IsBoundedType(type)) return false;  // the column's type changed since
-  *lower = ConstOfType(type, lower_numeric);
-  *upper = ConstOfType(type, upper_numeric);
+  if (as != type && !IsWideningCast(type, as)) return false;
+  *lower = ConstOfType(as, lower_numeric);
+  *upper = ConstOfType(as, upper_numeric);
   return true;
 }
 

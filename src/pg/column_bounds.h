@@ -28,9 +28,17 @@ bool IsBoundsLabel(const char* label);
 // are not integers of its type).
 void CheckBoundsLabel(Oid relation, AttrNumber column, const char* label);
 
-// The declared bounds of `column` of `relation` as constants of the
-// column's type (false if none are declared).
-bool DeclaredColumnBounds(Oid relation, AttrNumber column, Const** lower, Const** upper);
+// The declared bounds of `column` of `relation` as constants of type `as`
+// (the column's type, or a wider numeric type it is cast to); false if none
+// are declared.
+bool DeclaredColumnBounds(Oid relation, AttrNumber column, Oid as, Const** lower, Const** upper);
+
+// Whether a cast from numeric type `from` to `to` keeps every value of
+// `from` exactly or rounds it monotonically and never fails (integers to
+// wider integers, numeric, real or double precision; real to double
+// precision): clamping the cast value to the cast bounds then equals
+// casting the clamped value.
+bool IsWideningCast(Oid from, Oid to);
 
 }  // namespace dp_pg
 

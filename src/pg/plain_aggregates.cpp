@@ -7,6 +7,7 @@ extern "C" {
 #include "access/tableam.h"
 #include "executor/tuptable.h"
 #include "catalog/indexing.h"
+#include "catalog/pg_cast.h"
 #include "catalog/pg_extension.h"
 #include "catalog/pg_namespace.h"
 #include "nodes/makefuncs.h"
@@ -175,9 +176,36 @@ bool LevelYieldsProtectedRows(Query* query, const Level* outer) {
 
 // Follows `expression` (a column reference, through subqueries, joins and
 // WITH queries that pass it on unchanged) to the table column it reads.
+// A cast PostgreSQL wrote or the tool did (Tableau's AVG(CAST(x AS DOUBLE
+// PRECISION))): one of the built-in numeric casts that widen
+// (IsWideningCast), so the column's bounds hold for the cast value too.
+Expr* WideningCastArgument(Expr* expression) {
+  if (!IsA(expression, FuncExpr)) return nullptr;
+  auto* call = reinterpret_cast<FuncExpr*>(expression);
+  if (call->funcformat == COERCE_EXPLICIT_CALL || list_length(call->args) != 1) return nullptr;
+  auto* argument = static_cast<Expr*>(linitial(call->args));
+  const Oid from = exprType(reinterpret_cast<Node*>(argument));
+  if (!IsWideningCast(from, call->funcresulttype)) return nullptr;
+  // The cast is pg_cast's own function for the pair, not a function of the
+  // same name.
+  HeapTuple tuple = SearchSysCache2(CASTSOURCETARGET, ObjectIdGetDatum(from),
+                                    ObjectIdGetDatum(call->funcresulttype));
+  if (!HeapTupleIsValid(tuple)) return nullptr;
+  const Oid cast_function = reinterpret_cast<Form_pg_cast>(GETSTRUCT(tuple))->castfunc;
+  ReleaseSysCache(tuple);
+  return cast_function == call->funcid ? argument : nullptr;
+}
+
 bool TraceColumn(const Level* level, Expr* expression, Oid* relation, AttrNumber* column) {
-  while (expression != nullptr && IsA(expression, RelabelType))
-    expression = reinterpret_cast<RelabelType*>(expression)->arg;
+  for (;;) {
+    if (expression != nullptr && IsA(expression, RelabelType)) {
+      expression = reinterpret_cast<RelabelType*>(expression)->arg;
+      continue;
+    }
+    Expr* argument = expression != nullptr ? WideningCastArgument(expression) : nullptr;
+    if (argument == nullptr) break;
+    expression = argument;
+  }
   if (expression == nullptr || !IsA(expression, Var)) return false;
   auto* var = reinterpret_cast<Var*>(expression);
   if (var->varlevelsup != 0 || var->varattno <= 0) return false;
@@ -303,7 +331,11 @@ void RefuseUnboundedArgument(const Aggref* call, PlainKind kind, Oid relation, A
 // table itself. Deciding a rewrite (or a refusal) from this is the leak the
 // neighbour fuzzer must find: declared bounds are checked by clamping, never
 // against the rows.
-bool FaultRowsOutsideBounds(Oid relation, AttrNumber column, Const* lower, Const* upper) {
+bool FaultRowsOutsideBounds(Oid relation, AttrNumber column) {
+  Const* lower = nullptr;
+  Const* upper = nullptr;
+  if (!DeclaredColumnBounds(relation, column, get_atttype(relation, column), &lower, &upper))
+    return false;
   Relation table = table_open(relation, AccessShareLock);
   TableScanDesc scan = table_beginscan(table, GetActiveSnapshot(), 0, nullptr);
   TupleTableSlot* slot = table_slot_create(table, nullptr);
@@ -387,10 +419,10 @@ void RewriteCall(Aggref* call, const Level* level) {
       Const* lower = nullptr;
       Const* upper = nullptr;
       if (!TraceColumn(level, value->expr, &relation, &column) ||
-          !DeclaredColumnBounds(relation, column, &lower, &upper) || lower->consttype != value_type)
+          !DeclaredColumnBounds(relation, column, value_type, &lower, &upper))
         RefuseUnboundedArgument(call, kind, relation, column);
       if (TestFaultIs(TestFault::kPlainBoundsCheckedOnRows) &&
-          FaultRowsOutsideBounds(relation, column, lower, upper))
+          FaultRowsOutsideBounds(relation, column))
         RefuseAt(ERRCODE_INSUFFICIENT_PRIVILEGE, "values lie outside the declared bounds",
                  "(test fault plain_bounds_checked_on_rows)", "Declare wider bounds.",
                  call->location, PlainName(kind));
