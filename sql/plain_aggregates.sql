@@ -182,6 +182,19 @@ SELECT sum(DISTINCT age) FROM hr.patients;
 SELECT stddev(age) FROM hr.patients;
 SELECT :before - epsilon AS charged_by_refusals FROM dp_agg.remaining_budget();
 
+-- Review 27, finding 1: a recursive WITH query's reference to itself ended
+-- the server process (the rewrite followed it without end, SIGSEGV). A
+-- count over public rows stays count; over protected rows, refused as before.
+WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 3)
+SELECT count(*) FROM r;
+WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 3)
+SELECT count(*) FROM r, hr.patients;
+WITH RECURSIVE r(a) AS (SELECT age FROM hr.patients UNION ALL SELECT a + 1 FROM r WHERE a < 3)
+SELECT count(*), sum(a) FROM r;
+WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 3),
+     s(m) AS (SELECT n FROM r UNION ALL SELECT m + 1 FROM s, r WHERE m < n)
+SELECT count(*) FROM s;
+
 \c - :admin
 -- Unrestricted roles keep PostgreSQL's own aggregates (exact answers).
 SET dp_agg.plain_aggregate_epsilon = 0.5;

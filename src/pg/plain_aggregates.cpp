@@ -98,7 +98,11 @@ Oid PrivateAggregate(const char* name, int count, Oid* types) {
 // Which levels aggregate protected rows.
 // ---------------------------------------------------------------------------
 
-bool LevelYieldsProtectedRows(Query* query, const Level* outer);
+// `visiting`: the WITH queries whose rows are being examined further up, so
+// that a recursive WITH query's reference to itself (whose rows are those of
+// its other branches, examined there) ends the walk instead of recursing
+// without end (review 27, finding 1: a stack overflow, SIGSEGV).
+bool LevelYieldsProtectedRows(Query* query, const Level* outer, List* visiting);
 
 CommonTableExpr* FindCte(const Level* level, const char* name, Index levels_up,
                          const Level** holder) {
@@ -118,56 +122,62 @@ CommonTableExpr* FindCte(const Level* level, const char* name, Index levels_up,
 // Whether range table item `index` of `level` yields rows of a protected
 // table: the table itself, or a level below that returns its rows
 // unaggregated. An aggregating level returns answers, not rows.
-bool ItemYieldsProtectedRows(const Level* level, Index index) {
+bool ItemYieldsProtectedRows(const Level* level, Index index, List* visiting) {
   RangeTblEntry* entry = rt_fetch(index, level->query->rtable);
   switch (entry->rtekind) {
     case RTE_RELATION:
       return IsProtectedRelation(entry->relid, entry->inh);
     case RTE_SUBQUERY:
-      return LevelYieldsProtectedRows(entry->subquery, level);
+      return LevelYieldsProtectedRows(entry->subquery, level, visiting);
     case RTE_CTE: {
       const Level* holder = nullptr;
       CommonTableExpr* cte = FindCte(level, entry->ctename, entry->ctelevelsup, &holder);
-      return cte != nullptr && IsA(cte->ctequery, Query) &&
-             LevelYieldsProtectedRows(reinterpret_cast<Query*>(cte->ctequery), holder);
+      if (cte == nullptr || !IsA(cte->ctequery, Query)) return false;
+      if (list_member_ptr(visiting, cte)) return false;  // a recursive reference
+      return LevelYieldsProtectedRows(reinterpret_cast<Query*>(cte->ctequery), holder,
+                                      lappend(list_copy(visiting), cte));
     }
     default:
       return false;
   }
 }
 
-bool FromItemsYield(Node* node, const Level* level) {
+bool FromItemsYield(Node* node, const Level* level, List* visiting) {
   if (node == nullptr) return false;
   if (IsA(node, RangeTblRef))
-    return ItemYieldsProtectedRows(level, reinterpret_cast<RangeTblRef*>(node)->rtindex);
+    return ItemYieldsProtectedRows(level, reinterpret_cast<RangeTblRef*>(node)->rtindex,
+                                   visiting);
   if (IsA(node, FromExpr)) {
     ListCell* cell;
     foreach (cell, reinterpret_cast<FromExpr*>(node)->fromlist)
-      if (FromItemsYield(static_cast<Node*>(lfirst(cell)), level)) return true;
+      if (FromItemsYield(static_cast<Node*>(lfirst(cell)), level, visiting)) return true;
     return false;
   }
   if (IsA(node, JoinExpr)) {
     auto* join = reinterpret_cast<JoinExpr*>(node);
-    return FromItemsYield(join->larg, level) || FromItemsYield(join->rarg, level);
+    return FromItemsYield(join->larg, level, visiting) ||
+           FromItemsYield(join->rarg, level, visiting);
   }
   if (IsA(node, SetOperationStmt)) {
     auto* operation = reinterpret_cast<SetOperationStmt*>(node);
-    return FromItemsYield(operation->larg, level) || FromItemsYield(operation->rarg, level);
+    return FromItemsYield(operation->larg, level, visiting) ||
+           FromItemsYield(operation->rarg, level, visiting);
   }
   return false;
 }
 
 // Whether the FROM items (or set-operation branches) of `query` yield
 // protected rows.
-bool ReadsProtectedRows(Query* query, const Level* outer) {
+bool ReadsProtectedRows(Query* query, const Level* outer, List* visiting = NIL) {
+  check_stack_depth();
   const Level level{query, outer};
-  return FromItemsYield(reinterpret_cast<Node*>(query->jointree), &level) ||
-         FromItemsYield(query->setOperations, &level);
+  return FromItemsYield(reinterpret_cast<Node*>(query->jointree), &level, visiting) ||
+         FromItemsYield(query->setOperations, &level, visiting);
 }
 
-bool LevelYieldsProtectedRows(Query* query, const Level* outer) {
+bool LevelYieldsProtectedRows(Query* query, const Level* outer, List* visiting) {
   if (query->hasAggs || query->groupClause != NIL || query->groupingSets != NIL) return false;
-  return ReadsProtectedRows(query, outer);
+  return ReadsProtectedRows(query, outer, visiting);
 }
 
 // ---------------------------------------------------------------------------
@@ -197,6 +207,7 @@ Expr* WideningCastArgument(Expr* expression) {
 }
 
 bool TraceColumn(const Level* level, Expr* expression, Oid* relation, AttrNumber* column) {
+  check_stack_depth();
   for (;;) {
     if (expression != nullptr && IsA(expression, RelabelType)) {
       expression = reinterpret_cast<RelabelType*>(expression)->arg;
@@ -480,6 +491,7 @@ bool RewriteSubLinksWalker(Node* node, const Level* level) {
 }
 
 void RewriteLevel(Query* query, const Level* outer) {
+  check_stack_depth();
   const Level level{query, outer};
   ListCell* cell;
   foreach (cell, query->cteList) {
