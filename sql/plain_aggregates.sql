@@ -59,6 +59,10 @@ SELECT dp_agg.set_column_bounds('hr.patients', 'small', 0, 40000);
 SELECT dp_agg.set_column_bounds('hr.patients', 'nope', 0, 1);
 SECURITY LABEL FOR dp_agg ON COLUMN hr.patients.age IS 'bounds [0; 110]';
 SECURITY LABEL FOR dp_agg ON COLUMN hr.patients.age IS 'bounds [0, 1e99999]';
+-- Review 27, finding 3: bounds of a double precision column are values of
+-- its type (else every plain sum or avg of it failed with 22003).
+SECURITY LABEL FOR dp_agg ON COLUMN hr.patients.weight IS 'bounds [0, 1e309]';
+SECURITY LABEL FOR dp_agg ON COLUMN hr.patients.weight IS 'bounds [-1e-320, 1]';
 \set VERBOSITY default
 -- A column is a privacy unit or has bounds, never silently both.
 SELECT dp_agg.set_privacy_unit('hr.patients', 'age');

@@ -144,6 +144,32 @@ void CheckBoundsLabel(Oid relation, AttrNumber column, const char* label) {
                             format_type_be(type), name, format_type_be(type)),
                    "dp_sum and dp_avg of an integer column take bounds of the column's type.");
   }
+  // A real or double precision column's bounds must be values of its type:
+  // converted here, when the label is set, so that the conversion of every
+  // plain sum or avg over the column (DeclaredColumnBounds) cannot raise
+  // (review 27, finding 3: 'bounds [0, 1e39]' on a real column made each
+  // of them fail with 22003).
+  if (type == FLOAT4OID || type == FLOAT8OID) {
+    const char* type_name = type == FLOAT4OID ? "real" : "double precision";
+    const Datum limit = NumericOf(type == FLOAT4OID ? "340282346638528859811704183484516925440"
+                                                    : "1.7976931348623157e308");
+    const Datum negative_limit = DirectFunctionCall1(numeric_uminus, limit);
+    auto representable = [&](Datum value) {
+      if (NumericCompare(value, limit) > 0 || NumericCompare(value, negative_limit) < 0)
+        return false;
+      // Nonzero values too small for the type (underflow) raise as well.
+      const Datum smallest = NumericOf(type == FLOAT4OID ? "1.2e-38" : "2.3e-308");
+      const Datum magnitude = DirectFunctionCall1(numeric_abs, value);
+      return NumericCompare(magnitude, NumericOf("0")) == 0 ||
+             NumericCompare(magnitude, smallest) >= 0;
+    };
+    if (!representable(lower) || !representable(upper))
+      RefuseBounds(psprintf("dp_agg: bounds of %s column \"%s\" must be %s values", type_name,
+                            name, type_name),
+                   psprintf("Each bound must be zero or between %s and %s in magnitude.",
+                            type == FLOAT4OID ? "1.2e-38" : "2.3e-308",
+                            type == FLOAT4OID ? "3.4e38" : "1.7e308"));
+  }
 }
 
 bool IsWideningCast(Oid from, Oid to) {
