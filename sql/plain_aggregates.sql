@@ -155,6 +155,13 @@ SELECT region, abs(patients - 1000) < 42 AS count_ok FROM hr.region_counts ORDER
 -- An outer count of released groups is post-processing: it stays count.
 SELECT count(*) AS released_groups
 FROM (SELECT region, count(*) FROM hr.patients GROUP BY region) q;
+-- Review 27, finding 4: a subquery in a VALUES list or a function's argument
+-- in FROM is a level of its own, rewritten like the others (it was left
+-- plain, and refused as not private).
+SELECT abs(c - :true_count) < 42 AS values_ok
+FROM (VALUES ((SELECT count(*) FROM hr.patients))) AS v(c);
+SELECT abs(count(*) - :true_count) < 42 AS function_argument_ok
+FROM generate_series(1, (SELECT count(*) FROM hr.patients));
 -- Prepared statements (the extended protocol of pgjdbc, psycopg2, ...).
 PREPARE by_region AS SELECT region, count(*) AS n FROM hr.patients WHERE age > $1 GROUP BY region;
 EXECUTE by_region(0) \gdesc

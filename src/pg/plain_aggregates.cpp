@@ -502,10 +502,11 @@ void RewriteLevel(Query* query, const Level* outer) {
     auto* entry = static_cast<RangeTblEntry*>(lfirst(cell));
     if (entry->rtekind == RTE_SUBQUERY) RewriteLevel(entry->subquery, &level);
   }
-  // Sublinks anywhere in the level's expressions (range table excluded: its
-  // subqueries were just done).
+  // Sublinks anywhere in the level's expressions, those of its range table
+  // included (function arguments, VALUES lists, TABLESAMPLE: review 27,
+  // finding 4), but not its subqueries and WITH queries, just done.
   query_tree_walker(query, DP_EXPRESSION_WALKER(RewriteSubLinksWalker), const_cast<Level*>(&level),
-                    QTW_IGNORE_RANGE_TABLE | QTW_IGNORE_CTE_SUBQUERIES);
+                    QTW_IGNORE_RT_SUBQUERIES | QTW_IGNORE_CTE_SUBQUERIES);
   if (!query->hasAggs || !ReadsProtectedRows(query, outer)) return;
   RewriteCallsWalker(reinterpret_cast<Node*>(query->targetList), &level);
   RewriteCallsWalker(query->havingQual, &level);
