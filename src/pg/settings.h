@@ -42,6 +42,13 @@ extern double protected_rows_estimate;
 // settings), so that EXPLAIN shows the plans analysts get.
 extern bool plan_as_restricted;
 
+// dp_agg.release_cache_period (seconds, 0 = off): how long a release is
+// reused for the same question (release_cache.h); periods are aligned to
+// the Unix epoch. dp_agg.release_cache_max_entries: how many stored
+// releases each role keeps (release_store.h).
+extern int release_cache_period_s;
+extern int release_cache_max_entries;
+
 // dp_agg.insecure_test_fault: deliberately broken mechanisms, so that the
 // privacy audit suite can show that it catches them, and query rules
 // replayed as they were before a leak was fixed, so that the
@@ -66,6 +73,10 @@ enum class TestFault {
   // Restricted plans from the protected tables' sizes and statistics (issue
   // 26, finding 2). Numbered apart from the faults other changes add.
   kMeasuredEstimates = 30,
+  // The release cache keyed also by the version of every row of the
+  // query's tables, so that a write drops the stored answer (issue 27,
+  // item 3): a fresh charge would tell the analyst that a row changed.
+  kCacheInvalidatedByWrites = 40,
 };
 extern int test_fault;  // a TestFault
 inline bool TestFaultIs(TestFault fault) { return test_fault == static_cast<int>(fault); }
