@@ -47,6 +47,9 @@ struct CacheState {
   int claim;  // kOwner: the claims table slot this execution holds
   unsigned char key[kReleaseKeyBytes];
   int64 period_index;
+  // kOwner: the statement's text when the query started (for a cursor, its
+  // DECLARE, not the FETCH that computes the release), as the ledger has it.
+  const char* query_text;
 };
 
 // --- execution --------------------------------------------------------------
@@ -118,8 +121,7 @@ void Fill(CacheState* state) {
   if (state->mode == CacheMode::kOwner) {
     const StoredReleaseId id{state->key, GetSessionUserId(), state->period_seconds,
                              state->period_index};
-    (void)StoreRelease(id, debug_query_string != nullptr ? debug_query_string
-                                                         : state->css.ss.ps.state->es_sourceText,
+    (void)StoreRelease(id, state->query_text,
                        state->css.ss.ss_ScanTupleSlot->tts_tupleDescriptor, state->store,
                        state->stored);
     GiveUpClaim(state->claim);
@@ -318,6 +320,9 @@ bool AnswerFromReleaseCache(QueryDesc* query, QueryCost* cost) {
         }
         state->claim = slot;
         state->mode = CacheMode::kOwner;
+        state->query_text = MemoryContextStrdup(
+            query->estate->es_query_cxt,
+            debug_query_string != nullptr ? debug_query_string : query->sourceText);
         return false;
       case ClaimResult::kHeldByMe:
       case ClaimResult::kTableFull:

@@ -524,7 +524,7 @@ $$;
 COMMENT ON TABLE dp_agg.role_budget IS
   'Privacy budget of each login role (kind, totals and exact spent amounts in both currencies); read it through dp_agg.budgets';
 COMMENT ON TABLE dp_agg.ledger_entry IS
-  'The privacy ledger: one row per charge and per budget change, never updated or deleted by dp_agg; read it through dp_agg.ledger';
+  'The privacy ledger: one row per charge, per reuse of a stored release and per budget change, never updated or deleted by dp_agg; read it through dp_agg.ledger';
 COMMENT ON FUNCTION dp_agg.is_admin() IS
   'True when the session user is a superuser or a member of the role named by dp_agg.admin_role';
 COMMENT ON FUNCTION dp_agg.require_admin(text) IS

@@ -4,8 +4,9 @@
 -- listed here, and the regression suite "privileges" pins this list.
 --
 -- Not granted: the state types' input and output functions, the ledger
--- writer's apply_charge and apply_reuse, the helpers behind the administration functions, and
--- the budget and ledger tables themselves (read through the filtered views).
+-- writer's apply_charge and apply_reuse, the helpers behind the
+-- administration functions, and the budget and ledger tables themselves
+-- (read through the filtered views).
 GRANT USAGE ON SCHEMA dp_agg TO PUBLIC;
 REVOKE ALL ON ALL FUNCTIONS IN SCHEMA dp_agg FROM PUBLIC;
 REVOKE ALL ON ALL TABLES IN SCHEMA dp_agg FROM PUBLIC;
