@@ -996,12 +996,12 @@ void SubmitToLedger(const QueryCharge& charge, bool reuse) {
                        "(dp_agg.add_budget). Nothing was released.")));
       break;
     default:
-      ereport(ERROR, (errcode(ERRCODE_SYSTEM_ERROR),
-                      errmsg(reuse ? "could not record the reuse of a released answer: %s"
-                                   : "could not record the privacy charge: %s",
-                             result.message),
-                      errdetail(reuse ? "No answer was returned."
-                                      : "No private value was computed.")));
+      ereport(ERROR,
+              (errcode(ERRCODE_SYSTEM_ERROR),
+               errmsg(reuse ? "could not record the reuse of a released answer: %s"
+                            : "could not record the privacy charge: %s",
+                      result.message),
+               errdetail(reuse ? "No answer was returned." : "No private value was computed.")));
   }
 }
 

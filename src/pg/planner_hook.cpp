@@ -58,8 +58,7 @@ PlannedStmt* PlanJudged(Query* query, const char* query_string, int cursor_optio
   // subplans) are parts of its question, and a worker's fragment is the
   // coordinator's.
   CachedStatement cached;
-  const bool cacheable =
-      !fragment && planner_depth == 1 && DescribeCachedStatement(query, &cached);
+  const bool cacheable = !fragment && planner_depth == 1 && DescribeCachedStatement(query, &cached);
   // dp_agg on Citus (distributed.cpp): before Citus plans the query.
   const bool private_distributed = PrepareDistributedQuery(query);
   const planner_hook_type next = previous_planner != nullptr ? previous_planner : standard_planner;

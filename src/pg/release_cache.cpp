@@ -121,9 +121,8 @@ void Fill(CacheState* state) {
   if (state->mode == CacheMode::kOwner) {
     const StoredReleaseId id{state->key, GetSessionUserId(), state->period_seconds,
                              state->period_index};
-    (void)StoreRelease(id, state->query_text,
-                       state->css.ss.ss_ScanTupleSlot->tts_tupleDescriptor, state->store,
-                       state->stored);
+    (void)StoreRelease(id, state->query_text, state->css.ss.ss_ScanTupleSlot->tts_tupleDescriptor,
+                       state->store, state->stored);
     GiveUpClaim(state->claim);
     state->claim = -1;
   }
@@ -214,8 +213,8 @@ void ComputeKey(CacheState* state, QueryDesc* query) {
   auto* plan = reinterpret_cast<CustomScan*>(state->css.ss.ps.plan);
   const char* digest = strVal(linitial(plan->custom_private));
   List* parameters = static_cast<List*>(lsecond(plan->custom_private));
-  ComputeReleaseKey(digest, parameters, query->params, state->period_seconds,
-                    query->plannedstmt, query->estate->es_snapshot, state->key);
+  ComputeReleaseKey(digest, parameters, query->params, state->period_seconds, query->plannedstmt,
+                    query->estate->es_snapshot, state->key);
   state->period_index = PeriodIndexNow(state->period_seconds);
 }
 
@@ -276,8 +275,8 @@ void WrapInReleaseCache(PlannedStmt* statement, const CachedStatement& cached) {
   foreach (cell, top->targetlist) {
     const auto* entry = static_cast<TargetEntry*>(lfirst(cell));
     Node* expression = reinterpret_cast<Node*>(entry->expr);
-    Var* from_below = makeVar(OUTER_VAR, entry->resno, exprType(expression),
-                              exprTypmod(expression), exprCollation(expression), 0);
+    Var* from_below = makeVar(OUTER_VAR, entry->resno, exprType(expression), exprTypmod(expression),
+                              exprCollation(expression), 0);
     TargetEntry* scan_entry = flatCopyTargetEntry(const_cast<TargetEntry*>(entry));
     scan_entry->expr = reinterpret_cast<Expr*>(from_below);
     cache->custom_scan_tlist = lappend(cache->custom_scan_tlist, scan_entry);

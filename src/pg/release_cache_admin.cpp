@@ -24,7 +24,9 @@ Oid DpAggFunction(const char* name, int arguments, Oid* types) {
 
 // dp_agg.is_admin(): one definition of who administers, judged by the
 // session user.
-bool SessionIsAdmin() { return DatumGetBool(OidFunctionCall0(DpAggFunction("is_admin", 0, nullptr))); }
+bool SessionIsAdmin() {
+  return DatumGetBool(OidFunctionCall0(DpAggFunction("is_admin", 0, nullptr)));
+}
 
 struct EntryRows {
   Tuplestorestate* rows;

@@ -209,8 +209,8 @@ bool WaitForClaimRelease(int slot, const unsigned char* key, TimestampTz deadlin
   bool given_up = false;
   for (;;) {
     LWLockAcquire(claims->lock, LW_SHARED);
-    given_up = !claim.used || std::memcmp(claim.key, key, kReleaseKeyBytes) != 0 ||
-               OwnerIsGone(claim);
+    given_up =
+        !claim.used || std::memcmp(claim.key, key, kReleaseKeyBytes) != 0 || OwnerIsGone(claim);
     LWLockRelease(claims->lock);
     if (given_up) break;
     const long remaining = TimestampDifferenceMilliseconds(GetCurrentTimestamp(), deadline);

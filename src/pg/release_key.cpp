@@ -24,10 +24,18 @@ namespace {
 // from text, date arithmetic in a time zone, to_char, name lookups at run
 // time). Their values, as SHOW prints them, are part of every key.
 const char* const kMeaningSettings[] = {
-    "TimeZone",       "DateStyle",          "IntervalStyle",
-    "extra_float_digits", "lc_monetary",    "lc_numeric",
-    "lc_time",        "bytea_output",       "search_path",
-    "timezone_abbreviations", "default_text_search_config", "xmlbinary",
+    "TimeZone",
+    "DateStyle",
+    "IntervalStyle",
+    "extra_float_digits",
+    "lc_monetary",
+    "lc_numeric",
+    "lc_time",
+    "bytea_output",
+    "search_path",
+    "timezone_abbreviations",
+    "default_text_search_config",
+    "xmlbinary",
     "xmloption",
 };
 
@@ -80,22 +88,22 @@ pg_cryptohash_ctx* StartHash() {
   return hash;
 }
 
-void Add(pg_cryptohash_ctx* hash, const void* data, std::size_t length) {
+void HashBytes(pg_cryptohash_ctx* hash, const void* data, std::size_t length) {
   if (pg_cryptohash_update(hash, static_cast<const uint8*>(data), length) < 0)
     elog(ERROR, "dp_agg: could not hash: %s", pg_cryptohash_error(hash));
 }
 
-void AddInt(pg_cryptohash_ctx* hash, int64 value) { Add(hash, &value, sizeof value); }
+void HashInteger(pg_cryptohash_ctx* hash, int64 value) { HashBytes(hash, &value, sizeof value); }
 
 // A string with its length, so that concatenations cannot collide.
-void AddText(pg_cryptohash_ctx* hash, const char* text) {
+void HashText(pg_cryptohash_ctx* hash, const char* text) {
   if (text == nullptr) {
-    AddInt(hash, -1);
+    HashInteger(hash, -1);
     return;
   }
   const std::size_t length = std::strlen(text);
-  AddInt(hash, static_cast<int64>(length));
-  Add(hash, text, length);
+  HashInteger(hash, static_cast<int64>(length));
+  HashBytes(hash, text, length);
 }
 
 void FinishHash(pg_cryptohash_ctx* hash, unsigned char out[kReleaseKeyBytes]) {
@@ -107,9 +115,9 @@ void FinishHash(pg_cryptohash_ctx* hash, unsigned char out[kReleaseKeyBytes]) {
 // The value of external parameter `id`, as its type, null flag and binary
 // image (detoasted and decompressed): what the query computes with.
 void AddParameter(pg_cryptohash_ctx* hash, ParamListInfo bound, int id) {
-  AddInt(hash, id);
+  HashInteger(hash, id);
   if (bound == nullptr || id < 1 || id > bound->numParams) {
-    AddInt(hash, -1);
+    HashInteger(hash, -1);
     return;
   }
   ParamExternData workspace;
@@ -117,11 +125,11 @@ void AddParameter(pg_cryptohash_ctx* hash, ParamListInfo bound, int id) {
                                          ? bound->paramFetch(bound, id, false, &workspace)
                                          : &bound->params[id - 1];
   if (parameter == nullptr || !OidIsValid(parameter->ptype)) {
-    AddInt(hash, -1);
+    HashInteger(hash, -1);
     return;
   }
-  AddInt(hash, parameter->ptype);
-  AddInt(hash, parameter->isnull ? 1 : 0);
+  HashInteger(hash, parameter->ptype);
+  HashInteger(hash, parameter->isnull ? 1 : 0);
   if (parameter->isnull) return;
   int16 length = 0;
   bool by_value = false;
@@ -131,16 +139,16 @@ void AddParameter(pg_cryptohash_ctx* hash, ParamListInfo bound, int id) {
     char image[sizeof(Datum)];
     std::memset(image, 0, sizeof image);
     store_att_byval(image, value, length);
-    Add(hash, image, length);
+    HashBytes(hash, image, length);
   } else if (length == -1) {
-    struct varlena* flat = pg_detoast_datum_packed(reinterpret_cast<struct varlena*>(
-        DatumGetPointer(value)));
-    AddInt(hash, static_cast<int64>(VARSIZE_ANY_EXHDR(flat)));
-    Add(hash, VARDATA_ANY(flat), VARSIZE_ANY_EXHDR(flat));
+    struct varlena* flat =
+        pg_detoast_datum_packed(reinterpret_cast<struct varlena*>(DatumGetPointer(value)));
+    HashInteger(hash, static_cast<int64>(VARSIZE_ANY_EXHDR(flat)));
+    HashBytes(hash, VARDATA_ANY(flat), VARSIZE_ANY_EXHDR(flat));
   } else if (length == -2) {
-    AddText(hash, DatumGetCString(value));
+    HashText(hash, DatumGetCString(value));
   } else {
-    Add(hash, DatumGetPointer(value), length);
+    HashBytes(hash, DatumGetPointer(value), length);
   }
 }
 
@@ -160,8 +168,8 @@ void AddTableVersions(pg_cryptohash_ctx* hash, PlannedStmt* plan, Snapshot snaps
     HeapTuple tuple;
     while ((tuple = heap_getnext(scan, ForwardScanDirection)) != nullptr) {
       const TransactionId xmin = HeapTupleHeaderGetRawXmin(tuple->t_data);
-      Add(hash, &tuple->t_self, sizeof tuple->t_self);
-      Add(hash, &xmin, sizeof xmin);
+      HashBytes(hash, &tuple->t_self, sizeof tuple->t_self);
+      HashBytes(hash, &xmin, sizeof xmin);
     }
     table_endscan(scan);
     table_close(relation, NoLock);
@@ -171,8 +179,8 @@ void AddTableVersions(pg_cryptohash_ctx* hash, PlannedStmt* plan, Snapshot snaps
 }  // namespace
 
 bool DescribeCachedStatement(Query* query, CachedStatement* statement) {
-  if (query->commandType != CMD_SELECT || query->utilityStmt != nullptr ||
-      query->hasModifyingCTE || query->rowMarks != NIL)
+  if (query->commandType != CMD_SELECT || query->utilityStmt != nullptr || query->hasModifyingCTE ||
+      query->rowMarks != NIL)
     return false;
   StatementWalk walk{false, nullptr};
   (void)WalkStatement(reinterpret_cast<Node*>(query), &walk);
@@ -184,8 +192,8 @@ bool DescribeCachedStatement(Query* query, CachedStatement* statement) {
   char* text = nodeToString(copy);
   RemoveLocations(text);
   pg_cryptohash_ctx* hash = StartHash();
-  AddText(hash, "dp_agg statement digest 1");
-  AddText(hash, text);
+  HashText(hash, "dp_agg statement digest 1");
+  HashText(hash, text);
   unsigned char digest[kReleaseKeyBytes];
   FinishHash(hash, digest);
   ReleaseKeyToHex(digest, statement->digest);
@@ -201,17 +209,17 @@ void ComputeReleaseKey(const char* digest, List* parameters, ParamListInfo bound
                        int period_seconds, PlannedStmt* plan, Snapshot snapshot,
                        unsigned char key[kReleaseKeyBytes]) {
   pg_cryptohash_ctx* hash = StartHash();
-  AddText(hash, "dp_agg release key 1");
-  AddText(hash, digest);
-  AddInt(hash, MyDatabaseId);
-  AddInt(hash, GetSessionUserId());
-  AddInt(hash, GetUserId());
-  AddInt(hash, period_seconds);
+  HashText(hash, "dp_agg release key 1");
+  HashText(hash, digest);
+  HashInteger(hash, MyDatabaseId);
+  HashInteger(hash, GetSessionUserId());
+  HashInteger(hash, GetUserId());
+  HashInteger(hash, period_seconds);
   ListCell* cell;
   foreach (cell, parameters) AddParameter(hash, bound, lfirst_int(cell));
   for (const char* name : kMeaningSettings) {
-    AddText(hash, name);
-    AddText(hash, GetConfigOption(name, true, false));
+    HashText(hash, name);
+    HashText(hash, GetConfigOption(name, true, false));
   }
   if (TestFaultIs(TestFault::kCacheInvalidatedByWrites)) AddTableVersions(hash, plan, snapshot);
   FinishHash(hash, key);

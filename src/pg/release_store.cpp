@@ -121,8 +121,8 @@ bool EntryIsValid(const char* data, std::size_t length) {
   if (std::memcmp(header.magic, kMagic, sizeof kMagic) != 0 || header.version != kVersion ||
       header.columns < 0 || header.columns > MaxTupleAttributeNumber || header.rows < 0)
     return false;
-  const std::size_t fixed = sizeof(FileHeader) + sizeof(ColumnType) * header.columns +
-                            header.query_length;
+  const std::size_t fixed =
+      sizeof(FileHeader) + sizeof(ColumnType) * header.columns + header.query_length;
   if (fixed > length) return false;
   pg_crc32c crc;
   INIT_CRC32C(crc);
@@ -217,7 +217,8 @@ void BoundRoleEntries(Oid role) {
     const char* temporary = std::strstr(file->d_name, ".tmp");
     if (temporary != nullptr) {
       const long pid = std::strtol(temporary + 4, nullptr, 10);
-      if (pid != MyProcPid && (pid <= 0 || (kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH)))
+      if (pid != MyProcPid &&
+          (pid <= 0 || (kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH)))
         RemoveFile(path);
       continue;
     }
@@ -345,8 +346,7 @@ bool StoreRelease(const StoredReleaseId& id, const char* query_text, TupleDesc d
                   Tuplestorestate* rows, TupleTableSlot* slot) {
   char directory[kDirectorySize];
   RoleDirectory(id.role, directory, sizeof directory);
-  if (!EnsureDirectory(kBaseDirectory, ".") ||
-      !EnsureDirectory(kCacheDirectory, kBaseDirectory) ||
+  if (!EnsureDirectory(kBaseDirectory, ".") || !EnsureDirectory(kCacheDirectory, kBaseDirectory) ||
       !EnsureDirectory(directory, kCacheDirectory)) {
     ereport(WARNING,
             (errcode_for_file_access(),
@@ -373,8 +373,8 @@ bool StoreRelease(const StoredReleaseId& id, const char* query_text, TupleDesc d
   header.stored_at = GetCurrentTimestamp();
   header.columns = description->natts;
   const char* text = query_text != nullptr ? query_text : "";
-  header.query_length = static_cast<uint32>(
-      pg_mbcliplen(text, static_cast<int>(strnlen(text, 4096)), 1000));
+  header.query_length =
+      static_cast<uint32>(pg_mbcliplen(text, static_cast<int>(strnlen(text, 4096)), 1000));
   tuplestore_rescan(rows);
   while (tuplestore_gettupleslot(rows, true, false, slot)) {
     bool should_free = false;
@@ -416,9 +416,9 @@ bool StoreRelease(const StoredReleaseId& id, const char* query_text, TupleDesc d
   }
   Flush(&writer);
   FIN_CRC32C(writer.crc);
-  bool ok = !writer.failed && pwrite(fd, &writer.crc, sizeof writer.crc,
-                                     offsetof(FileHeader, crc)) ==
-                                  static_cast<ssize_t>(sizeof writer.crc);
+  bool ok =
+      !writer.failed && pwrite(fd, &writer.crc, sizeof writer.crc, offsetof(FileHeader, crc)) ==
+                            static_cast<ssize_t>(sizeof writer.crc);
   ok = ok && pg_fsync(fd) == 0;
   const int saved = errno;
   CloseTransientFile(fd);
@@ -488,24 +488,24 @@ void ForEachEntry(Oid role, Visit visit) {
 
 void VisitStoredReleases(Oid role, StoredReleaseVisitor visit, void* context) {
   const int64 now = CurrentUnixSeconds();
-  ForEachEntry(role, [&](const char*, const FileHeader& header, const char* data,
-                         std::size_t length) {
-    if (IsPastPeriod(header, now)) return;
-    StoredReleaseInfo entry;
-    entry.role = header.role;
-    entry.current_user = header.current_user;
-    entry.period_start = FromUnixSeconds(header.period_index * header.period_seconds);
-    entry.period_end = FromUnixSeconds((header.period_index + 1) * header.period_seconds);
-    entry.stored_at = header.stored_at;
-    entry.rows = header.rows;
-    entry.bytes = static_cast<int64>(length);
-    entry.times_reused = header.times_reused;
-    char* query = pnstrdup(data + sizeof(FileHeader) + sizeof(ColumnType) * header.columns,
-                           header.query_length);
-    entry.query = query;
-    visit(entry, context);
-    pfree(query);
-  });
+  ForEachEntry(
+      role, [&](const char*, const FileHeader& header, const char* data, std::size_t length) {
+        if (IsPastPeriod(header, now)) return;
+        StoredReleaseInfo entry;
+        entry.role = header.role;
+        entry.current_user = header.current_user;
+        entry.period_start = FromUnixSeconds(header.period_index * header.period_seconds);
+        entry.period_end = FromUnixSeconds((header.period_index + 1) * header.period_seconds);
+        entry.stored_at = header.stored_at;
+        entry.rows = header.rows;
+        entry.bytes = static_cast<int64>(length);
+        entry.times_reused = header.times_reused;
+        char* query = pnstrdup(data + sizeof(FileHeader) + sizeof(ColumnType) * header.columns,
+                               header.query_length);
+        entry.query = query;
+        visit(entry, context);
+        pfree(query);
+      });
 }
 
 int64 RemoveStoredReleases(Oid role) {

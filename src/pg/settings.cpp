@@ -201,8 +201,7 @@ void DefineSettings() {
       GUC_UNIT_S, nullptr, nullptr, nullptr);
   // SUSET: the stored releases take disk space on the server.
   DefineCustomIntVariable(
-      "dp_agg.release_cache_max_entries",
-      "How many stored releases each role keeps for reuse.",
+      "dp_agg.release_cache_max_entries", "How many stored releases each role keeps for reuse.",
       "Beyond this, the role's oldest stored releases are removed; a query whose release was "
       "removed is released again, and charged.",
       &release_cache_max_entries, defaults::kReleaseCacheMaxEntries, 1, 1000000, PGC_SUSET, 0,
