@@ -238,6 +238,13 @@ void ServeStored(CacheState* state, QueryCost* cost) {
   CountStoredReuse(IdOf(state));
   state->mode = CacheMode::kServe;
   state->filled = true;
+  // The plan below is ended now, before ExecutorRun, and taken out of the
+  // plan state tree: nothing may run it, not even an extension that walks
+  // the tree when the query runs (Citus's ExecutorRun hook executes the
+  // subplans of every Citus scan it finds, contacting the workers and
+  // charging the private levels they hold).
+  ExecEndNode(outerPlanState(&state->css));
+  outerPlanState(&state->css) = nullptr;
 }
 
 }  // namespace
