@@ -18,7 +18,7 @@ extern "C" {
 
 #include "distributed.h"
 #include "ledger.h"
-#include "plan_children.h"
+#include "scan_above.h"
 #include "release_claims.h"
 #include "release_store.h"
 #include "settings.h"
@@ -53,22 +53,6 @@ struct CacheState {
 };
 
 // --- execution --------------------------------------------------------------
-
-TupleTableSlot* Emit(CacheState* state, TupleTableSlot* from) {
-  // The scan slot is virtual (ExecInitCustomScan in PostgreSQL 15): its
-  // values point into `from`, which stays valid until the next call.
-  TupleTableSlot* out = state->css.ss.ss_ScanTupleSlot;
-  ExecClearTuple(out);
-  slot_getallattrs(from);
-  const int columns = out->tts_tupleDescriptor->natts;
-  std::memcpy(out->tts_values, from->tts_values, sizeof(Datum) * columns);
-  std::memcpy(out->tts_isnull, from->tts_isnull, sizeof(bool) * columns);
-  ExecStoreVirtualTuple(out);
-  ProjectionInfo* projection = state->css.ss.ps.ps_ProjInfo;
-  if (projection == nullptr) return out;
-  projection->pi_exprContext->ecxt_scantuple = out;
-  return ExecProject(projection);
-}
 
 void BeginCache(CustomScanState* node, EState* estate, int eflags) {
   auto* state = reinterpret_cast<CacheState*>(node);
@@ -135,12 +119,12 @@ TupleTableSlot* ExecCache(CustomScanState* node) {
   if (state->mode == CacheMode::kPassThrough) {
     TupleTableSlot* row = ExecProcNode(outerPlanState(node));
     if (TupIsNull(row)) return ExecClearTuple(node->ss.ss_ScanTupleSlot);
-    return Emit(state, row);
+    return EmitRowAbove(node, row);
   }
   if (!state->filled) Fill(state);
   const bool forward = ScanDirectionIsForward(node->ss.ps.state->es_direction);
   if (tuplestore_gettupleslot(state->store, forward, false, state->stored))
-    return Emit(state, state->stored);
+    return EmitRowAbove(node, state->stored);
   return ExecClearTuple(node->ss.ss_ScanTupleSlot);
 }
 
@@ -175,16 +159,6 @@ Node* CreateCacheState(CustomScan* plan) {
 }
 
 const CustomScanMethods kPlanMethods = {kNodeName, CreateCacheState};
-
-// Raises *context to the largest plan node id at or below `plan`.
-Plan* RaiseToMaxNodeId(Plan* plan, void* context) {
-  if (plan == nullptr) return nullptr;
-  check_stack_depth();
-  int* max_id = static_cast<int*>(context);
-  *max_id = Max(*max_id, plan->plan_node_id);
-  VisitChildPlans(plan, RaiseToMaxNodeId, context);
-  return plan;
-}
 
 // --- the decision at ExecutorStart -----------------------------------------
 
@@ -258,49 +232,16 @@ bool IsReleaseCacheState(const PlanState* state) {
 
 void WrapInReleaseCache(PlannedStmt* statement, const CachedStatement& cached) {
   if (statement->commandType != CMD_SELECT || statement->planTree == nullptr) return;
-  Plan* top = statement->planTree;
-  int max_id = 0;
-  RaiseToMaxNodeId(top, &max_id);
-  VisitPlanList(statement->subplans, RaiseToMaxNodeId, &max_id);
   CustomScan* cache = makeNode(CustomScan);
-  Plan* plan = &cache->scan.plan;
-  plan->startup_cost = top->total_cost;  // the plan below runs to its end first
-  plan->total_cost = top->total_cost;
-  plan->plan_rows = top->plan_rows;
-  plan->plan_width = top->plan_width;
-  plan->parallel_aware = false;
-  plan->parallel_safe = false;
-  plan->async_capable = false;
-  plan->plan_node_id = max_id + 1;
-  plan->extParam = bms_copy(top->extParam);
-  plan->allParam = bms_copy(top->allParam);
-  plan->lefttree = top;
-  // The scan tuple is the row of the plan below (OUTER_VAR); the output is
-  // the scan tuple as it is, junk columns included (a cursor's or
-  // ExecutorRun's junk filter removes those above).
-  ListCell* cell;
-  foreach (cell, top->targetlist) {
-    const auto* entry = static_cast<TargetEntry*>(lfirst(cell));
-    Node* expression = reinterpret_cast<Node*>(entry->expr);
-    Var* from_below = makeVar(OUTER_VAR, entry->resno, exprType(expression), exprTypmod(expression),
-                              exprCollation(expression), 0);
-    TargetEntry* scan_entry = flatCopyTargetEntry(const_cast<TargetEntry*>(entry));
-    scan_entry->expr = reinterpret_cast<Expr*>(from_below);
-    cache->custom_scan_tlist = lappend(cache->custom_scan_tlist, scan_entry);
-    Var* from_scan = makeVar(INDEX_VAR, entry->resno, from_below->vartype, from_below->vartypmod,
-                             from_below->varcollid, 0);
-    TargetEntry* output = flatCopyTargetEntry(const_cast<TargetEntry*>(entry));
-    output->expr = reinterpret_cast<Expr*>(from_scan);
-    plan->targetlist = lappend(plan->targetlist, output);
-  }
-  cache->scan.scanrelid = 0;
+  // Never in a parallel worker: only the leader serves or stores a release.
+  PlaceScanAbove(cache, statement->planTree, MaxPlanNodeId(statement) + 1, false);
   cache->flags = CUSTOMPATH_SUPPORT_BACKWARD_SCAN;
   // Nodes, not an integer list: Citus takes the first element of any
   // CustomScan's custom_private for a node and looks at its tag.
-  List* parameters = list_copy(cached.parameters);
-  cache->custom_private = list_make2(makeString(pstrdup(cached.digest)), parameters);
+  cache->custom_private =
+      list_make2(makeString(pstrdup(cached.digest)), list_copy(cached.parameters));
   cache->methods = &kPlanMethods;
-  statement->planTree = plan;
+  statement->planTree = &cache->scan.plan;
 }
 
 bool AnswerFromReleaseCache(QueryDesc* query, QueryCost* cost) {

@@ -1182,6 +1182,15 @@ def su_cached(db, sql, fetch=False):
         return cur.fetchone()[0] if fetch else None
 
 
+def note_finding(found, findings_out, cls, text, sql, stop_on):
+    """Records a finding (and writes it out); whether the pass stops here."""
+    found.append((cls, text, sql))
+    if findings_out:
+        findings_out.write(text + "\n")
+        findings_out.flush()
+    return bool(stop_on) and cls == stop_on
+
+
 def su_value(db, sql):
     return su_cached(db, sql, fetch=True)
 
@@ -1259,11 +1268,7 @@ def cache_fuzz(runner, gen, n, findings_out, label, deadline=None, stop_on=None)
             cls, desc = d
             text = (f"[{label}] class={cls}: {desc}\n  query (run twice around: "
                     f"{CACHE_WRITES}): {sql}\n")
-            found.append((cls, text, sql))
-            if findings_out:
-                findings_out.write(text + "\n")
-                findings_out.flush()
-            if stop_on and cls == stop_on:
+            if note_finding(found, findings_out, cls, text, sql, stop_on):
                 break
     for db in (DB_BASE, DB_NBR):
         su_cached(db, "SELECT dp_agg.clear_release_cache()")
@@ -1335,11 +1340,7 @@ def fuzz(runner, gen, n, findings_out, label, deadline=None, stop_on=None):
             text = (f"[{label}] class={cls}: {desc}\n  query: {sql}\n"
                     f"  without neighbour: {show(res[DB_BASE])}\n"
                     f"  with neighbour:    {show(res[DB_NBR])}\n")
-            found.append((cls, text, sql))
-            if findings_out:
-                findings_out.write(text + "\n")
-                findings_out.flush()
-            if stop_on and cls == stop_on:
+            if note_finding(found, findings_out, cls, text, sql, stop_on):
                 break
     if timeouts:
         log(f"  note [{label}]: {timeouts} of {ran} queries hit statement_timeout on a side (not compared)")
