@@ -30,8 +30,12 @@
 //    is recorded in the ledger through the ledger writer (durable, not undone
 //    by ROLLBACK; refused, as a charge would be, for a role without any
 //    budget; an exhausted budget does not matter), and the node serves those
-//    rows: the query is not charged and the plan below the node never runs
-//    (on Citus no worker is contacted). Otherwise the question is claimed
+//    rows: the query is not charged and the plan below the node never runs:
+//    it is ended there and then, before ExecutorRun, and taken out of the
+//    plan state tree, since an extension may run parts of it from its own
+//    ExecutorRun hook (Citus executes the subplans of every Citus scan it
+//    finds there: a worker contacted and a nested private level charged on
+//    what should be a reuse). Otherwise the question is claimed
 //    (release_claims.h: a second session asking it meanwhile waits for this
 //    one and then reuses its rows) and charged as always.
 //  * first fetch of a claimed question: the node runs the plan below it to
@@ -49,6 +53,23 @@
 //
 // dp_agg.query_cost of a question that would be reused reports 0 and
 // "reused: ..." (without waiting for a question being computed).
+//
+// Where this departs from the first design, and why:
+//  * the bound on stored releases is per role (release_store.h): a bound
+//    shared by all roles would let one analyst learn from its own misses how
+//    many questions others asked;
+//  * dp_agg.release_cache_period is part of the key and any role may set it
+//    (settings.cpp): every choice only trades its own budget for freshness;
+//  * a wait for another session that outlasts dp_agg.charge_timeout is an
+//    ERROR before any charge (ZP004), not a second charged release;
+//  * a release that cannot be stored (disk full) is still returned, with a
+//    WARNING: it was charged and released once; only its reuse is lost;
+//  * CREATE TABLE AS, SELECT INTO, COPY (SELECT ...) TO and REFRESH
+//    MATERIALIZED VIEW plan the same SELECT and reuse it like a query does:
+//    the rows are the release wherever they go;
+//  * plain EXPLAIN shows the node (a plan made for EXPLAIN EXECUTE may be
+//    the one a prepared statement keeps, so no plan is made without it);
+//    EXPLAIN ANALYZE runs through it uncached.
 #ifndef DP_AGG_PG_RELEASE_CACHE_H
 #define DP_AGG_PG_RELEASE_CACHE_H
 
