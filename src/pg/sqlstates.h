@@ -26,4 +26,9 @@
 // are pinned (pinned_settings.h); it stays as the proof that the states agree.
 #define ERRCODE_DP_AGG_INCONSISTENT_PARTIALS MAKE_SQLSTATE('Z', 'P', '0', '0', '3')
 
+// ZP004: another session of the same role is computing the answer to the
+// same query, which this one would reuse (release_cache.h), and has not
+// stored it within dp_agg.charge_timeout; nothing was charged.
+#define ERRCODE_DP_AGG_RELEASE_BUSY MAKE_SQLSTATE('Z', 'P', '0', '0', '4')
+
 #endif  // DP_AGG_PG_SQLSTATES_H

@@ -53,13 +53,14 @@ CREATE TABLE dp_agg.role_budget (
            AND NOT (budget_kind = 'epsilon_delta' AND epsilon_delta_binding))
 );
 
--- One row per charge and per administrative change (never updated or deleted
--- by dp_agg).
+-- One row per charge, per reuse of a stored release (kind 'reused', epsilon
+-- 0: src/pg/release_cache.h) and per administrative change (never updated or
+-- deleted by dp_agg).
 CREATE TABLE dp_agg.ledger_entry (
   id bigserial PRIMARY KEY,
   recorded_at timestamptz NOT NULL DEFAULT now(),
   kind text NOT NULL CHECK (kind IN ('charge', 'set_budget', 'add_budget', 'reset_spent',
-                                     'revoke_budget', 'set_budget_zcdp')),
+                                     'revoke_budget', 'set_budget_zcdp', 'reused')),
   role_name name NOT NULL,           -- whose budget
   session_user_name name NOT NULL,   -- who ran the query or made the change
   current_user_name name,            -- the active role at that moment (audit only)
@@ -523,7 +524,7 @@ $$;
 COMMENT ON TABLE dp_agg.role_budget IS
   'Privacy budget of each login role (kind, totals and exact spent amounts in both currencies); read it through dp_agg.budgets';
 COMMENT ON TABLE dp_agg.ledger_entry IS
-  'The privacy ledger: one row per charge and per budget change, never updated or deleted by dp_agg; read it through dp_agg.ledger';
+  'The privacy ledger: one row per charge, per reuse of a stored release and per budget change, never updated or deleted by dp_agg; read it through dp_agg.ledger';
 COMMENT ON FUNCTION dp_agg.is_admin() IS
   'True when the session user is a superuser or a member of the role named by dp_agg.admin_role';
 COMMENT ON FUNCTION dp_agg.require_admin(text) IS

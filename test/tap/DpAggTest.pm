@@ -6,8 +6,11 @@ use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
 
+# release_cache_period (seconds; default 0, off): a test about the release
+# cache passes its own; every other test draws fresh noise on every run.
 sub new_node {
 	my ($name, %params) = @_;
+	my $period = delete $params{release_cache_period} // 0;
 	my $node = PostgreSQL::Test::Cluster->new($name);
 	$node->init(%params);
 	$node->append_conf('postgresql.conf', qq(
@@ -16,6 +19,7 @@ max_worker_processes = 16
 fsync = on
 synchronous_commit = on
 restart_after_crash = on
+dp_agg.release_cache_period = $period
 ));
 	$node->start;
 	$node->safe_psql('postgres', q(
