@@ -292,6 +292,40 @@ RESET SESSION AUTHORIZATION;
 RESET dp_agg.release_cache_max_entries;
 
 -- ---------------------------------------------------------------------------
+-- 11. Custom settings are part of the key (review of issue 27): a row
+-- security policy that tells the users of one pooled role apart by
+-- current_setting('app.tenant') (PostgREST's request.jwt.claims, a
+-- multi-tenant application) must not hand one tenant's released answer to
+-- another. Tenant a sees 3000 rows, tenant b none; the role is the same.
+-- ---------------------------------------------------------------------------
+SELECT dp_agg.clear_release_cache('regress_rc_analyst') >= 0 AS cleared;
+CREATE TABLE rc.tenant_visits AS SELECT id, 'a'::text AS tenant FROM rc.visits;
+ALTER TABLE rc.tenant_visits ENABLE ROW LEVEL SECURITY;
+CREATE POLICY by_tenant ON rc.tenant_visits FOR SELECT
+  USING (tenant = current_setting('app.tenant', true));
+SELECT dp_agg.protect_table('rc.tenant_visits');
+-- A restricted role may not change app.tenant: the pooling application
+-- sets it, then switches to the role.
+SELECT rc.mark() AS mark \gset
+SET app.tenant = 'a';
+SET SESSION AUTHORIZATION regress_rc_analyst;
+SELECT dp_count(id, 1.0) AS c FROM rc.tenant_visits \gset a_
+RESET SESSION AUTHORIZATION;
+SET app.tenant = 'b';
+SET SESSION AUTHORIZATION regress_rc_analyst;
+SELECT dp_count(id, 1.0) AS c FROM rc.tenant_visits \gset b_
+RESET SESSION AUTHORIZATION;
+SET app.tenant = 'a';
+SET SESSION AUTHORIZATION regress_rc_analyst;
+SELECT dp_count(id, 1.0) AS c FROM rc.tenant_visits \gset again_
+SELECT rc.kinds(:mark) AS two_charges_one_reuse;
+RESET SESSION AUTHORIZATION;
+RESET app.tenant;
+-- Laplace noise of scale 1: |noise| > 20 with probability e^-20 < 1e-8.
+SELECT :a_c > 2900 AS tenant_a_sees_its_rows, :b_c < 100 AS tenant_b_gets_its_own_answer,
+       :again_c = :a_c AS tenant_a_reuses_its_answer;
+
+-- ---------------------------------------------------------------------------
 -- Clean up
 -- ---------------------------------------------------------------------------
 SELECT dp_agg.clear_release_cache() >= 0 AS cleared;

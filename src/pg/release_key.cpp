@@ -10,6 +10,7 @@ extern "C" {
 #include "common/sha2.h"
 #include "nodes/params.h"
 #include "parser/parsetree.h"
+#include "utils/guc_tables.h"
 #include "utils/rel.h"
 }
 
@@ -152,6 +153,36 @@ void AddParameter(pg_cryptohash_ctx* hash, ParamListInfo bound, int id) {
   }
 }
 
+// Custom settings (a name with a dot: app.tenant, request.jwt.claims, any
+// extension's) are what row security policies, views and functions read
+// with current_setting() to tell apart the users of one pooled role
+// (PostgREST, multi-tenant applications): an answer released under one
+// value must never be reused under another. Every one of them, set or
+// not, is part of every key, in name order, except dp_agg's own (the ones
+// that change a query's meaning are in its tree or above already).
+int CompareSettingNames(const void* left, const void* right) {
+  return strcmp(*static_cast<const char* const*>(left), *static_cast<const char* const*>(right));
+}
+
+void AddCustomSettings(pg_cryptohash_ctx* hash) {
+  struct config_generic** variables = get_guc_variables();
+  const int count = GetNumConfigOptions();
+  const char** names = static_cast<const char**>(palloc(sizeof(char*) * Max(count, 1)));
+  int custom = 0;
+  for (int i = 0; i < count; ++i) {
+    const char* name = variables[i]->name;
+    if (std::strchr(name, '.') == nullptr || pg_strncasecmp(name, "dp_agg.", 7) == 0) continue;
+    names[custom++] = name;
+  }
+  qsort(names, custom, sizeof(char*), CompareSettingNames);
+  HashInteger(hash, custom);
+  for (int i = 0; i < custom; ++i) {
+    HashText(hash, names[i]);
+    HashText(hash, GetConfigOption(names[i], true, false));
+  }
+  pfree(names);
+}
+
 // insecure_test_fault cache_invalidated_by_writes: the key also covers the
 // version of every row the query's tables hold (ctid and xmin of each
 // visible tuple), so that any committed write to them drops the stored
@@ -221,6 +252,7 @@ void ComputeReleaseKey(const char* digest, List* parameters, ParamListInfo bound
     HashText(hash, name);
     HashText(hash, GetConfigOption(name, true, false));
   }
+  AddCustomSettings(hash);
   if (TestFaultIs(TestFault::kCacheInvalidatedByWrites)) AddTableVersions(hash, plan, snapshot);
   FinishHash(hash, key);
 }
