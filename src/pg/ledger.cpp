@@ -14,6 +14,7 @@ extern "C" {
 #include "access/htup_details.h"
 #include "access/multixact.h"
 #include "access/parallel.h"
+#include "access/xlog.h"
 #include "access/tableam.h"
 #include "catalog/namespace.h"
 #include "parser/parse_func.h"
@@ -457,6 +458,8 @@ void ApplyOne(ChargeRequest* request) {
     request->outcome = kNoBudget;
   } else if (std::strcmp(status, "exhausted") == 0) {
     request->outcome = kExhausted;
+  } else if (std::strcmp(status, "orphaned") == 0) {
+    request->outcome = kOrphaned;
   } else {
     elog(ERROR, "dp_agg: unknown charge status \"%s\"", status);
   }
@@ -624,8 +627,12 @@ bool OwnTransactionLocksBudget(const char* role, Oid role_oid) {
   }
   const bool pushed = !ActiveSnapshotSet();
   if (pushed) PushActiveSnapshot(GetTransactionSnapshot());
-  // 0.2.0 keys budgets by role OID (column role_oid); 0.1.0 by name (column 1).
+  // 0.2.0 keys budgets by role OID (column role_oid) and cluster (column
+  // system_identifier: a row restored from another cluster is nobody's
+  // here); 0.1.0 by name (column 1).
   const AttrNumber oid_column = get_attnum(budget, "role_oid");
+  const AttrNumber cluster_column = get_attnum(budget, "system_identifier");
+  const int64 cluster = static_cast<int64>(GetSystemIdentifier());
   TableScanDesc scan = table_beginscan(relation, GetActiveSnapshot(), 0, nullptr);
   bool locked = false;
   HeapTuple tuple;
@@ -634,6 +641,11 @@ bool OwnTransactionLocksBudget(const char* role, Oid role_oid) {
     if (oid_column != InvalidAttrNumber) {
       const Datum owner = heap_getattr(tuple, oid_column, RelationGetDescr(relation), &is_null);
       if (is_null || DatumGetObjectId(owner) != role_oid) continue;
+      if (cluster_column != InvalidAttrNumber) {
+        const Datum written_in =
+            heap_getattr(tuple, cluster_column, RelationGetDescr(relation), &is_null);
+        if (is_null || DatumGetInt64(written_in) != cluster) continue;
+      }
     } else {
       const Datum name = heap_getattr(tuple, 1, RelationGetDescr(relation), &is_null);
       if (is_null || std::strcmp(NameStr(*DatumGetName(name)), role) != 0) continue;
@@ -943,6 +955,21 @@ void ChargeBudget(const QueryCharge& charge) {
                       errhint("An administrator can grant one with dp_agg.set_budget('%s', "
                               "epsilon).",
                               result.role_name)));
+      break;
+    case kOrphaned:
+      // A budget restored from another cluster under the role's name, not
+      // re-attached (src/sql/45_budget_restores.sql): set_budget would start
+      // a fresh one, forgetting what it spent.
+      ereport(ERROR,
+              (errcode(ERRCODE_DP_AGG_NO_BUDGET),
+               errmsg("role \"%s\" has no differential privacy budget", result.role_name),
+               errdetail("A budget recorded for the role name \"%s\" was restored from a dump of "
+                         "another cluster, whose role OIDs differ from this one's, and is not "
+                         "re-attached to a role yet. Nothing was charged and no private value was "
+                         "computed.",
+                         result.role_name),
+               errhint("An administrator re-attaches restored budgets, with what they spent, to "
+                       "the roles of their names: SELECT * FROM dp_agg.reattach_budgets();")));
       break;
     case kExhausted:
       // After a switch of kind with spending, the earlier kind's

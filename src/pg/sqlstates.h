@@ -25,5 +25,10 @@
 // released. No setting of the session can cause it since the Citus settings
 // are pinned (pinned_settings.h); it stays as the proof that the states agree.
 #define ERRCODE_DP_AGG_INCONSISTENT_PARTIALS MAKE_SQLSTATE('Z', 'P', '0', '0', '3')
+// ZP004: a budget restored from another cluster under the role's name waits
+// to be re-attached (dp_agg.reattach_budgets), so set_budget, add_budget and
+// set_budget_zcdp refuse to start a fresh one beside it (raised by the SQL
+// functions of src/sql/40_budgets_ledger.sql and 45_budget_restores.sql).
+#define ERRCODE_DP_AGG_RESTORED_BUDGET MAKE_SQLSTATE('Z', 'P', '0', '0', '4')
 
 #endif  // DP_AGG_PG_SQLSTATES_H
