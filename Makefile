@@ -78,8 +78,10 @@ test: deps
 	bash test/scripts/run_all_tests.sh
 
 # DEMO_TCP=1: the demo cluster also listens on 127.0.0.1 (scram-sha-256) for BI tools.
+# The build uses every core, unless make was given -j itself.
+DEMO_JOBS := $(shell nproc 2>/dev/null || echo 1)
 demo: deps-build
-	$(MAKE) --no-print-directory build
+	$(MAKE) --no-print-directory $(if $(filter -j%,$(MAKEFLAGS)),,-j$(DEMO_JOBS)) build
 	DEMO_TCP=$(DEMO_TCP) bash test/scripts/demo.sh
 
 # Stops and removes the demo cluster (make test never touches it).
