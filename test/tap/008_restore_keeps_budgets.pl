@@ -69,7 +69,7 @@ my $spent_sql = q(SELECT role || ':' || epsilon_spent FROM dp_agg.budgets
 my $spent_before = $source->safe_psql('postgres', $spent_sql);
 is($spent_before, "alice:3.3\ncarol:0.25\nzed:0.7", 'the source: what each role spent');
 my $zed_oid = $source->safe_psql('postgres', q(SELECT 'zed'::regrole::oid));
-my $source_id = $source->safe_psql('postgres', 'SELECT dp_agg.system_identifier()');
+my $source_id = $source->safe_psql('postgres', 'SELECT system_identifier FROM pg_control_system()');
 my $new_carol_oid = $source->safe_psql('postgres', q(SELECT 'carol'::regrole::oid));
 
 # A copy within the cluster has its own budgets, copied with their spending.
