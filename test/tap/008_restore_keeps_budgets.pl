@@ -64,9 +64,8 @@ SELECT dp_agg.set_budget('carol', 4);
 ));
 ($ret) = private_query($source, 'carol', 0.25);
 die 'private query of the new carol failed in the source' if $ret != 0;
-my $spent_sql = q(SELECT role || ':' || epsilon_spent FROM dp_agg.budgets
-  WHERE NOT role_dropped AND NOT orphaned ORDER BY role);
-my $spent_before = $source->safe_psql('postgres', $spent_sql);
+my $spent_before = $source->safe_psql('postgres', q(SELECT role || ':' || epsilon_spent
+  FROM dp_agg.budgets WHERE NOT role_dropped ORDER BY role));
 is($spent_before, "alice:3.3\ncarol:0.25\nzed:0.7", 'the source: what each role spent');
 my $zed_oid = $source->safe_psql('postgres', q(SELECT 'zed'::regrole::oid));
 my $source_id = $source->safe_psql('postgres', 'SELECT system_identifier FROM pg_control_system()');
@@ -130,7 +129,8 @@ like($outcomes[1], qr/^carol:false:not re-attached: 2 restored budgets carry the
 like($outcomes[2], qr/^carol:false:/, '(both)');
 like($outcomes[3], qr/^zed:true:re-attached to role zed/, 'zed re-attached');
 $target->safe_psql('postgres', "SELECT dp_agg.reattach_budget('carol', $new_carol_oid, $source_id)");
-is($target->safe_psql('postgres', $spent_sql), $spent_before,
+is($target->safe_psql('postgres', q(SELECT role || ':' || epsilon_spent FROM dp_agg.budgets
+  WHERE NOT role_dropped AND NOT orphaned ORDER BY role)), $spent_before,
 	'every role has what it spent in the source');
 is($target->safe_psql('postgres', q(SELECT count(*) FROM dp_agg.budgets WHERE orphaned)), '1',
 	"the dropped carol's budget stays orphaned");
