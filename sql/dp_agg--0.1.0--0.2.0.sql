@@ -11,6 +11,8 @@
 --  * privileges in schema dp_agg decided in one place: everything is revoked
 --    from PUBLIC and the public entry points are granted back by name (the
 --    state types' input/output functions are no longer executable by PUBLIC);
+--  * public column bounds: dp_agg.set_column_bounds, unset_column_bounds and the
+--    view dp_agg.column_bounds (src/sql/72_column_bounds.sql);
 --  * dp_agg on Citus: dp_agg.citus_count, dp_agg.citus_count_interval and
 --    dp_agg.citus_group_key (src/sql/65_citus.sql).
 -- (The SQLSTATEs of budget refusals moved from DP001/DP002 to ZP001/ZP002 and
@@ -1441,6 +1443,154 @@ COMMENT ON FUNCTION dp_agg.remaining_budget() IS
   'What the session user has left (the least over every binding certificate): epsilon, delta, rho, the kind of its budget and the certificates that bind';
 
 
+-- ---- Public column bounds for plain sum/avg (src/sql/72_column_bounds.sql).
+CREATE FUNCTION dp_agg.set_column_bounds(target regclass, column_name name, lower numeric,
+                                         upper numeric) RETURNS void
+LANGUAGE sql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$ SELECT dp_agg.set_label('COLUMN', format('%s.%I', target, column_name),
+                              format('bounds [%s, %s]', lower, upper)) $$;
+CREATE FUNCTION dp_agg.unset_column_bounds(target regclass, column_name name) RETURNS void
+LANGUAGE sql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$ SELECT dp_agg.set_label('COLUMN', format('%s.%I', target, column_name), NULL) $$;
+
+CREATE VIEW dp_agg.column_bounds AS
+  SELECT l.objoid::regclass AS table_name, a.attname AS column_name,
+         pg_catalog.split_part(pg_catalog.substr(l.label, 9), ', ', 1)::numeric AS lower,
+         pg_catalog.rtrim(pg_catalog.split_part(l.label, ', ', 2), ']')::numeric AS upper
+  FROM pg_catalog.pg_seclabel l
+  JOIN pg_catalog.pg_attribute a ON a.attrelid = l.objoid AND a.attnum = l.objsubid
+  WHERE l.provider = 'dp_agg' AND l.classoid = 'pg_catalog.pg_class'::regclass
+    AND l.objsubid > 0 AND l.label LIKE 'bounds [%';
+
+COMMENT ON FUNCTION dp_agg.set_column_bounds(regclass, name, numeric, numeric) IS
+  'set_column_bounds(table, column, lower, upper): declares the public bounds of a numeric column, within which plain sum() and avg() of restricted roles are answered privately (administrators)';
+COMMENT ON FUNCTION dp_agg.unset_column_bounds(regclass, name) IS
+  'unset_column_bounds(table, column): removes the declared bounds of a column (administrators)';
+COMMENT ON VIEW dp_agg.column_bounds IS
+  'Declared public bounds of numeric columns (dp_agg.set_column_bounds)';
+-- Total versions of the casts and conversions BI tools write into their SQL
+-- (issue 27; src/pg/total_casts.cpp, src/pg/verified_calls.cpp). A restricted
+-- role's expressions over protected rows call them in place of the built-in
+-- (query_rewrites.cpp); README "Restricted analysts" states what each returns
+-- where the built-in raises.
+
+CREATE FUNCTION dp_agg.total_int4(numeric) RETURNS int4
+  AS 'MODULE_PATHNAME', 'dp_total_int4_numeric' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_int8(numeric) RETURNS int8
+  AS 'MODULE_PATHNAME', 'dp_total_int8_numeric' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_int2(numeric) RETURNS int2
+  AS 'MODULE_PATHNAME', 'dp_total_int2_numeric' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_int4(float8) RETURNS int4
+  AS 'MODULE_PATHNAME', 'dp_total_int4_float8' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_int2(float8) RETURNS int2
+  AS 'MODULE_PATHNAME', 'dp_total_int2_float8' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_int8(float8) RETURNS int8
+  AS 'MODULE_PATHNAME', 'dp_total_int8_float8' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_int4(float4) RETURNS int4
+  AS 'MODULE_PATHNAME', 'dp_total_int4_float4' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_int2(float4) RETURNS int2
+  AS 'MODULE_PATHNAME', 'dp_total_int2_float4' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_int8(float4) RETURNS int8
+  AS 'MODULE_PATHNAME', 'dp_total_int8_float4' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_int4(int8) RETURNS int4
+  AS 'MODULE_PATHNAME', 'dp_total_int4_int8' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_int2(int8) RETURNS int2
+  AS 'MODULE_PATHNAME', 'dp_total_int2_int8' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_int2(int4) RETURNS int2
+  AS 'MODULE_PATHNAME', 'dp_total_int2_int4' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_float4(float8) RETURNS float4
+  AS 'MODULE_PATHNAME', 'dp_total_float4_float8' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_date(timestamptz) RETURNS date
+  AS 'MODULE_PATHNAME', 'dp_total_date_timestamptz' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_timestamp(timestamptz) RETURNS timestamp
+  AS 'MODULE_PATHNAME', 'dp_total_timestamp_timestamptz' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_timestamptz(timestamp) RETURNS timestamptz
+  AS 'MODULE_PATHNAME', 'dp_total_timestamptz_timestamp' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_to_timestamp(float8) RETURNS timestamptz
+  AS 'MODULE_PATHNAME', 'dp_total_to_timestamp_float8' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_to_timestamp(text, text, timestamptz, text) RETURNS timestamptz
+  AS 'MODULE_PATHNAME', 'dp_total_verified_call' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_to_date(text, text, date, text) RETURNS date
+  AS 'MODULE_PATHNAME', 'dp_total_verified_call' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION dp_agg.total_int4(numeric) IS
+  'total version of int4(numeric) for expressions over protected rows: NULL where the cast raises (NaN, infinity, out of range)';
+COMMENT ON FUNCTION dp_agg.total_int8(numeric) IS
+  'total version of int8(numeric) for expressions over protected rows: NULL where the cast raises (NaN, infinity, out of range)';
+COMMENT ON FUNCTION dp_agg.total_int2(numeric) IS
+  'total version of int2(numeric) for expressions over protected rows: NULL where the cast raises (NaN, infinity, out of range)';
+COMMENT ON FUNCTION dp_agg.total_int4(float8) IS
+  'total version of int4(float8) for expressions over protected rows: NULL where the cast raises (NaN, out of range)';
+COMMENT ON FUNCTION dp_agg.total_int2(float8) IS
+  'total version of int2(float8) for expressions over protected rows: NULL where the cast raises (NaN, out of range)';
+COMMENT ON FUNCTION dp_agg.total_int8(float8) IS
+  'total version of int8(float8) for expressions over protected rows: NULL where the cast raises (NaN, out of range)';
+COMMENT ON FUNCTION dp_agg.total_int4(float4) IS
+  'total version of int4(float4) for expressions over protected rows: NULL where the cast raises (NaN, out of range)';
+COMMENT ON FUNCTION dp_agg.total_int2(float4) IS
+  'total version of int2(float4) for expressions over protected rows: NULL where the cast raises (NaN, out of range)';
+COMMENT ON FUNCTION dp_agg.total_int8(float4) IS
+  'total version of int8(float4) for expressions over protected rows: NULL where the cast raises (NaN, out of range)';
+COMMENT ON FUNCTION dp_agg.total_int4(int8) IS
+  'total version of int4(int8) for expressions over protected rows: NULL where the cast raises (out of range)';
+COMMENT ON FUNCTION dp_agg.total_int2(int8) IS
+  'total version of int2(int8) for expressions over protected rows: NULL where the cast raises (out of range)';
+COMMENT ON FUNCTION dp_agg.total_int2(int4) IS
+  'total version of int2(int4) for expressions over protected rows: NULL where the cast raises (out of range)';
+COMMENT ON FUNCTION dp_agg.total_float4(float8) IS
+  'total version of float4(float8) for expressions over protected rows: the IEEE result where the cast raises (overflow, underflow)';
+COMMENT ON FUNCTION dp_agg.total_date(timestamptz) IS
+  'total version of date(timestamptz) for expressions over protected rows: -infinity for a local date before the first valid date';
+COMMENT ON FUNCTION dp_agg.total_timestamp(timestamptz) IS
+  'total version of timestamp(timestamptz) for expressions over protected rows: +-infinity where the local time leaves the range';
+COMMENT ON FUNCTION dp_agg.total_timestamptz(timestamp) IS
+  'total version of timestamptz(timestamp) for expressions over protected rows: +-infinity where the time zone moves the instant out of the range';
+COMMENT ON FUNCTION dp_agg.total_to_timestamp(float8) IS
+  'total version of to_timestamp(float8) for expressions over protected rows: NULL for NaN, +-infinity beyond the range';
+COMMENT ON FUNCTION dp_agg.total_to_timestamp(text, text, timestamptz, text) IS
+  'to_timestamp(text, format) of constants, computed while planning: the recorded result while TimeZone and lc_time are unchanged, NULL otherwise; never raises';
+COMMENT ON FUNCTION dp_agg.total_to_date(text, text, date, text) IS
+  'to_date(text, format) of constants, computed while planning: the recorded result while TimeZone and lc_time are unchanged, NULL otherwise; never raises';
+
+-- information_schema for restricted roles (issue 27; src/pg/information_schema.h).
+-- dp_agg's copies of information_schema.tables and information_schema.columns,
+-- made from this server's own definitions with one more reason to list a
+-- table: dp_agg.lists_protected_table(oid), true only in a restricted session
+-- for a protected table whose schema the role may use. A restricted session's
+-- references to the two views are pointed to these at parse analysis, so
+-- tools that discover tables through information_schema (dbt, Looker, generic
+-- connectors) see the protected tables they can query with private
+-- aggregates. No privilege on the tables is granted (REFERENCES would let the
+-- analyst probe keys through a foreign key, TRIGGER attach code).
+
+CREATE FUNCTION dp_agg.lists_protected_table(oid) RETURNS boolean
+  AS 'MODULE_PATHNAME', 'dp_lists_protected_table' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.lists_protected_table(oid) IS
+  'whether information_schema lists this relation to the session although it holds no privilege on it: a restricted session, a protected table, a schema it may use';
+
+DO $listing$
+DECLARE
+  view_name text;
+  definition text;
+  privilege_test constant text := 'AND (pg_has_role(c.relowner, ''USAGE''::text) OR ';
+BEGIN
+  FOREACH view_name IN ARRAY ARRAY['tables', 'columns'] LOOP
+    definition := pg_catalog.pg_get_viewdef(('information_schema.' || view_name)::regclass);
+    -- The privilege test of the view's WHERE, once: checked, so that a server
+    -- whose definition differs fails here instead of listing nothing.
+    IF (length(definition) - length(replace(definition, privilege_test, ''))) / length(privilege_test) <> 1 THEN
+      RAISE EXCEPTION 'dp_agg: information_schema.% has an unexpected definition', view_name;
+    END IF;
+    definition := replace(definition, privilege_test,
+                          privilege_test || 'dp_agg.lists_protected_table(c.oid) OR ');
+    EXECUTE format('CREATE VIEW dp_agg.%I AS %s', 'information_schema_' || view_name,
+                   rtrim(definition, ';'));
+    EXECUTE format('COMMENT ON VIEW dp_agg.%I IS %L', 'information_schema_' || view_name,
+                   'information_schema.' || view_name || ' that also lists the protected tables a restricted session may query with private aggregates (read in its place by restricted sessions)');
+  END LOOP;
+END
+$listing$;
+
 -- CREATE AGGREGATE has no volatility option and records aggregates as
 -- immutable, so the planner would treat two identical calls as one, or copy a
 -- call into several places when it flattens a subquery, drawing noise a
@@ -2027,8 +2177,8 @@ REVOKE ALL ON ALL TABLES IN SCHEMA dp_agg FROM PUBLIC;
 REVOKE ALL ON ALL SEQUENCES IN SCHEMA dp_agg FROM PUBLIC;
 
 -- Views that filter rows by the session user.
-GRANT SELECT ON dp_agg.budgets, dp_agg.ledger, dp_agg.protected_tables, dp_agg.restricted_roles
-  TO PUBLIC;
+GRANT SELECT ON dp_agg.budgets, dp_agg.ledger, dp_agg.protected_tables, dp_agg.restricted_roles,
+  dp_agg.column_bounds TO PUBLIC;
 
 -- The budget and label administration functions check dp_agg.is_admin()
 -- themselves (judged by the session user), and is_admin() is called by the
@@ -2056,7 +2206,9 @@ GRANT EXECUTE ON FUNCTION
   dp_agg.restrict_role(regrole),
   dp_agg.unrestrict_role(regrole),
   dp_agg.set_privacy_unit(regclass, name),
-  dp_agg.unset_privacy_unit(regclass, name)
+  dp_agg.unset_privacy_unit(regclass, name),
+  dp_agg.set_column_bounds(regclass, name, numeric, numeric),
+  dp_agg.unset_column_bounds(regclass, name)
 TO PUBLIC;
 
 -- dp_agg's privacy-unit rewrite puts this window function into a query over
@@ -2331,3 +2483,33 @@ GRANT EXECUTE ON FUNCTION
   dp_agg.total_date_trunc(text, timestamptz)
 TO PUBLIC;
 
+-- dp_agg puts these into a restricted role's expressions over protected rows
+-- in place of the casts BI tools write (76_total_casts.sql), and that query
+-- runs as that role. They are pure and never raise.
+GRANT EXECUTE ON FUNCTION
+  dp_agg.total_int4(numeric),
+  dp_agg.total_int8(numeric),
+  dp_agg.total_int2(numeric),
+  dp_agg.total_int4(float8),
+  dp_agg.total_int2(float8),
+  dp_agg.total_int8(float8),
+  dp_agg.total_int4(float4),
+  dp_agg.total_int2(float4),
+  dp_agg.total_int8(float4),
+  dp_agg.total_int4(int8),
+  dp_agg.total_int2(int8),
+  dp_agg.total_int2(int4),
+  dp_agg.total_float4(float8),
+  dp_agg.total_date(timestamptz),
+  dp_agg.total_timestamp(timestamptz),
+  dp_agg.total_timestamptz(timestamp),
+  dp_agg.total_to_timestamp(float8),
+  dp_agg.total_to_timestamp(text, text, timestamptz, text),
+  dp_agg.total_to_date(text, text, date, text)
+TO PUBLIC;
+
+-- A restricted session reads these in place of information_schema.tables and
+-- information_schema.columns (78_information_schema.sql); they list what
+-- pg_catalog shows every role.
+GRANT SELECT ON dp_agg.information_schema_tables, dp_agg.information_schema_columns TO PUBLIC;
+GRANT EXECUTE ON FUNCTION dp_agg.lists_protected_table(oid) TO PUBLIC;

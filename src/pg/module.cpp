@@ -2,6 +2,7 @@
 #include "call_sites.h"
 #include "distributed.h"
 #include "drop_guard.h"
+#include "information_schema.h"
 #include "ledger.h"
 #include "pg_includes.h"
 #include "pinned_settings.h"
@@ -34,6 +35,7 @@ void _PG_init(void) {
   dp_pg::InstallPublicEstimatesHooks();
   dp_pg::InstallReleaseOnceHook();
   dp_pg::InstallRestrictionHooks();
+  dp_pg::InstallInformationSchemaHook();
   dp_pg::InstallLedger();
   dp_pg::InstallDropGuard();
   dp_pg::InstallCitusFunctionGuard();

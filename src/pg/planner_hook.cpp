@@ -7,6 +7,7 @@ extern "C" {
 
 #include "distributed.h"
 #include "pinned_settings.h"
+#include "plain_aggregates.h"
 #include "public_estimates.h"
 #include "query_judgement.h"
 #include "query_rewrites.h"
@@ -37,6 +38,10 @@ PlannedStmt* PlanJudged(Query* query, const char* query_string, int cursor_optio
   // own (recursive planning, local execution), with the functions Citus puts
   // into them.
   RefuseRestrictedCitusCalls(query, planner_depth > 1 || ActivePortal != nullptr);
+  // A restricted role's plain count/sum/avg over protected rows become
+  // dp_count/dp_sum/dp_avg when an administrator gave the role an epsilon
+  // for them (plain_aggregates.h), before anything else looks at the query.
+  RewritePlainAggregates(query);
   // dp_count(epsilon) becomes dp_count(true, epsilon) before it is judged.
   ExpandRowCounts(query);
   // So do a restricted role's simple regular expressions: LIKE (regex_like.h).

@@ -24,6 +24,7 @@ constexpr int kInsecureTestSeed = 0;
 constexpr int kMaxGroupsContributed = 1;
 constexpr double kProtectedRowsEstimate = 1e5;
 constexpr bool kPlanAsRestricted = false;
+constexpr double kPlainAggregateEpsilon = 0;
 }  // namespace defaults
 
 double max_epsilon = defaults::kMaxEpsilon;
@@ -38,6 +39,7 @@ double group_selection_delta = defaults::kGroupSelectionDelta;
 int max_groups_contributed = defaults::kMaxGroupsContributed;
 double protected_rows_estimate = defaults::kProtectedRowsEstimate;
 bool plan_as_restricted = defaults::kPlanAsRestricted;
+double plain_aggregate_epsilon = defaults::kPlainAggregateEpsilon;
 bool session_may_use_test_seed = false;
 
 namespace {
@@ -61,6 +63,7 @@ const struct config_enum_entry kTestFaults[] = {
     {"unchecked_text_encoding", static_cast<int>(TestFault::kUncheckedTextEncoding), false},
     {"measured_estimates", static_cast<int>(TestFault::kMeasuredEstimates), false},
     {"uncancellable_spin", static_cast<int>(TestFault::kUncancellableSpin), false},
+    {"plain_bounds_checked_on_rows", static_cast<int>(TestFault::kPlainBoundsCheckedOnRows), false},
     {nullptr, 0, false},
 };
 
@@ -192,6 +195,18 @@ void DefineSettings() {
       "With public estimates and pinned planner settings, so that EXPLAIN shows the plan an "
       "analyst gets. Superusers only.",
       &plan_as_restricted, defaults::kPlanAsRestricted, PGC_SUSET, GUC_NOT_IN_SAMPLE, nullptr,
+      nullptr, nullptr);
+  // Superuser-only to set, so that ALTER ROLE ... SET (by a superuser, or by
+  // an administrator granted SET ON PARAMETER) decides it for a restricted
+  // role: the analyst neither turns plain aggregates on nor picks their epsilon.
+  DefineCustomRealVariable(
+      "dp_agg.plain_aggregate_epsilon",
+      "Epsilon of each plain count, sum or avg a restricted role runs on protected rows.",
+      "0 (the default) refuses plain aggregates on protected rows. Above 0, count(*), "
+      "count(x), count(DISTINCT x), sum(x) and avg(x) are answered as dp_count, dp_sum and "
+      "dp_avg with this epsilon and the bounds declared by dp_agg.set_column_bounds. Set it per "
+      "role: ALTER ROLE analyst SET dp_agg.plain_aggregate_epsilon = 0.5.",
+      &plain_aggregate_epsilon, defaults::kPlainAggregateEpsilon, 0, 1e6, PGC_SUSET, 0, nullptr,
       nullptr, nullptr);
   DefineCustomEnumVariable(
       "dp_agg.insecure_test_fault", "FOR TESTS ONLY: break a mechanism or a query rule on purpose.",

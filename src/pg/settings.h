@@ -45,6 +45,11 @@ extern double protected_rows_estimate;
 // settings), so that EXPLAIN shows the plans analysts get.
 extern bool plan_as_restricted;
 
+// dp_agg.plain_aggregate_epsilon: the epsilon of each plain count, sum or
+// avg a restricted role runs on protected rows (plain_aggregates.h); 0:
+// plain aggregates stay refused.
+extern double plain_aggregate_epsilon;
+
 // dp_agg.insecure_test_fault: deliberately broken mechanisms, so that the
 // privacy audit suite can show that it catches them, and query rules
 // replayed as they were before a leak was fixed, so that the
@@ -69,6 +74,9 @@ enum class TestFault {
   // Restricted plans from the protected tables' sizes and statistics (issue
   // 26, finding 2). Numbered apart from the faults other changes add.
   kMeasuredEstimates = 30,
+  // Plain sum/avg refused when a row lies outside the declared bounds (the
+  // plain-aggregate rewrite deciding from the data; issue 27).
+  kPlainBoundsCheckedOnRows = 40,
 };
 extern int test_fault;  // a TestFault
 inline bool TestFaultIs(TestFault fault) { return test_fault == static_cast<int>(fault); }

@@ -12,8 +12,8 @@ REVOKE ALL ON ALL TABLES IN SCHEMA dp_agg FROM PUBLIC;
 REVOKE ALL ON ALL SEQUENCES IN SCHEMA dp_agg FROM PUBLIC;
 
 -- Views that filter rows by the session user.
-GRANT SELECT ON dp_agg.budgets, dp_agg.ledger, dp_agg.protected_tables, dp_agg.restricted_roles
-  TO PUBLIC;
+GRANT SELECT ON dp_agg.budgets, dp_agg.ledger, dp_agg.protected_tables, dp_agg.restricted_roles,
+  dp_agg.column_bounds TO PUBLIC;
 
 -- The budget and label administration functions check dp_agg.is_admin()
 -- themselves (judged by the session user), and is_admin() is called by the
@@ -43,7 +43,9 @@ GRANT EXECUTE ON FUNCTION
   dp_agg.restrict_role(regrole),
   dp_agg.unrestrict_role(regrole),
   dp_agg.set_privacy_unit(regclass, name),
-  dp_agg.unset_privacy_unit(regclass, name)
+  dp_agg.unset_privacy_unit(regclass, name),
+  dp_agg.set_column_bounds(regclass, name, numeric, numeric),
+  dp_agg.unset_column_bounds(regclass, name)
 TO PUBLIC;
 
 -- dp_agg's privacy-unit rewrite puts this window function into a query over
@@ -317,3 +319,34 @@ GRANT EXECUTE ON FUNCTION
   dp_agg.total_to_char(timestamptz, text),
   dp_agg.total_date_trunc(text, timestamptz)
 TO PUBLIC;
+
+-- dp_agg puts these into a restricted role's expressions over protected rows
+-- in place of the casts BI tools write (76_total_casts.sql), and that query
+-- runs as that role. They are pure and never raise.
+GRANT EXECUTE ON FUNCTION
+  dp_agg.total_int4(numeric),
+  dp_agg.total_int8(numeric),
+  dp_agg.total_int2(numeric),
+  dp_agg.total_int4(float8),
+  dp_agg.total_int2(float8),
+  dp_agg.total_int8(float8),
+  dp_agg.total_int4(float4),
+  dp_agg.total_int2(float4),
+  dp_agg.total_int8(float4),
+  dp_agg.total_int4(int8),
+  dp_agg.total_int2(int8),
+  dp_agg.total_int2(int4),
+  dp_agg.total_float4(float8),
+  dp_agg.total_date(timestamptz),
+  dp_agg.total_timestamp(timestamptz),
+  dp_agg.total_timestamptz(timestamp),
+  dp_agg.total_to_timestamp(float8),
+  dp_agg.total_to_timestamp(text, text, timestamptz, text),
+  dp_agg.total_to_date(text, text, date, text)
+TO PUBLIC;
+
+-- A restricted session reads these in place of information_schema.tables and
+-- information_schema.columns (78_information_schema.sql); they list what
+-- pg_catalog shows every role.
+GRANT SELECT ON dp_agg.information_schema_tables, dp_agg.information_schema_columns TO PUBLIC;
+GRANT EXECUTE ON FUNCTION dp_agg.lists_protected_table(oid) TO PUBLIC;
