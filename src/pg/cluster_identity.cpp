@@ -1,5 +1,5 @@
 // dp_agg.system_identifier(): which cluster a budget or ledger row was
-// written in (src/sql/40_budgets_ledger.sql, 45_budget_restores.sql). Role
+// written in (src/sql/40_budgets_ledger.sql, 42_budget_restores.sql). Role
 // OIDs mean something only in the cluster that assigned them; the system
 // identifier, chosen by initdb and kept by physical copies (standbys, base
 // backups, PITR), tells a row restored from another cluster's dump from one

@@ -164,8 +164,8 @@ void CheckBoundsLabel(Oid relation, AttrNumber column, const char* label) {
              NumericCompare(magnitude, smallest) >= 0;
     };
     if (!representable(lower) || !representable(upper))
-      RefuseBounds(psprintf("dp_agg: bounds of %s column \"%s\" must be %s values", type_name,
-                            name, type_name),
+      RefuseBounds(psprintf("dp_agg: bounds of %s column \"%s\" must be %s values", type_name, name,
+                            type_name),
                    psprintf("Each bound must be zero or between %s and %s in magnitude.",
                             type == FLOAT4OID ? "1.2e-38" : "2.3e-308",
                             type == FLOAT4OID ? "3.4e38" : "1.7e308"));

@@ -81,6 +81,10 @@ struct ChargeRequest {
   std::int32_t attempts;
   TimestampTz retry_at;
   std::int64_t query_id;
+  // A reuse of a stored release (release_cache.h): recorded as kind
+  // 'reused' with epsilon 0 by dp_agg.apply_reuse, admitted whenever the
+  // role has a budget at all.
+  bool reuse;
   Oid role_oid;  // the session user: budgets follow the role, not its name
   char role_name[NAMEDATALEN];
   char current_user_name[NAMEDATALEN];
@@ -425,7 +429,45 @@ Datum ValidTextDatum(const char* text) {
   return PointerGetDatum(cstring_to_text_with_len(text, valid));
 }
 
+// A reuse of a stored release (release_cache.h): a ledger row of kind
+// 'reused', epsilon 0, for a role that has a budget.
+const char* kReuseSql =
+    "SELECT status FROM dp_agg.apply_reuse($1::oid, $2::name, $3::name, $4::bigint, $5::text, "
+    "$6::text)";
+SPIPlanPtr reuse_plan = nullptr;
+
+void ApplyReuse(ChargeRequest* request) {
+  if (reuse_plan == nullptr) {
+    Oid types[6] = {OIDOID, TEXTOID, TEXTOID, INT8OID, TEXTOID, TEXTOID};
+    SPIPlanPtr plan = SPI_prepare(kReuseSql, 6, types);
+    if (plan == nullptr) elog(ERROR, "dp_agg: could not prepare the reuse statement");
+    SPI_keepplan(plan);
+    reuse_plan = plan;
+  }
+  Datum values[6] = {ObjectIdGetDatum(request->role_oid),
+                     CStringGetTextDatum(request->role_name),
+                     CStringGetTextDatum(request->current_user_name),
+                     Int64GetDatum(request->query_id),
+                     ValidTextDatum(request->aggregates),
+                     ValidTextDatum(request->query_text)};
+  char nulls[6] = {' ', ' ', ' ', request->query_id == 0 ? 'n' : ' ', ' ', ' '};
+  if (SPI_execute_plan(reuse_plan, values, nulls, false, 1) != SPI_OK_SELECT || SPI_processed != 1)
+    elog(ERROR, "dp_agg: the reuse statement returned no row");
+  const char* status = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+  if (status != nullptr && std::strcmp(status, "reused") == 0) {
+    request->outcome = kCharged;
+  } else if (status != nullptr && std::strcmp(status, "no_budget") == 0) {
+    request->outcome = kNoBudget;
+  } else {
+    elog(ERROR, "dp_agg: unknown reuse status \"%s\"", status != nullptr ? status : "");
+  }
+}
+
 void ApplyOne(ChargeRequest* request) {
+  if (request->reuse) {
+    ApplyReuse(request);
+    return;
+  }
   const bool by_oid = ChargeByOidExists();
   SPIPlanPtr* cached = by_oid ? &charge_by_oid_plan : &charge_by_name_plan;
   const int num_arguments = by_oid ? 10 : 7;
@@ -860,7 +902,11 @@ void InstallLedger() {
   shmem_startup_hook = LedgerShmemStartup;
 }
 
-void ChargeBudget(const QueryCharge& charge) {
+namespace {
+
+// Hands `charge` (or, `reuse`, the record of a reuse) to the ledger writer
+// and waits until it is durable, or raises an ERROR.
+void SubmitToLedger(const QueryCharge& charge, bool reuse) {
   if (RecoveryInProgress())
     ereport(ERROR, (errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
                     errmsg("differentially private queries cannot run during recovery"),
@@ -921,6 +967,7 @@ void ChargeBudget(const QueryCharge& charge) {
   slot->attempts = 0;
   slot->retry_at = 0;
   slot->query_id = static_cast<std::int64_t>(pgstat_get_my_query_id());
+  slot->reuse = reuse;
   slot->role_oid = GetSessionUserId();
   CopyText(slot->role_name, sizeof slot->role_name, role);
   CopyText(slot->current_user_name, sizeof slot->current_user_name,
@@ -958,7 +1005,7 @@ void ChargeBudget(const QueryCharge& charge) {
       break;
     case kOrphaned:
       // A budget restored from another cluster under the role's name, not
-      // re-attached (src/sql/45_budget_restores.sql): set_budget would start
+      // re-attached (src/sql/42_budget_restores.sql): set_budget would start
       // a fresh one, forgetting what it spent.
       ereport(ERROR,
               (errcode(ERRCODE_DP_AGG_NO_BUDGET),
@@ -991,10 +1038,29 @@ void ChargeBudget(const QueryCharge& charge) {
                        "(dp_agg.add_budget). Nothing was released.")));
       break;
     default:
-      ereport(ERROR, (errcode(ERRCODE_SYSTEM_ERROR),
-                      errmsg("could not record the privacy charge: %s", result.message),
-                      errdetail("No private value was computed.")));
+      ereport(ERROR,
+              (errcode(ERRCODE_SYSTEM_ERROR),
+               errmsg(reuse ? "could not record the reuse of a released answer: %s"
+                            : "could not record the privacy charge: %s",
+                      result.message),
+               errdetail(reuse ? "No answer was returned." : "No private value was computed.")));
   }
+}
+
+}  // namespace
+
+void ChargeBudget(const QueryCharge& charge) { SubmitToLedger(charge, false); }
+
+void RecordReuse(const char* description) {
+  QueryCharge reuse;
+  const Datum zero = DirectFunctionCall1(int4_numeric, Int32GetDatum(0));
+  reuse.epsilon = zero;
+  reuse.delta = zero;
+  reuse.rho = zero;
+  reuse.zcdp_delta = zero;
+  snprintf(reuse.description, sizeof reuse.description, "reused: %s",
+           description != nullptr ? description : "");
+  SubmitToLedger(reuse, true);
 }
 
 extern "C" void dp_agg_ledger_writer_main(Datum index) {

@@ -65,6 +65,14 @@ void InstallLedger();
 // (no budget, exhausted, ledger unavailable, hot standby).
 void ChargeBudget(const QueryCharge& charge);
 
+// Durably records that the session user was served a stored release
+// (release_cache.h): a ledger row of kind 'reused' with epsilon 0, through
+// the same writer as charges (so ROLLBACK does not undo it). Raises the
+// same ERROR as a charge when the role has no budget at all; an exhausted
+// budget does not matter. `description`: the aggregates the release paid
+// for.
+void RecordReuse(const char* description);
+
 // Entry point of a pool writer (bgw_main_arg: its index in the pool).
 extern "C" PGDLLEXPORT void dp_agg_ledger_writer_main(Datum index);
 

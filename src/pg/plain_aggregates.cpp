@@ -145,8 +145,7 @@ bool ItemYieldsProtectedRows(const Level* level, Index index, List* visiting) {
 bool FromItemsYield(Node* node, const Level* level, List* visiting) {
   if (node == nullptr) return false;
   if (IsA(node, RangeTblRef))
-    return ItemYieldsProtectedRows(level, reinterpret_cast<RangeTblRef*>(node)->rtindex,
-                                   visiting);
+    return ItemYieldsProtectedRows(level, reinterpret_cast<RangeTblRef*>(node)->rtindex, visiting);
   if (IsA(node, FromExpr)) {
     ListCell* cell;
     foreach (cell, reinterpret_cast<FromExpr*>(node)->fromlist)

@@ -12,6 +12,7 @@ extern "C" {
 #include "query_judgement.h"
 #include "query_rewrites.h"
 #include "regex_like.h"
+#include "release_cache.h"
 #include "release_once.h"
 #include "release_replay.h"
 #include "restriction.h"
@@ -56,6 +57,13 @@ PlannedStmt* PlanJudged(Query* query, const char* query_string, int cursor_optio
   const Verdict verdict =
       fragment ? Verdict{true, NIL} : JudgeQuery(query);  // raises ERROR if refused
   ApplyRewrites(verdict.rewrites);
+  // The release cache's question (release_cache.h): from the tree as judged
+  // and rewritten, before Citus or the planner change it. Only the
+  // statement's own planning: plans made inside it (Citus's recursive
+  // subplans) are parts of its question, and a worker's fragment is the
+  // coordinator's.
+  CachedStatement cached;
+  const bool cacheable = !fragment && planner_depth == 1 && DescribeCachedStatement(query, &cached);
   // dp_agg on Citus (distributed.cpp): before Citus plans the query.
   const bool private_distributed = PrepareDistributedQuery(query);
   const planner_hook_type next = previous_planner != nullptr ? previous_planner : standard_planner;
@@ -84,6 +92,8 @@ PlannedStmt* PlanJudged(Query* query, const char* query_string, int cursor_optio
   if (fragment) RunShardPartialsDirectly(plan);
   // Rewinds and rescans replay a release instead of drawing again.
   WrapReleases(plan, cursor_options);
+  // The same question is answered once per period (release_cache.h).
+  if (cacheable) WrapInReleaseCache(plan, cached);
   return plan;
 }
 

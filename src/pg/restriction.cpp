@@ -629,7 +629,8 @@ void CheckUtilityForRestrictedRole(Node* statement) {
                     "Restricted roles may change only client settings (DateStyle, "
                     "search_path, statement_timeout, ...) and "
                     "dp_agg.group_selection_epsilon/_delta, "
-                    "dp_agg.max_groups_contributed: planner and debugging "
+                    "dp_agg.max_groups_contributed, dp_agg.release_cache_period: planner "
+                    "and debugging "
                     "settings show or change how protected rows are read.");
     }
     case T_CopyStmt: {
@@ -838,7 +839,8 @@ bool IsAnalystSetting(const char* name) {
                                          "xmloption",
                                          "dp_agg.group_selection_epsilon",
                                          "dp_agg.group_selection_delta",
-                                         "dp_agg.max_groups_contributed"};
+                                         "dp_agg.max_groups_contributed",
+                                         "dp_agg.release_cache_period"};
   if (name == nullptr) return false;
   for (const char* allowed : kAllowed)
     if (pg_strcasecmp(name, allowed) == 0) return true;

@@ -25,6 +25,8 @@ constexpr int kMaxGroupsContributed = 1;
 constexpr double kProtectedRowsEstimate = 1e5;
 constexpr bool kPlanAsRestricted = false;
 constexpr double kPlainAggregateEpsilon = 0;
+constexpr int kReleaseCachePeriodS = 3600;
+constexpr int kReleaseCacheMaxEntries = 1000;
 }  // namespace defaults
 
 double max_epsilon = defaults::kMaxEpsilon;
@@ -40,6 +42,8 @@ int max_groups_contributed = defaults::kMaxGroupsContributed;
 double protected_rows_estimate = defaults::kProtectedRowsEstimate;
 bool plan_as_restricted = defaults::kPlanAsRestricted;
 double plain_aggregate_epsilon = defaults::kPlainAggregateEpsilon;
+int release_cache_period_s = defaults::kReleaseCachePeriodS;
+int release_cache_max_entries = defaults::kReleaseCacheMaxEntries;
 bool session_may_use_test_seed = false;
 
 namespace {
@@ -64,6 +68,7 @@ const struct config_enum_entry kTestFaults[] = {
     {"measured_estimates", static_cast<int>(TestFault::kMeasuredEstimates), false},
     {"uncancellable_spin", static_cast<int>(TestFault::kUncancellableSpin), false},
     {"plain_bounds_checked_on_rows", static_cast<int>(TestFault::kPlainBoundsCheckedOnRows), false},
+    {"cache_invalidated_by_writes", static_cast<int>(TestFault::kCacheInvalidatedByWrites), false},
     {nullptr, 0, false},
 };
 
@@ -208,6 +213,28 @@ void DefineSettings() {
       "role: ALTER ROLE analyst SET dp_agg.plain_aggregate_epsilon = 0.5.",
       &plain_aggregate_epsilon, defaults::kPlainAggregateEpsilon, 0, 1e6, PGC_SUSET, 0, nullptr,
       nullptr, nullptr);
+  // USERSET, and on the restricted analyst's list: whatever the analyst
+  // chooses only moves the trade-off between budget and freshness. A
+  // shorter period (0: never reused) only costs the analyst budget; a longer
+  // one only reuses older answers, which were released and paid for. Neither
+  // releases anything new, and whether an answer is reused still depends
+  // only on the role, the query, the key's settings and the clock. An
+  // administrator sets the default for a role with ALTER ROLE ... SET.
+  DefineCustomIntVariable(
+      "dp_agg.release_cache_period",
+      "How long the answer released for a private query is reused for the same query.",
+      "The same role asking the same query (same normalised text, parameter values and "
+      "meaning-changing settings) again in the same period, aligned to the Unix epoch, gets "
+      "the rows released the first time and is not charged. 0 turns reuse off.",
+      &release_cache_period_s, defaults::kReleaseCachePeriodS, 0, 366 * 24 * 3600, PGC_USERSET,
+      GUC_UNIT_S, nullptr, nullptr, nullptr);
+  // SUSET: the stored releases take disk space on the server.
+  DefineCustomIntVariable(
+      "dp_agg.release_cache_max_entries", "How many stored releases each role keeps for reuse.",
+      "Beyond this, the role's oldest stored releases are removed; a query whose release was "
+      "removed is released again, and charged.",
+      &release_cache_max_entries, defaults::kReleaseCacheMaxEntries, 1, 1000000, PGC_SUSET, 0,
+      nullptr, nullptr, nullptr);
   DefineCustomEnumVariable(
       "dp_agg.insecure_test_fault", "FOR TESTS ONLY: break a mechanism or a query rule on purpose.",
       "Used by the privacy audit suite to show that it detects broken mechanisms. Any value "

@@ -49,6 +49,12 @@ extern bool plan_as_restricted;
 // avg a restricted role runs on protected rows (plain_aggregates.h); 0:
 // plain aggregates stay refused.
 extern double plain_aggregate_epsilon;
+// dp_agg.release_cache_period (seconds, 0 = off): how long a release is
+// reused for the same question (release_cache.h); periods are aligned to
+// the Unix epoch. dp_agg.release_cache_max_entries: how many stored
+// releases each role keeps (release_store.h).
+extern int release_cache_period_s;
+extern int release_cache_max_entries;
 
 // dp_agg.insecure_test_fault: deliberately broken mechanisms, so that the
 // privacy audit suite can show that it catches them, and query rules
@@ -76,7 +82,11 @@ enum class TestFault {
   kMeasuredEstimates = 30,
   // Plain sum/avg refused when a row lies outside the declared bounds (the
   // plain-aggregate rewrite deciding from the data; issue 27).
-  kPlainBoundsCheckedOnRows = 40,
+  kPlainBoundsCheckedOnRows = 41,
+  // The release cache keyed also by the version of every row of the
+  // query's tables, so that a write drops the stored answer (issue 27,
+  // item 3): a fresh charge would tell the analyst that a row changed.
+  kCacheInvalidatedByWrites = 40,
 };
 extern int test_fault;  // a TestFault
 inline bool TestFaultIs(TestFault fault) { return test_fault == static_cast<int>(fault); }

@@ -20,7 +20,7 @@
 -- cluster (pg_dumpall, or pg_dump restored elsewhere), where the same names
 -- were given other OIDs and its OID may belong to somebody else, is found by
 -- no role: it is *orphaned* until an administrator re-attaches it to the role
--- of its recorded name (dp_agg.reattach_budgets, 45_budget_restores.sql).
+-- of its recorded name (dp_agg.reattach_budgets, 42_budget_restores.sql).
 -- Copies within one cluster (CREATE DATABASE ... TEMPLATE, a pg_dump restored
 -- into another database, a physical standby or backup) keep the cluster's
 -- identifier and OIDs: each such database has its own budgets, copied with
@@ -76,13 +76,14 @@ CREATE TABLE dp_agg.role_budget (
            AND NOT (budget_kind = 'epsilon_delta' AND epsilon_delta_binding))
 );
 
--- One row per charge and per administrative change (never updated or deleted
--- by dp_agg).
+-- One row per charge, per reuse of a stored release (kind 'reused', epsilon
+-- 0: src/pg/release_cache.h) and per administrative change (never updated or
+-- deleted by dp_agg).
 CREATE TABLE dp_agg.ledger_entry (
   id bigserial PRIMARY KEY,
   recorded_at timestamptz NOT NULL DEFAULT now(),
   kind text NOT NULL CHECK (kind IN ('charge', 'set_budget', 'add_budget', 'reset_spent',
-                                     'revoke_budget', 'set_budget_zcdp',
+                                     'revoke_budget', 'set_budget_zcdp', 'reused',
                                      'reattach_budget')),
   role_name name NOT NULL,           -- whose budget
   session_user_name name NOT NULL,   -- who ran the query or made the change
@@ -635,7 +636,7 @@ $$;
 COMMENT ON TABLE dp_agg.role_budget IS
   'Privacy budget of each login role (kind, totals and exact spent amounts in both currencies); read it through dp_agg.budgets';
 COMMENT ON TABLE dp_agg.ledger_entry IS
-  'The privacy ledger: one row per charge and per budget change, never updated or deleted by dp_agg; read it through dp_agg.ledger';
+  'The privacy ledger: one row per charge, per reuse of a stored release and per budget change, never updated or deleted by dp_agg; read it through dp_agg.ledger';
 COMMENT ON FUNCTION dp_agg.is_admin() IS
   'True when the session user is a superuser or a member of the role named by dp_agg.admin_role';
 COMMENT ON FUNCTION dp_agg.require_admin(text) IS

@@ -4,8 +4,9 @@
 -- listed here, and the regression suite "privileges" pins this list.
 --
 -- Not granted: the state types' input and output functions, the ledger
--- writer's apply_charge, the helpers behind the administration functions, and
--- the budget and ledger tables themselves (read through the filtered views).
+-- writer's apply_charge and apply_reuse, the helpers behind the
+-- administration functions, and the budget and ledger tables themselves
+-- (read through the filtered views).
 GRANT USAGE ON SCHEMA dp_agg TO PUBLIC;
 REVOKE ALL ON ALL FUNCTIONS IN SCHEMA dp_agg FROM PUBLIC;
 REVOKE ALL ON ALL TABLES IN SCHEMA dp_agg FROM PUBLIC;
@@ -13,7 +14,7 @@ REVOKE ALL ON ALL SEQUENCES IN SCHEMA dp_agg FROM PUBLIC;
 
 -- Views that filter rows by the session user.
 GRANT SELECT ON dp_agg.budgets, dp_agg.ledger, dp_agg.protected_tables, dp_agg.restricted_roles,
-  dp_agg.column_bounds TO PUBLIC;
+  dp_agg.column_bounds, dp_agg.release_cache TO PUBLIC;
 
 -- The budget and label administration functions check dp_agg.is_admin()
 -- themselves (judged by the session user), and is_admin() is called by the
@@ -45,7 +46,9 @@ GRANT EXECUTE ON FUNCTION
   dp_agg.set_privacy_unit(regclass, name),
   dp_agg.unset_privacy_unit(regclass, name),
   dp_agg.set_column_bounds(regclass, name, numeric, numeric),
-  dp_agg.unset_column_bounds(regclass, name)
+  dp_agg.unset_column_bounds(regclass, name),
+  dp_agg.release_cache_entries(),
+  dp_agg.clear_release_cache(regrole)
 TO PUBLIC;
 
 -- dp_agg's privacy-unit rewrite puts this window function into a query over

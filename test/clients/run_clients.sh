@@ -211,6 +211,10 @@ fi
 timeout 300 "$PYTHON" "$HERE/restricted_psycopg2.py" >"$work/psycopg2.out" 2>&1
 number_output "$work/psycopg2.out" $? "psycopg2 client"
 
+# ---- a dashboard refreshed 20 times: one charge per tile (release cache) -------
+timeout 300 "$PYTHON" "$HERE/dashboard_refresh.py" >"$work/dashboard.out" 2>&1
+number_output "$work/dashboard.out" $? "dashboard refresh"
+
 # ---- psqlODBC (unixODBC, pyodbc) ---------------------------------------------
 timeout 300 "$PYTHON" "$HERE/restricted_odbc.py" >"$work/odbc.out" 2>&1
 number_output "$work/odbc.out" $? "odbc client"

@@ -64,12 +64,20 @@ FROM patients
 GROUP BY cholesterol
 ORDER BY cholesterol;
 
-\echo '== 5. The same query three times: fresh noise on every run'
+\echo '== 5. The same query three times: the answer released first is reused, free'
+\echo '   (the release cache: the same question in the same hour, README "Reusing released answers")'
 SELECT round(avg(weight_kg)::numeric, 3)                  AS true_avg_weight,
        round(dp_avg(weight_kg, 30, 200, 0.1)::numeric, 3) AS dp_avg_weight
 FROM patients;
 \g
 \g
+\echo '   ... and with the cache off (dp_agg.release_cache_period = 0): fresh noise, charged, on every run'
+SET dp_agg.release_cache_period = 0;
+SELECT round(avg(weight_kg)::numeric, 3)                  AS true_avg_weight,
+       round(dp_avg(weight_kg, 30, 200, 0.1)::numeric, 3) AS dp_avg_weight
+FROM patients;
+\g
+RESET dp_agg.release_cache_period;
 
 \echo '== 5b. Medians, the most common value, and error bars at no extra cost'
 SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY ap_hi) AS true_median_systolic,
@@ -91,7 +99,7 @@ SELECT dp_count(id, 0) FROM patients;
 \set ON_ERROR_STOP 1
 
 \echo
-\echo '== 7. The budget at work: every query above was charged before it ran'
+\echo '== 7. The budget at work: every query above was charged before it ran (a reuse: 0)'
 SELECT role, epsilon_total, epsilon_spent, epsilon_remaining FROM dp_agg.budgets;
 SELECT id, kind, epsilon, aggregates FROM dp_agg.ledger ORDER BY id;
 

@@ -363,7 +363,13 @@ class Gen:
         # there is always exactly one row
         self.expect = "rows"
         w = self.r.random()
-        if w < 0.1:
+        if w < 0.05:
+            # a recursive WITH query read by an aggregating sublink: its
+            # reference to itself (review 27, finding 1: the plain-aggregate
+            # rewrite followed it without end and the backend crashed)
+            q = ("WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 2), "
+                 f"c AS ({q}) SELECT * FROM c WHERE EXISTS (SELECT count(*) FROM r)")
+        elif w < 0.1:
             q = f"WITH c AS ({q}) SELECT * FROM c"
         elif w < 0.18:
             q = f"SELECT * FROM ({q}) s LIMIT 5"
@@ -591,7 +597,7 @@ def gen_shape(sql):
     import re
     wrap = "plain"
     for w, tag in (("fz.prun(", "PARALLEL SAFE plpgsql"), ("fz.run(", "plpgsql"), ("PREPARE", "prepared"),
-                   ("WITH c", "CTE"), (") s LIMIT", "subquery LIMIT"), ("SELECT fz.p_", "PARALLEL SAFE sql")):
+                   ("WITH RECURSIVE", "recursive CTE"), ("WITH c", "CTE"), (") s LIMIT", "subquery LIMIT"), ("SELECT fz.p_", "PARALLEL SAFE sql")):
         if w in sql:
             wrap = tag
             break

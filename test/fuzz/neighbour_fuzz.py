@@ -31,6 +31,16 @@ there or all deleted, in the same way.
   neighbour_fuzz.py --long N [--seed S]
   neighbour_fuzz.py --self-check       each insecure_test_fault must be found,
                                        and none without a fault
+
+The release cache (issue 27, item 3): a pass of its own (cache_fuzz, after the
+others, since its writes move the neighbour's tuple) runs each generated query
+twice on both databases with dp_agg.release_cache_period on, around a write that
+changes the neighbour's rows where they exist (an UPDATE of them: a new row
+version in the database with the neighbour, nothing in the other). Whether the
+second run was a reuse (the ledger kinds the two runs left) must be the same on
+both sides, a charged first run must be reused, and a reused answer must equal
+the first. Its self-check is the fault cache_invalidated_by_writes (the cache
+keyed also by the tables' row versions), class "cache".
   neighbour_fuzz.py --citus PORT ...   the same on the Citus cluster of
                                        test/citus/cluster.sh (coordinator PORT):
                                        public tables as reference tables,
@@ -62,7 +72,19 @@ READER = "dp_fuzz_reader"
 FAULTS = ["indeterminate_collation", "case_test_constant", "hash_group_order",
           "first_key_spelling", "builtin_arithmetic", "skip_unit_bounding",
           "uncapped_text_work", "unchecked_text_encoding", "measured_estimates",
-          "plain_bounds_checked_on_rows"]
+          "plain_bounds_checked_on_rows", "cache_invalidated_by_writes"]
+# The release cache's fault and pass (cache_fuzz): last, since the pass's
+# writes move the neighbour's tuple in the database that has it.
+CACHE_FAULT = "cache_invalidated_by_writes"
+# A period no boundary of which falls inside a run (366 days, aligned to the
+# Unix epoch: a boundary during the pass is the one way for a false finding,
+# probability about 1e-5 per run).
+CACHE_PERIOD = "'366d'"
+# The write between a query's two runs: a new version of the neighbour's
+# rows where they exist (the database with the neighbour), nothing where they
+# were deleted. A cache dropped by writes would miss on one side only.
+CACHE_WRITES = ("UPDATE hr.patients SET age = age WHERE id = 0; "
+                "UPDATE hr.visits SET age = age WHERE pid = 0")
 # measured_estimates replays issue 26's finding 2: a restricted analyst's plan
 # chosen from the protected tables' sizes and statistics (whose costs JIT's
 # threshold made visible as time). The plan is compared deterministically, not
@@ -108,7 +130,8 @@ FAULT_CLASS = {"indeterminate_collation": "error:collation", "case_test_constant
                "distributed_subquery_unseen": "error:citus-type",
                "unpinned_settings": "error:settings", "finalize_on_rewind": "redraw",
                "uncapped_text_work": "work", "unchecked_text_encoding": "error:encoding",
-               "measured_estimates": "plan", "plain_bounds_checked_on_rows": "error:other"}
+               "measured_estimates": "plan", "plain_bounds_checked_on_rows": "error:other",
+               CACHE_FAULT: "cache"}
 # Issue 26. Work: dp_agg.insecure_test_work_units counts what the total
 # functions did in the backend (text bytes read, numeric digits), a count
 # that the same query over the same rows repeats exactly. The two databases
@@ -984,6 +1007,7 @@ class Runner:
     def __init__(self):
         self.conns = {}
         self.crashes = []
+        self.reused = 0
 
     def conn(self, db):
         c = self.conns.get(db)
@@ -1107,6 +1131,28 @@ class Runner:
     def delta(work):
         return None if None in work else work[1] - work[0]
 
+    def run_rows(self, db, sql):
+        """`sql` run plainly with the release cache on: every row (values
+        included, as text), or the error."""
+        try:
+            c = self.conn(db)
+        except psycopg2.OperationalError as e:
+            return {"ok": False, "state": None, "crash": True, "msg": str(e).strip(), "detail": ""}
+        try:
+            with c.cursor() as cur:
+                cur.execute("SET dp_agg.release_cache_period = " + CACHE_PERIOD)
+                try:
+                    cur.execute(sql)
+                    return {"ok": True, "rows": cur.fetchall()}
+                finally:
+                    cur.execute("RESET dp_agg.release_cache_period")
+        except psycopg2.Error as e:
+            if c.closed or e.pgcode is None:
+                self.conns.pop(db, None)
+                return {"ok": False, "state": None, "crash": True, "msg": str(e).strip(), "detail": ""}
+            return {"ok": False, "state": e.pgcode, "msg": e.diag.message_primary or str(e),
+                    "detail": e.diag.message_detail or ""}
+
 
 def wait_for_server(timeout=60):
     t = time.time() + timeout
@@ -1185,6 +1231,114 @@ def compare_results(a, b):
     return None
 
 
+# The cache pass's superuser connections, one per database.
+_su_connections = {}
+
+
+def su_cached(db, sql, fetch=False):
+    c = _su_connections.get(db)
+    if c is None or c.closed:
+        c = _su_connections[db] = connect(db)
+    with c.cursor() as cur:
+        cur.execute(sql)
+        return cur.fetchone()[0] if fetch else None
+
+
+def note_finding(found, findings_out, cls, text, sql, stop_on):
+    """Records a finding (and writes it out); whether the pass stops here."""
+    found.append((cls, text, sql))
+    if findings_out:
+        findings_out.write(text + "\n")
+        findings_out.flush()
+    return bool(stop_on) and cls == stop_on
+
+
+def su_value(db, sql):
+    return su_cached(db, sql, fetch=True)
+
+
+def ledger_mark(db):
+    return su_value(db, "SELECT coalesce(max(id), 0) FROM dp_agg.ledger_entry")
+
+
+def ledger_kinds(db, mark):
+    """The analyst's charges and reuses after `mark`, in order."""
+    return su_value(db, "SELECT coalesce(string_agg(kind, ',' ORDER BY id), '') "
+                        f"FROM dp_agg.ledger_entry WHERE id > {int(mark)} "
+                        f"AND role_name = '{ANALYST}' AND kind IN ('charge', 'reused')")
+
+
+# What the two runs of one question may leave in the ledger: nothing (a
+# refusal, or nothing released), a release and its reuse, or two reuses (the
+# question was asked earlier in the pass).
+CACHE_PATTERNS = ("", "charge,reused", "reused,reused")
+
+
+def compare_cache(first, second, kinds):
+    """None if what the analyst sees of the two runs agrees between the
+    databases and the cache did its work on each, else (class, description)."""
+    a, b = DB_BASE, DB_NBR
+    for run in (first, second):
+        if run[a]["ok"] != run[b]["ok"]:
+            return (error_class(run[a], run[b]), "one side raised an error, the other did not")
+        if not run[a]["ok"] and (run[a]["state"], run[a]["msg"]) != (run[b]["state"], run[b]["msg"]):
+            return (error_class(run[a], run[b]), "different errors")
+    if kinds[a] != kinds[b]:
+        return ("cache", f"whether the second run reused the first differs: ledger "
+                         f"'{kinds[a]}' without the neighbour, '{kinds[b]}' with it")
+    for db in (a, b):
+        if kinds[db] not in CACHE_PATTERNS:
+            return ("cache", f"the second run was not a reuse (ledger '{kinds[db]}')")
+        if kinds[db].endswith("reused") and first[db]["ok"] and second[db]["ok"] \
+                and first[db]["rows"] != second[db]["rows"]:
+            return ("cache", "a reused answer differs from the release it reuses")
+    return None
+
+
+def cache_fuzz(runner, gen, n, findings_out, label, deadline=None, stop_on=None):
+    """Each query twice on both databases, the release cache on, around
+    CACHE_WRITES (see the module's doc). Returns (ran, errors, findings)."""
+    found = []
+    ran = errs = 0
+    runner.reused = 0  # questions answered, then reused, on both sides
+    for i in range(n):
+        if deadline and time.time() > deadline:
+            break
+        sql, _ = gen.query()
+        order = (DB_BASE, DB_NBR) if i % 2 == 0 else (DB_NBR, DB_BASE)
+        marks = {db: ledger_mark(db) for db in order}
+        first = {db: runner.run_rows(db, sql) for db in order}
+        for db in order:
+            su_cached(db, CACHE_WRITES)
+        second = {db: runner.run_rows(db, sql) for db in order}
+        kinds = {db: ledger_kinds(db, marks[db]) for db in order}
+        ran += 1
+        runs = list(first.values()) + list(second.values())
+        if any(o.get("crash") for o in runs):
+            runner.crashes.append(sql)
+            runner.reset()
+            wait_for_server()
+            continue
+        if any(o.get("state") == "57014" for o in runs):
+            continue
+        if not first[DB_BASE]["ok"]:
+            errs += 1
+        d = compare_cache(first, second, kinds)
+        if d is None and kinds[DB_BASE] == "charge,reused":
+            runner.reused += 1
+        if d:
+            cls, desc = d
+            text = (f"[{label}] class={cls}: {desc}\n  query (run twice around: "
+                    f"{CACHE_WRITES}): {sql}\n")
+            if note_finding(found, findings_out, cls, text, sql, stop_on):
+                break
+    for db in (DB_BASE, DB_NBR):
+        su_cached(db, "SELECT dp_agg.clear_release_cache()")
+    fuzz_common.close_all(_su_connections)
+    _su_connections.clear()
+    return ran, errs, found
+
+
 def show(o):
     work = f", work {o['work']}" if o.get("work") is not None else ""
     if "plan" in o:
@@ -1248,11 +1402,7 @@ def fuzz(runner, gen, n, findings_out, label, deadline=None, stop_on=None):
             text = (f"[{label}] class={cls}: {desc}\n  query: {sql}\n"
                     f"  without neighbour: {show(res[DB_BASE])}\n"
                     f"  with neighbour:    {show(res[DB_NBR])}\n")
-            found.append((cls, text, sql))
-            if findings_out:
-                findings_out.write(text + "\n")
-                findings_out.flush()
-            if stop_on and cls == stop_on:
+            if note_finding(found, findings_out, cls, text, sql, stop_on):
                 break
     if timeouts:
         log(f"  note [{label}]: {timeouts} of {ran} queries hit statement_timeout on a side (not compared)")
@@ -1324,8 +1474,27 @@ def main():
             else:
                 passed += 1
                 log(f"ok - fuzz seed {seed}: no differences in {ran} queries ({errs} refused/errors, {dt:.0f} s)")
+            if not CITUS:
+                # the release cache, last (its writes move the neighbour's tuple)
+                n_cache = max(1, n // 100) if args.long else 150
+                gen = Gen(random.Random(seed + 7), None, icu)
+                ran, errs, found = cache_fuzz(runner, gen, n_cache, out, f"cache, seed {seed}",
+                                              deadline=time.time() + (60 if args.quick else 3600))
+                if found:
+                    failed += 1
+                    log(f"not ok - release cache, seed {seed}: {len(found)} findings in {ran} "
+                        f"questions asked twice, classes {sorted({c for c, _, _ in found})}; "
+                        f"see {args.findings}")
+                    log("  first:\n" + "\n".join("    " + l for l in found[0][1].splitlines()))
+                else:
+                    passed += 1
+                    log(f"ok - release cache, seed {seed}: {ran} questions asked twice around a "
+                        f"write of the neighbour, the same reuses on both sides ({runner.reused} "
+                        f"released then reused, {errs} refused)")
         if args.self_check:
             seed = args.seed if args.seed is not None else 4242
+            cache_checked = CACHE_FAULT in faults and not CITUS
+            faults = [f for f in faults if f != CACHE_FAULT]
             for fault in faults:
                 err = None if args.assume_leaky else set_fault(fault)
                 if err and CITUS:  # the Citus suite must prove its faults are found
@@ -1364,6 +1533,36 @@ def main():
             else:
                 passed += 1
                 log(f"ok - self-check without fault: no findings in {total} targeted queries")
+            if cache_checked:
+                # the release cache, last: its writes move the neighbour's tuple
+                err = None if args.assume_leaky else set_fault(CACHE_FAULT)
+                if err:
+                    log(f"skipped: fault {CACHE_FAULT} not available ({err})")
+                else:
+                    runner.reset()
+                    ran, errs, found = cache_fuzz(runner, Gen(random.Random(seed), None, icu), 60,
+                                                  None, f"fault {CACHE_FAULT}",
+                                                  deadline=time.time() + 60, stop_on="cache")
+                    if any(c == "cache" for c, _, _ in found):
+                        passed += 1
+                        log(f"ok - self-check {CACHE_FAULT}: found (cache) after {ran} queries")
+                    else:
+                        failed += 1
+                        log(f"not ok - self-check {CACHE_FAULT}: no cache finding in {ran} queries")
+                set_fault(None)
+                runner.reset()
+                ran, errs, found = cache_fuzz(runner, Gen(random.Random(seed + 1), None, icu), 30,
+                                              out, "no fault, release cache",
+                                              deadline=time.time() + 30)
+                if found:
+                    failed += 1
+                    log(f"not ok - self-check without fault, release cache: {len(found)} findings "
+                        f"in {ran} questions, classes {sorted({c for c, _, _ in found})}; "
+                        f"see {args.findings}")
+                else:
+                    passed += 1
+                    log(f"ok - self-check without fault, release cache: no findings in {ran} "
+                        f"questions asked twice ({runner.reused} released then reused)")
     finally:
         out.close()
         runner.reset()

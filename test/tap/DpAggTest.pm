@@ -16,8 +16,11 @@ sub port_params {
 	return defined $next_port ? (port => $next_port++) : ();
 }
 
+# release_cache_period (seconds; default 0, off): a test about the release
+# cache passes its own; every other test draws fresh noise on every run.
 sub new_node {
 	my ($name, %params) = @_;
+	my $period = delete $params{release_cache_period} // 0;
 	my $node = PostgreSQL::Test::Cluster->new($name, port_params());
 	$node->init(%params);
 	$node->append_conf('postgresql.conf', qq(
@@ -26,6 +29,7 @@ max_worker_processes = 16
 fsync = on
 synchronous_commit = on
 restart_after_crash = on
+dp_agg.release_cache_period = $period
 ));
 	$node->start;
 	$node->safe_psql('postgres', q(
