@@ -2520,7 +2520,7 @@ GRANT EXECUTE ON FUNCTION dp_agg.lists_protected_table(oid) TO PUBLIC;
 ALTER TABLE dp_agg.ledger_entry DROP CONSTRAINT ledger_entry_kind_check;
 ALTER TABLE dp_agg.ledger_entry ADD CONSTRAINT ledger_entry_kind_check
   CHECK (kind IN ('charge', 'set_budget', 'add_budget', 'reset_spent', 'revoke_budget',
-                  'set_budget_zcdp', 'reused'));
+                  'set_budget_zcdp', 'reused', 'reattach_budget'));
 COMMENT ON TABLE dp_agg.ledger_entry IS
   'The privacy ledger: one row per charge, per reuse of a stored release and per budget change, never updated or deleted by dp_agg; read it through dp_agg.ledger';
 
