@@ -9,3 +9,5 @@ SELECT dp_agg.set_column_bounds('patients', 'age', 0, 110);   -- public bounds, 
 ALTER ROLE analyst SET dp_agg.plain_aggregate_epsilon = 0.5;  -- plain count/sum/avg for BI tools
 SELECT * FROM dp_agg.budgets;                         -- totals, spent, remaining
 SELECT * FROM dp_agg.ledger ORDER BY id;              -- every charge, with the query text
+ALTER ROLE analyst SET dp_agg.release_cache_period = '1h';  -- the same query reused, free, per hour
+SELECT * FROM dp_agg.release_cache;                   -- the stored releases; clear_release_cache()
