@@ -1608,6 +1608,560 @@ WHERE prokind = 'a'
                                   WHERE e.extname = 'dp_agg')
                 AND d.deptype = 'e');
 
+-- ---- Budgets restored from another cluster (issue 28, finding 2; README
+-- "Backups, restores and copies"): budget and ledger rows record the system
+-- identifier of the cluster they were written in (src/sql/40_budgets_ledger.sql),
+-- so that a row restored from another cluster's dump, whose role OID may be
+-- anybody's here, is found by no role until an administrator re-attaches it
+-- (src/sql/42_budget_restores.sql). The rows an installation has are taken to
+-- be this cluster's. Also: set_budget and set_budget_zcdp say when they lower
+-- a total (issue 28, finding 5).
+CREATE FUNCTION dp_agg.system_identifier() RETURNS bigint
+AS 'MODULE_PATHNAME', 'dp_agg_system_identifier' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+-- (Added without defaults, filled, then given them: as in a fresh install,
+-- no "missing value" is kept for the existing rows.)
+ALTER TABLE dp_agg.role_budget ADD COLUMN system_identifier bigint;
+ALTER TABLE dp_agg.role_budget ADD COLUMN reattached_from text[];
+UPDATE dp_agg.role_budget SET system_identifier = dp_agg.system_identifier(),
+                              reattached_from = '{}';
+ALTER TABLE dp_agg.role_budget
+  ALTER COLUMN system_identifier SET NOT NULL,
+  ALTER COLUMN system_identifier SET DEFAULT dp_agg.system_identifier(),
+  ALTER COLUMN reattached_from SET NOT NULL,
+  ALTER COLUMN reattached_from SET DEFAULT '{}';
+ALTER TABLE dp_agg.role_budget DROP CONSTRAINT role_budget_pkey;
+ALTER TABLE dp_agg.role_budget
+  ADD CONSTRAINT role_budget_pkey PRIMARY KEY (role_oid, system_identifier);
+ALTER TABLE dp_agg.ledger_entry ADD COLUMN system_identifier bigint;
+UPDATE dp_agg.ledger_entry SET system_identifier = dp_agg.system_identifier();
+ALTER TABLE dp_agg.ledger_entry
+  ALTER COLUMN system_identifier SET NOT NULL,
+  ALTER COLUMN system_identifier SET DEFAULT dp_agg.system_identifier();
+ALTER TABLE dp_agg.ledger_entry DROP CONSTRAINT ledger_entry_kind_check;
+ALTER TABLE dp_agg.ledger_entry
+  ADD CONSTRAINT ledger_entry_kind_check
+  CHECK (kind IN ('charge', 'set_budget', 'add_budget', 'reset_spent', 'revoke_budget',
+                  'set_budget_zcdp', 'reattach_budget'));
+
+CREATE FUNCTION dp_agg.refuse_beside_orphan(role oid, name_of_role name) RETURNS void
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  here bigint := dp_agg.system_identifier();
+  orphan dp_agg.role_budget;
+  orphans bigint;
+BEGIN
+  IF EXISTS (SELECT 1 FROM dp_agg.role_budget b
+             WHERE b.role_oid = role AND b.system_identifier = here) THEN
+    RETURN;
+  END IF;
+  orphans := (SELECT count(*) FROM dp_agg.role_budget b
+              WHERE b.system_identifier <> here AND b.role_name = name_of_role);
+  SELECT * INTO orphan FROM dp_agg.role_budget b
+  WHERE b.system_identifier <> here AND b.role_name = name_of_role
+  ORDER BY b.updated_at DESC, b.role_oid DESC LIMIT 1;
+  IF orphans > 0 THEN
+    RAISE EXCEPTION 'role "%" has a privacy budget restored from another cluster that is not re-attached',
+      name_of_role
+      USING ERRCODE = 'ZP004',
+            DETAIL = format('%s restored budget(s) carry the name %I (the latest: epsilon %s of %s and delta %s of %s spent, role OID %s in the cluster with system identifier %s). Role OIDs differ between clusters, so no role spends it until it is re-attached; a new budget would start from nothing spent.',
+                            orphans, name_of_role, orphan.epsilon_spent, orphan.epsilon_total,
+                            orphan.delta_spent, orphan.delta_total, orphan.role_oid,
+                            orphan.system_identifier),
+            HINT = 'Re-attach restored budgets to the roles of their names with SELECT * FROM dp_agg.reattach_budgets(); then change this one.';
+  END IF;
+END $$;
+
+CREATE OR REPLACE FUNCTION dp_agg.set_budget(role regrole, epsilon float8, delta float8 DEFAULT NULL)
+RETURNS void LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  name_of_role name := (SELECT rolname FROM pg_roles WHERE oid = role);
+  before dp_agg.role_budget;
+  kept_delta numeric;
+  now_set dp_agg.role_budget;
+BEGIN
+  PERFORM dp_agg.require_admin('set privacy budgets');
+  IF name_of_role IS NULL THEN
+    RAISE EXCEPTION 'role with OID % does not exist', role::oid
+      USING ERRCODE = 'undefined_object';
+  END IF;
+  PERFORM dp_agg.refuse_beside_orphan(role, name_of_role);
+  SELECT * INTO before FROM dp_agg.role_budget b
+  WHERE b.role_oid = role AND b.system_identifier = dp_agg.system_identifier();
+  kept_delta := coalesce(delta::numeric, before.delta_total, 0);
+  PERFORM dp_agg.check_amounts(epsilon, kept_delta::float8);
+  INSERT INTO dp_agg.role_budget AS b (role_oid, role_name, epsilon_total, delta_total)
+  VALUES (role, name_of_role, epsilon::numeric, kept_delta)
+  ON CONFLICT (role_oid, system_identifier) DO UPDATE
+    SET role_name = excluded.role_name, epsilon_total = excluded.epsilon_total,
+        delta_total = excluded.delta_total, budget_kind = 'epsilon_delta',
+        epsilon_delta_binding = false,
+        -- (the zCDP certificate binds on if it admitted anything since the
+        -- last reset_spent: any sum > 0)
+        zcdp_binding = b.zcdp_binding
+                       OR (b.budget_kind = 'zcdp'
+                           AND (b.epsilon_spent > 0 OR b.delta_spent > 0 OR b.rho_spent > 0
+                                OR b.zcdp_delta_spent > 0)),
+        rho_total = CASE WHEN b.zcdp_binding
+                               OR (b.budget_kind = 'zcdp'
+                                   AND (b.epsilon_spent > 0 OR b.delta_spent > 0
+                                        OR b.rho_spent > 0 OR b.zcdp_delta_spent > 0))
+                         THEN b.rho_total END,
+        zcdp_delta_total = CASE WHEN b.zcdp_binding
+                                      OR (b.budget_kind = 'zcdp'
+                                          AND (b.epsilon_spent > 0 OR b.delta_spent > 0
+                                               OR b.rho_spent > 0 OR b.zcdp_delta_spent > 0))
+                                THEN b.zcdp_delta_total END,
+        updated_at = now()
+  RETURNING * INTO now_set;
+  INSERT INTO dp_agg.ledger_entry (kind, role_oid, role_name, session_user_name,
+                                   current_user_name, epsilon, delta)
+  VALUES ('set_budget', role, name_of_role, session_user, current_user, epsilon::numeric,
+          kept_delta);
+  -- An administrator who lowers a total is told, with both numbers: the
+  -- call reads the same whether it grants or takes away.
+  IF before.budget_kind = 'epsilon_delta'
+     AND (now_set.epsilon_total < before.epsilon_total
+          OR now_set.delta_total < before.delta_total) THEN
+    RAISE NOTICE 'this lowers the budget of role "%": epsilon total % (was %), delta total % (was %)',
+      name_of_role, now_set.epsilon_total, before.epsilon_total, now_set.delta_total,
+      before.delta_total;
+  END IF;
+  IF now_set.epsilon_spent > now_set.epsilon_total OR now_set.delta_spent > now_set.delta_total
+     OR (now_set.zcdp_binding AND (now_set.rho_spent > now_set.rho_total
+                                   OR now_set.zcdp_delta_spent > now_set.zcdp_delta_total))
+  THEN
+    IF now_set.epsilon_spent > now_set.epsilon_total OR now_set.delta_spent > now_set.delta_total
+    THEN
+      RAISE NOTICE 'role "%" has already spent more than the new total (epsilon % of %, delta % of %): its remaining budget is 0',
+        name_of_role, now_set.epsilon_spent, now_set.epsilon_total, now_set.delta_spent,
+        now_set.delta_total;
+    ELSE
+      -- Only the earlier zCDP certificate, which still binds, is exceeded.
+      RAISE NOTICE 'role "%" has already spent more than its earlier zCDP budget, which still binds (rho % of %, delta % of %): its remaining budget is 0 until dp_agg.reset_spent',
+        name_of_role, now_set.rho_spent, now_set.rho_total, now_set.zcdp_delta_spent,
+        now_set.zcdp_delta_total;
+    END IF;
+  END IF;
+END $$;
+
+CREATE OR REPLACE FUNCTION dp_agg.add_budget(role regrole, epsilon float8, delta float8 DEFAULT 0)
+RETURNS void LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  name_of_role name := (SELECT rolname FROM pg_roles WHERE oid = role);
+BEGIN
+  PERFORM dp_agg.require_admin('add to privacy budgets');
+  IF name_of_role IS NULL THEN
+    RAISE EXCEPTION 'role with OID % does not exist', role::oid
+      USING ERRCODE = 'undefined_object';
+  END IF;
+  PERFORM dp_agg.refuse_beside_orphan(role, name_of_role);
+  IF EXISTS (SELECT 1 FROM dp_agg.role_budget b
+             WHERE b.role_oid = role AND b.system_identifier = dp_agg.system_identifier()
+               AND b.budget_kind = 'zcdp') THEN
+    RAISE EXCEPTION 'the budget of role "%" is a zCDP budget (rho), to which epsilon cannot be added', name_of_role
+      USING ERRCODE = 'invalid_parameter_value',
+            DETAIL = 'Set its new totals with dp_agg.set_budget_zcdp(role, rho, delta) (the rho for an (epsilon, delta) guarantee is dp_agg.zcdp_rho(epsilon, delta)), or make it an (epsilon, delta) budget with dp_agg.set_budget.';
+  END IF;
+  PERFORM dp_agg.check_amounts(epsilon, delta);
+  INSERT INTO dp_agg.role_budget AS b (role_oid, role_name, epsilon_total, delta_total)
+  VALUES (role, name_of_role, epsilon::numeric, delta::numeric)
+  ON CONFLICT (role_oid, system_identifier) DO UPDATE
+    SET role_name = excluded.role_name, epsilon_total = b.epsilon_total + excluded.epsilon_total,
+        delta_total = b.delta_total + excluded.delta_total, updated_at = now();
+  INSERT INTO dp_agg.ledger_entry (kind, role_oid, role_name, session_user_name,
+                                   current_user_name, epsilon, delta)
+  VALUES ('add_budget', role, name_of_role, session_user, current_user, epsilon::numeric,
+          delta::numeric);
+END $$;
+
+CREATE OR REPLACE FUNCTION dp_agg.reset_spent(role regrole)
+RETURNS void LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  name_of_role name := (SELECT rolname FROM pg_roles WHERE oid = role);
+  previous dp_agg.role_budget;
+BEGIN
+  PERFORM dp_agg.require_admin('reset privacy budgets');
+  UPDATE dp_agg.role_budget b SET epsilon_spent = 0, delta_spent = 0, rho_spent = 0,
+                                  zcdp_delta_spent = 0, updated_at = now(),
+                                  epsilon_delta_binding = false, zcdp_binding = false,
+                                  rho_total = CASE WHEN b.budget_kind = 'zcdp'
+                                                   THEN b.rho_total END,
+                                  zcdp_delta_total = CASE WHEN b.budget_kind = 'zcdp'
+                                                          THEN b.zcdp_delta_total END,
+                                  role_name = coalesce(name_of_role, b.role_name)
+  WHERE b.role_oid = role AND b.system_identifier = dp_agg.system_identifier()
+  RETURNING * INTO previous;
+  IF NOT FOUND THEN
+    RAISE EXCEPTION 'role "%" has no privacy budget', coalesce(name_of_role, role::text)
+      USING ERRCODE = 'undefined_object';
+  END IF;
+  INSERT INTO dp_agg.ledger_entry (kind, role_oid, role_name, session_user_name,
+                                   current_user_name, epsilon, delta)
+  VALUES ('reset_spent', role, previous.role_name, session_user, current_user, 0, 0);
+END $$;
+
+CREATE OR REPLACE FUNCTION dp_agg.revoke_budget(role regrole)
+RETURNS void LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  name_of_role name := (SELECT rolname FROM pg_roles WHERE oid = role);
+  previous dp_agg.role_budget;
+BEGIN
+  PERFORM dp_agg.require_admin('revoke privacy budgets');
+  DELETE FROM dp_agg.role_budget b
+  WHERE b.role_oid = role AND b.system_identifier = dp_agg.system_identifier()
+  RETURNING * INTO previous;
+  INSERT INTO dp_agg.ledger_entry (kind, role_oid, role_name, session_user_name,
+                                   current_user_name, epsilon, delta)
+  VALUES ('revoke_budget', role, coalesce(name_of_role, previous.role_name, role::text),
+          session_user, current_user, 0, 0);
+END $$;
+
+CREATE OR REPLACE FUNCTION dp_agg.apply_charge(role_oid oid, role name, session_role name, epsilon numeric,
+                                    delta numeric, query_id bigint, aggregates text, query text,
+                                    rho numeric, zcdp_delta numeric,
+                                    OUT status text, OUT budget_kind text,
+                                    OUT epsilon_total numeric, OUT epsilon_spent numeric,
+                                    OUT delta_total numeric, OUT delta_spent numeric,
+                                    OUT rho_total numeric, OUT rho_spent numeric,
+                                    OUT zcdp_delta_total numeric, OUT zcdp_delta_spent numeric)
+LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  here bigint := dp_agg.system_identifier();
+  now_budget dp_agg.role_budget;
+BEGIN
+  UPDATE dp_agg.role_budget b
+     SET epsilon_spent = b.epsilon_spent + apply_charge.epsilon,
+         delta_spent = b.delta_spent + apply_charge.delta,
+         rho_spent = b.rho_spent + apply_charge.rho,
+         zcdp_delta_spent = b.zcdp_delta_spent + apply_charge.zcdp_delta,
+         role_name = apply_charge.role
+   WHERE b.role_oid = apply_charge.role_oid AND b.system_identifier = here
+     AND b.budget_kind IN ('epsilon_delta', 'zcdp')
+     AND CASE WHEN b.budget_kind = 'epsilon_delta' OR b.epsilon_delta_binding THEN
+           b.epsilon_spent + apply_charge.epsilon <= b.epsilon_total
+           AND b.delta_spent + apply_charge.delta <= b.delta_total
+         ELSE true END
+     AND CASE WHEN b.budget_kind = 'zcdp' OR b.zcdp_binding THEN
+           b.rho_spent + apply_charge.rho <= b.rho_total
+           AND b.zcdp_delta_spent + apply_charge.zcdp_delta <= b.zcdp_delta_total
+         ELSE true END
+  RETURNING b.* INTO now_budget;
+  IF FOUND THEN
+    INSERT INTO dp_agg.ledger_entry (kind, role_oid, role_name, session_user_name,
+                                     current_user_name, epsilon, delta, query_id, aggregates,
+                                     query, rho, zcdp_delta)
+    VALUES ('charge', apply_charge.role_oid, role, role, session_role, apply_charge.epsilon,
+            apply_charge.delta, apply_charge.query_id, apply_charge.aggregates,
+            left(apply_charge.query, 1000), apply_charge.rho, apply_charge.zcdp_delta);
+    status := 'charged';
+  ELSE
+    SELECT * INTO now_budget FROM dp_agg.role_budget b
+    WHERE b.role_oid = apply_charge.role_oid AND b.system_identifier = here;
+    status := CASE WHEN FOUND THEN 'exhausted' ELSE 'no_budget' END;
+    IF NOT FOUND THEN
+      -- A budget restored from another cluster under the role's name, not
+      -- re-attached: the refusal names it (its latest, and what it spent).
+      SELECT * INTO now_budget FROM dp_agg.role_budget b
+      WHERE b.system_identifier <> here AND b.role_name = apply_charge.role
+      ORDER BY b.updated_at DESC, b.role_oid DESC LIMIT 1;
+      IF NOT FOUND THEN
+        RETURN;
+      END IF;
+      status := 'orphaned';
+    END IF;
+  END IF;
+  budget_kind := now_budget.budget_kind;
+  epsilon_total := now_budget.epsilon_total;
+  epsilon_spent := now_budget.epsilon_spent;
+  delta_total := now_budget.delta_total;
+  delta_spent := now_budget.delta_spent;
+  rho_total := now_budget.rho_total;
+  rho_spent := now_budget.rho_spent;
+  zcdp_delta_total := now_budget.zcdp_delta_total;
+  zcdp_delta_spent := now_budget.zcdp_delta_spent;
+END $$;
+
+CREATE OR REPLACE FUNCTION dp_agg.set_budget_zcdp(role regrole, rho numeric, delta numeric DEFAULT 0)
+RETURNS void LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  name_of_role name := (SELECT rolname FROM pg_roles WHERE oid = role);
+  before dp_agg.role_budget;
+  now_set dp_agg.role_budget;
+BEGIN
+  PERFORM dp_agg.require_admin('set privacy budgets');
+  IF name_of_role IS NULL THEN
+    RAISE EXCEPTION 'role with OID % does not exist', role::oid
+      USING ERRCODE = 'undefined_object';
+  END IF;
+  PERFORM dp_agg.refuse_beside_orphan(role, name_of_role);
+  SELECT * INTO before FROM dp_agg.role_budget b
+  WHERE b.role_oid = role AND b.system_identifier = dp_agg.system_identifier();
+  IF rho IS NULL OR rho = 'NaN' OR rho = 'Infinity' OR rho < 0 OR rho > 1000000
+     OR (rho > 0 AND rho < 1e-300) OR delta IS NULL OR delta = 'NaN' OR delta < 0
+     OR delta >= 1 OR (delta > 0 AND delta < 1e-300) THEN
+    -- (cut: 1e400 has 401 digits)
+    RAISE EXCEPTION 'invalid zCDP budget: rho % and delta %',
+      CASE WHEN length(rho::text) > 40 THEN left(rho::text, 30) || '...' ELSE rho::text END,
+      CASE WHEN length(delta::text) > 40 THEN left(delta::text, 30) || '...'
+           ELSE delta::text END
+      USING ERRCODE = 'invalid_parameter_value',
+            DETAIL = 'rho must be 0 or a number in [1e-300, 1e6] (dp_agg.zcdp_rho(1, 1e-6) is the rho of a (1, 1e-6) guarantee) and delta 0 or a number in [1e-300, 1) (needed by group selection only).';
+  END IF;
+  INSERT INTO dp_agg.role_budget AS b (role_oid, role_name, epsilon_total, delta_total,
+                                       budget_kind, rho_total, zcdp_delta_total)
+  VALUES (role, name_of_role, 0, 0, 'zcdp', rho, delta)
+  ON CONFLICT (role_oid, system_identifier) DO UPDATE
+    SET role_name = excluded.role_name, budget_kind = 'zcdp', rho_total = excluded.rho_total,
+        zcdp_delta_total = excluded.zcdp_delta_total, zcdp_binding = false,
+        epsilon_delta_binding = b.epsilon_delta_binding
+                                OR (b.budget_kind = 'epsilon_delta'
+                                    AND (b.epsilon_spent > 0 OR b.delta_spent > 0
+                                         OR b.rho_spent > 0 OR b.zcdp_delta_spent > 0)),
+        updated_at = now()
+  RETURNING * INTO now_set;
+  INSERT INTO dp_agg.ledger_entry (kind, role_oid, role_name, session_user_name,
+                                   current_user_name, epsilon, delta, rho, zcdp_delta)
+  VALUES ('set_budget_zcdp', role, name_of_role, session_user, current_user, 0, 0, rho, delta);
+  IF before.budget_kind = 'zcdp'
+     AND (now_set.rho_total < before.rho_total
+          OR now_set.zcdp_delta_total < before.zcdp_delta_total) THEN
+    RAISE NOTICE 'this lowers the zCDP budget of role "%": rho total % (was %), delta total % (was %)',
+      name_of_role, now_set.rho_total, before.rho_total, now_set.zcdp_delta_total,
+      before.zcdp_delta_total;
+  END IF;
+  IF now_set.rho_spent > now_set.rho_total OR now_set.zcdp_delta_spent > now_set.zcdp_delta_total
+     OR (now_set.epsilon_delta_binding AND (now_set.epsilon_spent > now_set.epsilon_total
+                                            OR now_set.delta_spent > now_set.delta_total))
+  THEN
+    IF now_set.rho_spent > now_set.rho_total OR now_set.zcdp_delta_spent > now_set.zcdp_delta_total
+    THEN
+      RAISE NOTICE 'role "%" has already spent more than the new total (rho % of %, delta % of %): its remaining budget is 0',
+        name_of_role, now_set.rho_spent, now_set.rho_total, now_set.zcdp_delta_spent,
+        now_set.zcdp_delta_total;
+    ELSE
+      -- Only the earlier (epsilon, delta) certificate, which still binds, is
+      -- exceeded.
+      RAISE NOTICE 'role "%" has already spent more than its earlier (epsilon, delta) budget, which still binds (epsilon % of %, delta % of %): its remaining budget is 0 until dp_agg.reset_spent',
+        name_of_role, now_set.epsilon_spent, now_set.epsilon_total, now_set.delta_spent,
+        now_set.delta_total;
+    END IF;
+  END IF;
+END $$;
+
+CREATE OR REPLACE VIEW dp_agg.budgets WITH (security_barrier) AS
+  SELECT coalesce(r.rolname, b.role_name) AS role,
+         CASE WHEN c.epsilon_delta_binds THEN b.epsilon_total END AS epsilon_total,
+         b.epsilon_spent,
+         least(CASE WHEN c.epsilon_delta_binds
+                    THEN greatest(b.epsilon_total - b.epsilon_spent, 0) END,
+               CASE WHEN c.zcdp_binds
+                    THEN dp_agg.zcdp_pure_epsilon(greatest(b.rho_total - b.rho_spent, 0))
+               END) AS epsilon_remaining,
+         CASE WHEN c.epsilon_delta_binds THEN b.delta_total END AS delta_total,
+         b.delta_spent,
+         least(CASE WHEN c.epsilon_delta_binds
+                    THEN greatest(b.delta_total - b.delta_spent, 0) END,
+               CASE WHEN c.zcdp_binds
+                    THEN greatest(b.zcdp_delta_total - b.zcdp_delta_spent, 0) END)
+           AS delta_remaining,
+         b.updated_at, r.oid IS NULL AND NOT o.orphaned AS role_dropped, b.budget_kind,
+         b.rho_total, b.rho_spent,
+         CASE WHEN c.epsilon_delta_binds AND g.gaussian_rho IS NULL THEN NULL
+              ELSE least(g.gaussian_rho, CASE WHEN c.zcdp_binds
+                                              THEN greatest(b.rho_total - b.rho_spent, 0) END)
+         END AS rho_remaining,
+         b.zcdp_delta_total, b.zcdp_delta_spent,
+         -- NULL when what was spent already exceeds the current kind's
+         -- totals (a total lowered, or a kind switched, below the spending):
+         -- those totals then certify nothing about the history.
+         CASE WHEN c.over_totals THEN NULL
+              WHEN b.budget_kind = 'zcdp'
+              THEN dp_agg.zcdp_epsilon(b.rho_total::float8, 1e-6)::numeric
+              ELSE b.epsilon_total END AS guarantee_epsilon,
+         CASE WHEN c.over_totals THEN NULL
+              WHEN b.budget_kind = 'zcdp' THEN b.zcdp_delta_total + 0.000001
+              ELSE b.delta_total END AS guarantee_delta,
+         c.binding_certificates, o.orphaned
+  FROM dp_agg.role_budget b
+  CROSS JOIN LATERAL (SELECT b.system_identifier <> dp_agg.system_identifier() AS orphaned) o
+  LEFT JOIN pg_catalog.pg_roles r ON r.oid = b.role_oid AND NOT o.orphaned
+  CROSS JOIN LATERAL (
+    SELECT b.budget_kind = 'epsilon_delta' OR b.epsilon_delta_binding AS epsilon_delta_binds,
+           b.budget_kind = 'zcdp' OR b.zcdp_binding AS zcdp_binds,
+           array_remove(ARRAY[b.budget_kind,
+                              CASE WHEN b.epsilon_delta_binding THEN 'epsilon_delta' END,
+                              CASE WHEN b.zcdp_binding THEN 'zcdp' END], NULL)
+             AS binding_certificates,
+           CASE WHEN b.budget_kind = 'zcdp'
+                THEN b.rho_spent > b.rho_total OR b.zcdp_delta_spent > b.zcdp_delta_total
+                ELSE b.epsilon_spent > b.epsilon_total OR b.delta_spent > b.delta_total
+           END AS over_totals) c
+  -- least(..., 1e300): an epsilon total summed by add_budget may exceed
+  -- float8; every epsilon that large has no Gaussian count (NULL) anyway.
+  CROSS JOIN LATERAL (
+    SELECT CASE WHEN c.epsilon_delta_binds
+                THEN dp_agg.gaussian_count_rho(
+                       least(greatest(b.epsilon_total - b.epsilon_spent, 0), 1e300),
+                       greatest(b.delta_total - b.delta_spent, 0)) END AS gaussian_rho) g
+  WHERE (b.role_oid = (SELECT s.oid FROM pg_catalog.pg_roles s WHERE s.rolname = session_user)
+         AND NOT o.orphaned)
+     OR dp_agg.is_admin();
+CREATE OR REPLACE VIEW dp_agg.ledger WITH (security_barrier) AS
+  SELECT e.id, e.recorded_at, e.kind, e.role_name AS role, e.session_user_name,
+         e.current_user_name, e.epsilon, e.delta, e.query_id, e.aggregates, e.query, e.rho,
+         e.zcdp_delta
+  FROM dp_agg.ledger_entry e
+  WHERE (e.role_oid = (SELECT s.oid FROM pg_catalog.pg_roles s WHERE s.rolname = session_user)
+         AND e.system_identifier = dp_agg.system_identifier())
+     OR (e.role_oid::text || '@' || e.system_identifier) = ANY (
+          SELECT unnest(b.reattached_from) FROM dp_agg.role_budget b
+          WHERE b.role_oid = (SELECT s.oid FROM pg_catalog.pg_roles s
+                              WHERE s.rolname = session_user)
+            AND b.system_identifier = dp_agg.system_identifier())
+     OR dp_agg.is_admin();
+CREATE OR REPLACE FUNCTION dp_agg.remaining_budget(OUT epsilon numeric, OUT delta numeric,
+                                        OUT rho numeric, OUT budget_kind text,
+                                        OUT binding_certificates text[])
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+  SELECT v.epsilon_remaining, v.delta_remaining, v.rho_remaining, v.budget_kind,
+         v.binding_certificates
+  FROM dp_agg.budgets v
+  WHERE v.role = session_user AND NOT v.role_dropped AND NOT v.orphaned
+$$;
+
+CREATE FUNCTION dp_agg.attach_orphan(previous_role_oid oid, previous_system_identifier bigint,
+                                     role oid)
+RETURNS void LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  name_of_role name := (SELECT rolname FROM pg_roles WHERE oid = role);
+  orphan dp_agg.role_budget;
+BEGIN
+  SELECT * INTO orphan FROM dp_agg.role_budget b
+  WHERE b.role_oid = previous_role_oid AND b.system_identifier = previous_system_identifier;
+  UPDATE dp_agg.role_budget b
+     SET role_oid = role, system_identifier = dp_agg.system_identifier(),
+         role_name = name_of_role,
+         reattached_from = b.reattached_from
+                           || (previous_role_oid::text || '@' || previous_system_identifier),
+         updated_at = now()
+   WHERE b.role_oid = previous_role_oid AND b.system_identifier = previous_system_identifier;
+  INSERT INTO dp_agg.ledger_entry (kind, role_oid, role_name, session_user_name,
+                                   current_user_name, epsilon, delta, rho, zcdp_delta, query)
+  VALUES ('reattach_budget', role, name_of_role, session_user, current_user,
+          orphan.epsilon_spent, orphan.delta_spent, orphan.rho_spent, orphan.zcdp_delta_spent,
+          format('re-attached the budget restored from role %I (OID %s in the cluster with system identifier %s): %s budget, epsilon %s of %s and delta %s of %s spent',
+                 orphan.role_name, previous_role_oid, previous_system_identifier,
+                 orphan.budget_kind, orphan.epsilon_spent, orphan.epsilon_total,
+                 orphan.delta_spent, orphan.delta_total));
+END $$;
+
+-- Re-attaches every orphaned budget whose recorded name is a role of this
+-- cluster, unless that is ambiguous: returns one row per orphaned budget with
+-- what was done and, where nothing was, why and what to do.
+CREATE FUNCTION dp_agg.reattach_budgets(OUT role name, OUT previous_role_oid oid,
+                                        OUT previous_system_identifier bigint,
+                                        OUT epsilon_spent numeric, OUT delta_spent numeric,
+                                        OUT reattached boolean, OUT outcome text)
+RETURNS SETOF record LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  here bigint := dp_agg.system_identifier();
+  orphan dp_agg.role_budget;
+  target oid;
+  same_name bigint;
+BEGIN
+  PERFORM dp_agg.require_admin('re-attach privacy budgets');
+  -- No charge, set_budget or other re-attachment in between (the ledger
+  -- writer does not wait for this lock: it retries).
+  LOCK TABLE dp_agg.role_budget IN SHARE ROW EXCLUSIVE MODE;
+  FOR orphan IN SELECT * FROM dp_agg.role_budget b WHERE b.system_identifier <> here
+                ORDER BY b.role_name, b.updated_at LOOP
+    role := orphan.role_name;
+    previous_role_oid := orphan.role_oid;
+    previous_system_identifier := orphan.system_identifier;
+    epsilon_spent := orphan.epsilon_spent;
+    delta_spent := orphan.delta_spent;
+    reattached := false;
+    target := (SELECT r.oid FROM pg_roles r WHERE r.rolname = orphan.role_name);
+    same_name := (SELECT count(*) FROM dp_agg.role_budget b
+                  WHERE b.system_identifier <> here AND b.role_name = orphan.role_name);
+    IF target IS NULL THEN
+      outcome := format('not re-attached: no role is named %I here. Create it (or rename the role that spent this budget to %I) and run dp_agg.reattach_budgets() again, or attach it to a role of another name with dp_agg.reattach_budget(role, %s, %s).',
+                        orphan.role_name, orphan.role_name, orphan.role_oid,
+                        orphan.system_identifier);
+    ELSIF same_name > 1 THEN
+      outcome := format('not re-attached: %s restored budgets carry the name %I (one may be that of a role dropped before the dump, kept for the audit). Compare them in dp_agg.budgets and dp_agg.ledger, then attach the right one with dp_agg.reattach_budget(%L, previous_role_oid, previous_system_identifier).',
+                        same_name, orphan.role_name, orphan.role_name);
+    ELSIF EXISTS (SELECT 1 FROM dp_agg.role_budget b
+                  WHERE b.role_oid = target AND b.system_identifier = here) THEN
+      outcome := format('not re-attached: role %I already has a budget in this cluster. If it recorded nothing that must be kept, remove it with dp_agg.revoke_budget(%L) and run dp_agg.reattach_budgets() again.',
+                        orphan.role_name, orphan.role_name);
+    ELSE
+      PERFORM dp_agg.attach_orphan(orphan.role_oid, orphan.system_identifier, target);
+      reattached := true;
+      outcome := format('re-attached to role %I (OID %s)', orphan.role_name, target);
+    END IF;
+    RETURN NEXT;
+  END LOOP;
+END $$;
+
+-- Re-attaches one orphaned budget, chosen by the role OID (and, if several
+-- clusters' rows have it, the system identifier) it had where it was
+-- written, to `role`, whatever name it was recorded under.
+CREATE FUNCTION dp_agg.reattach_budget(role regrole, previous_role_oid oid,
+                                       previous_system_identifier bigint DEFAULT NULL)
+RETURNS void LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  here bigint := dp_agg.system_identifier();
+  name_of_role name := (SELECT rolname FROM pg_roles WHERE oid = role);
+  candidates bigint;
+  orphan dp_agg.role_budget;
+BEGIN
+  PERFORM dp_agg.require_admin('re-attach privacy budgets');
+  IF name_of_role IS NULL THEN
+    RAISE EXCEPTION 'role with OID % does not exist', role::oid
+      USING ERRCODE = 'undefined_object';
+  END IF;
+  LOCK TABLE dp_agg.role_budget IN SHARE ROW EXCLUSIVE MODE;
+  candidates := (SELECT count(*) FROM dp_agg.role_budget b
+                 WHERE b.system_identifier <> here AND b.role_oid = previous_role_oid
+                   AND b.system_identifier = coalesce(reattach_budget.previous_system_identifier,
+                                                      b.system_identifier));
+  IF candidates = 0 THEN
+    RAISE EXCEPTION 'no restored budget of role OID % is waiting to be re-attached',
+      previous_role_oid
+      USING ERRCODE = 'invalid_parameter_value',
+            HINT = 'SELECT role, previous_role_oid, previous_system_identifier FROM dp_agg.reattach_budgets() lists them (and re-attaches the unambiguous ones); dp_agg.budgets shows them with orphaned = true.';
+  ELSIF candidates > 1 THEN
+    RAISE EXCEPTION 'restored budgets of role OID % from % clusters are waiting to be re-attached',
+      previous_role_oid, candidates
+      USING ERRCODE = 'invalid_parameter_value',
+            HINT = 'Name the cluster: dp_agg.reattach_budget(role, previous_role_oid, previous_system_identifier).';
+  END IF;
+  IF EXISTS (SELECT 1 FROM dp_agg.role_budget b
+             WHERE b.role_oid = role AND b.system_identifier = here) THEN
+    RAISE EXCEPTION 'role "%" already has a privacy budget in this cluster', name_of_role
+      USING ERRCODE = 'ZP004',
+            HINT = format('If it recorded nothing that must be kept, remove it with dp_agg.revoke_budget(%L) first.', name_of_role);
+  END IF;
+  SELECT * INTO orphan FROM dp_agg.role_budget b
+  WHERE b.system_identifier <> here AND b.role_oid = previous_role_oid
+    AND b.system_identifier = coalesce(reattach_budget.previous_system_identifier,
+                                       b.system_identifier);
+  PERFORM dp_agg.attach_orphan(orphan.role_oid, orphan.system_identifier, role);
+END $$;
+
+COMMENT ON FUNCTION dp_agg.attach_orphan(oid, bigint, oid) IS
+  'Attaches one orphaned budget to a role and records a reattach_budget ledger row (internal)';
+COMMENT ON FUNCTION dp_agg.reattach_budgets() IS
+  'reattach_budgets(): re-attaches every budget restored from another cluster to the role of its recorded name where that is unambiguous, and says for each what was done or why not (administrators; leaves a ledger row per re-attachment)';
+COMMENT ON FUNCTION dp_agg.reattach_budget(regrole, oid, bigint) IS
+  'reattach_budget(role, previous_role_oid[, previous_system_identifier]): re-attaches one budget restored from another cluster to a role of the administrator''s choice (administrators; leaves a ledger row)';
+COMMENT ON FUNCTION dp_agg.system_identifier() IS
+  'The system identifier of this cluster (as pg_control_system() shows it), recorded with every budget and ledger row: role OIDs mean something only in the cluster that assigned them';
+COMMENT ON FUNCTION dp_agg.refuse_beside_orphan(oid, name) IS
+  'Raises ZP004 when a role without a budget here has a budget restored from another cluster under its name, not yet re-attached (internal)';
+
 -- The privileges of 0.2.0, as in src/sql/90_privileges.sql.
 -- What PUBLIC may use in schema dp_agg, decided here and nowhere else: first
 -- everything is taken from PUBLIC, then the public entry points are granted
@@ -1628,7 +2182,8 @@ GRANT SELECT ON dp_agg.budgets, dp_agg.ledger, dp_agg.protected_tables, dp_agg.r
 
 -- The budget and label administration functions check dp_agg.is_admin()
 -- themselves (judged by the session user), and is_admin() is called by the
--- views above as the querying user.
+-- views above as the querying user. system_identifier() is called by the
+-- views; it shows what pg_control_system() shows everyone.
 GRANT EXECUTE ON FUNCTION
   dp_agg.is_admin(),
   dp_agg.remaining_budget(),
@@ -1643,6 +2198,9 @@ GRANT EXECUTE ON FUNCTION
   dp_agg.add_budget(regrole, float8, float8),
   dp_agg.reset_spent(regrole),
   dp_agg.revoke_budget(regrole),
+  dp_agg.reattach_budgets(),
+  dp_agg.system_identifier(),
+  dp_agg.reattach_budget(regrole, oid, bigint),
   dp_agg.protect_table(regclass),
   dp_agg.unprotect_table(regclass),
   dp_agg.restrict_role(regrole),
@@ -1962,7 +2520,7 @@ GRANT EXECUTE ON FUNCTION dp_agg.lists_protected_table(oid) TO PUBLIC;
 ALTER TABLE dp_agg.ledger_entry DROP CONSTRAINT ledger_entry_kind_check;
 ALTER TABLE dp_agg.ledger_entry ADD CONSTRAINT ledger_entry_kind_check
   CHECK (kind IN ('charge', 'set_budget', 'add_budget', 'reset_spent', 'revoke_budget',
-                  'set_budget_zcdp', 'reused'));
+                  'set_budget_zcdp', 'reused', 'reattach_budget'));
 COMMENT ON TABLE dp_agg.ledger_entry IS
   'The privacy ledger: one row per charge, per reuse of a stored release and per budget change, never updated or deleted by dp_agg; read it through dp_agg.ledger';
 
@@ -1974,7 +2532,9 @@ CREATE FUNCTION dp_agg.apply_reuse(role_oid oid, role name, session_role name, q
                                    aggregates text, query text, OUT status text)
 LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
-  IF NOT EXISTS (SELECT 1 FROM dp_agg.role_budget b WHERE b.role_oid = apply_reuse.role_oid) THEN
+  IF NOT EXISTS (SELECT 1 FROM dp_agg.role_budget b
+                 WHERE b.role_oid = apply_reuse.role_oid
+                   AND b.system_identifier = dp_agg.system_identifier()) THEN
     status := 'no_budget';
     RETURN;
   END IF;

@@ -14,6 +14,7 @@ namespace defaults {
 constexpr double kMaxEpsilon = 10.0;
 constexpr double kMaxDelta = 1e-5;
 constexpr int kChargeTimeoutMs = 60000;
+constexpr int kLedgerWriters = 2;
 constexpr bool kAllowDropExtension = false;
 constexpr const char* kAdminRole = "";
 constexpr double kGroupSelectionEpsilon = 1.0;
@@ -31,6 +32,7 @@ constexpr int kReleaseCacheMaxEntries = 1000;
 double max_epsilon = defaults::kMaxEpsilon;
 int test_fault = defaults::kTestFault;
 int charge_timeout_ms = defaults::kChargeTimeoutMs;
+int ledger_writers = defaults::kLedgerWriters;
 double max_delta = defaults::kMaxDelta;
 bool allow_drop_extension = defaults::kAllowDropExtension;
 char* admin_role = nullptr;  // the string GUC machinery sets it to a copy of kAdminRole
@@ -134,6 +136,18 @@ void DefineSettings() {
       "How long a private query waits for its budget charge to be recorded durably.",
       "After this, the query fails without computing anything.", &charge_timeout_ms,
       defaults::kChargeTimeoutMs, 100, 3600000, PGC_SUSET, GUC_UNIT_MS, nullptr, nullptr, nullptr);
+  // (A server-start setting can only be defined while the library is
+  // preloaded: loaded later, defining it ends the session with FATAL.)
+  if (process_shared_preload_libraries_in_progress)
+    DefineCustomIntVariable(
+        "dp_agg.ledger_writers",
+        "How many ledger writers record privacy charges (background workers started with the "
+        "server).",
+        "Each writer serves one database at a time and owns its background worker slot, counted "
+        "in max_worker_processes. Databases that run private queries at the same time beyond "
+        "this number wait their turn.",
+        &ledger_writers, defaults::kLedgerWriters, 1, 64, PGC_POSTMASTER, 0, nullptr, nullptr,
+        nullptr);
   DefineCustomBoolVariable(
       "dp_agg.allow_drop_extension",
       "Confirms that DROP EXTENSION dp_agg may delete every privacy budget and the ledger.",

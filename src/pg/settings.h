@@ -15,6 +15,9 @@ extern double max_delta;
 // dp_agg.charge_timeout: how long a query waits for its charge to be recorded.
 extern int charge_timeout_ms;
 
+// dp_agg.ledger_writers: how many ledger writers the postmaster starts (ledger.h).
+extern int ledger_writers;
+
 // dp_agg.admin_role: members of this role may manage budgets (besides superusers).
 extern char* admin_role;
 

@@ -25,6 +25,11 @@
 // released. No setting of the session can cause it since the Citus settings
 // are pinned (pinned_settings.h); it stays as the proof that the states agree.
 #define ERRCODE_DP_AGG_INCONSISTENT_PARTIALS MAKE_SQLSTATE('Z', 'P', '0', '0', '3')
+// ZP004: a budget restored from another cluster under the role's name waits
+// to be re-attached (dp_agg.reattach_budgets), so set_budget, add_budget and
+// set_budget_zcdp refuse to start a fresh one beside it (raised by the SQL
+// functions of src/sql/40_budgets_ledger.sql and 42_budget_restores.sql).
+#define ERRCODE_DP_AGG_RESTORED_BUDGET MAKE_SQLSTATE('Z', 'P', '0', '0', '4')
 
 // ZP004: another session of the same role is computing the answer to the
 // same query, which this one would reuse (release_cache.h), and has not

@@ -15,7 +15,9 @@ CREATE FUNCTION dp_agg.apply_reuse(role_oid oid, role name, session_role name, q
                                    aggregates text, query text, OUT status text)
 LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
-  IF NOT EXISTS (SELECT 1 FROM dp_agg.role_budget b WHERE b.role_oid = apply_reuse.role_oid) THEN
+  IF NOT EXISTS (SELECT 1 FROM dp_agg.role_budget b
+                 WHERE b.role_oid = apply_reuse.role_oid
+                   AND b.system_identifier = dp_agg.system_identifier()) THEN
     status := 'no_budget';
     RETURN;
   END IF;

@@ -20,7 +20,8 @@ GRANT SELECT ON dp_agg.budgets, dp_agg.ledger, dp_agg.protected_tables, dp_agg.r
 -- themselves (judged by the session user), and is_admin() is called by the
 -- views above as the querying user. query_cost plans and starts the query as
 -- the caller (their own privileges and restrictions apply) and reveals only
--- what the query's text decides.
+-- what the query's text decides. system_identifier() is called by the views;
+-- it shows what pg_control_system() shows everyone.
 GRANT EXECUTE ON FUNCTION
   dp_agg.is_admin(),
   dp_agg.remaining_budget(),
@@ -35,6 +36,9 @@ GRANT EXECUTE ON FUNCTION
   dp_agg.add_budget(regrole, float8, float8),
   dp_agg.reset_spent(regrole),
   dp_agg.revoke_budget(regrole),
+  dp_agg.reattach_budgets(),
+  dp_agg.system_identifier(),
+  dp_agg.reattach_budget(regrole, oid, bigint),
   dp_agg.protect_table(regclass),
   dp_agg.unprotect_table(regclass),
   dp_agg.restrict_role(regrole),
