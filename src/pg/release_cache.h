@@ -61,7 +61,7 @@
 //  * dp_agg.release_cache_period is part of the key and any role may set it
 //    (settings.cpp): every choice only trades its own budget for freshness;
 //  * a wait for another session that outlasts dp_agg.charge_timeout is an
-//    ERROR before any charge (ZP004), not a second charged release;
+//    ERROR before any charge (ZP005), not a second charged release;
 //  * a release that cannot be stored (disk full) is still returned, with a
 //    WARNING: it was charged and released once; only its reuse is lost;
 //  * CREATE TABLE AS, SELECT INTO, COPY (SELECT ...) TO and REFRESH

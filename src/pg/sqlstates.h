@@ -31,9 +31,9 @@
 // functions of src/sql/40_budgets_ledger.sql and 42_budget_restores.sql).
 #define ERRCODE_DP_AGG_RESTORED_BUDGET MAKE_SQLSTATE('Z', 'P', '0', '0', '4')
 
-// ZP004: another session of the same role is computing the answer to the
+// ZP005: another session of the same role is computing the answer to the
 // same query, which this one would reuse (release_cache.h), and has not
 // stored it within dp_agg.charge_timeout; nothing was charged.
-#define ERRCODE_DP_AGG_RELEASE_BUSY MAKE_SQLSTATE('Z', 'P', '0', '0', '4')
+#define ERRCODE_DP_AGG_RELEASE_BUSY MAKE_SQLSTATE('Z', 'P', '0', '0', '5')
 
 #endif  // DP_AGG_PG_SQLSTATES_H

@@ -126,7 +126,7 @@ $owner->quit;
 like($waiter_answer, qr/^-?\d+$/, 'the waiting session answers after the owner was terminated');
 is(kinds_since($mark), 'charge,charge', 'the session that took over paid');
 
-# 5. The wait is bounded by dp_agg.charge_timeout: then an error (ZP004),
+# 5. The wait is bounded by dp_agg.charge_timeout: then an error (ZP005),
 # and nothing is charged to the waiting session.
 $node->safe_psql('postgres', q(ALTER ROLE analyst SET dp_agg.charge_timeout = '1s'));
 $mark = mark();
@@ -134,7 +134,7 @@ $slow = 'SELECT dp_count(x, 0.03125) FROM t WHERE pg_sleep(0.03) IS NOT NULL';  
 ($owner) = start_query($slow, 'PgSleep');
 my ($ret, $out, $err) = $node->psql('postgres', "\\set VERBOSITY verbose\n$slow",
 	extra_params => [ '-U', 'analyst' ]);
-like($err, qr/ZP004: another session of this role is computing the answer to the same query/,
+like($err, qr/ZP005: another session of this role is computing the answer to the same query/,
 	'the waiting session gives up after dp_agg.charge_timeout');
 ($owner_answer) = finish($owner);
 like($owner_answer, qr/^-?\d+$/, 'the owner answers');
