@@ -13,6 +13,8 @@
 --  * privileges in schema dp_agg decided in one place: everything is revoked
 --    from PUBLIC and the public entry points are granted back by name (the
 --    state types' input/output functions are no longer executable by PUBLIC);
+--  * public column bounds: dp_agg.set_column_bounds, unset_column_bounds and the
+--    view dp_agg.column_bounds (src/sql/72_column_bounds.sql);
 --  * dp_agg on Citus: dp_agg.citus_count, dp_agg.citus_count_interval and
 --    dp_agg.citus_group_key (src/sql/65_citus.sql).
 -- (The SQLSTATEs of budget refusals moved from DP001/DP002 to ZP001/ZP002 and
@@ -1443,370 +1445,239 @@ COMMENT ON FUNCTION dp_agg.remaining_budget() IS
   'What the session user has left (the least over every binding certificate): epsilon, delta, rho, the kind of its budget and the certificates that bind';
 
 
--- ---- A tamper-evident ledger (README "A tamper-evident ledger"), as in
--- src/sql/45_ledger_integrity.sql: ledger rows get seq, budget_digest and
--- entry_hash (the new last columns, as in a fresh install); the rows of
--- 0.1.0 are chained in the order of their ids (without a budget digest,
--- which they never recorded); dp_agg.ledger_head keeps the head; every
--- ledger write goes through dp_agg.append_ledger_entry; triggers refuse
--- UPDATE, DELETE and TRUNCATE; dp_agg.verify_ledger() checks it all; the
--- database is labelled as holding a ledger (DROP DATABASE guard).
-ALTER TABLE dp_agg.ledger_entry ADD COLUMN seq bigint;
-ALTER TABLE dp_agg.ledger_entry ADD COLUMN budget_digest bytea;
-ALTER TABLE dp_agg.ledger_entry ADD COLUMN entry_hash bytea;
--- The chain head: the seq and entry_hash of the last chained entry (seq 0,
--- no hash, before the first). No row until the first entry, so that a dump
--- restored into a fresh installation brings its own.
-CREATE TABLE dp_agg.ledger_head (
-  singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton),
-  seq bigint NOT NULL CHECK (seq >= 0),
-  entry_hash bytea,
-  CONSTRAINT ledger_head_hash CHECK ((seq = 0) = (entry_hash IS NULL))
-);
-SELECT pg_catalog.pg_extension_config_dump('dp_agg.ledger_head', '');
+-- ---- Public column bounds for plain sum/avg (src/sql/72_column_bounds.sql).
+CREATE FUNCTION dp_agg.set_column_bounds(target regclass, column_name name, lower numeric,
+                                         upper numeric) RETURNS void
+LANGUAGE sql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$ SELECT dp_agg.set_label('COLUMN', format('%s.%I', target, column_name),
+                              format('bounds [%s, %s]', lower, upper)) $$;
+CREATE FUNCTION dp_agg.unset_column_bounds(target regclass, column_name name) RETURNS void
+LANGUAGE sql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$ SELECT dp_agg.set_label('COLUMN', format('%s.%I', target, column_name), NULL) $$;
 
--- SHA-256 of an entry's canonical record and of the previous entry's hash
--- (NULL for the first entry), and of a budget row's canonical record
--- (src/pg/ledger_chain.cpp).
-CREATE FUNCTION dp_agg.ledger_entry_hash(previous bytea, entry dp_agg.ledger_entry)
-  RETURNS bytea AS 'MODULE_PATHNAME', 'dp_agg_ledger_entry_hash'
-  LANGUAGE C IMMUTABLE PARALLEL SAFE;
-CREATE FUNCTION dp_agg.budget_digest(budget dp_agg.role_budget)
-  RETURNS bytea AS 'MODULE_PATHNAME', 'dp_agg_budget_digest'
-  LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
--- SECURITY LABEL FOR dp_agg ON DATABASE <this one> IS 'ledger', which guards
--- DROP DATABASE (src/pg/drop_guard.h).
-CREATE FUNCTION dp_agg.mark_ledger_database() RETURNS void
-  AS 'MODULE_PATHNAME', 'dp_agg_mark_ledger_database' LANGUAGE C VOLATILE;
+CREATE VIEW dp_agg.column_bounds AS
+  SELECT l.objoid::regclass AS table_name, a.attname AS column_name,
+         pg_catalog.split_part(pg_catalog.substr(l.label, 9), ', ', 1)::numeric AS lower,
+         pg_catalog.rtrim(pg_catalog.split_part(l.label, ', ', 2), ']')::numeric AS upper
+  FROM pg_catalog.pg_seclabel l
+  JOIN pg_catalog.pg_attribute a ON a.attrelid = l.objoid AND a.attnum = l.objsubid
+  WHERE l.provider = 'dp_agg' AND l.classoid = 'pg_catalog.pg_class'::regclass
+    AND l.objsubid > 0 AND l.label LIKE 'bounds [%';
 
--- The rows written so far, chained in the order of their ids.
-DO $$
+COMMENT ON FUNCTION dp_agg.set_column_bounds(regclass, name, numeric, numeric) IS
+  'set_column_bounds(table, column, lower, upper): declares the public bounds of a numeric column, within which plain sum() and avg() of restricted roles are answered privately (administrators)';
+COMMENT ON FUNCTION dp_agg.unset_column_bounds(regclass, name) IS
+  'unset_column_bounds(table, column): removes the declared bounds of a column (administrators)';
+COMMENT ON VIEW dp_agg.column_bounds IS
+  'Declared public bounds of numeric columns (dp_agg.set_column_bounds)';
+-- Total versions of the casts and conversions BI tools write into their SQL
+-- (issue 27; src/pg/total_casts.cpp, src/pg/verified_calls.cpp). A restricted
+-- role's expressions over protected rows call them in place of the built-in
+-- (query_rewrites.cpp); README "Restricted analysts" states what each returns
+-- where the built-in raises.
+
+CREATE FUNCTION dp_agg.total_int4(numeric) RETURNS int4
+  AS 'MODULE_PATHNAME', 'dp_total_int4_numeric' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_int8(numeric) RETURNS int8
+  AS 'MODULE_PATHNAME', 'dp_total_int8_numeric' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_int2(numeric) RETURNS int2
+  AS 'MODULE_PATHNAME', 'dp_total_int2_numeric' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_int4(float8) RETURNS int4
+  AS 'MODULE_PATHNAME', 'dp_total_int4_float8' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_int2(float8) RETURNS int2
+  AS 'MODULE_PATHNAME', 'dp_total_int2_float8' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_int8(float8) RETURNS int8
+  AS 'MODULE_PATHNAME', 'dp_total_int8_float8' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_int4(float4) RETURNS int4
+  AS 'MODULE_PATHNAME', 'dp_total_int4_float4' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_int2(float4) RETURNS int2
+  AS 'MODULE_PATHNAME', 'dp_total_int2_float4' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_int8(float4) RETURNS int8
+  AS 'MODULE_PATHNAME', 'dp_total_int8_float4' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_int4(int8) RETURNS int4
+  AS 'MODULE_PATHNAME', 'dp_total_int4_int8' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_int2(int8) RETURNS int2
+  AS 'MODULE_PATHNAME', 'dp_total_int2_int8' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_int2(int4) RETURNS int2
+  AS 'MODULE_PATHNAME', 'dp_total_int2_int4' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_float4(float8) RETURNS float4
+  AS 'MODULE_PATHNAME', 'dp_total_float4_float8' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_date(timestamptz) RETURNS date
+  AS 'MODULE_PATHNAME', 'dp_total_date_timestamptz' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_timestamp(timestamptz) RETURNS timestamp
+  AS 'MODULE_PATHNAME', 'dp_total_timestamp_timestamptz' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_timestamptz(timestamp) RETURNS timestamptz
+  AS 'MODULE_PATHNAME', 'dp_total_timestamptz_timestamp' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_to_timestamp(float8) RETURNS timestamptz
+  AS 'MODULE_PATHNAME', 'dp_total_to_timestamp_float8' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_to_timestamp(text, text, timestamptz, text) RETURNS timestamptz
+  AS 'MODULE_PATHNAME', 'dp_total_verified_call' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.total_to_date(text, text, date, text) RETURNS date
+  AS 'MODULE_PATHNAME', 'dp_total_verified_call' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION dp_agg.total_int4(numeric) IS
+  'total version of int4(numeric) for expressions over protected rows: NULL where the cast raises (NaN, infinity, out of range)';
+COMMENT ON FUNCTION dp_agg.total_int8(numeric) IS
+  'total version of int8(numeric) for expressions over protected rows: NULL where the cast raises (NaN, infinity, out of range)';
+COMMENT ON FUNCTION dp_agg.total_int2(numeric) IS
+  'total version of int2(numeric) for expressions over protected rows: NULL where the cast raises (NaN, infinity, out of range)';
+COMMENT ON FUNCTION dp_agg.total_int4(float8) IS
+  'total version of int4(float8) for expressions over protected rows: NULL where the cast raises (NaN, out of range)';
+COMMENT ON FUNCTION dp_agg.total_int2(float8) IS
+  'total version of int2(float8) for expressions over protected rows: NULL where the cast raises (NaN, out of range)';
+COMMENT ON FUNCTION dp_agg.total_int8(float8) IS
+  'total version of int8(float8) for expressions over protected rows: NULL where the cast raises (NaN, out of range)';
+COMMENT ON FUNCTION dp_agg.total_int4(float4) IS
+  'total version of int4(float4) for expressions over protected rows: NULL where the cast raises (NaN, out of range)';
+COMMENT ON FUNCTION dp_agg.total_int2(float4) IS
+  'total version of int2(float4) for expressions over protected rows: NULL where the cast raises (NaN, out of range)';
+COMMENT ON FUNCTION dp_agg.total_int8(float4) IS
+  'total version of int8(float4) for expressions over protected rows: NULL where the cast raises (NaN, out of range)';
+COMMENT ON FUNCTION dp_agg.total_int4(int8) IS
+  'total version of int4(int8) for expressions over protected rows: NULL where the cast raises (out of range)';
+COMMENT ON FUNCTION dp_agg.total_int2(int8) IS
+  'total version of int2(int8) for expressions over protected rows: NULL where the cast raises (out of range)';
+COMMENT ON FUNCTION dp_agg.total_int2(int4) IS
+  'total version of int2(int4) for expressions over protected rows: NULL where the cast raises (out of range)';
+COMMENT ON FUNCTION dp_agg.total_float4(float8) IS
+  'total version of float4(float8) for expressions over protected rows: the IEEE result where the cast raises (overflow, underflow)';
+COMMENT ON FUNCTION dp_agg.total_date(timestamptz) IS
+  'total version of date(timestamptz) for expressions over protected rows: -infinity for a local date before the first valid date';
+COMMENT ON FUNCTION dp_agg.total_timestamp(timestamptz) IS
+  'total version of timestamp(timestamptz) for expressions over protected rows: +-infinity where the local time leaves the range';
+COMMENT ON FUNCTION dp_agg.total_timestamptz(timestamp) IS
+  'total version of timestamptz(timestamp) for expressions over protected rows: +-infinity where the time zone moves the instant out of the range';
+COMMENT ON FUNCTION dp_agg.total_to_timestamp(float8) IS
+  'total version of to_timestamp(float8) for expressions over protected rows: NULL for NaN, +-infinity beyond the range';
+COMMENT ON FUNCTION dp_agg.total_to_timestamp(text, text, timestamptz, text) IS
+  'to_timestamp(text, format) of constants, computed while planning: the recorded result while TimeZone and lc_time are unchanged, NULL otherwise; never raises';
+COMMENT ON FUNCTION dp_agg.total_to_date(text, text, date, text) IS
+  'to_date(text, format) of constants, computed while planning: the recorded result while TimeZone and lc_time are unchanged, NULL otherwise; never raises';
+
+-- information_schema for restricted roles (issue 27; src/pg/information_schema.h).
+-- dp_agg's copies of information_schema.tables and information_schema.columns,
+-- made from this server's own definitions with one more reason to list a
+-- table: dp_agg.lists_protected_table(oid), true only in a restricted session
+-- for a protected table whose schema the role may use. A restricted session's
+-- references to the two views are pointed to these at parse analysis, so
+-- tools that discover tables through information_schema (dbt, Looker, generic
+-- connectors) see the protected tables they can query with private
+-- aggregates. No privilege on the tables is granted (REFERENCES would let the
+-- analyst probe keys through a foreign key, TRIGGER attach code).
+
+CREATE FUNCTION dp_agg.lists_protected_table(oid) RETURNS boolean
+  AS 'MODULE_PATHNAME', 'dp_lists_protected_table' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.lists_protected_table(oid) IS
+  'whether information_schema lists this relation to the session although it holds no privilege on it: a restricted session, a protected table, a schema it may use';
+
+DO $listing$
 DECLARE
-  entry dp_agg.ledger_entry;
-  previous bytea := NULL;
-  chained bigint := 0;
+  view_name text;
+  definition text;
+  privilege_test constant text := 'AND (pg_has_role(c.relowner, ''USAGE''::text) OR ';
 BEGIN
-  FOR entry IN SELECT * FROM dp_agg.ledger_entry ORDER BY id LOOP
-    chained := chained + 1;
-    entry.seq := chained;
-    entry.entry_hash := dp_agg.ledger_entry_hash(previous, entry);
-    UPDATE dp_agg.ledger_entry e SET seq = entry.seq, entry_hash = entry.entry_hash
-     WHERE e.id = entry.id;
-    previous := entry.entry_hash;
+  FOREACH view_name IN ARRAY ARRAY['tables', 'columns'] LOOP
+    definition := pg_catalog.pg_get_viewdef(('information_schema.' || view_name)::regclass);
+    -- The privilege test of the view's WHERE, once: checked, so that a server
+    -- whose definition differs fails here instead of listing nothing.
+    IF (length(definition) - length(replace(definition, privilege_test, ''))) / length(privilege_test) <> 1 THEN
+      RAISE EXCEPTION 'dp_agg: information_schema.% has an unexpected definition', view_name;
+    END IF;
+    definition := replace(definition, privilege_test,
+                          privilege_test || 'dp_agg.lists_protected_table(c.oid) OR ');
+    EXECUTE format('CREATE VIEW dp_agg.%I AS %s', 'information_schema_' || view_name,
+                   rtrim(definition, ';'));
+    EXECUTE format('COMMENT ON VIEW dp_agg.%I IS %L', 'information_schema_' || view_name,
+                   'information_schema.' || view_name || ' that also lists the protected tables a restricted session may query with private aggregates (read in its place by restricted sessions)');
   END LOOP;
-  IF chained > 0 THEN
-    INSERT INTO dp_agg.ledger_head (seq, entry_hash) VALUES (chained, previous);
-  END IF;
-END $$;
-ALTER TABLE dp_agg.ledger_entry ADD CONSTRAINT ledger_entry_seq_key UNIQUE (seq);
-ALTER TABLE dp_agg.ledger_entry ADD CONSTRAINT ledger_entry_chained
-  CHECK ((seq IS NULL) = (entry_hash IS NULL) AND seq >= 1);
+END
+$listing$;
 
--- Appends one entry: every write of the ledger goes through here
--- (src/pg/ledger_chain.cpp). `budget` is the role's budget row right after
--- the change (NULL when it has none); its digest is recorded with the
--- entry. The entry gets the next id and recorded_at = now(). The ledger
--- writer's charges are chained at once (chain_now): under the head's row
--- lock the entry gets the next seq and its hash, and the head advances. An
--- administrator's changes are appended without seq and hash and chained when
--- their transaction commits (the deferred trigger below), so that an open
--- administrative transaction never holds the chain head, which every charge
--- of the database needs.
-CREATE FUNCTION dp_agg.append_ledger_entry(kind text, role_oid oid, role_name name,
-                                           session_user_name name, current_user_name name,
-                                           epsilon numeric, delta numeric, rho numeric,
-                                           zcdp_delta numeric, budget dp_agg.role_budget,
-                                           chain_now boolean, query_id bigint DEFAULT NULL,
-                                           aggregates text DEFAULT NULL, query text DEFAULT NULL)
-  RETURNS void AS 'MODULE_PATHNAME', 'dp_agg_append_ledger_entry' LANGUAGE C VOLATILE;
+-- CREATE AGGREGATE has no volatility option and records aggregates as
+-- immutable, so the planner would treat two identical calls as one, or copy a
+-- call into several places when it flattens a subquery, drawing noise a
+-- different number of times than the query says. Every call is a separate
+-- noisy release: mark every aggregate of the extension VOLATILE like its
+-- support functions. Chosen by membership in the extension, so that an
+-- aggregate added later cannot be forgotten (an upgrade script that adds one
+-- runs this same statement).
+UPDATE pg_catalog.pg_proc SET provolatile = 'v'
+WHERE prokind = 'a'
+  AND oid IN (SELECT d.objid FROM pg_catalog.pg_depend d
+              WHERE d.classid = 'pg_catalog.pg_proc'::regclass
+                AND d.refclassid = 'pg_catalog.pg_extension'::regclass
+                AND d.refobjid = (SELECT e.oid FROM pg_catalog.pg_extension e
+                                  WHERE e.extname = 'dp_agg')
+                AND d.deptype = 'e');
 
--- At commit: chains the rows this transaction's administrative functions
--- appended. A row without seq that they did not append was inserted outside
--- dp_agg's functions: the commit is refused. SECURITY DEFINER: it runs as
--- whoever commits (an administrator need not be a superuser).
-CREATE FUNCTION dp_agg.chain_deferred_entry() RETURNS trigger
-  AS 'MODULE_PATHNAME', 'dp_agg_chain_deferred_entry' LANGUAGE C VOLATILE SECURITY DEFINER;
+-- ---- Budgets restored from another cluster (issue 28, finding 2; README
+-- "Backups, restores and copies"): budget and ledger rows record the system
+-- identifier of the cluster they were written in (src/sql/40_budgets_ledger.sql),
+-- so that a row restored from another cluster's dump, whose role OID may be
+-- anybody's here, is found by no role until an administrator re-attaches it
+-- (src/sql/42_budget_restores.sql). The rows an installation has are taken to
+-- be this cluster's. Also: set_budget and set_budget_zcdp say when they lower
+-- a total (issue 28, finding 5).
+CREATE FUNCTION dp_agg.system_identifier() RETURNS bigint
+AS 'MODULE_PATHNAME', 'dp_agg_system_identifier' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+-- (Added without defaults, filled, then given them: as in a fresh install,
+-- no "missing value" is kept for the existing rows.)
+ALTER TABLE dp_agg.role_budget ADD COLUMN system_identifier bigint;
+ALTER TABLE dp_agg.role_budget ADD COLUMN reattached_from text[];
+UPDATE dp_agg.role_budget SET system_identifier = dp_agg.system_identifier(),
+                              reattached_from = '{}';
+ALTER TABLE dp_agg.role_budget
+  ALTER COLUMN system_identifier SET NOT NULL,
+  ALTER COLUMN system_identifier SET DEFAULT dp_agg.system_identifier(),
+  ALTER COLUMN reattached_from SET NOT NULL,
+  ALTER COLUMN reattached_from SET DEFAULT '{}';
+ALTER TABLE dp_agg.role_budget DROP CONSTRAINT role_budget_pkey;
+ALTER TABLE dp_agg.role_budget
+  ADD CONSTRAINT role_budget_pkey PRIMARY KEY (role_oid, system_identifier);
+ALTER TABLE dp_agg.ledger_entry ADD COLUMN system_identifier bigint;
+UPDATE dp_agg.ledger_entry SET system_identifier = dp_agg.system_identifier();
+ALTER TABLE dp_agg.ledger_entry
+  ALTER COLUMN system_identifier SET NOT NULL,
+  ALTER COLUMN system_identifier SET DEFAULT dp_agg.system_identifier();
+ALTER TABLE dp_agg.ledger_entry DROP CONSTRAINT ledger_entry_kind_check;
+ALTER TABLE dp_agg.ledger_entry
+  ADD CONSTRAINT ledger_entry_kind_check
+  CHECK (kind IN ('charge', 'set_budget', 'add_budget', 'reset_spent', 'revoke_budget',
+                  'set_budget_zcdp', 'reattach_budget'));
 
--- UPDATE of a ledger row: only the chaining of a row appended in this
--- transaction (seq and entry_hash set once); of the head: only its advance
--- with an entry, by dp_agg's own code. DELETE and TRUNCATE of either table:
--- never.
-CREATE FUNCTION dp_agg.guard_ledger_entry() RETURNS trigger
-  AS 'MODULE_PATHNAME', 'dp_agg_guard_ledger_entry' LANGUAGE C VOLATILE;
-CREATE FUNCTION dp_agg.guard_ledger_head() RETURNS trigger
-  AS 'MODULE_PATHNAME', 'dp_agg_guard_ledger_head' LANGUAGE C VOLATILE;
-CREATE FUNCTION dp_agg.refuse_ledger_removal() RETURNS trigger
-LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
-BEGIN
-  RAISE EXCEPTION 'the privacy ledger is append-only'
-    USING ERRCODE = 'ZP004',
-          DETAIL = format('%s of dp_agg.%s is refused: ledger rows are never removed.', TG_OP,
-                          TG_TABLE_NAME),
-          HINT = 'dp_agg.verify_ledger() checks the ledger. To remove it with its database or extension, see README "Removing dp_agg".';
-END $$;
-
-CREATE CONSTRAINT TRIGGER ledger_entry_chain_at_commit AFTER INSERT ON dp_agg.ledger_entry
-  DEFERRABLE INITIALLY DEFERRED FOR EACH ROW WHEN (NEW.seq IS NULL)
-  EXECUTE FUNCTION dp_agg.chain_deferred_entry();
-CREATE TRIGGER ledger_entry_append_only BEFORE UPDATE ON dp_agg.ledger_entry
-  FOR EACH ROW EXECUTE FUNCTION dp_agg.guard_ledger_entry();
-CREATE TRIGGER ledger_entry_no_removal BEFORE DELETE OR TRUNCATE ON dp_agg.ledger_entry
-  FOR EACH STATEMENT EXECUTE FUNCTION dp_agg.refuse_ledger_removal();
-CREATE TRIGGER ledger_head_advance_only BEFORE UPDATE ON dp_agg.ledger_head
-  FOR EACH ROW EXECUTE FUNCTION dp_agg.guard_ledger_head();
-CREATE TRIGGER ledger_head_no_removal BEFORE DELETE OR TRUNCATE ON dp_agg.ledger_head
-  FOR EACH STATEMENT EXECUTE FUNCTION dp_agg.refuse_ledger_removal();
--- Also with session_replication_role = replica (which skips ordinary triggers).
-ALTER TABLE dp_agg.ledger_entry ENABLE ALWAYS TRIGGER ledger_entry_chain_at_commit;
-ALTER TABLE dp_agg.ledger_entry ENABLE ALWAYS TRIGGER ledger_entry_append_only;
-ALTER TABLE dp_agg.ledger_entry ENABLE ALWAYS TRIGGER ledger_entry_no_removal;
-ALTER TABLE dp_agg.ledger_head ENABLE ALWAYS TRIGGER ledger_head_advance_only;
-ALTER TABLE dp_agg.ledger_head ENABLE ALWAYS TRIGGER ledger_head_no_removal;
-
--- Checks the whole ledger (administrators): ok is true when
---  - every row is chained (seq, entry_hash), seq runs 1, 2, ... without gap or
---    repeat up to the head's seq, the last hash is the head's, and every
---    entry_hash is that of its row and of the row before it;
---  - every budget row is the one recorded (budget_digest) with its role's
---    last ledger entry, every role whose last entry is not a revoke_budget
---    has one, and its spent amounts are the sums of its charges since its
---    last reset_spent or revoke_budget (0.1.0's charges, which carry no zCDP
---    amounts, count as the upgrade counted them: rho epsilon^2 / 2 of their
---    epsilon sum, zCDP delta their delta);
---  - given an anchor (a seq and hash from the server log's "dp_agg ledger
---    head" lines, or a copy kept elsewhere), the entry of that seq has that
---    hash.
--- problems says what is wrong (at most 100 lines); first_bad_entry is the
--- lowest seq concerned. head_seq and head_hash are the head now: keep them
--- outside the database to anchor a later check.
-CREATE FUNCTION dp_agg.verify_ledger(anchor_seq bigint DEFAULT NULL,
-                                     anchor_hash text DEFAULT NULL,
-                                     OUT ok boolean, OUT entries bigint, OUT head_seq bigint,
-                                     OUT head_hash text, OUT first_bad_entry bigint,
-                                     OUT problems text[])
-LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+CREATE FUNCTION dp_agg.refuse_beside_orphan(role oid, name_of_role name) RETURNS void
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
-  r record;
-  head dp_agg.ledger_head;
-  has_head boolean;
-  last_seq bigint;
-  last_hash bytea;
-  found_count bigint := 0;
-  max_problems constant int := 100;
+  here bigint := dp_agg.system_identifier();
+  orphan dp_agg.role_budget;
+  orphans bigint;
 BEGIN
-  PERFORM dp_agg.require_admin('verify the privacy ledger');
-  problems := ARRAY[]::text[];
-  SELECT * INTO head FROM dp_agg.ledger_head;
-  has_head := FOUND;
-  head_seq := coalesce(head.seq, 0);
-  head_hash := encode(head.entry_hash, 'hex');
-  SELECT count(*) INTO entries FROM dp_agg.ledger_entry;
-
-  -- 1. The chain, in seq order: rows without seq, gaps, repeats, hashes.
-  FOR r IN
-    SELECT format('ledger row id %s has no sequence number and hash: inserted outside dp_agg''s functions', e.id) AS problem,
-           NULL::bigint AS seq
-    FROM dp_agg.ledger_entry e WHERE e.seq IS NULL OR e.entry_hash IS NULL
-    UNION ALL
-    SELECT CASE
-             WHEN c.previous_seq = c.seq THEN
-               format('entry %s (id %s) repeats a sequence number: inserted outside dp_agg''s functions', c.seq, c.id)
-             WHEN c.seq = coalesce(c.previous_seq, 0) + 2 THEN
-               format('entry %s is missing: removed outside dp_agg''s functions', c.seq - 1)
-             WHEN c.seq > coalesce(c.previous_seq, 0) + 2 THEN
-               format('entries %s to %s are missing: removed outside dp_agg''s functions',
-                      coalesce(c.previous_seq, 0) + 1, c.seq - 1)
-             ELSE
-               format('entry %s (id %s) does not match its hash: changed (or inserted) outside dp_agg''s functions', c.seq, c.id)
-           END,
-           -- (the first entry concerned: the first missing one of a gap)
-           CASE WHEN c.seq > coalesce(c.previous_seq, 0) + 1 THEN coalesce(c.previous_seq, 0) + 1
-                ELSE c.seq END
-    FROM (SELECT e.seq, e.id, e.entry_hash,
-                 lag(e.seq) OVER w AS previous_seq,
-                 dp_agg.ledger_entry_hash(lag(e.entry_hash) OVER w, e) AS recomputed
-          FROM dp_agg.ledger_entry e
-          WHERE e.seq IS NOT NULL AND e.entry_hash IS NOT NULL
-          WINDOW w AS (ORDER BY e.seq, e.id)) c
-    WHERE c.seq <> coalesce(c.previous_seq, 0) + 1 OR c.recomputed <> c.entry_hash
-    ORDER BY 2 NULLS FIRST
-  LOOP
-    found_count := found_count + 1;
-    IF found_count <= max_problems THEN problems := problems || r.problem; END IF;
-    first_bad_entry := least(first_bad_entry, r.seq);
-  END LOOP;
-
-  -- 2. The end of the chain against the head.
-  SELECT e.seq, e.entry_hash INTO last_seq, last_hash
-  FROM dp_agg.ledger_entry e WHERE e.seq IS NOT NULL ORDER BY e.seq DESC, e.id DESC LIMIT 1;
-  last_seq := coalesce(last_seq, 0);
-  IF NOT has_head AND last_seq > 0 THEN
-    found_count := found_count + 1;
-    problems := problems || 'the chain head (dp_agg.ledger_head) is missing: removed outside dp_agg''s functions'::text;
-  ELSIF last_seq < head_seq THEN
-    found_count := found_count + 1;
-    problems := problems || format('%s missing at the end: the chain head says %s entries (the ledger was truncated, or its last rows removed, outside dp_agg''s functions)',
-                                   CASE WHEN last_seq + 1 = head_seq
-                                        THEN format('entry %s is', head_seq)
-                                        ELSE format('entries %s to %s are', last_seq + 1, head_seq)
-                                   END, head_seq);
-    first_bad_entry := least(first_bad_entry, last_seq + 1);
-  ELSIF last_seq > head_seq THEN
-    found_count := found_count + 1;
-    problems := problems || format('%s beyond the chain head (%s): inserted outside dp_agg''s functions, or the head set back',
-                                   CASE WHEN last_seq = head_seq + 1
-                                        THEN format('entry %s is', last_seq)
-                                        ELSE format('entries %s to %s are', head_seq + 1, last_seq)
-                                   END, head_seq);
-    first_bad_entry := least(first_bad_entry, head_seq + 1);
-  ELSIF last_seq > 0 AND last_hash IS DISTINCT FROM head.entry_hash THEN
-    found_count := found_count + 1;
-    problems := problems || format('the hash of entry %s differs from the chain head''s', last_seq);
-    first_bad_entry := least(first_bad_entry, last_seq);
+  IF EXISTS (SELECT 1 FROM dp_agg.role_budget b
+             WHERE b.role_oid = role AND b.system_identifier = here) THEN
+    RETURN;
   END IF;
-
-  -- 3. An anchor kept outside the database.
-  IF anchor_seq IS NOT NULL OR anchor_hash IS NOT NULL THEN
-    IF anchor_seq IS NULL OR anchor_hash IS NULL THEN
-      RAISE EXCEPTION 'an anchor is a sequence number and a hash, both given'
-        USING ERRCODE = 'invalid_parameter_value',
-              HINT = 'Use the entry number and hash of a "dp_agg ledger head" line of the server log.';
-    END IF;
-    IF NOT EXISTS (SELECT 1 FROM dp_agg.ledger_entry e
-                   WHERE e.seq = anchor_seq AND encode(e.entry_hash, 'hex') = lower(anchor_hash)) THEN
-      found_count := found_count + 1;
-      problems := problems || format('entry %s does not have the anchored hash %s: the chain was rewritten (or the entry removed) since the anchor was taken',
-                                     anchor_seq, lower(anchor_hash));
-      first_bad_entry := least(first_bad_entry, anchor_seq);
-    END IF;
+  orphans := (SELECT count(*) FROM dp_agg.role_budget b
+              WHERE b.system_identifier <> here AND b.role_name = name_of_role);
+  SELECT * INTO orphan FROM dp_agg.role_budget b
+  WHERE b.system_identifier <> here AND b.role_name = name_of_role
+  ORDER BY b.updated_at DESC, b.role_oid DESC LIMIT 1;
+  IF orphans > 0 THEN
+    RAISE EXCEPTION 'role "%" has a privacy budget restored from another cluster that is not re-attached',
+      name_of_role
+      USING ERRCODE = 'ZP004',
+            DETAIL = format('%s restored budget(s) carry the name %I (the latest: epsilon %s of %s and delta %s of %s spent, role OID %s in the cluster with system identifier %s). Role OIDs differ between clusters, so no role spends it until it is re-attached; a new budget would start from nothing spent.',
+                            orphans, name_of_role, orphan.epsilon_spent, orphan.epsilon_total,
+                            orphan.delta_spent, orphan.delta_total, orphan.role_oid,
+                            orphan.system_identifier),
+            HINT = 'Re-attach restored budgets to the roles of their names with SELECT * FROM dp_agg.reattach_budgets(); then change this one.';
   END IF;
-
-  -- 4. Budgets against the ledger.
-  FOR r IN
-    WITH last_entry AS (
-      SELECT DISTINCT ON (e.role_oid) e.role_oid, e.seq, e.kind, e.role_name
-      FROM dp_agg.ledger_entry e
-      WHERE e.role_oid IS NOT NULL AND e.seq IS NOT NULL
-      ORDER BY e.role_oid, e.seq DESC),
-    -- The last entry that recorded the budget after it: every entry since
-    -- 0.2.0 but a revoke_budget (after which there is none) does; one
-    -- without a digest is older, or forged (and then flagged by the chain).
-    last_recorded AS (
-      SELECT DISTINCT ON (e.role_oid) e.role_oid, e.seq, e.budget_digest
-      FROM dp_agg.ledger_entry e
-      WHERE e.role_oid IS NOT NULL AND e.seq IS NOT NULL AND e.budget_digest IS NOT NULL
-      ORDER BY e.role_oid, e.seq DESC),
-    last_reset AS (
-      SELECT e.role_oid, max(e.seq) AS seq
-      FROM dp_agg.ledger_entry e
-      WHERE e.role_oid IS NOT NULL AND e.seq IS NOT NULL
-        AND e.kind IN ('reset_spent', 'revoke_budget')
-      GROUP BY e.role_oid),
-    charges AS (
-      SELECT e.role_oid,
-             coalesce(sum(e.epsilon), 0) AS epsilon,
-             coalesce(sum(e.delta), 0) AS delta,
-             coalesce(sum(e.epsilon) FILTER (WHERE e.rho IS NULL), 0) AS old_epsilon,
-             coalesce(sum(e.rho), 0) AS rho,
-             coalesce(sum(e.delta) FILTER (WHERE e.rho IS NULL), 0)
-               + coalesce(sum(e.zcdp_delta), 0) AS zcdp_delta
-      FROM dp_agg.ledger_entry e LEFT JOIN last_reset z ON z.role_oid = e.role_oid
-      WHERE e.kind = 'charge' AND e.role_oid IS NOT NULL AND e.seq IS NOT NULL
-        AND e.seq > coalesce(z.seq, 0)
-      GROUP BY e.role_oid)
-    SELECT coalesce(b.role_oid, l.role_oid) AS role_oid,
-           coalesce(b.role_name, l.role_name) AS role_name,
-           b.role_oid IS NOT NULL AS has_budget,
-           CASE WHEN b.role_oid IS NOT NULL THEN dp_agg.budget_digest(b) END AS digest,
-           b.epsilon_spent, b.delta_spent, b.rho_spent, b.zcdp_delta_spent,
-           l.seq AS last_seq, l.kind AS last_kind, d.seq AS recorded_seq,
-           d.budget_digest AS recorded_digest,
-           coalesce(c.epsilon, 0) AS charged_epsilon, coalesce(c.delta, 0) AS charged_delta,
-           coalesce(c.old_epsilon, 0) * coalesce(c.old_epsilon, 0) * 0.5
-             + coalesce(c.rho, 0) AS charged_rho,
-           coalesce(c.zcdp_delta, 0) AS charged_zcdp_delta
-    FROM dp_agg.role_budget b
-    FULL JOIN last_entry l ON l.role_oid = b.role_oid
-    LEFT JOIN last_recorded d ON d.role_oid = coalesce(b.role_oid, l.role_oid)
-    LEFT JOIN charges c ON c.role_oid = coalesce(b.role_oid, l.role_oid)
-    ORDER BY 1
-  LOOP
-    IF r.has_budget AND r.last_seq IS NULL THEN
-      found_count := found_count + 1;
-      IF found_count <= max_problems THEN
-        problems := problems || format('the budget of role "%s" (OID %s) has no ledger entry: created outside dp_agg''s functions', r.role_name, r.role_oid);
-      END IF;
-      CONTINUE;
-    END IF;
-    IF NOT r.has_budget THEN
-      IF r.last_kind <> 'revoke_budget' THEN
-        found_count := found_count + 1;
-        IF found_count <= max_problems THEN
-          problems := problems || format('role "%s" (OID %s) has no budget, but its last ledger entry %s (%s) says it has one: removed outside dp_agg''s functions', r.role_name, r.role_oid, r.last_seq, r.last_kind);
-        END IF;
-      END IF;
-      CONTINUE;
-    END IF;
-    IF r.last_kind = 'revoke_budget' THEN
-      found_count := found_count + 1;
-      IF found_count <= max_problems THEN
-        problems := problems || format('the budget of role "%s" (OID %s) exists although its last ledger entry %s revoked it: created outside dp_agg''s functions', r.role_name, r.role_oid, r.last_seq);
-      END IF;
-    ELSIF r.recorded_digest IS NOT NULL AND r.recorded_digest <> r.digest THEN
-      found_count := found_count + 1;
-      IF found_count <= max_problems THEN
-        problems := problems || format('the budget of role "%s" (OID %s) is not the one recorded with its ledger entry %s: changed outside dp_agg''s functions', r.role_name, r.role_oid, r.recorded_seq);
-      END IF;
-    END IF;
-    IF r.epsilon_spent <> r.charged_epsilon OR r.delta_spent <> r.charged_delta
-       OR r.rho_spent <> r.charged_rho OR r.zcdp_delta_spent <> r.charged_zcdp_delta THEN
-      found_count := found_count + 1;
-      IF found_count <= max_problems THEN
-        problems := problems || format('the budget of role "%s" (OID %s) has spent epsilon %s, delta %s, rho %s, zCDP delta %s, but its charges since its last reset sum to epsilon %s, delta %s, rho %s, zCDP delta %s',
-                                       r.role_name, r.role_oid, r.epsilon_spent, r.delta_spent,
-                                       r.rho_spent, r.zcdp_delta_spent, r.charged_epsilon,
-                                       r.charged_delta, r.charged_rho, r.charged_zcdp_delta);
-      END IF;
-    END IF;
-  END LOOP;
-
-  IF found_count > max_problems THEN
-    problems := problems || format('... and %s more problems', found_count - max_problems);
-  END IF;
-  ok := found_count = 0;
 END $$;
 
--- This database now holds a ledger: DROP DATABASE needs the same
--- confirmation as DROP EXTENSION.
-SELECT dp_agg.mark_ledger_database();
-
-COMMENT ON TABLE dp_agg.ledger_head IS
-  'The chain head of the privacy ledger: the seq and entry_hash of its last entry, where a TRUNCATE of the ledger does not reach (dp_agg.verify_ledger)';
-COMMENT ON FUNCTION dp_agg.ledger_entry_hash(bytea, dp_agg.ledger_entry) IS
-  'SHA-256 of a ledger row''s canonical record (every column but entry_hash) and of the previous row''s hash (internal)';
-COMMENT ON FUNCTION dp_agg.budget_digest(dp_agg.role_budget) IS
-  'SHA-256 of a budget row''s canonical record (internal)';
-COMMENT ON FUNCTION dp_agg.mark_ledger_database() IS
-  'Labels this database as holding a dp_agg ledger, so that DROP DATABASE needs dp_agg.allow_drop_extension (internal)';
-COMMENT ON FUNCTION dp_agg.append_ledger_entry(text, oid, name, name, name, numeric, numeric, numeric, numeric, dp_agg.role_budget, boolean, bigint, text, text) IS
-  'Appends a ledger row with the digest of the budget after it, chained now or at commit (internal)';
-COMMENT ON FUNCTION dp_agg.chain_deferred_entry() IS
-  'Trigger: chains at commit the ledger rows dp_agg appended in the transaction, refuses any other (internal)';
-COMMENT ON FUNCTION dp_agg.guard_ledger_entry() IS
-  'Trigger: refuses UPDATE of ledger rows except their chaining (internal)';
-COMMENT ON FUNCTION dp_agg.guard_ledger_head() IS
-  'Trigger: refuses UPDATE of the chain head except its advance with an entry dp_agg appends (internal)';
-COMMENT ON FUNCTION dp_agg.refuse_ledger_removal() IS
-  'Trigger: refuses DELETE and TRUNCATE of the ledger and its head (internal)';
-COMMENT ON FUNCTION dp_agg.verify_ledger(bigint, text) IS
-  'verify_ledger([anchor_seq, anchor_hash]): recomputes the ledger''s hash chain and compares every budget with its ledger entries; ok, the head (to keep as an anchor) and what is wrong (administrators)';
-
--- Every ledger write through dp_agg.append_ledger_entry (as in
--- src/sql/40_budgets_ledger.sql).
 CREATE OR REPLACE FUNCTION dp_agg.set_budget(role regrole, epsilon float8, delta float8 DEFAULT NULL)
 RETURNS void LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   name_of_role name := (SELECT rolname FROM pg_roles WHERE oid = role);
+  before dp_agg.role_budget;
   kept_delta numeric;
   now_set dp_agg.role_budget;
 BEGIN
@@ -1815,13 +1686,14 @@ BEGIN
     RAISE EXCEPTION 'role with OID % does not exist', role::oid
       USING ERRCODE = 'undefined_object';
   END IF;
-  kept_delta := coalesce(delta::numeric,
-                         (SELECT b.delta_total FROM dp_agg.role_budget b WHERE b.role_oid = role),
-                         0);
+  PERFORM dp_agg.refuse_beside_orphan(role, name_of_role);
+  SELECT * INTO before FROM dp_agg.role_budget b
+  WHERE b.role_oid = role AND b.system_identifier = dp_agg.system_identifier();
+  kept_delta := coalesce(delta::numeric, before.delta_total, 0);
   PERFORM dp_agg.check_amounts(epsilon, kept_delta::float8);
   INSERT INTO dp_agg.role_budget AS b (role_oid, role_name, epsilon_total, delta_total)
   VALUES (role, name_of_role, epsilon::numeric, kept_delta)
-  ON CONFLICT (role_oid) DO UPDATE
+  ON CONFLICT (role_oid, system_identifier) DO UPDATE
     SET role_name = excluded.role_name, epsilon_total = excluded.epsilon_total,
         delta_total = excluded.delta_total, budget_kind = 'epsilon_delta',
         epsilon_delta_binding = false,
@@ -1843,9 +1715,19 @@ BEGIN
                                 THEN b.zcdp_delta_total END,
         updated_at = now()
   RETURNING * INTO now_set;
-  PERFORM dp_agg.append_ledger_entry('set_budget', role, name_of_role, session_user,
-                                     current_user, epsilon::numeric, kept_delta, NULL, NULL,
-                                     now_set, false);
+  INSERT INTO dp_agg.ledger_entry (kind, role_oid, role_name, session_user_name,
+                                   current_user_name, epsilon, delta)
+  VALUES ('set_budget', role, name_of_role, session_user, current_user, epsilon::numeric,
+          kept_delta);
+  -- An administrator who lowers a total is told, with both numbers: the
+  -- call reads the same whether it grants or takes away.
+  IF before.budget_kind = 'epsilon_delta'
+     AND (now_set.epsilon_total < before.epsilon_total
+          OR now_set.delta_total < before.delta_total) THEN
+    RAISE NOTICE 'this lowers the budget of role "%": epsilon total % (was %), delta total % (was %)',
+      name_of_role, now_set.epsilon_total, before.epsilon_total, now_set.delta_total,
+      before.delta_total;
+  END IF;
   IF now_set.epsilon_spent > now_set.epsilon_total OR now_set.delta_spent > now_set.delta_total
      OR (now_set.zcdp_binding AND (now_set.rho_spent > now_set.rho_total
                                    OR now_set.zcdp_delta_spent > now_set.zcdp_delta_total))
@@ -1868,15 +1750,16 @@ CREATE OR REPLACE FUNCTION dp_agg.add_budget(role regrole, epsilon float8, delta
 RETURNS void LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   name_of_role name := (SELECT rolname FROM pg_roles WHERE oid = role);
-  now_set dp_agg.role_budget;
 BEGIN
   PERFORM dp_agg.require_admin('add to privacy budgets');
   IF name_of_role IS NULL THEN
     RAISE EXCEPTION 'role with OID % does not exist', role::oid
       USING ERRCODE = 'undefined_object';
   END IF;
+  PERFORM dp_agg.refuse_beside_orphan(role, name_of_role);
   IF EXISTS (SELECT 1 FROM dp_agg.role_budget b
-             WHERE b.role_oid = role AND b.budget_kind = 'zcdp') THEN
+             WHERE b.role_oid = role AND b.system_identifier = dp_agg.system_identifier()
+               AND b.budget_kind = 'zcdp') THEN
     RAISE EXCEPTION 'the budget of role "%" is a zCDP budget (rho), to which epsilon cannot be added', name_of_role
       USING ERRCODE = 'invalid_parameter_value',
             DETAIL = 'Set its new totals with dp_agg.set_budget_zcdp(role, rho, delta) (the rho for an (epsilon, delta) guarantee is dp_agg.zcdp_rho(epsilon, delta)), or make it an (epsilon, delta) budget with dp_agg.set_budget.';
@@ -1884,13 +1767,13 @@ BEGIN
   PERFORM dp_agg.check_amounts(epsilon, delta);
   INSERT INTO dp_agg.role_budget AS b (role_oid, role_name, epsilon_total, delta_total)
   VALUES (role, name_of_role, epsilon::numeric, delta::numeric)
-  ON CONFLICT (role_oid) DO UPDATE
+  ON CONFLICT (role_oid, system_identifier) DO UPDATE
     SET role_name = excluded.role_name, epsilon_total = b.epsilon_total + excluded.epsilon_total,
-        delta_total = b.delta_total + excluded.delta_total, updated_at = now()
-  RETURNING * INTO now_set;
-  PERFORM dp_agg.append_ledger_entry('add_budget', role, name_of_role, session_user,
-                                     current_user, epsilon::numeric, delta::numeric, NULL, NULL,
-                                     now_set, false);
+        delta_total = b.delta_total + excluded.delta_total, updated_at = now();
+  INSERT INTO dp_agg.ledger_entry (kind, role_oid, role_name, session_user_name,
+                                   current_user_name, epsilon, delta)
+  VALUES ('add_budget', role, name_of_role, session_user, current_user, epsilon::numeric,
+          delta::numeric);
 END $$;
 
 CREATE OR REPLACE FUNCTION dp_agg.reset_spent(role regrole)
@@ -1908,14 +1791,15 @@ BEGIN
                                   zcdp_delta_total = CASE WHEN b.budget_kind = 'zcdp'
                                                           THEN b.zcdp_delta_total END,
                                   role_name = coalesce(name_of_role, b.role_name)
-  WHERE b.role_oid = role
+  WHERE b.role_oid = role AND b.system_identifier = dp_agg.system_identifier()
   RETURNING * INTO previous;
   IF NOT FOUND THEN
     RAISE EXCEPTION 'role "%" has no privacy budget', coalesce(name_of_role, role::text)
       USING ERRCODE = 'undefined_object';
   END IF;
-  PERFORM dp_agg.append_ledger_entry('reset_spent', role, previous.role_name, session_user,
-                                     current_user, 0, 0, NULL, NULL, previous, false);
+  INSERT INTO dp_agg.ledger_entry (kind, role_oid, role_name, session_user_name,
+                                   current_user_name, epsilon, delta)
+  VALUES ('reset_spent', role, previous.role_name, session_user, current_user, 0, 0);
 END $$;
 
 CREATE OR REPLACE FUNCTION dp_agg.revoke_budget(role regrole)
@@ -1925,10 +1809,13 @@ DECLARE
   previous dp_agg.role_budget;
 BEGIN
   PERFORM dp_agg.require_admin('revoke privacy budgets');
-  DELETE FROM dp_agg.role_budget b WHERE b.role_oid = role RETURNING * INTO previous;
-  PERFORM dp_agg.append_ledger_entry('revoke_budget', role,
-                                     coalesce(name_of_role, previous.role_name, role::text),
-                                     session_user, current_user, 0, 0, NULL, NULL, NULL, false);
+  DELETE FROM dp_agg.role_budget b
+  WHERE b.role_oid = role AND b.system_identifier = dp_agg.system_identifier()
+  RETURNING * INTO previous;
+  INSERT INTO dp_agg.ledger_entry (kind, role_oid, role_name, session_user_name,
+                                   current_user_name, epsilon, delta)
+  VALUES ('revoke_budget', role, coalesce(name_of_role, previous.role_name, role::text),
+          session_user, current_user, 0, 0);
 END $$;
 
 CREATE OR REPLACE FUNCTION dp_agg.apply_charge(role_oid oid, role name, session_role name, epsilon numeric,
@@ -1941,6 +1828,7 @@ CREATE OR REPLACE FUNCTION dp_agg.apply_charge(role_oid oid, role name, session_
                                     OUT zcdp_delta_total numeric, OUT zcdp_delta_spent numeric)
 LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
+  here bigint := dp_agg.system_identifier();
   now_budget dp_agg.role_budget;
 BEGIN
   UPDATE dp_agg.role_budget b
@@ -1949,7 +1837,7 @@ BEGIN
          rho_spent = b.rho_spent + apply_charge.rho,
          zcdp_delta_spent = b.zcdp_delta_spent + apply_charge.zcdp_delta,
          role_name = apply_charge.role
-   WHERE b.role_oid = apply_charge.role_oid
+   WHERE b.role_oid = apply_charge.role_oid AND b.system_identifier = here
      AND b.budget_kind IN ('epsilon_delta', 'zcdp')
      AND CASE WHEN b.budget_kind = 'epsilon_delta' OR b.epsilon_delta_binding THEN
            b.epsilon_spent + apply_charge.epsilon <= b.epsilon_total
@@ -1961,18 +1849,27 @@ BEGIN
          ELSE true END
   RETURNING b.* INTO now_budget;
   IF FOUND THEN
-    -- Chained at once: the writer's transaction commits promptly.
-    PERFORM dp_agg.append_ledger_entry('charge', apply_charge.role_oid, role, role, session_role,
-                                       apply_charge.epsilon, apply_charge.delta,
-                                       apply_charge.rho, apply_charge.zcdp_delta, now_budget,
-                                       true, apply_charge.query_id, apply_charge.aggregates,
-                                       left(apply_charge.query, 1000));
+    INSERT INTO dp_agg.ledger_entry (kind, role_oid, role_name, session_user_name,
+                                     current_user_name, epsilon, delta, query_id, aggregates,
+                                     query, rho, zcdp_delta)
+    VALUES ('charge', apply_charge.role_oid, role, role, session_role, apply_charge.epsilon,
+            apply_charge.delta, apply_charge.query_id, apply_charge.aggregates,
+            left(apply_charge.query, 1000), apply_charge.rho, apply_charge.zcdp_delta);
     status := 'charged';
   ELSE
-    SELECT * INTO now_budget FROM dp_agg.role_budget b WHERE b.role_oid = apply_charge.role_oid;
+    SELECT * INTO now_budget FROM dp_agg.role_budget b
+    WHERE b.role_oid = apply_charge.role_oid AND b.system_identifier = here;
     status := CASE WHEN FOUND THEN 'exhausted' ELSE 'no_budget' END;
     IF NOT FOUND THEN
-      RETURN;
+      -- A budget restored from another cluster under the role's name, not
+      -- re-attached: the refusal names it (its latest, and what it spent).
+      SELECT * INTO now_budget FROM dp_agg.role_budget b
+      WHERE b.system_identifier <> here AND b.role_name = apply_charge.role
+      ORDER BY b.updated_at DESC, b.role_oid DESC LIMIT 1;
+      IF NOT FOUND THEN
+        RETURN;
+      END IF;
+      status := 'orphaned';
     END IF;
   END IF;
   budget_kind := now_budget.budget_kind;
@@ -1990,6 +1887,7 @@ CREATE OR REPLACE FUNCTION dp_agg.set_budget_zcdp(role regrole, rho numeric, del
 RETURNS void LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   name_of_role name := (SELECT rolname FROM pg_roles WHERE oid = role);
+  before dp_agg.role_budget;
   now_set dp_agg.role_budget;
 BEGIN
   PERFORM dp_agg.require_admin('set privacy budgets');
@@ -1997,6 +1895,9 @@ BEGIN
     RAISE EXCEPTION 'role with OID % does not exist', role::oid
       USING ERRCODE = 'undefined_object';
   END IF;
+  PERFORM dp_agg.refuse_beside_orphan(role, name_of_role);
+  SELECT * INTO before FROM dp_agg.role_budget b
+  WHERE b.role_oid = role AND b.system_identifier = dp_agg.system_identifier();
   IF rho IS NULL OR rho = 'NaN' OR rho = 'Infinity' OR rho < 0 OR rho > 1000000
      OR (rho > 0 AND rho < 1e-300) OR delta IS NULL OR delta = 'NaN' OR delta < 0
      OR delta >= 1 OR (delta > 0 AND delta < 1e-300) THEN
@@ -2011,7 +1912,7 @@ BEGIN
   INSERT INTO dp_agg.role_budget AS b (role_oid, role_name, epsilon_total, delta_total,
                                        budget_kind, rho_total, zcdp_delta_total)
   VALUES (role, name_of_role, 0, 0, 'zcdp', rho, delta)
-  ON CONFLICT (role_oid) DO UPDATE
+  ON CONFLICT (role_oid, system_identifier) DO UPDATE
     SET role_name = excluded.role_name, budget_kind = 'zcdp', rho_total = excluded.rho_total,
         zcdp_delta_total = excluded.zcdp_delta_total, zcdp_binding = false,
         epsilon_delta_binding = b.epsilon_delta_binding
@@ -2020,8 +1921,16 @@ BEGIN
                                          OR b.rho_spent > 0 OR b.zcdp_delta_spent > 0)),
         updated_at = now()
   RETURNING * INTO now_set;
-  PERFORM dp_agg.append_ledger_entry('set_budget_zcdp', role, name_of_role, session_user,
-                                     current_user, 0, 0, rho, delta, now_set, false);
+  INSERT INTO dp_agg.ledger_entry (kind, role_oid, role_name, session_user_name,
+                                   current_user_name, epsilon, delta, rho, zcdp_delta)
+  VALUES ('set_budget_zcdp', role, name_of_role, session_user, current_user, 0, 0, rho, delta);
+  IF before.budget_kind = 'zcdp'
+     AND (now_set.rho_total < before.rho_total
+          OR now_set.zcdp_delta_total < before.zcdp_delta_total) THEN
+    RAISE NOTICE 'this lowers the zCDP budget of role "%": rho total % (was %), delta total % (was %)',
+      name_of_role, now_set.rho_total, before.rho_total, now_set.zcdp_delta_total,
+      before.zcdp_delta_total;
+  END IF;
   IF now_set.rho_spent > now_set.rho_total OR now_set.zcdp_delta_spent > now_set.zcdp_delta_total
      OR (now_set.epsilon_delta_binding AND (now_set.epsilon_spent > now_set.epsilon_total
                                             OR now_set.delta_spent > now_set.delta_total))
@@ -2040,51 +1949,220 @@ BEGIN
     END IF;
   END IF;
 END $$;
-COMMENT ON TABLE dp_agg.ledger_entry IS
-  'The privacy ledger: one row per charge and per budget change, append-only and chained by SHA-256 (seq, entry_hash); read it through dp_agg.ledger, check it with dp_agg.verify_ledger()';
 
--- ---- Spend you can watch (README "Watching spend"), as in
--- src/sql/47_spend_monitoring.sql.
--- Administrators only (like dp_agg.ledger's other roles' rows): everyone
--- else sees no rows. role is the role's current name (the name it had at its
--- last charge if it was dropped); day is the charge's date in the session's
--- TimeZone; query_id is NULL for charges recorded without one (before 0.2.0,
--- or with compute_query_id = off); sample_query is the text of the latest
--- charge of that shape that day.
-CREATE VIEW dp_agg.spend_by_query WITH (security_barrier) AS
-  SELECT coalesce(r.rolname, s.role_name) AS role, s.query_id, s.day, s.charges, s.epsilon,
-         s.delta, s.rho, s.zcdp_delta, s.sample_query, s.first_charge, s.last_charge
-  FROM (SELECT e.role_oid, (array_agg(e.role_name ORDER BY e.id DESC))[1] AS role_name,
-               e.query_id, e.recorded_at::date AS day, count(*) AS charges,
-               sum(e.epsilon) AS epsilon, sum(e.delta) AS delta, sum(e.rho) AS rho,
-               sum(e.zcdp_delta) AS zcdp_delta,
-               (array_agg(e.query ORDER BY e.id DESC))[1] AS sample_query,
-               min(e.recorded_at) AS first_charge, max(e.recorded_at) AS last_charge
-        FROM dp_agg.ledger_entry e
-        WHERE e.kind = 'charge' AND dp_agg.is_admin()
-        GROUP BY e.role_oid, CASE WHEN e.role_oid IS NULL THEN e.role_name END, e.query_id,
-                 e.recorded_at::date) s
-  LEFT JOIN pg_catalog.pg_roles r ON r.oid = s.role_oid;
+CREATE OR REPLACE VIEW dp_agg.budgets WITH (security_barrier) AS
+  SELECT coalesce(r.rolname, b.role_name) AS role,
+         CASE WHEN c.epsilon_delta_binds THEN b.epsilon_total END AS epsilon_total,
+         b.epsilon_spent,
+         least(CASE WHEN c.epsilon_delta_binds
+                    THEN greatest(b.epsilon_total - b.epsilon_spent, 0) END,
+               CASE WHEN c.zcdp_binds
+                    THEN dp_agg.zcdp_pure_epsilon(greatest(b.rho_total - b.rho_spent, 0))
+               END) AS epsilon_remaining,
+         CASE WHEN c.epsilon_delta_binds THEN b.delta_total END AS delta_total,
+         b.delta_spent,
+         least(CASE WHEN c.epsilon_delta_binds
+                    THEN greatest(b.delta_total - b.delta_spent, 0) END,
+               CASE WHEN c.zcdp_binds
+                    THEN greatest(b.zcdp_delta_total - b.zcdp_delta_spent, 0) END)
+           AS delta_remaining,
+         b.updated_at, r.oid IS NULL AND NOT o.orphaned AS role_dropped, b.budget_kind,
+         b.rho_total, b.rho_spent,
+         CASE WHEN c.epsilon_delta_binds AND g.gaussian_rho IS NULL THEN NULL
+              ELSE least(g.gaussian_rho, CASE WHEN c.zcdp_binds
+                                              THEN greatest(b.rho_total - b.rho_spent, 0) END)
+         END AS rho_remaining,
+         b.zcdp_delta_total, b.zcdp_delta_spent,
+         -- NULL when what was spent already exceeds the current kind's
+         -- totals (a total lowered, or a kind switched, below the spending):
+         -- those totals then certify nothing about the history.
+         CASE WHEN c.over_totals THEN NULL
+              WHEN b.budget_kind = 'zcdp'
+              THEN dp_agg.zcdp_epsilon(b.rho_total::float8, 1e-6)::numeric
+              ELSE b.epsilon_total END AS guarantee_epsilon,
+         CASE WHEN c.over_totals THEN NULL
+              WHEN b.budget_kind = 'zcdp' THEN b.zcdp_delta_total + 0.000001
+              ELSE b.delta_total END AS guarantee_delta,
+         c.binding_certificates, o.orphaned
+  FROM dp_agg.role_budget b
+  CROSS JOIN LATERAL (SELECT b.system_identifier <> dp_agg.system_identifier() AS orphaned) o
+  LEFT JOIN pg_catalog.pg_roles r ON r.oid = b.role_oid AND NOT o.orphaned
+  CROSS JOIN LATERAL (
+    SELECT b.budget_kind = 'epsilon_delta' OR b.epsilon_delta_binding AS epsilon_delta_binds,
+           b.budget_kind = 'zcdp' OR b.zcdp_binding AS zcdp_binds,
+           array_remove(ARRAY[b.budget_kind,
+                              CASE WHEN b.epsilon_delta_binding THEN 'epsilon_delta' END,
+                              CASE WHEN b.zcdp_binding THEN 'zcdp' END], NULL)
+             AS binding_certificates,
+           CASE WHEN b.budget_kind = 'zcdp'
+                THEN b.rho_spent > b.rho_total OR b.zcdp_delta_spent > b.zcdp_delta_total
+                ELSE b.epsilon_spent > b.epsilon_total OR b.delta_spent > b.delta_total
+           END AS over_totals) c
+  -- least(..., 1e300): an epsilon total summed by add_budget may exceed
+  -- float8; every epsilon that large has no Gaussian count (NULL) anyway.
+  CROSS JOIN LATERAL (
+    SELECT CASE WHEN c.epsilon_delta_binds
+                THEN dp_agg.gaussian_count_rho(
+                       least(greatest(b.epsilon_total - b.epsilon_spent, 0), 1e300),
+                       greatest(b.delta_total - b.delta_spent, 0)) END AS gaussian_rho) g
+  WHERE (b.role_oid = (SELECT s.oid FROM pg_catalog.pg_roles s WHERE s.rolname = session_user)
+         AND NOT o.orphaned)
+     OR dp_agg.is_admin();
+CREATE OR REPLACE VIEW dp_agg.ledger WITH (security_barrier) AS
+  SELECT e.id, e.recorded_at, e.kind, e.role_name AS role, e.session_user_name,
+         e.current_user_name, e.epsilon, e.delta, e.query_id, e.aggregates, e.query, e.rho,
+         e.zcdp_delta
+  FROM dp_agg.ledger_entry e
+  WHERE (e.role_oid = (SELECT s.oid FROM pg_catalog.pg_roles s WHERE s.rolname = session_user)
+         AND e.system_identifier = dp_agg.system_identifier())
+     OR (e.role_oid::text || '@' || e.system_identifier) = ANY (
+          SELECT unnest(b.reattached_from) FROM dp_agg.role_budget b
+          WHERE b.role_oid = (SELECT s.oid FROM pg_catalog.pg_roles s
+                              WHERE s.rolname = session_user)
+            AND b.system_identifier = dp_agg.system_identifier())
+     OR dp_agg.is_admin();
+CREATE OR REPLACE FUNCTION dp_agg.remaining_budget(OUT epsilon numeric, OUT delta numeric,
+                                        OUT rho numeric, OUT budget_kind text,
+                                        OUT binding_certificates text[])
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+  SELECT v.epsilon_remaining, v.delta_remaining, v.rho_remaining, v.budget_kind,
+         v.binding_certificates
+  FROM dp_agg.budgets v
+  WHERE v.role = session_user AND NOT v.role_dropped AND NOT v.orphaned
+$$;
 
-COMMENT ON VIEW dp_agg.spend_by_query IS
-  'Privacy spending per role, query shape (query_id, with a sample text) and day: charges and epsilon, delta, rho, zCDP delta spent (administrators)';
+CREATE FUNCTION dp_agg.attach_orphan(previous_role_oid oid, previous_system_identifier bigint,
+                                     role oid)
+RETURNS void LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  name_of_role name := (SELECT rolname FROM pg_roles WHERE oid = role);
+  orphan dp_agg.role_budget;
+BEGIN
+  SELECT * INTO orphan FROM dp_agg.role_budget b
+  WHERE b.role_oid = previous_role_oid AND b.system_identifier = previous_system_identifier;
+  UPDATE dp_agg.role_budget b
+     SET role_oid = role, system_identifier = dp_agg.system_identifier(),
+         role_name = name_of_role,
+         reattached_from = b.reattached_from
+                           || (previous_role_oid::text || '@' || previous_system_identifier),
+         updated_at = now()
+   WHERE b.role_oid = previous_role_oid AND b.system_identifier = previous_system_identifier;
+  INSERT INTO dp_agg.ledger_entry (kind, role_oid, role_name, session_user_name,
+                                   current_user_name, epsilon, delta, rho, zcdp_delta, query)
+  VALUES ('reattach_budget', role, name_of_role, session_user, current_user,
+          orphan.epsilon_spent, orphan.delta_spent, orphan.rho_spent, orphan.zcdp_delta_spent,
+          format('re-attached the budget restored from role %I (OID %s in the cluster with system identifier %s): %s budget, epsilon %s of %s and delta %s of %s spent',
+                 orphan.role_name, previous_role_oid, previous_system_identifier,
+                 orphan.budget_kind, orphan.epsilon_spent, orphan.epsilon_total,
+                 orphan.delta_spent, orphan.delta_total));
+END $$;
 
--- CREATE AGGREGATE has no volatility option and records aggregates as
--- immutable, so the planner would treat two identical calls as one, or copy a
--- call into several places when it flattens a subquery, drawing noise a
--- different number of times than the query says. Every call is a separate
--- noisy release: mark every aggregate of the extension VOLATILE like its
--- support functions. Chosen by membership in the extension, so that an
--- aggregate added later cannot be forgotten (an upgrade script that adds one
--- runs this same statement).
-UPDATE pg_catalog.pg_proc SET provolatile = 'v'
-WHERE prokind = 'a'
-  AND oid IN (SELECT d.objid FROM pg_catalog.pg_depend d
-              WHERE d.classid = 'pg_catalog.pg_proc'::regclass
-                AND d.refclassid = 'pg_catalog.pg_extension'::regclass
-                AND d.refobjid = (SELECT e.oid FROM pg_catalog.pg_extension e
-                                  WHERE e.extname = 'dp_agg')
-                AND d.deptype = 'e');
+-- Re-attaches every orphaned budget whose recorded name is a role of this
+-- cluster, unless that is ambiguous: returns one row per orphaned budget with
+-- what was done and, where nothing was, why and what to do.
+CREATE FUNCTION dp_agg.reattach_budgets(OUT role name, OUT previous_role_oid oid,
+                                        OUT previous_system_identifier bigint,
+                                        OUT epsilon_spent numeric, OUT delta_spent numeric,
+                                        OUT reattached boolean, OUT outcome text)
+RETURNS SETOF record LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  here bigint := dp_agg.system_identifier();
+  orphan dp_agg.role_budget;
+  target oid;
+  same_name bigint;
+BEGIN
+  PERFORM dp_agg.require_admin('re-attach privacy budgets');
+  -- No charge, set_budget or other re-attachment in between (the ledger
+  -- writer does not wait for this lock: it retries).
+  LOCK TABLE dp_agg.role_budget IN SHARE ROW EXCLUSIVE MODE;
+  FOR orphan IN SELECT * FROM dp_agg.role_budget b WHERE b.system_identifier <> here
+                ORDER BY b.role_name, b.updated_at LOOP
+    role := orphan.role_name;
+    previous_role_oid := orphan.role_oid;
+    previous_system_identifier := orphan.system_identifier;
+    epsilon_spent := orphan.epsilon_spent;
+    delta_spent := orphan.delta_spent;
+    reattached := false;
+    target := (SELECT r.oid FROM pg_roles r WHERE r.rolname = orphan.role_name);
+    same_name := (SELECT count(*) FROM dp_agg.role_budget b
+                  WHERE b.system_identifier <> here AND b.role_name = orphan.role_name);
+    IF target IS NULL THEN
+      outcome := format('not re-attached: no role is named %I here. Create it (or rename the role that spent this budget to %I) and run dp_agg.reattach_budgets() again, or attach it to a role of another name with dp_agg.reattach_budget(role, %s, %s).',
+                        orphan.role_name, orphan.role_name, orphan.role_oid,
+                        orphan.system_identifier);
+    ELSIF same_name > 1 THEN
+      outcome := format('not re-attached: %s restored budgets carry the name %I (one may be that of a role dropped before the dump, kept for the audit). Compare them in dp_agg.budgets and dp_agg.ledger, then attach the right one with dp_agg.reattach_budget(%L, previous_role_oid, previous_system_identifier).',
+                        same_name, orphan.role_name, orphan.role_name);
+    ELSIF EXISTS (SELECT 1 FROM dp_agg.role_budget b
+                  WHERE b.role_oid = target AND b.system_identifier = here) THEN
+      outcome := format('not re-attached: role %I already has a budget in this cluster. If it recorded nothing that must be kept, remove it with dp_agg.revoke_budget(%L) and run dp_agg.reattach_budgets() again.',
+                        orphan.role_name, orphan.role_name);
+    ELSE
+      PERFORM dp_agg.attach_orphan(orphan.role_oid, orphan.system_identifier, target);
+      reattached := true;
+      outcome := format('re-attached to role %I (OID %s)', orphan.role_name, target);
+    END IF;
+    RETURN NEXT;
+  END LOOP;
+END $$;
+
+-- Re-attaches one orphaned budget, chosen by the role OID (and, if several
+-- clusters' rows have it, the system identifier) it had where it was
+-- written, to `role`, whatever name it was recorded under.
+CREATE FUNCTION dp_agg.reattach_budget(role regrole, previous_role_oid oid,
+                                       previous_system_identifier bigint DEFAULT NULL)
+RETURNS void LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  here bigint := dp_agg.system_identifier();
+  name_of_role name := (SELECT rolname FROM pg_roles WHERE oid = role);
+  candidates bigint;
+  orphan dp_agg.role_budget;
+BEGIN
+  PERFORM dp_agg.require_admin('re-attach privacy budgets');
+  IF name_of_role IS NULL THEN
+    RAISE EXCEPTION 'role with OID % does not exist', role::oid
+      USING ERRCODE = 'undefined_object';
+  END IF;
+  LOCK TABLE dp_agg.role_budget IN SHARE ROW EXCLUSIVE MODE;
+  candidates := (SELECT count(*) FROM dp_agg.role_budget b
+                 WHERE b.system_identifier <> here AND b.role_oid = previous_role_oid
+                   AND b.system_identifier = coalesce(reattach_budget.previous_system_identifier,
+                                                      b.system_identifier));
+  IF candidates = 0 THEN
+    RAISE EXCEPTION 'no restored budget of role OID % is waiting to be re-attached',
+      previous_role_oid
+      USING ERRCODE = 'invalid_parameter_value',
+            HINT = 'SELECT role, previous_role_oid, previous_system_identifier FROM dp_agg.reattach_budgets() lists them (and re-attaches the unambiguous ones); dp_agg.budgets shows them with orphaned = true.';
+  ELSIF candidates > 1 THEN
+    RAISE EXCEPTION 'restored budgets of role OID % from % clusters are waiting to be re-attached',
+      previous_role_oid, candidates
+      USING ERRCODE = 'invalid_parameter_value',
+            HINT = 'Name the cluster: dp_agg.reattach_budget(role, previous_role_oid, previous_system_identifier).';
+  END IF;
+  IF EXISTS (SELECT 1 FROM dp_agg.role_budget b
+             WHERE b.role_oid = role AND b.system_identifier = here) THEN
+    RAISE EXCEPTION 'role "%" already has a privacy budget in this cluster', name_of_role
+      USING ERRCODE = 'ZP004',
+            HINT = format('If it recorded nothing that must be kept, remove it with dp_agg.revoke_budget(%L) first.', name_of_role);
+  END IF;
+  SELECT * INTO orphan FROM dp_agg.role_budget b
+  WHERE b.system_identifier <> here AND b.role_oid = previous_role_oid
+    AND b.system_identifier = coalesce(reattach_budget.previous_system_identifier,
+                                       b.system_identifier);
+  PERFORM dp_agg.attach_orphan(orphan.role_oid, orphan.system_identifier, role);
+END $$;
+
+COMMENT ON FUNCTION dp_agg.attach_orphan(oid, bigint, oid) IS
+  'Attaches one orphaned budget to a role and records a reattach_budget ledger row (internal)';
+COMMENT ON FUNCTION dp_agg.reattach_budgets() IS
+  'reattach_budgets(): re-attaches every budget restored from another cluster to the role of its recorded name where that is unambiguous, and says for each what was done or why not (administrators; leaves a ledger row per re-attachment)';
+COMMENT ON FUNCTION dp_agg.reattach_budget(regrole, oid, bigint) IS
+  'reattach_budget(role, previous_role_oid[, previous_system_identifier]): re-attaches one budget restored from another cluster to a role of the administrator''s choice (administrators; leaves a ledger row)';
+COMMENT ON FUNCTION dp_agg.system_identifier() IS
+  'The system identifier of this cluster (as pg_control_system() shows it), recorded with every budget and ledger row: role OIDs mean something only in the cluster that assigned them';
+COMMENT ON FUNCTION dp_agg.refuse_beside_orphan(oid, name) IS
+  'Raises ZP004 when a role without a budget here has a budget restored from another cluster under its name, not yet re-attached (internal)';
 
 -- The privileges of 0.2.0, as in src/sql/90_privileges.sql.
 -- What PUBLIC may use in schema dp_agg, decided here and nowhere else: first
@@ -2100,14 +2178,14 @@ REVOKE ALL ON ALL FUNCTIONS IN SCHEMA dp_agg FROM PUBLIC;
 REVOKE ALL ON ALL TABLES IN SCHEMA dp_agg FROM PUBLIC;
 REVOKE ALL ON ALL SEQUENCES IN SCHEMA dp_agg FROM PUBLIC;
 
--- Views that filter rows by the session user (spend_by_query: administrators
--- see every row, everyone else none).
+-- Views that filter rows by the session user.
 GRANT SELECT ON dp_agg.budgets, dp_agg.ledger, dp_agg.protected_tables, dp_agg.restricted_roles,
-  dp_agg.spend_by_query TO PUBLIC;
+  dp_agg.column_bounds TO PUBLIC;
 
 -- The budget and label administration functions check dp_agg.is_admin()
 -- themselves (judged by the session user), and is_admin() is called by the
--- views above as the querying user.
+-- views above as the querying user. system_identifier() is called by the
+-- views; it shows what pg_control_system() shows everyone.
 GRANT EXECUTE ON FUNCTION
   dp_agg.is_admin(),
   dp_agg.remaining_budget(),
@@ -2122,13 +2200,17 @@ GRANT EXECUTE ON FUNCTION
   dp_agg.add_budget(regrole, float8, float8),
   dp_agg.reset_spent(regrole),
   dp_agg.revoke_budget(regrole),
-  dp_agg.verify_ledger(bigint, text),
+  dp_agg.reattach_budgets(),
+  dp_agg.system_identifier(),
+  dp_agg.reattach_budget(regrole, oid, bigint),
   dp_agg.protect_table(regclass),
   dp_agg.unprotect_table(regclass),
   dp_agg.restrict_role(regrole),
   dp_agg.unrestrict_role(regrole),
   dp_agg.set_privacy_unit(regclass, name),
-  dp_agg.unset_privacy_unit(regclass, name)
+  dp_agg.unset_privacy_unit(regclass, name),
+  dp_agg.set_column_bounds(regclass, name, numeric, numeric),
+  dp_agg.unset_column_bounds(regclass, name)
 TO PUBLIC;
 
 -- dp_agg's privacy-unit rewrite puts this window function into a query over
@@ -2402,3 +2484,875 @@ GRANT EXECUTE ON FUNCTION
   dp_agg.total_to_char(timestamptz, text),
   dp_agg.total_date_trunc(text, timestamptz)
 TO PUBLIC;
+
+-- dp_agg puts these into a restricted role's expressions over protected rows
+-- in place of the casts BI tools write (76_total_casts.sql), and that query
+-- runs as that role. They are pure and never raise.
+GRANT EXECUTE ON FUNCTION
+  dp_agg.total_int4(numeric),
+  dp_agg.total_int8(numeric),
+  dp_agg.total_int2(numeric),
+  dp_agg.total_int4(float8),
+  dp_agg.total_int2(float8),
+  dp_agg.total_int8(float8),
+  dp_agg.total_int4(float4),
+  dp_agg.total_int2(float4),
+  dp_agg.total_int8(float4),
+  dp_agg.total_int4(int8),
+  dp_agg.total_int2(int8),
+  dp_agg.total_int2(int4),
+  dp_agg.total_float4(float8),
+  dp_agg.total_date(timestamptz),
+  dp_agg.total_timestamp(timestamptz),
+  dp_agg.total_timestamptz(timestamp),
+  dp_agg.total_to_timestamp(float8),
+  dp_agg.total_to_timestamp(text, text, timestamptz, text),
+  dp_agg.total_to_date(text, text, date, text)
+TO PUBLIC;
+
+-- A restricted session reads these in place of information_schema.tables and
+-- information_schema.columns (78_information_schema.sql); they list what
+-- pg_catalog shows every role.
+GRANT SELECT ON dp_agg.information_schema_tables, dp_agg.information_schema_columns TO PUBLIC;
+GRANT EXECUTE ON FUNCTION dp_agg.lists_protected_table(oid) TO PUBLIC;
+-- ---- The release cache (issue 27, item 3; src/sql/45_release_cache.sql):
+-- the same question asked again by the same role in the same period reuses
+-- the rows released for it, free; each reuse is a ledger row of kind
+-- 'reused'.
+ALTER TABLE dp_agg.ledger_entry DROP CONSTRAINT ledger_entry_kind_check;
+ALTER TABLE dp_agg.ledger_entry ADD CONSTRAINT ledger_entry_kind_check
+  CHECK (kind IN ('charge', 'set_budget', 'add_budget', 'reset_spent', 'revoke_budget',
+                  'set_budget_zcdp', 'reused', 'reattach_budget'));
+COMMENT ON TABLE dp_agg.ledger_entry IS
+  'The privacy ledger: one row per charge, per reuse of a stored release and per budget change, never updated or deleted by dp_agg; read it through dp_agg.ledger';
+
+-- Applied by the ledger writer (never by users): records that the role was
+-- served a stored release. Admitted whenever the role has a budget, even an
+-- exhausted one (nothing new is released); a role without any budget is
+-- refused, as its charge would be.
+CREATE FUNCTION dp_agg.apply_reuse(role_oid oid, role name, session_role name, query_id bigint,
+                                   aggregates text, query text, OUT status text)
+LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+  IF NOT EXISTS (SELECT 1 FROM dp_agg.role_budget b
+                 WHERE b.role_oid = apply_reuse.role_oid
+                   AND b.system_identifier = dp_agg.system_identifier()) THEN
+    status := 'no_budget';
+    RETURN;
+  END IF;
+  INSERT INTO dp_agg.ledger_entry (kind, role_oid, role_name, session_user_name,
+                                   current_user_name, epsilon, delta, query_id, aggregates,
+                                   query, rho, zcdp_delta)
+  VALUES ('reused', apply_reuse.role_oid, role, role, session_role, 0, 0, apply_reuse.query_id,
+          apply_reuse.aggregates, left(apply_reuse.query, 1000), 0, 0);
+  status := 'reused';
+END $$;
+
+-- The stored releases of this database whose period is the current one:
+-- administrators see every role's, everyone else their own (decided by the
+-- session user, as for dp_agg.ledger).
+CREATE FUNCTION dp_agg.release_cache_entries(OUT role_oid oid, OUT current_user_oid oid,
+                                             OUT query text, OUT period_start timestamptz,
+                                             OUT period_end timestamptz,
+                                             OUT stored_at timestamptz, OUT rows bigint,
+                                             OUT bytes bigint, OUT times_reused bigint)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'dp_agg_release_cache_entries' LANGUAGE C VOLATILE STRICT;
+
+CREATE VIEW dp_agg.release_cache AS
+  SELECT coalesce(r.rolname::text, e.role_oid::text) AS role,
+         pg_catalog.current_database() AS database,
+         coalesce(u.rolname::text, e.current_user_oid::text) AS current_user_name,
+         e.query, e.period_start, e.period_end, e.stored_at, e.rows, e.bytes, e.times_reused
+  FROM dp_agg.release_cache_entries() e
+  LEFT JOIN pg_catalog.pg_roles r ON r.oid = e.role_oid
+  LEFT JOIN pg_catalog.pg_roles u ON u.oid = e.current_user_oid;
+
+-- Removes the stored releases of this database (of one role, or of every
+-- role): the next time each question is asked it is released again, and
+-- charged (administrators; checks dp_agg.is_admin() itself). Returns how
+-- many were removed.
+CREATE FUNCTION dp_agg.clear_release_cache(role regrole DEFAULT NULL) RETURNS bigint
+AS 'MODULE_PATHNAME', 'dp_agg_clear_release_cache' LANGUAGE C VOLATILE;
+
+COMMENT ON FUNCTION dp_agg.apply_reuse(oid, name, name, bigint, text, text) IS
+  'Records one reuse of a stored release in the ledger (kind reused, epsilon 0) for a role with a budget (called by the ledger writer only)';
+COMMENT ON FUNCTION dp_agg.release_cache_entries() IS
+  'The stored releases of this database in their current period: every role''s for administrators, the session user''s own for everyone else (read them through dp_agg.release_cache)';
+COMMENT ON VIEW dp_agg.release_cache IS
+  'Stored releases that the same question reuses until the end of their period: administrators see every role''s, everyone else their own';
+COMMENT ON FUNCTION dp_agg.clear_release_cache(regrole) IS
+  'clear_release_cache([role]): removes the stored releases of this database, of one role or of all, so that those questions are released (and charged) again (administrators)';
+
+-- Privileges, as in src/sql/90_privileges.sql: apply_reuse is the ledger
+-- writer's; the view and the two functions are public entry points (the
+-- functions decide what each caller may see or do).
+REVOKE ALL ON FUNCTION dp_agg.apply_reuse(oid, name, name, bigint, text, text),
+  dp_agg.release_cache_entries(), dp_agg.clear_release_cache(regrole) FROM PUBLIC;
+GRANT SELECT ON dp_agg.release_cache TO PUBLIC;
+GRANT EXECUTE ON FUNCTION dp_agg.release_cache_entries(), dp_agg.clear_release_cache(regrole)
+  TO PUBLIC;
+
+-- ---- A tamper-evident ledger (issue 28, finding 3; README "A tamper-evident
+-- ledger"), as in src/sql/46_ledger_integrity.sql: ledger rows get seq,
+-- budget_digest and entry_hash (the new last columns, as in a fresh
+-- install); the rows written so far are chained in the order of their ids
+-- (without a budget digest, which they never recorded); dp_agg.ledger_head
+-- keeps the head; every ledger write goes through dp_agg.append_ledger_entry
+-- (the functions that wrote rows are replaced, as in src/sql/40, 42 and 45);
+-- triggers refuse UPDATE, DELETE and TRUNCATE; dp_agg.verify_ledger() checks
+-- it all; the database is labelled as holding a ledger (DROP DATABASE
+-- guard).
+ALTER TABLE dp_agg.ledger_entry ADD COLUMN seq bigint;
+ALTER TABLE dp_agg.ledger_entry ADD COLUMN budget_digest bytea;
+ALTER TABLE dp_agg.ledger_entry ADD COLUMN entry_hash bytea;
+-- The chain head: the seq and entry_hash of the last chained entry (seq 0,
+-- no hash, before the first). No row until the first entry, so that a dump
+-- restored into a fresh installation brings its own.
+CREATE TABLE dp_agg.ledger_head (
+  singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton),
+  seq bigint NOT NULL CHECK (seq >= 0),
+  entry_hash bytea,
+  CONSTRAINT ledger_head_hash CHECK ((seq = 0) = (entry_hash IS NULL))
+);
+SELECT pg_catalog.pg_extension_config_dump('dp_agg.ledger_head', '');
+
+-- SHA-256 of an entry's canonical record and of the previous entry's hash
+-- (NULL for the first entry), and of a budget row's canonical record
+-- (src/pg/ledger_chain.cpp).
+CREATE FUNCTION dp_agg.ledger_entry_hash(previous bytea, entry dp_agg.ledger_entry)
+  RETURNS bytea AS 'MODULE_PATHNAME', 'dp_agg_ledger_entry_hash'
+  LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION dp_agg.budget_digest(budget dp_agg.role_budget)
+  RETURNS bytea AS 'MODULE_PATHNAME', 'dp_agg_budget_digest'
+  LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+-- SECURITY LABEL FOR dp_agg ON DATABASE <this one> IS 'ledger', which guards
+-- DROP DATABASE (src/pg/drop_guard.h).
+CREATE FUNCTION dp_agg.mark_ledger_database() RETURNS void
+  AS 'MODULE_PATHNAME', 'dp_agg_mark_ledger_database' LANGUAGE C VOLATILE;
+
+-- The rows written so far, chained in the order of their ids.
+DO $$
+DECLARE
+  entry dp_agg.ledger_entry;
+  previous bytea := NULL;
+  chained bigint := 0;
+BEGIN
+  FOR entry IN SELECT * FROM dp_agg.ledger_entry ORDER BY id LOOP
+    chained := chained + 1;
+    entry.seq := chained;
+    entry.entry_hash := dp_agg.ledger_entry_hash(previous, entry);
+    UPDATE dp_agg.ledger_entry e SET seq = entry.seq, entry_hash = entry.entry_hash
+     WHERE e.id = entry.id;
+    previous := entry.entry_hash;
+  END LOOP;
+  IF chained > 0 THEN
+    INSERT INTO dp_agg.ledger_head (seq, entry_hash) VALUES (chained, previous);
+  END IF;
+END $$;
+ALTER TABLE dp_agg.ledger_entry ADD CONSTRAINT ledger_entry_seq_key UNIQUE (seq);
+ALTER TABLE dp_agg.ledger_entry ADD CONSTRAINT ledger_entry_chained
+  CHECK ((seq IS NULL) = (entry_hash IS NULL) AND seq >= 1);
+
+-- Appends one entry: every write of the ledger goes through here
+-- (src/pg/ledger_chain.cpp). `budget` is the role's budget row right after
+-- the change (NULL when it has none); its digest is recorded with the
+-- entry. The entry gets the next id and recorded_at = now(). The ledger
+-- writer's charges are chained at once (chain_now): under the head's row
+-- lock the entry gets the next seq and its hash, and the head advances. An
+-- administrator's changes are appended without seq and hash and chained when
+-- their transaction commits (the deferred trigger below), so that an open
+-- administrative transaction never holds the chain head, which every charge
+-- of the database needs. system_identifier: the cluster whose role OID
+-- role_oid is (NULL: this one).
+CREATE FUNCTION dp_agg.append_ledger_entry(kind text, role_oid oid, role_name name,
+                                           session_user_name name, current_user_name name,
+                                           epsilon numeric, delta numeric, rho numeric,
+                                           zcdp_delta numeric, budget dp_agg.role_budget,
+                                           chain_now boolean, query_id bigint DEFAULT NULL,
+                                           aggregates text DEFAULT NULL, query text DEFAULT NULL,
+                                           system_identifier bigint DEFAULT NULL)
+  RETURNS void AS 'MODULE_PATHNAME', 'dp_agg_append_ledger_entry' LANGUAGE C VOLATILE;
+
+-- At commit: chains the rows this transaction's administrative functions
+-- appended. A row without seq that they did not append was inserted outside
+-- dp_agg's functions: the commit is refused. SECURITY DEFINER: it runs as
+-- whoever commits (an administrator need not be a superuser).
+CREATE FUNCTION dp_agg.chain_deferred_entry() RETURNS trigger
+  AS 'MODULE_PATHNAME', 'dp_agg_chain_deferred_entry' LANGUAGE C VOLATILE SECURITY DEFINER;
+
+-- UPDATE of a ledger row: only the chaining of a row appended in this
+-- transaction (seq and entry_hash set once); of the head: only its advance
+-- with an entry, by dp_agg's own code. DELETE and TRUNCATE of either table:
+-- never.
+CREATE FUNCTION dp_agg.guard_ledger_entry() RETURNS trigger
+  AS 'MODULE_PATHNAME', 'dp_agg_guard_ledger_entry' LANGUAGE C VOLATILE;
+CREATE FUNCTION dp_agg.guard_ledger_head() RETURNS trigger
+  AS 'MODULE_PATHNAME', 'dp_agg_guard_ledger_head' LANGUAGE C VOLATILE;
+CREATE FUNCTION dp_agg.refuse_ledger_removal() RETURNS trigger
+LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+  RAISE EXCEPTION 'the privacy ledger is append-only'
+    USING ERRCODE = 'ZP006',
+          DETAIL = format('%s of dp_agg.%s is refused: ledger rows are never removed.', TG_OP,
+                          TG_TABLE_NAME),
+          HINT = 'dp_agg.verify_ledger() checks the ledger. To remove it with its database or extension, see README "Removing dp_agg".';
+END $$;
+
+CREATE CONSTRAINT TRIGGER ledger_entry_chain_at_commit AFTER INSERT ON dp_agg.ledger_entry
+  DEFERRABLE INITIALLY DEFERRED FOR EACH ROW WHEN (NEW.seq IS NULL)
+  EXECUTE FUNCTION dp_agg.chain_deferred_entry();
+CREATE TRIGGER ledger_entry_append_only BEFORE UPDATE ON dp_agg.ledger_entry
+  FOR EACH ROW EXECUTE FUNCTION dp_agg.guard_ledger_entry();
+CREATE TRIGGER ledger_entry_no_removal BEFORE DELETE OR TRUNCATE ON dp_agg.ledger_entry
+  FOR EACH STATEMENT EXECUTE FUNCTION dp_agg.refuse_ledger_removal();
+CREATE TRIGGER ledger_head_advance_only BEFORE UPDATE ON dp_agg.ledger_head
+  FOR EACH ROW EXECUTE FUNCTION dp_agg.guard_ledger_head();
+CREATE TRIGGER ledger_head_no_removal BEFORE DELETE OR TRUNCATE ON dp_agg.ledger_head
+  FOR EACH STATEMENT EXECUTE FUNCTION dp_agg.refuse_ledger_removal();
+-- Also with session_replication_role = replica (which skips ordinary triggers).
+ALTER TABLE dp_agg.ledger_entry ENABLE ALWAYS TRIGGER ledger_entry_chain_at_commit;
+ALTER TABLE dp_agg.ledger_entry ENABLE ALWAYS TRIGGER ledger_entry_append_only;
+ALTER TABLE dp_agg.ledger_entry ENABLE ALWAYS TRIGGER ledger_entry_no_removal;
+ALTER TABLE dp_agg.ledger_head ENABLE ALWAYS TRIGGER ledger_head_advance_only;
+ALTER TABLE dp_agg.ledger_head ENABLE ALWAYS TRIGGER ledger_head_no_removal;
+
+-- Checks the whole ledger (administrators): ok is true when
+--  - every row is chained (seq, entry_hash), seq runs 1, 2, ... without gap or
+--    repeat up to the head's seq, the last hash is the head's, and every
+--    entry_hash is that of its row and of the row before it;
+--  - every budget row (keyed by role OID and cluster; the rows of the
+--    budgets re-attached to it are its rows) is the one recorded
+--    (budget_digest) with its last ledger entry, every role whose last entry
+--    is not a revoke_budget has one, and its spent amounts are the sums of
+--    its charges since its last reset_spent or revoke_budget, or since its
+--    last reattach_budget plus what that recorded (0.1.0's charges, which
+--    carry no zCDP amounts, count as the upgrade counted them: rho
+--    epsilon^2 / 2 of their epsilon sum, zCDP delta their delta);
+--  - given an anchor (a seq and hash from the server log's "dp_agg ledger
+--    head" lines, or a copy kept elsewhere), the entry of that seq has that
+--    hash.
+-- problems says what is wrong (at most 100 lines); first_bad_entry is the
+-- lowest seq concerned. head_seq and head_hash are the head now: keep them
+-- outside the database to anchor a later check.
+CREATE FUNCTION dp_agg.verify_ledger(anchor_seq bigint DEFAULT NULL,
+                                     anchor_hash text DEFAULT NULL,
+                                     OUT ok boolean, OUT entries bigint, OUT head_seq bigint,
+                                     OUT head_hash text, OUT first_bad_entry bigint,
+                                     OUT problems text[])
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  r record;
+  head dp_agg.ledger_head;
+  has_head boolean;
+  last_seq bigint;
+  last_hash bytea;
+  found_count bigint := 0;
+  max_problems constant int := 100;
+BEGIN
+  PERFORM dp_agg.require_admin('verify the privacy ledger');
+  problems := ARRAY[]::text[];
+  SELECT * INTO head FROM dp_agg.ledger_head;
+  has_head := FOUND;
+  head_seq := coalesce(head.seq, 0);
+  head_hash := encode(head.entry_hash, 'hex');
+  SELECT count(*) INTO entries FROM dp_agg.ledger_entry;
+
+  -- 1. The chain, in seq order: rows without seq, gaps, repeats, hashes.
+  FOR r IN
+    SELECT format('ledger row id %s has no sequence number and hash: inserted outside dp_agg''s functions', e.id) AS problem,
+           NULL::bigint AS seq
+    FROM dp_agg.ledger_entry e WHERE e.seq IS NULL OR e.entry_hash IS NULL
+    UNION ALL
+    SELECT CASE
+             WHEN c.previous_seq = c.seq THEN
+               format('entry %s (id %s) repeats a sequence number: inserted outside dp_agg''s functions', c.seq, c.id)
+             WHEN c.seq = coalesce(c.previous_seq, 0) + 2 THEN
+               format('entry %s is missing: removed outside dp_agg''s functions', c.seq - 1)
+             WHEN c.seq > coalesce(c.previous_seq, 0) + 2 THEN
+               format('entries %s to %s are missing: removed outside dp_agg''s functions',
+                      coalesce(c.previous_seq, 0) + 1, c.seq - 1)
+             ELSE
+               format('entry %s (id %s) does not match its hash: changed (or inserted) outside dp_agg''s functions', c.seq, c.id)
+           END,
+           -- (the first entry concerned: the first missing one of a gap)
+           CASE WHEN c.seq > coalesce(c.previous_seq, 0) + 1 THEN coalesce(c.previous_seq, 0) + 1
+                ELSE c.seq END
+    FROM (SELECT e.seq, e.id, e.entry_hash,
+                 lag(e.seq) OVER w AS previous_seq,
+                 dp_agg.ledger_entry_hash(lag(e.entry_hash) OVER w, e) AS recomputed
+          FROM dp_agg.ledger_entry e
+          WHERE e.seq IS NOT NULL AND e.entry_hash IS NOT NULL
+          WINDOW w AS (ORDER BY e.seq, e.id)) c
+    WHERE c.seq <> coalesce(c.previous_seq, 0) + 1 OR c.recomputed <> c.entry_hash
+    ORDER BY 2 NULLS FIRST
+  LOOP
+    found_count := found_count + 1;
+    IF found_count <= max_problems THEN problems := problems || r.problem; END IF;
+    first_bad_entry := least(first_bad_entry, r.seq);
+  END LOOP;
+
+  -- 2. The end of the chain against the head.
+  SELECT e.seq, e.entry_hash INTO last_seq, last_hash
+  FROM dp_agg.ledger_entry e WHERE e.seq IS NOT NULL ORDER BY e.seq DESC, e.id DESC LIMIT 1;
+  last_seq := coalesce(last_seq, 0);
+  IF NOT has_head AND last_seq > 0 THEN
+    found_count := found_count + 1;
+    problems := problems || 'the chain head (dp_agg.ledger_head) is missing: removed outside dp_agg''s functions'::text;
+  ELSIF last_seq < head_seq THEN
+    found_count := found_count + 1;
+    problems := problems || format('%s missing at the end: the chain head says %s entries (the ledger was truncated, or its last rows removed, outside dp_agg''s functions)',
+                                   CASE WHEN last_seq + 1 = head_seq
+                                        THEN format('entry %s is', head_seq)
+                                        ELSE format('entries %s to %s are', last_seq + 1, head_seq)
+                                   END, head_seq);
+    first_bad_entry := least(first_bad_entry, last_seq + 1);
+  ELSIF last_seq > head_seq THEN
+    found_count := found_count + 1;
+    problems := problems || format('%s beyond the chain head (%s): inserted outside dp_agg''s functions, or the head set back',
+                                   CASE WHEN last_seq = head_seq + 1
+                                        THEN format('entry %s is', last_seq)
+                                        ELSE format('entries %s to %s are', head_seq + 1, last_seq)
+                                   END, head_seq);
+    first_bad_entry := least(first_bad_entry, head_seq + 1);
+  ELSIF last_seq > 0 AND last_hash IS DISTINCT FROM head.entry_hash THEN
+    found_count := found_count + 1;
+    problems := problems || format('the hash of entry %s differs from the chain head''s', last_seq);
+    first_bad_entry := least(first_bad_entry, last_seq);
+  END IF;
+
+  -- 3. An anchor kept outside the database.
+  IF anchor_seq IS NOT NULL OR anchor_hash IS NOT NULL THEN
+    IF anchor_seq IS NULL OR anchor_hash IS NULL THEN
+      RAISE EXCEPTION 'an anchor is a sequence number and a hash, both given'
+        USING ERRCODE = 'invalid_parameter_value',
+              HINT = 'Use the entry number and hash of a "dp_agg ledger head" line of the server log.';
+    END IF;
+    IF NOT EXISTS (SELECT 1 FROM dp_agg.ledger_entry e
+                   WHERE e.seq = anchor_seq AND encode(e.entry_hash, 'hex') = lower(anchor_hash)) THEN
+      found_count := found_count + 1;
+      problems := problems || format('entry %s does not have the anchored hash %s: the chain was rewritten (or the entry removed) since the anchor was taken',
+                                     anchor_seq, lower(anchor_hash));
+      first_bad_entry := least(first_bad_entry, anchor_seq);
+    END IF;
+  END IF;
+
+  -- 4. Budgets against the ledger.
+  FOR r IN
+    WITH budget_keys AS (
+      -- A budget is keyed by role OID and cluster; the ledger rows of the
+      -- budgets re-attached to it after a restore (42_budget_restores.sql)
+      -- are its rows too.
+      SELECT b.role_oid, b.system_identifier,
+             b.role_oid::text || '@' || b.system_identifier AS entry_key
+      FROM dp_agg.role_budget b
+      UNION ALL
+      SELECT b.role_oid, b.system_identifier, unnest(b.reattached_from)
+      FROM dp_agg.role_budget b),
+    entries AS (
+      SELECT coalesce(k.role_oid, e.role_oid) AS owner_oid,
+             coalesce(k.system_identifier, e.system_identifier) AS owner_cluster,
+             e.seq, e.kind, e.role_name, e.budget_digest, e.epsilon, e.delta, e.rho,
+             e.zcdp_delta
+      FROM dp_agg.ledger_entry e
+      LEFT JOIN budget_keys k ON k.entry_key = e.role_oid::text || '@' || e.system_identifier
+      WHERE e.role_oid IS NOT NULL AND e.seq IS NOT NULL),
+    last_entry AS (
+      SELECT DISTINCT ON (owner_oid, owner_cluster) owner_oid, owner_cluster, seq, kind, role_name
+      FROM entries ORDER BY owner_oid, owner_cluster, seq DESC),
+    -- The last entry that recorded the budget after it: every entry since
+    -- 0.2.0 but a revoke_budget (after which there is none) does; one
+    -- without a digest is older, or forged (and then flagged by the chain).
+    last_recorded AS (
+      SELECT DISTINCT ON (owner_oid, owner_cluster) owner_oid, owner_cluster, seq, budget_digest
+      FROM entries WHERE budget_digest IS NOT NULL
+      ORDER BY owner_oid, owner_cluster, seq DESC),
+    -- Where the spending now recorded starts: the last reset_spent (from
+    -- nothing), revoke_budget (no budget, then a new one from nothing) or
+    -- reattach_budget (from what the re-attached budget had spent).
+    checkpoint AS (
+      SELECT DISTINCT ON (owner_oid, owner_cluster) owner_oid, owner_cluster, seq,
+             CASE WHEN kind = 'reattach_budget' THEN epsilon ELSE 0 END AS epsilon,
+             CASE WHEN kind = 'reattach_budget' THEN delta ELSE 0 END AS delta,
+             CASE WHEN kind = 'reattach_budget' THEN rho ELSE 0 END AS rho,
+             CASE WHEN kind = 'reattach_budget' THEN zcdp_delta ELSE 0 END AS zcdp_delta
+      FROM entries WHERE kind IN ('reset_spent', 'revoke_budget', 'reattach_budget')
+      ORDER BY owner_oid, owner_cluster, seq DESC),
+    charges AS (
+      SELECT e.owner_oid, e.owner_cluster,
+             sum(e.epsilon) AS epsilon,
+             sum(e.delta) AS delta,
+             coalesce(sum(e.epsilon) FILTER (WHERE e.rho IS NULL), 0) AS old_epsilon,
+             coalesce(sum(e.rho), 0) AS rho,
+             coalesce(sum(e.delta) FILTER (WHERE e.rho IS NULL), 0)
+               + coalesce(sum(e.zcdp_delta), 0) AS zcdp_delta
+      FROM entries e
+      LEFT JOIN checkpoint z ON z.owner_oid = e.owner_oid AND z.owner_cluster = e.owner_cluster
+      WHERE e.kind = 'charge' AND e.seq > coalesce(z.seq, 0)
+      GROUP BY e.owner_oid, e.owner_cluster)
+    SELECT coalesce(b.role_oid, l.owner_oid) AS role_oid,
+           coalesce(b.system_identifier, l.owner_cluster) AS cluster,
+           coalesce(b.role_name, l.role_name) AS role_name,
+           b.role_oid IS NOT NULL AS has_budget,
+           CASE WHEN b.role_oid IS NOT NULL THEN dp_agg.budget_digest(b) END AS digest,
+           b.epsilon_spent, b.delta_spent, b.rho_spent, b.zcdp_delta_spent,
+           l.seq AS last_seq, l.kind AS last_kind, d.seq AS recorded_seq,
+           d.budget_digest AS recorded_digest,
+           coalesce(z.epsilon, 0) + coalesce(c.epsilon, 0) AS charged_epsilon,
+           coalesce(z.delta, 0) + coalesce(c.delta, 0) AS charged_delta,
+           coalesce(z.rho, 0) + coalesce(c.old_epsilon, 0) * coalesce(c.old_epsilon, 0) * 0.5
+             + coalesce(c.rho, 0) AS charged_rho,
+           coalesce(z.zcdp_delta, 0) + coalesce(c.zcdp_delta, 0) AS charged_zcdp_delta
+    FROM dp_agg.role_budget b
+    FULL JOIN last_entry l ON l.owner_oid = b.role_oid AND l.owner_cluster = b.system_identifier
+    LEFT JOIN last_recorded d ON d.owner_oid = coalesce(b.role_oid, l.owner_oid)
+                             AND d.owner_cluster = coalesce(b.system_identifier, l.owner_cluster)
+    LEFT JOIN checkpoint z ON z.owner_oid = coalesce(b.role_oid, l.owner_oid)
+                          AND z.owner_cluster = coalesce(b.system_identifier, l.owner_cluster)
+    LEFT JOIN charges c ON c.owner_oid = coalesce(b.role_oid, l.owner_oid)
+                       AND c.owner_cluster = coalesce(b.system_identifier, l.owner_cluster)
+    ORDER BY 1, 2
+  LOOP
+    IF r.has_budget AND r.last_seq IS NULL THEN
+      found_count := found_count + 1;
+      IF found_count <= max_problems THEN
+        problems := problems || format('the budget of role "%s" (OID %s) has no ledger entry: created outside dp_agg''s functions', r.role_name, r.role_oid);
+      END IF;
+      CONTINUE;
+    END IF;
+    IF NOT r.has_budget THEN
+      -- (Rows of another cluster's role without a budget here belonged to a
+      -- restored budget that was re-attached and later revoked: their
+      -- re-attachment is not kept once that budget is gone.)
+      IF r.last_kind <> 'revoke_budget' AND r.cluster = dp_agg.system_identifier() THEN
+        found_count := found_count + 1;
+        IF found_count <= max_problems THEN
+          problems := problems || format('role "%s" (OID %s) has no budget, but its last ledger entry %s (%s) says it has one: removed outside dp_agg''s functions', r.role_name, r.role_oid, r.last_seq, r.last_kind);
+        END IF;
+      END IF;
+      CONTINUE;
+    END IF;
+    IF r.last_kind = 'revoke_budget' THEN
+      found_count := found_count + 1;
+      IF found_count <= max_problems THEN
+        problems := problems || format('the budget of role "%s" (OID %s) exists although its last ledger entry %s revoked it: created outside dp_agg''s functions', r.role_name, r.role_oid, r.last_seq);
+      END IF;
+    ELSIF r.recorded_digest IS NOT NULL AND r.recorded_digest <> r.digest THEN
+      found_count := found_count + 1;
+      IF found_count <= max_problems THEN
+        problems := problems || format('the budget of role "%s" (OID %s) is not the one recorded with its ledger entry %s: changed outside dp_agg''s functions', r.role_name, r.role_oid, r.recorded_seq);
+      END IF;
+    END IF;
+    IF r.epsilon_spent <> r.charged_epsilon OR r.delta_spent <> r.charged_delta
+       OR r.rho_spent <> r.charged_rho OR r.zcdp_delta_spent <> r.charged_zcdp_delta THEN
+      found_count := found_count + 1;
+      IF found_count <= max_problems THEN
+        problems := problems || format('the budget of role "%s" (OID %s) has spent epsilon %s, delta %s, rho %s, zCDP delta %s, but its charges since its last reset sum to epsilon %s, delta %s, rho %s, zCDP delta %s',
+                                       r.role_name, r.role_oid, r.epsilon_spent, r.delta_spent,
+                                       r.rho_spent, r.zcdp_delta_spent, r.charged_epsilon,
+                                       r.charged_delta, r.charged_rho, r.charged_zcdp_delta);
+      END IF;
+    END IF;
+  END LOOP;
+
+  IF found_count > max_problems THEN
+    problems := problems || format('... and %s more problems', found_count - max_problems);
+  END IF;
+  ok := found_count = 0;
+END $$;
+
+-- This database now holds a ledger: DROP DATABASE needs the same
+-- confirmation as DROP EXTENSION.
+SELECT dp_agg.mark_ledger_database();
+
+COMMENT ON TABLE dp_agg.ledger_head IS
+  'The chain head of the privacy ledger: the seq and entry_hash of its last entry, where a TRUNCATE of the ledger does not reach (dp_agg.verify_ledger)';
+COMMENT ON FUNCTION dp_agg.ledger_entry_hash(bytea, dp_agg.ledger_entry) IS
+  'SHA-256 of a ledger row''s canonical record (every column but entry_hash) and of the previous row''s hash (internal)';
+COMMENT ON FUNCTION dp_agg.budget_digest(dp_agg.role_budget) IS
+  'SHA-256 of a budget row''s canonical record (internal)';
+COMMENT ON FUNCTION dp_agg.mark_ledger_database() IS
+  'Labels this database as holding a dp_agg ledger, so that DROP DATABASE needs dp_agg.allow_drop_extension (internal)';
+COMMENT ON FUNCTION dp_agg.append_ledger_entry(text, oid, name, name, name, numeric, numeric, numeric, numeric, dp_agg.role_budget, boolean, bigint, text, text, bigint) IS
+  'Appends a ledger row with the digest of the budget after it, chained now or at commit (internal)';
+COMMENT ON FUNCTION dp_agg.chain_deferred_entry() IS
+  'Trigger: chains at commit the ledger rows dp_agg appended in the transaction, refuses any other (internal)';
+COMMENT ON FUNCTION dp_agg.guard_ledger_entry() IS
+  'Trigger: refuses UPDATE of ledger rows except their chaining (internal)';
+COMMENT ON FUNCTION dp_agg.guard_ledger_head() IS
+  'Trigger: refuses UPDATE of the chain head except its advance with an entry dp_agg appends (internal)';
+COMMENT ON FUNCTION dp_agg.refuse_ledger_removal() IS
+  'Trigger: refuses DELETE and TRUNCATE of the ledger and its head (internal)';
+COMMENT ON FUNCTION dp_agg.verify_ledger(bigint, text) IS
+  'verify_ledger([anchor_seq, anchor_hash]): recomputes the ledger''s hash chain and compares every budget with its ledger entries; ok, the head (to keep as an anchor) and what is wrong (administrators)';
+
+-- Every ledger write through dp_agg.append_ledger_entry (as in
+-- src/sql/40_budgets_ledger.sql, 42_budget_restores.sql and
+-- 45_release_cache.sql).
+CREATE OR REPLACE FUNCTION dp_agg.set_budget(role regrole, epsilon float8, delta float8 DEFAULT NULL)
+RETURNS void LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  name_of_role name := (SELECT rolname FROM pg_roles WHERE oid = role);
+  before dp_agg.role_budget;
+  kept_delta numeric;
+  now_set dp_agg.role_budget;
+BEGIN
+  PERFORM dp_agg.require_admin('set privacy budgets');
+  IF name_of_role IS NULL THEN
+    RAISE EXCEPTION 'role with OID % does not exist', role::oid
+      USING ERRCODE = 'undefined_object';
+  END IF;
+  PERFORM dp_agg.refuse_beside_orphan(role, name_of_role);
+  SELECT * INTO before FROM dp_agg.role_budget b
+  WHERE b.role_oid = role AND b.system_identifier = dp_agg.system_identifier();
+  kept_delta := coalesce(delta::numeric, before.delta_total, 0);
+  PERFORM dp_agg.check_amounts(epsilon, kept_delta::float8);
+  INSERT INTO dp_agg.role_budget AS b (role_oid, role_name, epsilon_total, delta_total)
+  VALUES (role, name_of_role, epsilon::numeric, kept_delta)
+  ON CONFLICT (role_oid, system_identifier) DO UPDATE
+    SET role_name = excluded.role_name, epsilon_total = excluded.epsilon_total,
+        delta_total = excluded.delta_total, budget_kind = 'epsilon_delta',
+        epsilon_delta_binding = false,
+        -- (the zCDP certificate binds on if it admitted anything since the
+        -- last reset_spent: any sum > 0)
+        zcdp_binding = b.zcdp_binding
+                       OR (b.budget_kind = 'zcdp'
+                           AND (b.epsilon_spent > 0 OR b.delta_spent > 0 OR b.rho_spent > 0
+                                OR b.zcdp_delta_spent > 0)),
+        rho_total = CASE WHEN b.zcdp_binding
+                               OR (b.budget_kind = 'zcdp'
+                                   AND (b.epsilon_spent > 0 OR b.delta_spent > 0
+                                        OR b.rho_spent > 0 OR b.zcdp_delta_spent > 0))
+                         THEN b.rho_total END,
+        zcdp_delta_total = CASE WHEN b.zcdp_binding
+                                      OR (b.budget_kind = 'zcdp'
+                                          AND (b.epsilon_spent > 0 OR b.delta_spent > 0
+                                               OR b.rho_spent > 0 OR b.zcdp_delta_spent > 0))
+                                THEN b.zcdp_delta_total END,
+        updated_at = now()
+  RETURNING * INTO now_set;
+  PERFORM dp_agg.append_ledger_entry('set_budget', role, name_of_role, session_user,
+                                     current_user, epsilon::numeric, kept_delta, NULL, NULL,
+                                     now_set, false);
+  -- An administrator who lowers a total is told, with both numbers: the
+  -- call reads the same whether it grants or takes away.
+  IF before.budget_kind = 'epsilon_delta'
+     AND (now_set.epsilon_total < before.epsilon_total
+          OR now_set.delta_total < before.delta_total) THEN
+    RAISE NOTICE 'this lowers the budget of role "%": epsilon total % (was %), delta total % (was %)',
+      name_of_role, now_set.epsilon_total, before.epsilon_total, now_set.delta_total,
+      before.delta_total;
+  END IF;
+  IF now_set.epsilon_spent > now_set.epsilon_total OR now_set.delta_spent > now_set.delta_total
+     OR (now_set.zcdp_binding AND (now_set.rho_spent > now_set.rho_total
+                                   OR now_set.zcdp_delta_spent > now_set.zcdp_delta_total))
+  THEN
+    IF now_set.epsilon_spent > now_set.epsilon_total OR now_set.delta_spent > now_set.delta_total
+    THEN
+      RAISE NOTICE 'role "%" has already spent more than the new total (epsilon % of %, delta % of %): its remaining budget is 0',
+        name_of_role, now_set.epsilon_spent, now_set.epsilon_total, now_set.delta_spent,
+        now_set.delta_total;
+    ELSE
+      -- Only the earlier zCDP certificate, which still binds, is exceeded.
+      RAISE NOTICE 'role "%" has already spent more than its earlier zCDP budget, which still binds (rho % of %, delta % of %): its remaining budget is 0 until dp_agg.reset_spent',
+        name_of_role, now_set.rho_spent, now_set.rho_total, now_set.zcdp_delta_spent,
+        now_set.zcdp_delta_total;
+    END IF;
+  END IF;
+END $$;
+
+CREATE OR REPLACE FUNCTION dp_agg.add_budget(role regrole, epsilon float8, delta float8 DEFAULT 0)
+RETURNS void LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  name_of_role name := (SELECT rolname FROM pg_roles WHERE oid = role);
+  now_set dp_agg.role_budget;
+BEGIN
+  PERFORM dp_agg.require_admin('add to privacy budgets');
+  IF name_of_role IS NULL THEN
+    RAISE EXCEPTION 'role with OID % does not exist', role::oid
+      USING ERRCODE = 'undefined_object';
+  END IF;
+  PERFORM dp_agg.refuse_beside_orphan(role, name_of_role);
+  IF EXISTS (SELECT 1 FROM dp_agg.role_budget b
+             WHERE b.role_oid = role AND b.system_identifier = dp_agg.system_identifier()
+               AND b.budget_kind = 'zcdp') THEN
+    RAISE EXCEPTION 'the budget of role "%" is a zCDP budget (rho), to which epsilon cannot be added', name_of_role
+      USING ERRCODE = 'invalid_parameter_value',
+            DETAIL = 'Set its new totals with dp_agg.set_budget_zcdp(role, rho, delta) (the rho for an (epsilon, delta) guarantee is dp_agg.zcdp_rho(epsilon, delta)), or make it an (epsilon, delta) budget with dp_agg.set_budget.';
+  END IF;
+  PERFORM dp_agg.check_amounts(epsilon, delta);
+  INSERT INTO dp_agg.role_budget AS b (role_oid, role_name, epsilon_total, delta_total)
+  VALUES (role, name_of_role, epsilon::numeric, delta::numeric)
+  ON CONFLICT (role_oid, system_identifier) DO UPDATE
+    SET role_name = excluded.role_name, epsilon_total = b.epsilon_total + excluded.epsilon_total,
+        delta_total = b.delta_total + excluded.delta_total, updated_at = now()
+  RETURNING * INTO now_set;
+  PERFORM dp_agg.append_ledger_entry('add_budget', role, name_of_role, session_user,
+                                     current_user, epsilon::numeric, delta::numeric, NULL, NULL,
+                                     now_set, false);
+END $$;
+
+CREATE OR REPLACE FUNCTION dp_agg.reset_spent(role regrole)
+RETURNS void LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  name_of_role name := (SELECT rolname FROM pg_roles WHERE oid = role);
+  previous dp_agg.role_budget;
+BEGIN
+  PERFORM dp_agg.require_admin('reset privacy budgets');
+  UPDATE dp_agg.role_budget b SET epsilon_spent = 0, delta_spent = 0, rho_spent = 0,
+                                  zcdp_delta_spent = 0, updated_at = now(),
+                                  epsilon_delta_binding = false, zcdp_binding = false,
+                                  rho_total = CASE WHEN b.budget_kind = 'zcdp'
+                                                   THEN b.rho_total END,
+                                  zcdp_delta_total = CASE WHEN b.budget_kind = 'zcdp'
+                                                          THEN b.zcdp_delta_total END,
+                                  role_name = coalesce(name_of_role, b.role_name)
+  WHERE b.role_oid = role AND b.system_identifier = dp_agg.system_identifier()
+  RETURNING * INTO previous;
+  IF NOT FOUND THEN
+    RAISE EXCEPTION 'role "%" has no privacy budget', coalesce(name_of_role, role::text)
+      USING ERRCODE = 'undefined_object';
+  END IF;
+  PERFORM dp_agg.append_ledger_entry('reset_spent', role, previous.role_name, session_user,
+                                     current_user, 0, 0, NULL, NULL, previous, false);
+END $$;
+
+CREATE OR REPLACE FUNCTION dp_agg.revoke_budget(role regrole)
+RETURNS void LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  name_of_role name := (SELECT rolname FROM pg_roles WHERE oid = role);
+  previous dp_agg.role_budget;
+BEGIN
+  PERFORM dp_agg.require_admin('revoke privacy budgets');
+  DELETE FROM dp_agg.role_budget b
+  WHERE b.role_oid = role AND b.system_identifier = dp_agg.system_identifier()
+  RETURNING * INTO previous;
+  PERFORM dp_agg.append_ledger_entry('revoke_budget', role,
+                                     coalesce(name_of_role, previous.role_name, role::text),
+                                     session_user, current_user, 0, 0, NULL, NULL, NULL, false);
+END $$;
+
+CREATE OR REPLACE FUNCTION dp_agg.apply_charge(role_oid oid, role name, session_role name, epsilon numeric,
+                                    delta numeric, query_id bigint, aggregates text, query text,
+                                    rho numeric, zcdp_delta numeric,
+                                    OUT status text, OUT budget_kind text,
+                                    OUT epsilon_total numeric, OUT epsilon_spent numeric,
+                                    OUT delta_total numeric, OUT delta_spent numeric,
+                                    OUT rho_total numeric, OUT rho_spent numeric,
+                                    OUT zcdp_delta_total numeric, OUT zcdp_delta_spent numeric)
+LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  here bigint := dp_agg.system_identifier();
+  now_budget dp_agg.role_budget;
+BEGIN
+  UPDATE dp_agg.role_budget b
+     SET epsilon_spent = b.epsilon_spent + apply_charge.epsilon,
+         delta_spent = b.delta_spent + apply_charge.delta,
+         rho_spent = b.rho_spent + apply_charge.rho,
+         zcdp_delta_spent = b.zcdp_delta_spent + apply_charge.zcdp_delta,
+         role_name = apply_charge.role
+   WHERE b.role_oid = apply_charge.role_oid AND b.system_identifier = here
+     AND b.budget_kind IN ('epsilon_delta', 'zcdp')
+     AND CASE WHEN b.budget_kind = 'epsilon_delta' OR b.epsilon_delta_binding THEN
+           b.epsilon_spent + apply_charge.epsilon <= b.epsilon_total
+           AND b.delta_spent + apply_charge.delta <= b.delta_total
+         ELSE true END
+     AND CASE WHEN b.budget_kind = 'zcdp' OR b.zcdp_binding THEN
+           b.rho_spent + apply_charge.rho <= b.rho_total
+           AND b.zcdp_delta_spent + apply_charge.zcdp_delta <= b.zcdp_delta_total
+         ELSE true END
+  RETURNING b.* INTO now_budget;
+  IF FOUND THEN
+    -- Chained at once: the writer's transaction commits promptly.
+    PERFORM dp_agg.append_ledger_entry('charge', apply_charge.role_oid, role, role, session_role,
+                                       apply_charge.epsilon, apply_charge.delta,
+                                       apply_charge.rho, apply_charge.zcdp_delta, now_budget,
+                                       true, apply_charge.query_id, apply_charge.aggregates,
+                                       left(apply_charge.query, 1000));
+    status := 'charged';
+  ELSE
+    SELECT * INTO now_budget FROM dp_agg.role_budget b
+    WHERE b.role_oid = apply_charge.role_oid AND b.system_identifier = here;
+    status := CASE WHEN FOUND THEN 'exhausted' ELSE 'no_budget' END;
+    IF NOT FOUND THEN
+      -- A budget restored from another cluster under the role's name, not
+      -- re-attached: the refusal names it (its latest, and what it spent).
+      SELECT * INTO now_budget FROM dp_agg.role_budget b
+      WHERE b.system_identifier <> here AND b.role_name = apply_charge.role
+      ORDER BY b.updated_at DESC, b.role_oid DESC LIMIT 1;
+      IF NOT FOUND THEN
+        RETURN;
+      END IF;
+      status := 'orphaned';
+    END IF;
+  END IF;
+  budget_kind := now_budget.budget_kind;
+  epsilon_total := now_budget.epsilon_total;
+  epsilon_spent := now_budget.epsilon_spent;
+  delta_total := now_budget.delta_total;
+  delta_spent := now_budget.delta_spent;
+  rho_total := now_budget.rho_total;
+  rho_spent := now_budget.rho_spent;
+  zcdp_delta_total := now_budget.zcdp_delta_total;
+  zcdp_delta_spent := now_budget.zcdp_delta_spent;
+END $$;
+
+CREATE OR REPLACE FUNCTION dp_agg.set_budget_zcdp(role regrole, rho numeric, delta numeric DEFAULT 0)
+RETURNS void LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  name_of_role name := (SELECT rolname FROM pg_roles WHERE oid = role);
+  before dp_agg.role_budget;
+  now_set dp_agg.role_budget;
+BEGIN
+  PERFORM dp_agg.require_admin('set privacy budgets');
+  IF name_of_role IS NULL THEN
+    RAISE EXCEPTION 'role with OID % does not exist', role::oid
+      USING ERRCODE = 'undefined_object';
+  END IF;
+  PERFORM dp_agg.refuse_beside_orphan(role, name_of_role);
+  SELECT * INTO before FROM dp_agg.role_budget b
+  WHERE b.role_oid = role AND b.system_identifier = dp_agg.system_identifier();
+  IF rho IS NULL OR rho = 'NaN' OR rho = 'Infinity' OR rho < 0 OR rho > 1000000
+     OR (rho > 0 AND rho < 1e-300) OR delta IS NULL OR delta = 'NaN' OR delta < 0
+     OR delta >= 1 OR (delta > 0 AND delta < 1e-300) THEN
+    -- (cut: 1e400 has 401 digits)
+    RAISE EXCEPTION 'invalid zCDP budget: rho % and delta %',
+      CASE WHEN length(rho::text) > 40 THEN left(rho::text, 30) || '...' ELSE rho::text END,
+      CASE WHEN length(delta::text) > 40 THEN left(delta::text, 30) || '...'
+           ELSE delta::text END
+      USING ERRCODE = 'invalid_parameter_value',
+            DETAIL = 'rho must be 0 or a number in [1e-300, 1e6] (dp_agg.zcdp_rho(1, 1e-6) is the rho of a (1, 1e-6) guarantee) and delta 0 or a number in [1e-300, 1) (needed by group selection only).';
+  END IF;
+  INSERT INTO dp_agg.role_budget AS b (role_oid, role_name, epsilon_total, delta_total,
+                                       budget_kind, rho_total, zcdp_delta_total)
+  VALUES (role, name_of_role, 0, 0, 'zcdp', rho, delta)
+  ON CONFLICT (role_oid, system_identifier) DO UPDATE
+    SET role_name = excluded.role_name, budget_kind = 'zcdp', rho_total = excluded.rho_total,
+        zcdp_delta_total = excluded.zcdp_delta_total, zcdp_binding = false,
+        epsilon_delta_binding = b.epsilon_delta_binding
+                                OR (b.budget_kind = 'epsilon_delta'
+                                    AND (b.epsilon_spent > 0 OR b.delta_spent > 0
+                                         OR b.rho_spent > 0 OR b.zcdp_delta_spent > 0)),
+        updated_at = now()
+  RETURNING * INTO now_set;
+  PERFORM dp_agg.append_ledger_entry('set_budget_zcdp', role, name_of_role, session_user,
+                                     current_user, 0, 0, rho, delta, now_set, false);
+  IF before.budget_kind = 'zcdp'
+     AND (now_set.rho_total < before.rho_total
+          OR now_set.zcdp_delta_total < before.zcdp_delta_total) THEN
+    RAISE NOTICE 'this lowers the zCDP budget of role "%": rho total % (was %), delta total % (was %)',
+      name_of_role, now_set.rho_total, before.rho_total, now_set.zcdp_delta_total,
+      before.zcdp_delta_total;
+  END IF;
+  IF now_set.rho_spent > now_set.rho_total OR now_set.zcdp_delta_spent > now_set.zcdp_delta_total
+     OR (now_set.epsilon_delta_binding AND (now_set.epsilon_spent > now_set.epsilon_total
+                                            OR now_set.delta_spent > now_set.delta_total))
+  THEN
+    IF now_set.rho_spent > now_set.rho_total OR now_set.zcdp_delta_spent > now_set.zcdp_delta_total
+    THEN
+      RAISE NOTICE 'role "%" has already spent more than the new total (rho % of %, delta % of %): its remaining budget is 0',
+        name_of_role, now_set.rho_spent, now_set.rho_total, now_set.zcdp_delta_spent,
+        now_set.zcdp_delta_total;
+    ELSE
+      -- Only the earlier (epsilon, delta) certificate, which still binds, is
+      -- exceeded.
+      RAISE NOTICE 'role "%" has already spent more than its earlier (epsilon, delta) budget, which still binds (epsilon % of %, delta % of %): its remaining budget is 0 until dp_agg.reset_spent',
+        name_of_role, now_set.epsilon_spent, now_set.epsilon_total, now_set.delta_spent,
+        now_set.delta_total;
+    END IF;
+  END IF;
+END $$;
+
+CREATE OR REPLACE FUNCTION dp_agg.attach_orphan(previous_role_oid oid, previous_system_identifier bigint,
+                                     role oid)
+RETURNS void LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  name_of_role name := (SELECT rolname FROM pg_roles WHERE oid = role);
+  orphan dp_agg.role_budget;
+  attached dp_agg.role_budget;
+BEGIN
+  SELECT * INTO orphan FROM dp_agg.role_budget b
+  WHERE b.role_oid = previous_role_oid AND b.system_identifier = previous_system_identifier;
+  UPDATE dp_agg.role_budget b
+     SET role_oid = role, system_identifier = dp_agg.system_identifier(),
+         role_name = name_of_role,
+         reattached_from = b.reattached_from
+                           || (previous_role_oid::text || '@' || previous_system_identifier),
+         updated_at = now()
+   WHERE b.role_oid = previous_role_oid AND b.system_identifier = previous_system_identifier
+  RETURNING * INTO attached;
+  PERFORM dp_agg.append_ledger_entry('reattach_budget', role, name_of_role, session_user,
+          current_user, orphan.epsilon_spent, orphan.delta_spent, orphan.rho_spent,
+          orphan.zcdp_delta_spent, attached, false, NULL, NULL,
+          format('re-attached the budget restored from role %I (OID %s in the cluster with system identifier %s): %s budget, epsilon %s of %s and delta %s of %s spent',
+                 orphan.role_name, previous_role_oid, previous_system_identifier,
+                 orphan.budget_kind, orphan.epsilon_spent, orphan.epsilon_total,
+                 orphan.delta_spent, orphan.delta_total));
+END $$;
+
+CREATE OR REPLACE FUNCTION dp_agg.apply_reuse(role_oid oid, role name, session_role name, query_id bigint,
+                                   aggregates text, query text, OUT status text)
+LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  budget dp_agg.role_budget;
+BEGIN
+  -- FOR SHARE: the budget recorded with the row is the budget until this
+  -- transaction ends (an administrator's change waits, and is chained after).
+  SELECT * INTO budget FROM dp_agg.role_budget b
+  WHERE b.role_oid = apply_reuse.role_oid AND b.system_identifier = dp_agg.system_identifier()
+  FOR SHARE;
+  IF NOT FOUND THEN
+    status := 'no_budget';
+    RETURN;
+  END IF;
+  PERFORM dp_agg.append_ledger_entry('reused', apply_reuse.role_oid, role, role, session_role,
+                                     0, 0, 0, 0, budget, true, apply_reuse.query_id,
+                                     apply_reuse.aggregates, left(apply_reuse.query, 1000));
+  status := 'reused';
+END $$;
+COMMENT ON TABLE dp_agg.ledger_entry IS
+  'The privacy ledger: one row per charge, per reuse of a stored release and per budget change, append-only and chained by SHA-256 (seq, entry_hash); read it through dp_agg.ledger, check it with dp_agg.verify_ledger()';
+
+-- ---- Spend you can watch (issue 28, finding 4; README "Watching spend"), as
+-- in src/sql/47_spend_monitoring.sql.
+-- Administrators only (like dp_agg.ledger's other roles' rows): everyone
+-- else sees no rows. role is the role's current name (the name it had at its
+-- last charge if it was dropped); day is the charge's date in the session's
+-- TimeZone; query_id is NULL for charges recorded without one (before 0.2.0,
+-- or with compute_query_id = off); sample_query is the text of the latest
+-- charge of that shape that day.
+CREATE VIEW dp_agg.spend_by_query WITH (security_barrier) AS
+  SELECT coalesce(r.rolname, s.role_name) AS role, s.query_id, s.day, s.charges, s.epsilon,
+         s.delta, s.rho, s.zcdp_delta, s.sample_query, s.first_charge, s.last_charge
+  FROM (SELECT e.role_oid, (array_agg(e.role_name ORDER BY e.id DESC))[1] AS role_name,
+               e.query_id, e.recorded_at::date AS day, count(*) AS charges,
+               sum(e.epsilon) AS epsilon, sum(e.delta) AS delta, sum(e.rho) AS rho,
+               sum(e.zcdp_delta) AS zcdp_delta,
+               (array_agg(e.query ORDER BY e.id DESC))[1] AS sample_query,
+               min(e.recorded_at) AS first_charge, max(e.recorded_at) AS last_charge
+        FROM dp_agg.ledger_entry e
+        WHERE e.kind = 'charge' AND dp_agg.is_admin()
+        GROUP BY e.role_oid, CASE WHEN e.role_oid IS NULL THEN e.role_name END, e.query_id,
+                 e.recorded_at::date) s
+  LEFT JOIN pg_catalog.pg_roles r ON r.oid = s.role_oid;
+
+COMMENT ON VIEW dp_agg.spend_by_query IS
+  'Privacy spending per role, query shape (query_id, with a sample text) and day: charges and epsilon, delta, rho, zCDP delta spent (administrators)';
+
+-- Privileges, as in src/sql/90_privileges.sql: the ledger chain's functions
+-- and its head are internal; verify_ledger checks dp_agg.is_admin() itself
+-- and spend_by_query shows administrators every row, everyone else none.
+REVOKE ALL ON FUNCTION
+  dp_agg.ledger_entry_hash(bytea, dp_agg.ledger_entry),
+  dp_agg.budget_digest(dp_agg.role_budget),
+  dp_agg.mark_ledger_database(),
+  dp_agg.append_ledger_entry(text, oid, name, name, name, numeric, numeric, numeric, numeric, dp_agg.role_budget, boolean, bigint, text, text, bigint),
+  dp_agg.chain_deferred_entry(),
+  dp_agg.guard_ledger_entry(),
+  dp_agg.guard_ledger_head(),
+  dp_agg.refuse_ledger_removal(),
+  dp_agg.verify_ledger(bigint, text)
+FROM PUBLIC;
+REVOKE ALL ON dp_agg.ledger_head, dp_agg.spend_by_query FROM PUBLIC;
+GRANT SELECT ON dp_agg.spend_by_query TO PUBLIC;
+GRANT EXECUTE ON FUNCTION dp_agg.verify_ledger(bigint, text) TO PUBLIC;

@@ -77,6 +77,7 @@ SELECT count(*) > 0 AS entries_checked,
                                    (extract(epoch FROM recorded_at) * 1000000)::bigint::text)
          || ledger_integrity.field('kind', kind)
          || ledger_integrity.field('role_oid', role_oid::text)
+         || ledger_integrity.field('system_identifier', system_identifier::text)
          || ledger_integrity.field('role_name', role_name::text)
          || ledger_integrity.field('session_user_name', session_user_name::text)
          || ledger_integrity.field('current_user_name', current_user_name::text)
@@ -124,7 +125,7 @@ INSERT INTO dp_agg.role_budget (role_oid, role_name, epsilon_total)
 SELECT * FROM ledger_integrity.report();
 ROLLBACK;
 
--- 3. UPDATE of a ledger row: refused (ZP004) by a trigger that also fires
+-- 3. UPDATE of a ledger row: refused (ZP006) by a trigger that also fires
 -- under session_replication_role = replica ...
 UPDATE dp_agg.ledger_entry SET epsilon = 0 WHERE seq = :first_charge;
 \echo :LAST_ERROR_SQLSTATE

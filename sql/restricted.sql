@@ -424,9 +424,12 @@ EXECUTE total(1.5);
 EXECUTE total(1.5);
 EXECUTE total(1.5);
 DEALLOCATE total;
--- W6. GROUP BY a protected column alone releases the keys that pass
--- selection: not 'lonely' (1e-10). INSERT of private answers works.
+-- W6. GROUP BY a protected column alone, asked for explicitly with the gate
+-- (issue 27: without it the listing is refused before any charge, as BI
+-- tools send it in the background), releases the keys that pass selection:
+-- not 'lonely' (1e-10). INSERT of private answers works.
 SELECT region FROM s.t GROUP BY region ORDER BY 1;
+SELECT region FROM s.t GROUP BY region HAVING dp_agg.group_selection(1.0, 1e-10) ORDER BY 1;
 CREATE TEMP TABLE kept (region text, n bigint);
 INSERT INTO kept SELECT region, dp_count(id, 1.0) FROM s.t GROUP BY region;
 SELECT region FROM kept ORDER BY 1;

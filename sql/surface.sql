@@ -153,7 +153,8 @@ SELECT (age / 10) * 10 AS decade, abs(dp_count(id, 1.0) - CASE (age / 10) * 10
          WHEN 10 THEN 40 WHEN 70 THEN 160 ELSE 200 END) < 25 AS near_truth
 FROM surf.p GROUP BY 1;
 -- An expression over the group key is computed from the same total key.
-SELECT (age / 10) * 10 + 5 AS middle FROM surf.p GROUP BY (age / 10) * 10;
+SELECT (age / 10) * 10 + 5 AS middle FROM surf.p GROUP BY (age / 10) * 10
+  HAVING dp_agg.group_selection(1.0, 1e-6);
 SELECT abs(dp_count(id, 1.0) - 400) < 25 AS last_200_days
 FROM surf.p WHERE admitted >= CURRENT_DATE - 200 + 1;
 SELECT abs(dp_count(id, 1.0) - 400) < 25 AS plus_days

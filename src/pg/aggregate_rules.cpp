@@ -8,6 +8,7 @@ extern "C" {
 #include "call_sites.h"
 #include "input_checks.h"
 #include "refusal.h"
+#include "refusal_advice.h"
 #include "row_expressions.h"
 #include "settings.h"
 
@@ -95,7 +96,7 @@ bool CheckAggregates(Node* node, AggregateCheck* check) {
       snprintf(rule, sizeof rule, "%s is not a differentially private aggregate",
                format_procedure(aggref->aggfnoid));
       Refuse(ERRCODE_INSUFFICIENT_PRIVILEGE, rule,
-             "Its answer about protected rows would be exact.", kAggregateHint);
+             "Its answer about protected rows would be exact.", PlainAggregateAdvice(aggref));
     }
     check->found_private = true;
     if (check->restricted) CheckPrivateCall(aggref);

@@ -14,9 +14,10 @@
 //   arithmetic and numeric -> float8 as PostgreSQL computes them (overflow,
 //   division by zero: they are replaced by total versions instead, see
 //   kReplacedFunctions), casts through text (CoerceViaIO) except the output
-//   casts of IsTotalTextCastSource, domain checks, cross-type date/timestamp
-//   comparisons (they convert first), and regular expressions (~, ~*,
-//   SIMILAR TO, regexp_*: see RegexRefusal in row_expressions.cpp).
+//   casts of IsTotalTextCastSource, domain checks, and regular expressions
+//   (~, ~*, SIMILAR TO, regexp_*: see RegexRefusal in row_expressions.cpp).
+//   Narrowing casts, date(timestamptz) and the timestamp/timestamptz casts
+//   have total versions instead (kReplacedFunctions, total_casts.cpp).
 #include "allow_list.h"
 
 extern "C" {
@@ -196,6 +197,62 @@ constexpr Oid kTotalFunctions[] = {
     F_INTERVAL_LE,
     F_INTERVAL_GT,
     F_INTERVAL_GE,
+    // Cross-type date, timestamp and timestamptz comparisons. PostgreSQL
+    // 15 converts the narrower side with date2timestamp_opt_overflow,
+    // date2timestamptz_opt_overflow or timestamp2timestamptz_opt_overflow
+    // (date.c date_cmp_timestamp[tz]_internal, timestamp.c
+    // timestamp_cmp_timestamptz_internal), which report a value beyond the
+    // range as an overflow that compares above (or below) every finite
+    // value instead of raising; timestamp2tm cannot fail for a valid
+    // timestamp and DetermineTimeZoneOffset never raises. Total under every
+    // TimeZone (the sweep of sql/bi_constructs.sql runs them at the ends of
+    // the range under zones east and west of Greenwich).
+    F_DATE_EQ_TIMESTAMP,
+    F_DATE_NE_TIMESTAMP,
+    F_DATE_LT_TIMESTAMP,
+    F_DATE_LE_TIMESTAMP,
+    F_DATE_GT_TIMESTAMP,
+    F_DATE_GE_TIMESTAMP,
+    F_DATE_EQ_TIMESTAMPTZ,
+    F_DATE_NE_TIMESTAMPTZ,
+    F_DATE_LT_TIMESTAMPTZ,
+    F_DATE_LE_TIMESTAMPTZ,
+    F_DATE_GT_TIMESTAMPTZ,
+    F_DATE_GE_TIMESTAMPTZ,
+    F_TIMESTAMP_EQ_DATE,
+    F_TIMESTAMP_NE_DATE,
+    F_TIMESTAMP_LT_DATE,
+    F_TIMESTAMP_LE_DATE,
+    F_TIMESTAMP_GT_DATE,
+    F_TIMESTAMP_GE_DATE,
+    F_TIMESTAMPTZ_EQ_DATE,
+    F_TIMESTAMPTZ_NE_DATE,
+    F_TIMESTAMPTZ_LT_DATE,
+    F_TIMESTAMPTZ_LE_DATE,
+    F_TIMESTAMPTZ_GT_DATE,
+    F_TIMESTAMPTZ_GE_DATE,
+    F_TIMESTAMP_EQ_TIMESTAMPTZ,
+    F_TIMESTAMP_NE_TIMESTAMPTZ,
+    F_TIMESTAMP_LT_TIMESTAMPTZ,
+    F_TIMESTAMP_LE_TIMESTAMPTZ,
+    F_TIMESTAMP_GT_TIMESTAMPTZ,
+    F_TIMESTAMP_GE_TIMESTAMPTZ,
+    F_TIMESTAMPTZ_EQ_TIMESTAMP,
+    F_TIMESTAMPTZ_NE_TIMESTAMP,
+    F_TIMESTAMPTZ_LT_TIMESTAMP,
+    F_TIMESTAMPTZ_LE_TIMESTAMP,
+    F_TIMESTAMPTZ_GT_TIMESTAMP,
+    F_TIMESTAMPTZ_GE_TIMESTAMP,
+    // date(timestamp) (timestamp_date): infinities map to infinities, and
+    // timestamp2tm without a time zone cannot fail for a valid timestamp;
+    // every date of the timestamp range is a valid date.
+    F_DATE_TIMESTAMP,
+    // numeric(float8), numeric(float4) (float8_numeric, float4_numeric):
+    // NaN and +-Infinity map to themselves; a finite value is printed with
+    // %.*g (at most 3 exponent digits) and read by set_var_from_str, whose
+    // limits (exponent within +-1000) it cannot reach.
+    F_NUMERIC_FLOAT8,
+    F_NUMERIC_FLOAT4,
     // Enum comparisons: compare sort orders of two existing labels.
     F_ENUM_EQ,
     F_ENUM_NE,
@@ -389,6 +446,34 @@ constexpr Oid kReplacedFunctions[] = {
     // built-in only under that lc_time.
     F_TO_CHAR_TIMESTAMP_TEXT,
     F_TO_CHAR_TIMESTAMPTZ_TEXT,
+    // Casts BI tools write (total_casts.cpp says what the total versions
+    // return where these raise): narrowing casts to integers ("integer out
+    // of range", NaN, infinity), float4(float8) (overflow, underflow),
+    // date(timestamptz) (a local date before the first valid date),
+    // timestamp(timestamptz) and timestamptz(timestamp) ("timestamp out of
+    // range" near the ends), to_timestamp(float8) (NaN, out of range).
+    F_INT4_NUMERIC,
+    F_INT8_NUMERIC,
+    F_INT2_NUMERIC,
+    F_INT4_FLOAT8,
+    F_INT2_FLOAT8,
+    F_INT8_FLOAT8,
+    F_INT4_FLOAT4,
+    F_INT2_FLOAT4,
+    F_INT8_FLOAT4,
+    F_INT4_INT8,
+    F_INT2_INT8,
+    F_INT2_INT4,
+    F_FLOAT4_FLOAT8,
+    F_DATE_TIMESTAMPTZ,
+    F_TIMESTAMP_TIMESTAMPTZ,
+    F_TIMESTAMPTZ_TIMESTAMP,
+    F_TO_TIMESTAMP_FLOAT8,
+    // to_timestamp(text, text) and to_date(text, text) with constant
+    // arguments (constant_arguments.cpp): run once while planning and
+    // replaced by their recorded result (verified_calls.h).
+    F_TO_TIMESTAMP_TEXT_TEXT,
+    F_TO_DATE,
 };
 
 // The replaced functions whose total versions cap their work

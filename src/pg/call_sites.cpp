@@ -26,6 +26,7 @@
 #include "input_checks.h"
 #include "pinned_settings.h"
 #include "query_cost.h"
+#include "release_cache.h"
 #include "release_replay.h"
 #include "restriction.h"
 #include "settings.h"
@@ -224,8 +225,10 @@ void PreparePlanState(PlanState* node, EState* estate, bool reexecuted, QueryCos
                        cost);
       return;
     case T_CustomScanState: {
-      // The replay above a releasing Agg runs the Agg once (release_replay.h).
-      if (IsReleaseReplayState(node)) {
+      // The replay above a releasing Agg runs the Agg once (release_replay.h);
+      // the release cache at the top runs its plan once, or not at all
+      // (release_cache.h).
+      if (IsReleaseReplayState(node) || IsReleaseCacheState(node)) {
         PreparePlanState(outerPlanState(node), estate, reexecuted, cost);
         return;
       }
@@ -277,7 +280,14 @@ void ExecutorStartHook(QueryDesc* query, int flags) {
   cost.constants_decide = query->params == nullptr || query->params->numParams == 0;
   PreparePlanState(query->planstate, query->estate, false, &cost);
   if (probe != nullptr) {
+    ProbeReleaseCache(query, &cost);
     RecordCostProbe(probe, &cost);
+    return;
+  }
+  // The same question asked again in the period: its stored release is
+  // served and the reuse recorded, nothing charged (release_cache.h).
+  if (AnswerFromReleaseCache(query, &cost)) {
+    pfree(cost.description.data);
     return;
   }
   ChargeQueryCost(&cost);

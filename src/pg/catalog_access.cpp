@@ -60,8 +60,8 @@ bool CheckCalledFunctions(Node* node, void* context) {
       Refuse(ERRCODE_INSUFFICIENT_PRIVILEGE, "restricted roles may not change this setting",
              "Planner, debugging and dp_agg's own settings show or change how protected rows "
              "are read.",
-             "Only client settings, dp_agg.group_selection_epsilon/_delta and "
-             "dp_agg.max_groups_contributed may be changed, "
+             "Only client settings, dp_agg.group_selection_epsilon/_delta, "
+             "dp_agg.max_groups_contributed and dp_agg.release_cache_period may be changed, "
              "named by a constant.");
   }
   if (OidIsValid(function) && IsStatisticsFunction(function)) {

@@ -333,6 +333,21 @@ void CheckConstantArguments(Oid function, List* arguments, const Node* call, con
                      place);
     return;
   }
+  if (function == F_TO_TIMESTAMP_TEXT_TEXT || function == F_TO_DATE) {
+    // Run once while planning (verified_calls.h): both arguments must be
+    // known then.
+    if (ConstantArgument(arguments, 0) == nullptr || ConstantArgument(arguments, 1) == nullptr)
+      RefuseConstant(call, function == F_TO_DATE ? "to_date" : "to_timestamp",
+                     "a constant text and format",
+                     function == F_TO_DATE
+                         ? "Write the date and its format as literals, as Superset does: "
+                           "to_date('2026-01-01', 'YYYY-MM-DD'), or write DATE '2026-01-01'."
+                         : "Write the time and its format as literals, as Superset does: "
+                           "to_timestamp('2026-01-01 00:00:00', 'YYYY-MM-DD HH24:MI:SS'), or "
+                           "write TIMESTAMP '2026-01-01 00:00:00'.",
+                     place);
+    return;
+  }
   if (function == F_DATE_TRUNC_TEXT_TIMESTAMP || function == F_DATE_TRUNC_TEXT_TIMESTAMPTZ) {
     if (!DecodeField(ConstantArgument(arguments, 0), &type, &value) || !IsTruncField(type, value))
       RefuseConstant(call, "date_trunc", "a constant, supported field",

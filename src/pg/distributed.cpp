@@ -2158,6 +2158,11 @@ void RefuseInstrumentedCitusSubplans(PlanState* root, EState* estate) {
   if (FindInstrumentedSubplanRelease(root, nullptr)) RefuseInstrumented("a private aggregate");
 }
 
+bool PlanHasCitusSubplanRelease(PlanState* root) {
+  if (root == nullptr || !CitusInstalled()) return false;
+  return FindInstrumentedSubplanRelease(root, nullptr);
+}
+
 void RegisterCitusPreparedState(Aggref* outer, Datum state, Size size, Oid collation,
                                 EState* estate) {
   bool first_of_estate = true;

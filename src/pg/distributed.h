@@ -98,6 +98,12 @@ void RefuseInstrumentedCitusRelease(Aggref* inner, EState* estate);
 // statement starts, before any of its charges.
 void RefuseInstrumentedCitusSubplans(PlanState* root, EState* estate);
 
+// Whether a Citus scan of the plan runs a private level (one that releases)
+// as a subplan or as its combine step: the release cache (release_cache.h)
+// then treats the statement as a release even when its own plan charges no
+// call site (the subplan is charged when it runs).
+bool PlanHasCitusSubplanRelease(PlanState* root);
+
 // Keeps the initial state prepared for a wrapper call site for the rest of
 // the query: Citus builds its states from pg_aggregate.agginitcond, so the
 // support functions fetch the parameters from here (CitusPreparedState).

@@ -1,5 +1,5 @@
 // Budget charges: shared-memory request slots, the backend side that waits
-// for a durable charge, and the per-database ledger writer worker.
+// for a durable charge, and the pool of ledger writers (ledger.h).
 #include "ledger.h"
 
 #include <cerrno>
@@ -16,6 +16,7 @@ extern "C" {
 #include "access/htup_details.h"
 #include "access/multixact.h"
 #include "access/parallel.h"
+#include "access/xlog.h"
 #include "access/tableam.h"
 #include "catalog/namespace.h"
 #include "parser/parse_func.h"
@@ -27,7 +28,7 @@ extern "C" {
 #include "executor/spi.h"
 #include "pgstat.h"
 #include "postmaster/bgworker.h"
-#include "replication/logicallauncher.h"
+#include "postmaster/bgworker_internals.h"
 #include "storage/ipc.h"
 #include "storage/latch.h"
 #include "storage/lwlock.h"
@@ -50,15 +51,27 @@ namespace {
 // value (a double with a 24-bit mantissa, down to 2^-1074) has at most 1074
 // digits after the point, and the sums of a query's charges no more.
 constexpr int kNumberText = 1152;
-constexpr int kMaxLedgerWorkers = 16;  // databases with DP activity at once
+// The most pool writers (dp_agg.ledger_writers' maximum, settings.cpp).
+constexpr int kMaxLedgerWriters = 64;
 
 enum RequestState : std::uint32_t { kFree = 0, kPending = 1, kInProgress = 2, kDone = 3 };
-enum ChargeOutcome : std::int32_t { kCharged = 0, kNoBudget = 1, kExhausted = 2, kFailed = 3 };
+enum ChargeOutcome : std::int32_t {
+  kCharged = 0,
+  kNoBudget = 1,
+  kExhausted = 2,
+  kFailed = 3,
+  // No budget in this cluster, but one restored from another cluster under
+  // the role's name waits to be re-attached (dp_agg.reattach_budgets).
+  kOrphaned = 4,
+};
 
 struct ChargeRequest {
   std::uint32_t state;
   Oid database;
   int requester_procno;
+  // Queue order over all databases: a writer that is free takes the database
+  // whose oldest waiting request is the oldest.
+  std::uint64_t sequence;
   // The writer that took the request (kInProgress): only that writer may
   // answer it or, when it exits, hand it back to the queue. An exiting writer
   // that requeued another writer's requests let a successor of the
@@ -70,6 +83,10 @@ struct ChargeRequest {
   std::int32_t attempts;
   TimestampTz retry_at;
   std::int64_t query_id;
+  // A reuse of a stored release (release_cache.h): recorded as kind
+  // 'reused' with epsilon 0 by dp_agg.apply_reuse, admitted whenever the
+  // role has a budget at all.
+  bool reuse;
   Oid role_oid;  // the session user: budgets follow the role, not its name
   char role_name[NAMEDATALEN];
   char current_user_name[NAMEDATALEN];
@@ -93,28 +110,33 @@ struct ChargeRequest {
   char message[256];
 };
 
-struct LedgerWorkerSlot {
-  Oid database;  // InvalidOid: free
-  int procno;  // -1 until the worker is ready
-  // The writer's pid: recorded by the backend that started it (from
-  // WaitForBackgroundWorkerStartup) or by the writer when it checks in. 0
-  // while unknown.
-  pid_t pid;
-  std::uint64_t claim;  // which claim of the slot: a backend frees only its own
-  TimestampTz claimed_at;
+// One writer of the pool (ledger.h). A writer starts unconnected, claims a
+// database that has waiting requests (database), connects to it
+// (connected) and serves it until it leaves; then it exits and the
+// postmaster starts it again, unconnected.
+struct LedgerWriter {
+  pid_t pid;  // 0 while the writer is not running (between exit and restart)
+  int procno;  // -1 likewise
+  Oid database;  // the database it claimed, InvalidOid while it waits for one
+  bool connected;
 };
 
 struct LedgerShared {
   LWLock* lock;
   int num_requests;
-  std::uint64_t next_claim;
-  LedgerWorkerSlot workers[kMaxLedgerWorkers];
+  std::uint64_t next_sequence;
+  LedgerWriter writers[kMaxLedgerWriters];
   ChargeRequest requests[FLEXIBLE_ARRAY_MEMBER];
 };
 
 LedgerShared* ledger = nullptr;
 shmem_request_hook_type previous_shmem_request = nullptr;
 shmem_startup_hook_type previous_shmem_startup = nullptr;
+
+// How many pool writers the postmaster registered (InstallLedger): fewer
+// than dp_agg.ledger_writers when max_worker_processes left no room; 0 means
+// no charge can be recorded. Set in the postmaster, inherited by every child.
+int registered_writers = 0;
 
 int RequestSlotCount() { return MaxBackends; }
 
@@ -138,9 +160,9 @@ void LedgerShmemStartup() {
     std::memset(ledger, 0, LedgerSize());
     ledger->lock = &(GetNamedLWLockTranche("dp_agg_ledger"))->lock;
     ledger->num_requests = RequestSlotCount();
-    for (LedgerWorkerSlot& worker : ledger->workers) {
-      worker.database = InvalidOid;
-      worker.procno = -1;
+    for (LedgerWriter& writer : ledger->writers) {
+      writer.procno = -1;
+      writer.database = InvalidOid;
     }
   }
   LWLockRelease(AddinShmemInitLock);
@@ -164,36 +186,55 @@ void WakeProc(int procno) {
   if (procno >= 0) SetLatch(&ProcGlobal->allProcs[procno].procLatch);
 }
 
-// The worker slot of `database`, or nullptr. Caller holds the lock.
-LedgerWorkerSlot* FindWorker(Oid database) {
-  for (LedgerWorkerSlot& worker : ledger->workers) {
-    if (worker.database == database) return &worker;
+// The writer that claimed `database`, or nullptr. Caller holds the lock.
+LedgerWriter* WriterOf(Oid database) {
+  for (int i = 0; i < registered_writers; ++i) {
+    LedgerWriter* writer = &ledger->writers[i];
+    if (writer->pid != 0 && writer->database == database) return writer;
   }
   return nullptr;
 }
 
-void FreeWorkerSlot(LedgerWorkerSlot* worker) {
-  worker->database = InvalidOid;
-  worker->procno = -1;
-  worker->pid = 0;
+// A running writer that waits, unconnected, for a database, or nullptr.
+// Caller holds the lock.
+LedgerWriter* FreeWriter() {
+  for (int i = 0; i < registered_writers; ++i) {
+    LedgerWriter* writer = &ledger->writers[i];
+    if (writer->pid != 0 && writer->procno >= 0 && writer->database == InvalidOid) return writer;
+  }
+  return nullptr;
 }
 
-// A started writer normally checks in within milliseconds; a claim whose
-// writer is not known after this long is given up (its backend failed
-// between claiming and starting it).
-constexpr long kClaimGraceMs = 10000;
+// Wakes the writer that serves `database`, or else a free writer to claim
+// it. When every writer serves another database, nobody is woken: the
+// request waits for the first of them to leave its database (after a
+// bounded number of batches when others wait, ledger.h). The lock makes
+// this exact against a writer that leaves: either it sees the request
+// before it leaves, or this sees it gone and wakes another.
+void WakeWriterFor(Oid database) {
+  LWLockAcquire(ledger->lock, LW_SHARED);
+  LedgerWriter* writer = WriterOf(database);
+  if (writer == nullptr) writer = FreeWriter();
+  const int procno = writer != nullptr ? writer->procno : -1;
+  LWLockRelease(ledger->lock);
+  WakeProc(procno);
+}
 
-// Whether `worker` serves nobody and never will: its writer died without
-// freeing it (it failed before checking in, e.g. FATAL while connecting, or
-// was terminated during start-up), or its claimant never started one. Such a
-// slot used to stay forever: EnsureWorker answered "starting" (-1) or the
-// dead writer's procno to every later query of the database, so none of them
-// ever started a new writer and all of them timed out, while their wake-ups
-// went to whatever process had inherited the procno. Caller holds the lock.
-bool WorkerSlotIsStale(const LedgerWorkerSlot& worker, TimestampTz now) {
-  if (worker.pid != 0) return kill(worker.pid, 0) != 0 && errno == ESRCH;
-  return worker.procno == -1 &&
-         TimestampDifferenceMilliseconds(worker.claimed_at, now) > kClaimGraceMs;
+// The database, other than `except`, whose oldest waiting request is the
+// oldest among the databases no writer has claimed; InvalidOid if none.
+// Caller holds the lock.
+Oid OldestUnservedDatabase(Oid except) {
+  Oid oldest = InvalidOid;
+  std::uint64_t oldest_sequence = 0;
+  for (int i = 0; i < ledger->num_requests; ++i) {
+    const ChargeRequest& request = ledger->requests[i];
+    if (request.state != kPending || request.database == except) continue;
+    if (OidIsValid(oldest) && request.sequence >= oldest_sequence) continue;
+    if (WriterOf(request.database) != nullptr) continue;
+    oldest = request.database;
+    oldest_sequence = request.sequence;
+  }
+  return oldest;
 }
 
 // Gives up a request that no writer has taken: nothing of it was applied (a
@@ -205,130 +246,64 @@ void WithdrawIfPending(ChargeRequest* request) {
   if (request->state == kPending) request->state = kFree;
 }
 
-// The background workers logical replication may hold: its launcher and
-// apply/sync workers (none when max_logical_replication_workers is 0).
-int ReplicationWorkers() {
-  return max_logical_replication_workers > 0 ? max_logical_replication_workers + 1 : 0;
-}
+// This writer's index in ledger->writers (its bgw_main_arg).
+int my_writer = -1;
 
-// Makes sure a ledger writer serves this database; returns its procno or -1
-// while it is starting. Raises an ERROR if none can be started, after
-// withdrawing `own` (this backend's request) if no writer took it: left
-// pending without a writer, it would block this request slot.
-int EnsureWorker(ChargeRequest* own) {
+// A writer that exits hands its unfinished requests back to the queue, so
+// another writer applies them. If it had already committed them, they are
+// charged twice: an overcharge, never a refund. Only its own requests:
+// another writer may be applying others. A writer that claimed a database
+// and could not connect to it (dropped since its request was queued, or a
+// failure while connecting) answers that database's waiting requests with
+// a failure: no writer could serve them, and the next one would fail the
+// same way, again and again.
+void OnWriterExit(int, Datum) {
+  if (ledger == nullptr || my_writer < 0) return;
+  LedgerWriter* writer = &ledger->writers[my_writer];
+  int wake[64];
+  int num_wake = 0;
   LWLockAcquire(ledger->lock, LW_EXCLUSIVE);
-  LedgerWorkerSlot* worker = FindWorker(MyDatabaseId);
-  if (worker != nullptr && WorkerSlotIsStale(*worker, GetCurrentTimestamp())) {
-    ereport(LOG, (errmsg("dp_agg: the ledger writer of this database (pid %d) is gone; "
-                         "starting a new one",
-                         static_cast<int>(worker->pid))));
-    FreeWorkerSlot(worker);
-    worker = nullptr;
-  }
-  if (worker != nullptr) {
-    const int procno = worker->procno;
-    LWLockRelease(ledger->lock);
-    return procno;
-  }
-  worker = FindWorker(InvalidOid);
-  if (worker == nullptr) {
-    WithdrawIfPending(own);
-    LWLockRelease(ledger->lock);
-    ereport(ERROR, (errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
-                    errmsg("too many databases with differentially private queries"),
-                    errhint("dp_agg runs one ledger writer per database, at most %d.",
-                            kMaxLedgerWorkers)));
-  }
-  worker->database = MyDatabaseId;
-  worker->procno = -1;
-  worker->pid = 0;
-  const std::uint64_t claim = ++ledger->next_claim;
-  worker->claim = claim;
-  worker->claimed_at = GetCurrentTimestamp();
-  LWLockRelease(ledger->lock);
-
-  BackgroundWorker definition;
-  std::memset(&definition, 0, sizeof definition);
-  definition.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
-  definition.bgw_start_time = BgWorkerStart_RecoveryFinished;
-  definition.bgw_restart_time = BGW_NEVER_RESTART;
-  CopyText(definition.bgw_library_name, sizeof definition.bgw_library_name, "dp_agg");
-  CopyText(definition.bgw_function_name, sizeof definition.bgw_function_name,
-           "dp_agg_ledger_worker_main");
-  snprintf(definition.bgw_name, sizeof definition.bgw_name, "dp_agg ledger writer for %u",
-           MyDatabaseId);
-  CopyText(definition.bgw_type, sizeof definition.bgw_type, "dp_agg ledger writer");
-  definition.bgw_main_arg = ObjectIdGetDatum(MyDatabaseId);
-  definition.bgw_notify_pid = MyProcPid;
-  BackgroundWorkerHandle* handle = nullptr;
-  pid_t pid = 0;
-  const bool started = RegisterDynamicBackgroundWorker(&definition, &handle) &&
-                       WaitForBackgroundWorkerStartup(handle, &pid) == BGWH_STARTED;
-  LWLockAcquire(ledger->lock, LW_EXCLUSIVE);
-  // Only this backend's own claim is touched: the slot may have been freed
-  // and claimed again meanwhile (by the writer's exit, or as stale).
-  const bool own_claim = worker->claim == claim && worker->database == MyDatabaseId;
-  if (!started) {
-    if (own_claim && worker->procno == -1) FreeWorkerSlot(worker);
-    WithdrawIfPending(own);
-    LWLockRelease(ledger->lock);
-    ereport(ERROR,
-            (errcode(ERRCODE_INSUFFICIENT_RESOURCES),
-             errmsg("could not start the dp_agg ledger writer, so no privacy charge can be "
-                    "recorded"),
-             errdetail("No background worker slot was free (max_worker_processes = %d, of which "
-                       "parallel queries may take max_parallel_workers = %d and logical "
-                       "replication %d). Nothing was charged and no private value was computed.",
-                       max_worker_processes, max_parallel_workers, ReplicationWorkers()),
-             errhint("Set max_worker_processes to at least %d (max_parallel_workers plus logical "
-                     "replication's workers) plus one for each database that runs private "
-                     "queries at the same time plus other extensions' background workers, then "
-                     "restart the server.",
-                     max_parallel_workers + ReplicationWorkers())));
-  }
-  // Recorded so that a writer that dies before checking in is seen to be
-  // gone (WorkerSlotIsStale), and so that only this writer checks in here.
-  if (own_claim && worker->pid == 0) worker->pid = pid;
-  LWLockRelease(ledger->lock);
-  return -1;
-}
-
-// The worker slot of this writer (an index into ledger->workers), -1 before
-// it checks in and after it gives the slot up.
-int my_worker_slot = -1;
-
-// Frees this writer's slot if it still holds it. Caller holds the lock.
-void ReleaseMySlot() {
-  if (my_worker_slot < 0) return;
-  LedgerWorkerSlot* worker = &ledger->workers[my_worker_slot];
-  if (worker->database == MyDatabaseId && worker->pid == MyProcPid) FreeWorkerSlot(worker);
-  my_worker_slot = -1;
-}
-
-// A writer that exits hands its unfinished requests back to the queue, so a
-// successor applies them. If it had already committed them, they are charged
-// twice: an overcharge, never a refund. Only its own requests: a successor
-// may already be applying others of the same database.
-void OnWorkerExit(int, Datum) {
-  if (ledger == nullptr) return;
-  LWLockAcquire(ledger->lock, LW_EXCLUSIVE);
-  ReleaseMySlot();
+  const bool failed_to_connect = OidIsValid(writer->database) && !writer->connected;
   for (int i = 0; i < ledger->num_requests; ++i) {
     ChargeRequest* request = &ledger->requests[i];
     if (request->state == kInProgress && request->writer_pid == MyProcPid)
       request->state = kPending;
+    if (failed_to_connect && request->state == kPending && request->database == writer->database) {
+      request->outcome = kFailed;
+      CopyText(request->message, sizeof request->message,
+               "the ledger writer could not connect to this database");
+      request->state = kDone;
+      if (num_wake < 64) wake[num_wake++] = request->requester_procno;
+    }
   }
+  writer->pid = 0;
+  writer->procno = -1;
+  writer->database = InvalidOid;
+  writer->connected = false;
   LWLockRelease(ledger->lock);
+  for (int i = 0; i < num_wake; ++i) WakeProc(wake[i]);
 }
 
-// An idle writer leaves after this long, so that it never holds a database
-// open for long (DROP DATABASE waits up to 5 s for other sessions); the next
-// charge starts a new one.
+// A connected writer leaves its database when idle this long, so that it
+// never holds a database open for long (DROP DATABASE waits up to 5 s for
+// other sessions) and is free for another database.
 constexpr int kIdleExitMs = 1000;
+// A writer that has applied this many batches in its database leaves it as
+// soon as another database waits and no writer is free.
+constexpr int kFairBatches = 8;
 
-// Unregisters the writer if no request waits for it, under the same lock
-// that requesters take, so a request queued afterwards starts a new writer.
-bool ExitIfIdle() {
+// Gives up this writer's database: after this, no request is handed to it
+// (WakeWriterFor, FreeWriter), and it exits. Caller holds the lock.
+void ReleaseDatabase() {
+  LedgerWriter* self = &ledger->writers[my_writer];
+  self->database = InvalidOid;
+  self->procno = -1;
+}
+
+// Leaves this writer's database if no request of it waits, under the same
+// lock that requesters take, so that a request queued afterwards wakes
+// another writer (or this one's successor finds it).
+bool LeaveIfIdle() {
   LWLockAcquire(ledger->lock, LW_EXCLUSIVE);
   for (int i = 0; i < ledger->num_requests; ++i) {
     const ChargeRequest& request = ledger->requests[i];
@@ -337,9 +312,20 @@ bool ExitIfIdle() {
       return false;
     }
   }
-  ReleaseMySlot();
+  ReleaseDatabase();
   LWLockRelease(ledger->lock);
   return true;
+}
+
+// Leaves this writer's database if another database has waiting requests
+// and no writer is free to take them.
+bool LeaveIfOthersWait() {
+  LWLockAcquire(ledger->lock, LW_EXCLUSIVE);
+  const bool others_wait =
+      FreeWriter() == nullptr && OidIsValid(OldestUnservedDatabase(MyDatabaseId));
+  if (others_wait) ReleaseDatabase();
+  LWLockRelease(ledger->lock);
+  return others_wait;
 }
 
 // Clears what a previous query of this request slot left behind: this
@@ -387,9 +373,8 @@ void WaitForRequest(ChargeRequest* slot) {
     const std::uint32_t state = slot->state;
     LWLockRelease(ledger->lock);
     if (state == kDone || state == kFree) return;
-    // Wake (or start again) the writer of this database in case it missed us.
-    const int worker_procno = EnsureWorker(slot);
-    WakeProc(worker_procno);
+    // Wake the writer of this database, or a free one, in case it missed us.
+    WakeWriterFor(MyDatabaseId);
     const long waited_ms = TimestampDifferenceMilliseconds(start, GetCurrentTimestamp());
     if (waited_ms >= charge_timeout_ms) {
       // Not left pending: a writer could apply it after the next query of
@@ -446,7 +431,45 @@ Datum ValidTextDatum(const char* text) {
   return PointerGetDatum(cstring_to_text_with_len(text, valid));
 }
 
+// A reuse of a stored release (release_cache.h): a ledger row of kind
+// 'reused', epsilon 0, for a role that has a budget.
+const char* kReuseSql =
+    "SELECT status FROM dp_agg.apply_reuse($1::oid, $2::name, $3::name, $4::bigint, $5::text, "
+    "$6::text)";
+SPIPlanPtr reuse_plan = nullptr;
+
+void ApplyReuse(ChargeRequest* request) {
+  if (reuse_plan == nullptr) {
+    Oid types[6] = {OIDOID, TEXTOID, TEXTOID, INT8OID, TEXTOID, TEXTOID};
+    SPIPlanPtr plan = SPI_prepare(kReuseSql, 6, types);
+    if (plan == nullptr) elog(ERROR, "dp_agg: could not prepare the reuse statement");
+    SPI_keepplan(plan);
+    reuse_plan = plan;
+  }
+  Datum values[6] = {ObjectIdGetDatum(request->role_oid),
+                     CStringGetTextDatum(request->role_name),
+                     CStringGetTextDatum(request->current_user_name),
+                     Int64GetDatum(request->query_id),
+                     ValidTextDatum(request->aggregates),
+                     ValidTextDatum(request->query_text)};
+  char nulls[6] = {' ', ' ', ' ', request->query_id == 0 ? 'n' : ' ', ' ', ' '};
+  if (SPI_execute_plan(reuse_plan, values, nulls, false, 1) != SPI_OK_SELECT || SPI_processed != 1)
+    elog(ERROR, "dp_agg: the reuse statement returned no row");
+  const char* status = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+  if (status != nullptr && std::strcmp(status, "reused") == 0) {
+    request->outcome = kCharged;
+  } else if (status != nullptr && std::strcmp(status, "no_budget") == 0) {
+    request->outcome = kNoBudget;
+  } else {
+    elog(ERROR, "dp_agg: unknown reuse status \"%s\"", status != nullptr ? status : "");
+  }
+}
+
 void ApplyOne(ChargeRequest* request) {
+  if (request->reuse) {
+    ApplyReuse(request);
+    return;
+  }
   const bool by_oid = ChargeByOidExists();
   SPIPlanPtr* cached = by_oid ? &charge_by_oid_plan : &charge_by_name_plan;
   const int num_arguments = by_oid ? 10 : 7;
@@ -479,6 +502,8 @@ void ApplyOne(ChargeRequest* request) {
     request->outcome = kNoBudget;
   } else if (std::strcmp(status, "exhausted") == 0) {
     request->outcome = kExhausted;
+  } else if (std::strcmp(status, "orphaned") == 0) {
+    request->outcome = kOrphaned;
   } else {
     elog(ERROR, "dp_agg: unknown charge status \"%s\"", status);
   }
@@ -615,66 +640,6 @@ void ApplyBatch(int* indexes, int count, bool* deferred) {
   }
 }
 
-// Whether the row version `tuple` (of `scan`) was inserted, updated or locked
-// by this backend's own transaction.
-bool TupleLockedByMe(TableScanDesc scan, HeapTuple tuple) {
-  const Buffer buffer = reinterpret_cast<HeapScanDesc>(scan)->rs_cbuf;
-  LockBuffer(buffer, BUFFER_LOCK_SHARE);
-  HeapTupleHeader header = tuple->t_data;
-  const TransactionId xmin = HeapTupleHeaderGetRawXmin(header);
-  const TransactionId xmax = HeapTupleHeaderGetRawXmax(header);
-  const uint16 infomask = header->t_infomask;
-  LockBuffer(buffer, BUFFER_LOCK_UNLOCK);
-  // Inserted or updated by us: the writer cannot see or change it until we commit.
-  if (TransactionIdIsCurrentTransactionId(xmin)) return true;
-  if ((infomask & HEAP_XMAX_INVALID) != 0 || !TransactionIdIsValid(xmax)) return false;
-  if ((infomask & HEAP_XMAX_IS_MULTI) == 0) return TransactionIdIsCurrentTransactionId(xmax);
-  MultiXactMember* members = nullptr;
-  const int n = GetMultiXactIdMembers(xmax, &members, false, HEAP_XMAX_IS_LOCKED_ONLY(infomask));
-  bool locked = false;
-  for (int i = 0; i < n && !locked; ++i)
-    locked = TransactionIdIsCurrentTransactionId(members[i].xid);
-  if (members != nullptr) pfree(members);
-  return locked;
-}
-
-// Whether this backend's own transaction inserted, changed or locked a row
-// of `relation_oid` that the writer needs: with `role_oid` valid, the
-// role's budget row (0.2.0 keys budgets by role OID, column role_oid; 0.1.0
-// by name, column 1); without, any row (the one row of dp_agg.ledger_head).
-bool OwnTransactionLocksRow(Oid relation_oid, const char* role, Oid role_oid) {
-  // Another session's table lock: that is not a wait on ourselves, and the
-  // writer retries without blocking anyone.
-  if (!ConditionalLockRelationOid(relation_oid, AccessShareLock)) return false;
-  Relation relation = table_open(relation_oid, NoLock);
-  if (relation->rd_rel->relkind != RELKIND_RELATION) {
-    table_close(relation, NoLock);
-    return false;
-  }
-  const bool pushed = !ActiveSnapshotSet();
-  if (pushed) PushActiveSnapshot(GetTransactionSnapshot());
-  const AttrNumber oid_column =
-      OidIsValid(role_oid) ? get_attnum(relation_oid, "role_oid") : InvalidAttrNumber;
-  TableScanDesc scan = table_beginscan(relation, GetActiveSnapshot(), 0, nullptr);
-  bool locked = false;
-  HeapTuple tuple;
-  while (!locked && (tuple = heap_getnext(scan, ForwardScanDirection)) != nullptr) {
-    bool is_null = true;
-    if (OidIsValid(role_oid) && oid_column != InvalidAttrNumber) {
-      const Datum owner = heap_getattr(tuple, oid_column, RelationGetDescr(relation), &is_null);
-      if (is_null || DatumGetObjectId(owner) != role_oid) continue;
-    } else if (OidIsValid(role_oid)) {
-      const Datum name = heap_getattr(tuple, 1, RelationGetDescr(relation), &is_null);
-      if (is_null || std::strcmp(NameStr(*DatumGetName(name)), role) != 0) continue;
-    }
-    locked = TupleLockedByMe(scan, tuple);
-  }
-  table_endscan(scan);
-  if (pushed) PopActiveSnapshot();
-  table_close(relation, NoLock);
-  return locked;
-}
-
 // Whether this backend's own open transaction holds a lock that the ledger
 // writer would need to charge `role`: a lock on dp_agg.role_budget,
 // dp_agg.ledger_entry or dp_agg.ledger_head that conflicts with the
@@ -701,9 +666,69 @@ bool OwnTransactionLocksBudget(const char* role, Oid role_oid) {
   }
   // Changing or locking a row needs a transaction id: a transaction without
   // one (every read-only analyst query) is done here.
-  if (!TransactionIdIsValid(GetTopTransactionIdIfAny())) return false;
-  return (OidIsValid(budget) && OwnTransactionLocksRow(budget, role, role_oid)) ||
-         (OidIsValid(head) && OwnTransactionLocksRow(head, role, InvalidOid));
+  if (!OidIsValid(budget) || !TransactionIdIsValid(GetTopTransactionIdIfAny())) return false;
+  // The chain head, locked until commit by an entry chained in this
+  // transaction (ledger_chain.h).
+  if (ChainedInThisTransaction()) return true;
+  // Another session's table lock: that is not a wait on ourselves, and the
+  // writer retries without blocking anyone.
+  if (!ConditionalLockRelationOid(budget, AccessShareLock)) return false;
+  Relation relation = table_open(budget, NoLock);
+  if (relation->rd_rel->relkind != RELKIND_RELATION) {
+    table_close(relation, NoLock);
+    return false;
+  }
+  const bool pushed = !ActiveSnapshotSet();
+  if (pushed) PushActiveSnapshot(GetTransactionSnapshot());
+  // 0.2.0 keys budgets by role OID (column role_oid) and cluster (column
+  // system_identifier: a row restored from another cluster is nobody's
+  // here); 0.1.0 by name (column 1).
+  const AttrNumber oid_column = get_attnum(budget, "role_oid");
+  const AttrNumber cluster_column = get_attnum(budget, "system_identifier");
+  const int64 cluster = static_cast<int64>(GetSystemIdentifier());
+  TableScanDesc scan = table_beginscan(relation, GetActiveSnapshot(), 0, nullptr);
+  bool locked = false;
+  HeapTuple tuple;
+  while (!locked && (tuple = heap_getnext(scan, ForwardScanDirection)) != nullptr) {
+    bool is_null = true;
+    if (oid_column != InvalidAttrNumber) {
+      const Datum owner = heap_getattr(tuple, oid_column, RelationGetDescr(relation), &is_null);
+      if (is_null || DatumGetObjectId(owner) != role_oid) continue;
+      if (cluster_column != InvalidAttrNumber) {
+        const Datum written_in =
+            heap_getattr(tuple, cluster_column, RelationGetDescr(relation), &is_null);
+        if (is_null || DatumGetInt64(written_in) != cluster) continue;
+      }
+    } else {
+      const Datum name = heap_getattr(tuple, 1, RelationGetDescr(relation), &is_null);
+      if (is_null || std::strcmp(NameStr(*DatumGetName(name)), role) != 0) continue;
+    }
+    const Buffer buffer = reinterpret_cast<HeapScanDesc>(scan)->rs_cbuf;
+    LockBuffer(buffer, BUFFER_LOCK_SHARE);
+    HeapTupleHeader header = tuple->t_data;
+    const TransactionId xmin = HeapTupleHeaderGetRawXmin(header);
+    const TransactionId xmax = HeapTupleHeaderGetRawXmax(header);
+    const uint16 infomask = header->t_infomask;
+    LockBuffer(buffer, BUFFER_LOCK_UNLOCK);
+    // Inserted or updated by us: the writer cannot see or change it until we commit.
+    if (TransactionIdIsCurrentTransactionId(xmin)) locked = true;
+    if (!locked && (infomask & HEAP_XMAX_INVALID) == 0 && TransactionIdIsValid(xmax)) {
+      if ((infomask & HEAP_XMAX_IS_MULTI) != 0) {
+        MultiXactMember* members = nullptr;
+        const int n =
+            GetMultiXactIdMembers(xmax, &members, false, HEAP_XMAX_IS_LOCKED_ONLY(infomask));
+        for (int i = 0; i < n && !locked; ++i)
+          locked = TransactionIdIsCurrentTransactionId(members[i].xid);
+        if (members != nullptr) pfree(members);
+      } else {
+        locked = TransactionIdIsCurrentTransactionId(xmax);
+      }
+    }
+  }
+  table_endscan(scan);
+  if (pushed) PopActiveSnapshot();
+  table_close(relation, NoLock);
+  return locked;
 }
 
 Datum NumericFromText(const char* text) {
@@ -831,40 +856,68 @@ bool OnlyDeltaIsShort(const ChargeRequest& result) {
 
 }  // namespace
 
-// Warns at server start when the background-worker slots can all be taken
-// by others, so that a database's ledger writer, started on demand, may
-// find none and its private queries fail ("could not start the dp_agg
-// ledger writer"): parallel queries may hold max_parallel_workers slots
-// (4 sessions running ordinary parallel counts at the defaults, 8 and 8,
-// took them all), logical replication its launcher and
-// max_logical_replication_workers.
-static void CheckWorkerCapacity() {
-  const int replication = ReplicationWorkers();
-  const int needed = max_parallel_workers + replication + 1;
-  if (max_worker_processes >= needed) return;
-  ereport(WARNING,
-          (errmsg("dp_agg: max_worker_processes (%d) leaves no background worker for the "
-                  "ledger writer when parallel queries and logical replication use their share",
-                  max_worker_processes),
-           errdetail("Parallel queries may use max_parallel_workers = %d and logical replication "
-                     "%d; every database that runs private queries at the same time needs one "
-                     "more for its ledger writer, or its private queries fail.",
-                     max_parallel_workers, replication),
-           errhint("Set max_worker_processes to at least %d plus the background workers of "
-                   "other extensions, plus one for each further database that runs private "
-                   "queries at the same time, or lower max_parallel_workers.",
-                   needed)));
+// Registers the pool of ledger writers with the postmaster (ledger.h): static
+// background workers, each owning its worker slot for the server's life, so
+// that neither parallel queries nor anything else that starts workers on
+// demand can take it. Counts how many were registered: the postmaster
+// registers no more than max_worker_processes static workers, other
+// extensions' included, and says so only in its log.
+static void RegisterLedgerWriters() {
+  const int wanted = std::min(ledger_writers, kMaxLedgerWriters);
+  for (int i = 0; i < wanted; ++i) {
+    BackgroundWorker definition;
+    std::memset(&definition, 0, sizeof definition);
+    definition.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
+    definition.bgw_start_time = BgWorkerStart_RecoveryFinished;
+    // Restarted at once when it exits with code 1 (a writer leaving its
+    // database); exit code 0 would unregister it and give its slot away.
+    definition.bgw_restart_time = 0;
+    CopyText(definition.bgw_library_name, sizeof definition.bgw_library_name, "dp_agg");
+    CopyText(definition.bgw_function_name, sizeof definition.bgw_function_name,
+             "dp_agg_ledger_writer_main");
+    snprintf(definition.bgw_name, sizeof definition.bgw_name, "dp_agg ledger writer %d", i + 1);
+    CopyText(definition.bgw_type, sizeof definition.bgw_type, "dp_agg ledger writer");
+    definition.bgw_main_arg = Int32GetDatum(i);
+    RegisterBackgroundWorker(&definition);
+  }
+  registered_writers = 0;
+  // (slist_foreach and slist_container check types in C only.)
+  for (const slist_node* node = BackgroundWorkerList.head.next; node != nullptr;
+       node = node->next) {
+    const auto* worker = reinterpret_cast<const RegisteredBgWorker*>(
+        reinterpret_cast<const char*>(node) - offsetof(RegisteredBgWorker, rw_lnode));
+    if (std::strcmp(worker->rw_worker.bgw_library_name, "dp_agg") == 0 &&
+        std::strcmp(worker->rw_worker.bgw_function_name, "dp_agg_ledger_writer_main") == 0)
+      ++registered_writers;
+  }
+  if (registered_writers < wanted)
+    ereport(WARNING,
+            (errmsg("dp_agg: only %d of dp_agg.ledger_writers = %d ledger writers could be "
+                    "registered",
+                    registered_writers, wanted),
+             errdetail(registered_writers == 0
+                           ? "No private query can be charged, so every private query fails."
+                           : "Databases wait longer for their turn when more of them run "
+                             "private queries at the same time than there are writers."),
+             errhint("Raise max_worker_processes (now %d) by %d: the writers and other "
+                     "extensions' background workers registered at server start count "
+                     "against it.",
+                     max_worker_processes, wanted - registered_writers)));
 }
 
 void InstallLedger() {
-  CheckWorkerCapacity();
+  RegisterLedgerWriters();
   previous_shmem_request = shmem_request_hook;
   shmem_request_hook = LedgerShmemRequest;
   previous_shmem_startup = shmem_startup_hook;
   shmem_startup_hook = LedgerShmemStartup;
 }
 
-void ChargeBudget(const QueryCharge& charge) {
+namespace {
+
+// Hands `charge` (or, `reuse`, the record of a reuse) to the ledger writer
+// and waits until it is durable, or raises an ERROR.
+void SubmitToLedger(const QueryCharge& charge, bool reuse) {
   if (RecoveryInProgress())
     ereport(ERROR, (errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
                     errmsg("differentially private queries cannot run during recovery"),
@@ -874,6 +927,16 @@ void ChargeBudget(const QueryCharge& charge) {
   if (ledger == nullptr || MyBackendId < 1 || MyBackendId > ledger->num_requests)
     ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
                     errmsg("the dp_agg ledger is not available in this process")));
+  if (registered_writers == 0)
+    ereport(ERROR,
+            (errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+             errmsg("no dp_agg ledger writer runs, so no privacy charge can be recorded"),
+             errdetail("max_worker_processes = %d left no room for the ledger writers "
+                       "(dp_agg.ledger_writers = %d) at server start. Nothing was charged and no "
+                       "private value was computed.",
+                       max_worker_processes, ledger_writers),
+             errhint("Raise max_worker_processes by dp_agg.ledger_writers and restart the "
+                     "server.")));
   const char* role = GetUserNameFromId(GetSessionUserId(), false);
   // Checked first: the writer would wait for this transaction to end, and this
   // backend for the writer. Nothing is queued, charged or computed.
@@ -915,6 +978,7 @@ void ChargeBudget(const QueryCharge& charge) {
   slot->attempts = 0;
   slot->retry_at = 0;
   slot->query_id = static_cast<std::int64_t>(pgstat_get_my_query_id());
+  slot->reuse = reuse;
   slot->role_oid = GetSessionUserId();
   CopyText(slot->role_name, sizeof slot->role_name, role);
   CopyText(slot->current_user_name, sizeof slot->current_user_name,
@@ -926,10 +990,11 @@ void ChargeBudget(const QueryCharge& charge) {
   CopyClipped(slot->aggregates, sizeof slot->aggregates, charge.description);
   CopyClipped(slot->query_text, sizeof slot->query_text, debug_query_string);
   slot->message[0] = '\0';
+  slot->sequence = ++ledger->next_sequence;
   slot->state = kPending;
   LWLockRelease(ledger->lock);
 
-  WakeProc(EnsureWorker(slot));
+  WakeWriterFor(MyDatabaseId);
   WaitForRequest(slot);
 
   LWLockAcquire(ledger->lock, LW_EXCLUSIVE);
@@ -953,7 +1018,7 @@ void ChargeBudget(const QueryCharge& charge) {
                                      result.rho_spent,
                                      result.zcdp_delta_total,
                                      result.zcdp_delta_spent};
-      AlertIfBudgetLow(budget);
+      if (!reuse) AlertIfBudgetLow(budget);  // a reuse spends nothing
       return;
     }
     case kNoBudget:
@@ -964,6 +1029,21 @@ void ChargeBudget(const QueryCharge& charge) {
                       errhint("An administrator can grant one with dp_agg.set_budget('%s', "
                               "epsilon).",
                               result.role_name)));
+      break;
+    case kOrphaned:
+      // A budget restored from another cluster under the role's name, not
+      // re-attached (src/sql/42_budget_restores.sql): set_budget would start
+      // a fresh one, forgetting what it spent.
+      ereport(ERROR,
+              (errcode(ERRCODE_DP_AGG_NO_BUDGET),
+               errmsg("role \"%s\" has no differential privacy budget", result.role_name),
+               errdetail("A budget recorded for the role name \"%s\" was restored from a dump of "
+                         "another cluster, whose role OIDs differ from this one's, and is not "
+                         "re-attached to a role yet. Nothing was charged and no private value was "
+                         "computed.",
+                         result.role_name),
+               errhint("An administrator re-attaches restored budgets, with what they spent, to "
+                       "the roles of their names: SELECT * FROM dp_agg.reattach_budgets();")));
       break;
     case kExhausted:
       // After a switch of kind with spending, the earlier kind's
@@ -985,16 +1065,68 @@ void ChargeBudget(const QueryCharge& charge) {
                        "(dp_agg.add_budget). Nothing was released.")));
       break;
     default:
-      ereport(ERROR, (errcode(ERRCODE_SYSTEM_ERROR),
-                      errmsg("could not record the privacy charge: %s", result.message),
-                      errdetail("No private value was computed.")));
+      ereport(ERROR,
+              (errcode(ERRCODE_SYSTEM_ERROR),
+               errmsg(reuse ? "could not record the reuse of a released answer: %s"
+                            : "could not record the privacy charge: %s",
+                      result.message),
+               errdetail(reuse ? "No answer was returned." : "No private value was computed.")));
   }
 }
 
-extern "C" void dp_agg_ledger_worker_main(Datum database) {
+}  // namespace
+
+void ChargeBudget(const QueryCharge& charge) { SubmitToLedger(charge, false); }
+
+void RecordReuse(const char* description) {
+  QueryCharge reuse;
+  const Datum zero = DirectFunctionCall1(int4_numeric, Int32GetDatum(0));
+  reuse.epsilon = zero;
+  reuse.delta = zero;
+  reuse.rho = zero;
+  reuse.zcdp_delta = zero;
+  snprintf(reuse.description, sizeof reuse.description, "reused: %s",
+           description != nullptr ? description : "");
+  SubmitToLedger(reuse, true);
+}
+
+extern "C" void dp_agg_ledger_writer_main(Datum index) {
   pqsignal(SIGTERM, die);
   BackgroundWorkerUnblockSignals();
-  BackgroundWorkerInitializeConnectionByOid(DatumGetObjectId(database), InvalidOid, 0);
+  const int number = DatumGetInt32(index);
+  // (Never: the postmaster starts only the writers it registered.)
+  if (ledger == nullptr || number < 0 || number >= registered_writers) proc_exit(0);
+  // Registered before checking in, so that no exit leaves the claim behind.
+  before_shmem_exit(OnWriterExit, 0);
+  LedgerWriter* self = &ledger->writers[number];
+  LWLockAcquire(ledger->lock, LW_EXCLUSIVE);
+  my_writer = number;
+  self->pid = MyProcPid;
+  self->procno = MyProc->pgprocno;
+  self->database = InvalidOid;
+  self->connected = false;
+  LWLockRelease(ledger->lock);
+
+  // Unconnected, wait for a database whose requests no writer serves; of
+  // several, the one with the oldest waiting request.
+  Oid database = InvalidOid;
+  for (;;) {
+    ResetLatch(MyLatch);
+    CHECK_FOR_INTERRUPTS();
+    LWLockAcquire(ledger->lock, LW_EXCLUSIVE);
+    database = OldestUnservedDatabase(InvalidOid);
+    if (OidIsValid(database)) self->database = database;
+    LWLockRelease(ledger->lock);
+    if (OidIsValid(database)) break;
+    (void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, 5000,
+                    PG_WAIT_EXTENSION);
+  }
+  // A FATAL here (the database was dropped since) ends in OnWriterExit,
+  // which fails that database's waiting requests.
+  BackgroundWorkerInitializeConnectionByOid(database, InvalidOid, BGWORKER_BYPASS_ALLOWCONN);
+  LWLockAcquire(ledger->lock, LW_EXCLUSIVE);
+  self->connected = true;
+  LWLockRelease(ledger->lock);
   // A charge is answered only once it is on disk.
   SetConfigOption("synchronous_commit", "on", PGC_SUSET, PGC_S_OVERRIDE);
   SetConfigOption("statement_timeout", "0", PGC_SUSET, PGC_S_OVERRIDE);
@@ -1005,29 +1137,13 @@ extern "C" void dp_agg_ledger_worker_main(Datum database) {
   SetConfigOption("lock_timeout", "10", PGC_SUSET, PGC_S_OVERRIDE);
   SetConfigOption("idle_in_transaction_session_timeout", "0", PGC_SUSET, PGC_S_OVERRIDE);
 
-  // Registered before checking in, so that no exit leaves the slot behind.
-  before_shmem_exit(OnWorkerExit, 0);
-  LWLockAcquire(ledger->lock, LW_EXCLUSIVE);
-  LedgerWorkerSlot* slot = FindWorker(MyDatabaseId);
-  // Only into a claim that waits for this writer: not one another writer
-  // checked into, nor one whose backend recorded another writer's pid (this
-  // one was started for an earlier claim, given up as stale).
-  if (slot == nullptr || slot->procno >= 0 || (slot->pid != 0 && slot->pid != MyProcPid)) {
-    LWLockRelease(ledger->lock);
-    ereport(LOG, (errmsg("dp_agg ledger writer: another writer serves this database")));
-    proc_exit(0);
-  }
-  slot->procno = MyProc->pgprocno;
-  slot->pid = MyProcPid;
-  my_worker_slot = static_cast<int>(slot - ledger->workers);
-  LWLockRelease(ledger->lock);
-
   MemoryContext loop_context =
       AllocSetContextCreate(TopMemoryContext, "dp_agg ledger writer", ALLOCSET_DEFAULT_SIZES);
   int* batch =
       static_cast<int*>(MemoryContextAlloc(TopMemoryContext, sizeof(int) * ledger->num_requests));
   bool* deferred =
       static_cast<bool*>(MemoryContextAlloc(TopMemoryContext, sizeof(bool) * ledger->num_requests));
+  int batches = 0;
   for (;;) {
     ResetLatch(MyLatch);
     CHECK_FOR_INTERRUPTS();
@@ -1052,15 +1168,20 @@ extern "C" void dp_agg_ledger_worker_main(Datum database) {
       ApplyBatch(batch, count, deferred);
       MemoryContextSwitchTo(previous);
       MemoryContextReset(loop_context);
+      // Fairness: after a bounded number of batches, another database that
+      // waits with no writer free gets this one.
+      if (++batches >= kFairBatches && LeaveIfOthersWait()) proc_exit(1);
       continue;  // look again before sleeping: charges may have queued meanwhile
     }
+    // Nothing due here: a database that waits for a writer gets this one now.
+    if (LeaveIfOthersWait()) proc_exit(1);
     long timeout_ms = kIdleExitMs;
     if (next_retry != 0)
       timeout_ms =
           std::max(1L, std::min(timeout_ms, TimestampDifferenceMilliseconds(now, next_retry)));
     const int events = WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
                                  timeout_ms, PG_WAIT_EXTENSION);
-    if ((events & WL_TIMEOUT) != 0 && ExitIfIdle()) proc_exit(0);
+    if ((events & WL_TIMEOUT) != 0 && LeaveIfIdle()) proc_exit(1);
   }
 }
 

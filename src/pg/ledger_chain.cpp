@@ -10,6 +10,7 @@
 
 extern "C" {
 #include "access/heapam.h"
+#include "access/xlog.h"
 #include "access/htup_details.h"
 #include "access/tableam.h"
 #include "catalog/namespace.h"
@@ -25,6 +26,7 @@ extern "C" {
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
+#include "utils/fmgroids.h"
 #include "utils/typcache.h"
 }
 
@@ -45,6 +47,7 @@ constexpr Field kEntryFields[] = {{"seq", INT8OID},
                                   {"recorded_at", TIMESTAMPTZOID},
                                   {"kind", TEXTOID},
                                   {"role_oid", OIDOID},
+                                  {"system_identifier", INT8OID},
                                   {"role_name", NAMEOID},
                                   {"session_user_name", NAMEOID},
                                   {"current_user_name", NAMEOID},
@@ -63,6 +66,7 @@ enum EntryField {
   kRecordedAt,
   kKind,
   kRoleOid,
+  kSystemIdentifier,
   kRoleName,
   kSessionUserName,
   kCurrentUserName,
@@ -77,6 +81,7 @@ enum EntryField {
 };
 constexpr const char* kBudgetTag = "dp_agg budget v1";
 constexpr Field kBudgetFields[] = {{"role_oid", OIDOID},
+                                   {"system_identifier", INT8OID},
                                    {"role_name", NAMEOID},
                                    {"budget_kind", TEXTOID},
                                    {"epsilon_total", NUMERICOID},
@@ -89,7 +94,8 @@ constexpr Field kBudgetFields[] = {{"role_oid", OIDOID},
                                    {"zcdp_delta_spent", NUMERICOID},
                                    {"epsilon_delta_binding", BOOLOID},
                                    {"zcdp_binding", BOOLOID},
-                                   {"updated_at", TIMESTAMPTZOID}};
+                                   {"updated_at", TIMESTAMPTZOID},
+                                   {"reattached_from", TEXTARRAYOID}};
 constexpr int kBudgetCount = sizeof kBudgetFields / sizeof kBudgetFields[0];
 
 char* HexText(const unsigned char* bytes, std::size_t length) {
@@ -150,6 +156,9 @@ dp::RecordField CanonicalField(const char* name, Datum value, bool is_null, Oid 
       }
       break;
     }
+    case TEXTARRAYOID:  // PostgreSQL's text form, which no setting changes
+      out = OidOutputFunctionCall(F_ARRAY_OUT, value);
+      break;
     default:
       ereport(ERROR,
               (errcode(ERRCODE_DATATYPE_MISMATCH),
@@ -271,6 +280,9 @@ bool ChainingDeferred(int64 id) {
   return false;
 }
 
+// The transaction in which this backend last chained an entry.
+LocalTransactionId chained_transaction = InvalidLocalTransactionId;
+
 // What the guard triggers let through: the head's advance to this seq, and
 // the chaining of this ledger row, while this file's code does them (0: none).
 int64 head_advancing_to = 0;
@@ -290,16 +302,16 @@ constexpr const char* kStatements[] = {
     "INSERT INTO dp_agg.ledger_head (seq, entry_hash) VALUES (0, NULL) ON CONFLICT DO NOTHING",
     "SELECT EXISTS (SELECT 1 FROM dp_agg.ledger_entry WHERE seq IS NOT NULL)",
     "UPDATE dp_agg.ledger_head SET seq = $1, entry_hash = $2",
-    "INSERT INTO dp_agg.ledger_entry (seq, id, recorded_at, kind, role_oid, role_name, "
-    "session_user_name, current_user_name, epsilon, delta, rho, zcdp_delta, query_id, "
-    "aggregates, query, budget_digest, entry_hash) "
-    "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)",
+    "INSERT INTO dp_agg.ledger_entry (seq, id, recorded_at, kind, role_oid, "
+    "system_identifier, role_name, session_user_name, current_user_name, epsilon, delta, rho, "
+    "zcdp_delta, query_id, aggregates, query, budget_digest, entry_hash) "
+    "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)",
     "UPDATE dp_agg.ledger_entry SET seq = $1, entry_hash = $2 WHERE id = $3 AND seq IS NULL"};
 SPIPlanPtr plans[6] = {};
 
 SPIPlanPtr Plan(Statement statement) {
   if (plans[statement] != nullptr) return plans[statement];
-  Oid types[17];
+  Oid types[kEntryCount + 1];
   int count = 0;
   switch (statement) {
     case kAdvanceHead:
@@ -344,6 +356,7 @@ void Execute(Statement statement, Datum* values, const char* nulls, int expected
 // connected to SPI.
 void Chain(Datum* values, bool* nulls, bool inserted) {
   Execute(kLockHead, nullptr, nullptr, -1);
+  chained_transaction = MyProc->lxid;
   if (SPI_processed == 0) {
     Execute(kAnyChained, nullptr, nullptr, 1);
     bool is_null = true;
@@ -489,6 +502,8 @@ void LedgerHeadCommitted() {
 
 void ForgetLedgerHead() { noted.valid = false; }
 
+bool ChainedInThisTransaction() { return chained_transaction == MyProc->lxid; }
+
 }  // namespace dp_pg
 
 extern "C" {
@@ -517,7 +532,7 @@ Datum dp_agg_budget_digest(PG_FUNCTION_ARGS) {
 
 // dp_agg.append_ledger_entry(kind, role_oid, role_name, session_user_name,
 // current_user_name, epsilon, delta, rho, zcdp_delta, budget, chain_now
-// [, query_id, aggregates, query]): appends one ledger row; every write of
+// [, query_id, aggregates, query, system_identifier]): appends one ledger row; every write of
 // the ledger goes through here. `budget` is the role's budget row right
 // after the change (NULL when it has none): its digest is recorded with the
 // entry. The ledger writer's charges are chained at once (chain_now); an
@@ -562,6 +577,13 @@ Datum dp_agg_append_ledger_entry(PG_FUNCTION_ARGS) {
   nulls[dp_pg::kId] = false;
   values[dp_pg::kRecordedAt] = TimestampTzGetDatum(GetCurrentTransactionStartTimestamp());
   nulls[dp_pg::kRecordedAt] = false;
+  // The cluster whose role OIDs these are: this one (dp_agg.system_identifier())
+  // unless given.
+  values[dp_pg::kSystemIdentifier] =
+      PG_NARGS() > 14 && !PG_ARGISNULL(14)
+          ? PG_GETARG_DATUM(14)
+          : Int64GetDatum(static_cast<int64>(GetSystemIdentifier()));
+  nulls[dp_pg::kSystemIdentifier] = false;
   if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "dp_agg: SPI_connect failed");
   if (chain_now) {
     dp_pg::Chain(values, nulls, false);

@@ -17,6 +17,12 @@
 
 namespace dp_pg {
 
+// Whether this backend chained a ledger entry in its current transaction,
+// which then holds the chain head's row lock until it ends (an
+// administrator's change chained early, by SET CONSTRAINTS ALL IMMEDIATE): a
+// private query in it would wait for the writer, which waits for it.
+bool ChainedInThisTransaction();
+
 // The ledger writer, inside the transaction of a batch, after applying it:
 // reads the chain head (nothing if it cannot without waiting).
 void NoteLedgerHead();

@@ -2,11 +2,14 @@
 #include "call_sites.h"
 #include "distributed.h"
 #include "drop_guard.h"
+#include "information_schema.h"
 #include "ledger.h"
 #include "pg_includes.h"
 #include "pinned_settings.h"
 #include "planner_hook.h"
 #include "public_estimates.h"
+#include "release_cache.h"
+#include "release_claims.h"
 #include "release_once.h"
 #include "release_replay.h"
 #include "restriction.h"
@@ -25,6 +28,7 @@ void _PG_init(void) {
   dp_pg::DefineSettings();
   // Plans carrying the replay node may be copied and read back by name.
   dp_pg::RegisterReleaseReplay();
+  dp_pg::RegisterReleaseCache();
   // Only a library loaded at server start has its hook in place for every
   // query of every backend. Loaded later, it installs no hook, the initial
   // states get no parameters, and the aggregates refuse to run (fail closed).
@@ -39,7 +43,9 @@ void _PG_init(void) {
   dp_pg::InstallPublicEstimatesHooks();
   dp_pg::InstallReleaseOnceHook();
   dp_pg::InstallRestrictionHooks();
+  dp_pg::InstallInformationSchemaHook();
   dp_pg::InstallLedger();
+  dp_pg::InstallReleaseClaims();
   dp_pg::InstallDropGuard();
   dp_pg::InstallCitusFunctionGuard();
 }

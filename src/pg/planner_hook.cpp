@@ -7,10 +7,12 @@ extern "C" {
 
 #include "distributed.h"
 #include "pinned_settings.h"
+#include "plain_aggregates.h"
 #include "public_estimates.h"
 #include "query_judgement.h"
 #include "query_rewrites.h"
 #include "regex_like.h"
+#include "release_cache.h"
 #include "release_once.h"
 #include "release_replay.h"
 #include "restriction.h"
@@ -37,6 +39,10 @@ PlannedStmt* PlanJudged(Query* query, const char* query_string, int cursor_optio
   // own (recursive planning, local execution), with the functions Citus puts
   // into them.
   RefuseRestrictedCitusCalls(query, planner_depth > 1 || ActivePortal != nullptr);
+  // A restricted role's plain count/sum/avg over protected rows become
+  // dp_count/dp_sum/dp_avg when an administrator gave the role an epsilon
+  // for them (plain_aggregates.h), before anything else looks at the query.
+  RewritePlainAggregates(query);
   // dp_count(epsilon) becomes dp_count(true, epsilon) before it is judged.
   ExpandRowCounts(query);
   // So do a restricted role's simple regular expressions: LIKE (regex_like.h).
@@ -51,6 +57,13 @@ PlannedStmt* PlanJudged(Query* query, const char* query_string, int cursor_optio
   const Verdict verdict =
       fragment ? Verdict{true, NIL} : JudgeQuery(query);  // raises ERROR if refused
   ApplyRewrites(verdict.rewrites);
+  // The release cache's question (release_cache.h): from the tree as judged
+  // and rewritten, before Citus or the planner change it. Only the
+  // statement's own planning: plans made inside it (Citus's recursive
+  // subplans) are parts of its question, and a worker's fragment is the
+  // coordinator's.
+  CachedStatement cached;
+  const bool cacheable = !fragment && planner_depth == 1 && DescribeCachedStatement(query, &cached);
   // dp_agg on Citus (distributed.cpp): before Citus plans the query.
   const bool private_distributed = PrepareDistributedQuery(query);
   const planner_hook_type next = previous_planner != nullptr ? previous_planner : standard_planner;
@@ -79,6 +92,8 @@ PlannedStmt* PlanJudged(Query* query, const char* query_string, int cursor_optio
   if (fragment) RunShardPartialsDirectly(plan);
   // Rewinds and rescans replay a release instead of drawing again.
   WrapReleases(plan, cursor_options);
+  // The same question is answered once per period (release_cache.h).
+  if (cacheable) WrapInReleaseCache(plan, cached);
   return plan;
 }
 

@@ -369,12 +369,34 @@ bool GroupsNeedSelection(Query* query, const FromAnalysis& from, Bitmapset* key_
   return false;
 }
 
+// A level that groups protected rows by protected keys and asks for no
+// private aggregate (SELECT col FROM t GROUP BY col): its only answer is
+// which keys exist, released by partition selection and charged for it. BI
+// tools send exactly this in the background, with no user action: Metabase's
+// field-values sync (SELECT "col" FROM "t" GROUP BY "col" ORDER BY "col" ASC
+// LIMIT 1000) for every category column of every table, on every sync, and
+// filter drop-downs. Each run would spend budget silently (issue 27), so it
+// is refused before anything is charged, from the query's text alone; an
+// analyst who wants the keys asks for them explicitly (and is charged) by
+// writing the gate or a count.
+[[noreturn]] void RefuseKeyListing() {
+  Refuse(ERRCODE_INSUFFICIENT_PRIVILEGE,
+         "a GROUP BY over protected rows without a private aggregate is not answered",
+         "Listing which keys exist would be charged for group selection each time it runs, and "
+         "BI tools send such listings in the background (Metabase's field-values sync, filter "
+         "drop-downs); dp_agg spends no budget on a query that asks for no private answer.",
+         "To list the keys and pay for it, ask explicitly: SELECT col FROM t GROUP BY col HAVING "
+         "dp_agg.group_selection(1.0, 1e-6), or count them: SELECT col, dp_count(1.0) FROM t "
+         "GROUP BY col.");
+}
+
 // An aggregation level releases only private aggregates' answers and the
 // keys of the groups that partition selection lets through, in key order.
 void JudgeAggregationLevel(Query* query, const FromAnalysis& from, int max_groups,
-                           Judgement* judgement) {
+                           bool calls_private, Judgement* judgement) {
   Bitmapset* key_items = CheckGroupKeys(query);
   const bool gated = GroupsNeedSelection(query, from, key_items);
+  if (gated && !calls_private) RefuseKeyListing();
   CheckHavingExpression(query->havingQual, gated);
   if (gated) {
     Rewrite* selection = LevelRewrite(RewriteKind::kAddGroupSelection, query);
@@ -612,7 +634,8 @@ bool JudgeLevel(Query* query, const Level* parent, Judgement* judgement) {
     Require(judgement, LevelRewrite(RewriteKind::kTotalArithmetic, query));
     return true;  // protected rows: an outer level must aggregate them
   }
-  JudgeAggregationLevel(query, from, units != nullptr ? units->max_groups : 1, judgement);
+  JudgeAggregationLevel(query, from, units != nullptr ? units->max_groups : 1, calls_private,
+                        judgement);
   // Last for the level: its expressions are final (group selection added).
   Require(judgement, LevelRewrite(RewriteKind::kTotalArithmetic, query));
   return false;

@@ -16,6 +16,7 @@ extern "C" {
 #include "settings.h"
 #include "total_functions.h"
 #include "unit_rewrite.h"
+#include "verified_calls.h"
 
 namespace dp_pg {
 
@@ -259,6 +260,7 @@ Node* ReplaceByTotalVersions(Node* node, void* context) {
                                                operation->inputcollid, operation->location));
   } else if (IsA(node, FuncExpr)) {
     auto* call = reinterpret_cast<FuncExpr*>(node);
+    if (IsVerifiedCallFunction(call->funcid)) return VerifiedCall(call);
     if (HasTotalReplacement(call->funcid))
       return reinterpret_cast<Node*>(TotalCall(call->funcid, call->funcresulttype, call->args,
                                                call->funccollid, call->inputcollid,

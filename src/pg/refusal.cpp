@@ -38,18 +38,9 @@ int PositionOf(int location, const char* spelling) {
 }
 
 const char* const kAggregateHint =
-    "Restricted roles see protected tables only through dp_agg's private aggregates "
-    "(dp_count, dp_sum, dp_avg, dp_percentile, dp_select, ...); transform their answers in an "
-    "outer query.";
-
-const char* const kTotalHint =
-    "On protected rows use comparisons of integers, floats, numerics, text (with one "
-    "deterministic collation), dates and timestamps, arithmetic (+ - * / % of numbers, date +- "
-    "integer, timestamp +- interval), length(), lower/upper, LIKE/ILIKE and substring with "
-    "constant patterns and lengths, floor/ceil/round/trunc, width_bucket with constant bounds, "
-    "date_trunc/extract/date_part/to_char with constant fields or formats, now(), AND/OR/NOT, "
-    "CASE, COALESCE, NULLIF, IS NULL, widening casts and casts of numbers, dates and timestamps "
-    "to text; compute anything else from the released answers in an outer query.";
+    "Ask for private aggregates instead, such as SELECT region, dp_count(1.0) FROM t GROUP BY "
+    "region (dp_count, dp_sum, dp_avg, dp_median, dp_percentile, dp_select), and transform "
+    "their answers in an outer query.";
 
 const char* const kJoinHint =
     "Join a protected table only to public tables, on equality with every column of a unique "

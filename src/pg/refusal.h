@@ -23,9 +23,6 @@ namespace dp_pg {
 // For rules that only private aggregates satisfy.
 extern const char* const kAggregateHint;
 
-// For expressions evaluated on protected rows that are not total.
-extern const char* const kTotalHint;
-
 // For joins that could repeat a protected row.
 extern const char* const kJoinHint;
 

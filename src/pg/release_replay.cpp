@@ -14,6 +14,7 @@ extern "C" {
 #include "aggregate_catalog.h"
 #include "distributed.h"
 #include "plan_children.h"
+#include "scan_above.h"
 #include "settings.h"
 
 namespace dp_pg {
@@ -37,22 +38,6 @@ struct ReplayState {
   TupleTableSlot* stored;  // reads the store (minimal tuples)
   bool eof_underlying;  // the Agg has returned its last row
 };
-
-TupleTableSlot* Emit(ReplayState* state, TupleTableSlot* from) {
-  // The scan slot is virtual (ExecInitCustomScan in PostgreSQL 15): the
-  // values point into `from`, which stays valid until the next call.
-  TupleTableSlot* out = state->css.ss.ss_ScanTupleSlot;
-  ExecClearTuple(out);
-  slot_getallattrs(from);
-  const int columns = out->tts_tupleDescriptor->natts;
-  std::memcpy(out->tts_values, from->tts_values, sizeof(Datum) * columns);
-  std::memcpy(out->tts_isnull, from->tts_isnull, sizeof(bool) * columns);
-  ExecStoreVirtualTuple(out);
-  ProjectionInfo* projection = state->css.ss.ps.ps_ProjInfo;
-  if (projection == nullptr) return out;
-  projection->pi_exprContext->ecxt_scantuple = out;
-  return ExecProject(projection);
-}
 
 void BeginReplay(CustomScanState* node, EState* estate, int eflags) {
   auto* state = reinterpret_cast<ReplayState*>(node);
@@ -79,7 +64,7 @@ TupleTableSlot* ExecReplay(CustomScanState* node) {
       state->eof_underlying = true;
       return ExecClearTuple(node->ss.ss_ScanTupleSlot);
     }
-    return Emit(state, row);
+    return EmitRowAbove(node, row);
   }
   const bool forward = ScanDirectionIsForward(node->ss.ps.state->es_direction);
   bool at_end_of_store = tuplestore_ateof(state->store);
@@ -92,7 +77,7 @@ TupleTableSlot* ExecReplay(CustomScanState* node) {
   }
   if (!at_end_of_store) {
     if (tuplestore_gettupleslot(state->store, forward, false, state->stored))
-      return Emit(state, state->stored);
+      return EmitRowAbove(node, state->stored);
     if (forward) at_end_of_store = true;
   }
   if (at_end_of_store && !state->eof_underlying) {
@@ -102,7 +87,7 @@ TupleTableSlot* ExecReplay(CustomScanState* node) {
       return ExecClearTuple(node->ss.ss_ScanTupleSlot);
     }
     tuplestore_puttupleslot(state->store, row);
-    return Emit(state, row);
+    return EmitRowAbove(node, row);
   }
   return ExecClearTuple(node->ss.ss_ScanTupleSlot);
 }
@@ -169,44 +154,14 @@ bool ReleasesPrivately(Node* node, void* context) {
 // `held`: the plan is a WITH HOLD cursor's.
 Plan* WrapInReplay(Plan* agg, bool held, int* next_node_id) {
   CustomScan* replay = makeNode(CustomScan);
-  Plan* plan = &replay->scan.plan;
-  plan->startup_cost = agg->total_cost;  // the Agg runs to its first row at least
-  plan->total_cost = agg->total_cost;
-  plan->plan_rows = agg->plan_rows;
-  plan->plan_width = agg->plan_width;
-  plan->parallel_aware = false;
-  plan->parallel_safe = agg->parallel_safe;
-  plan->async_capable = false;
-  plan->plan_node_id = (*next_node_id)++;
-  plan->extParam = bms_copy(agg->extParam);
-  plan->allParam = bms_copy(agg->allParam);
-  plan->lefttree = agg;
-  // The scan tuple is the Agg's row (OUTER_VAR: EXPLAIN VERBOSE shows the
-  // Agg's expressions); the output is the scan tuple as it is.
-  ListCell* cell;
-  foreach (cell, agg->targetlist) {
-    const auto* entry = static_cast<TargetEntry*>(lfirst(cell));
-    Expr* expr = entry->expr;
-    Var* from_agg = makeVar(OUTER_VAR, entry->resno, exprType(reinterpret_cast<Node*>(expr)),
-                            exprTypmod(reinterpret_cast<Node*>(expr)),
-                            exprCollation(reinterpret_cast<Node*>(expr)), 0);
-    TargetEntry* scan_entry = flatCopyTargetEntry(const_cast<TargetEntry*>(entry));
-    scan_entry->expr = reinterpret_cast<Expr*>(from_agg);
-    replay->custom_scan_tlist = lappend(replay->custom_scan_tlist, scan_entry);
-    Var* from_scan = makeVar(INDEX_VAR, entry->resno, from_agg->vartype, from_agg->vartypmod,
-                             from_agg->varcollid, 0);
-    TargetEntry* output = flatCopyTargetEntry(const_cast<TargetEntry*>(entry));
-    output->expr = reinterpret_cast<Expr*>(from_scan);
-    plan->targetlist = lappend(plan->targetlist, output);
-  }
-  replay->scan.scanrelid = 0;
+  PlaceScanAbove(replay, agg, (*next_node_id)++, agg->parallel_safe);
   replay->flags = CUSTOMPATH_SUPPORT_BACKWARD_SCAN;
   // A node, not an integer list: Citus takes the first element of any
   // CustomScan's custom_private for a node and looks at its tag
   // (IsCitusCustomScan, walking the plan for its own scan).
   replay->custom_private = list_make1(makeInteger(held ? 1 : 0));
   replay->methods = &kPlanMethods;
-  return plan;
+  return &replay->scan.plan;
 }
 
 struct WrapContext {
@@ -223,16 +178,6 @@ Plan* Wrap(Plan* plan, void* context) {
   if (IsA(plan, Agg) && (ReleasesPrivately(reinterpret_cast<Node*>(plan->targetlist), nullptr) ||
                          ReleasesPrivately(reinterpret_cast<Node*>(plan->qual), nullptr)))
     return WrapInReplay(plan, wrap->held, &wrap->next_node_id);
-  return plan;
-}
-
-// Raises *context to the largest plan node id at or below `plan`.
-Plan* RaiseToMaxNodeId(Plan* plan, void* context) {
-  if (plan == nullptr) return nullptr;
-  check_stack_depth();
-  int* max_id = static_cast<int*>(context);
-  *max_id = Max(*max_id, plan->plan_node_id);
-  VisitChildPlans(plan, RaiseToMaxNodeId, context);
   return plan;
 }
 
@@ -256,10 +201,7 @@ void WrapReleases(PlannedStmt* statement, int cursor_options) {
   if (TestFaultIs(TestFault::kFinalizeOnRewind)) return;
   // Plan node ids must stay unique within the statement (EXPLAIN ANALYZE and
   // parallel query find nodes by them).
-  int max_id = 0;
-  RaiseToMaxNodeId(statement->planTree, &max_id);
-  VisitPlanList(statement->subplans, RaiseToMaxNodeId, &max_id);
-  WrapContext context{(cursor_options & CURSOR_OPT_HOLD) != 0, max_id + 1};
+  WrapContext context{(cursor_options & CURSOR_OPT_HOLD) != 0, MaxPlanNodeId(statement) + 1};
   statement->planTree = Wrap(statement->planTree, &context);
   VisitPlanList(statement->subplans, Wrap, &context);
 }

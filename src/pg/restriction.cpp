@@ -3,6 +3,8 @@
 // and the utility statements a restricted role may run.
 #include "restriction.h"
 
+#include "column_bounds.h"
+
 #include "distributed.h"
 #include "drop_guard.h"
 #include "support_guard.h"
@@ -489,13 +491,29 @@ void CheckColumnLabel(const ObjectAddress* object, const char* label) {
   if (kind != RELKIND_RELATION && kind != RELKIND_PARTITIONED_TABLE && kind != RELKIND_MATVIEW &&
       kind != RELKIND_FOREIGN_TABLE)
     ereport(ERROR, (errcode(ERRCODE_WRONG_OBJECT_TYPE),
-                    errmsg("dp_agg labels privacy units on columns of tables only")));
+                    errmsg("dp_agg labels privacy units and bounds on columns of tables only")));
   if (label == nullptr) return;
+  // One label per column and provider: a column is either a privacy unit or
+  // has bounds, and setting one never silently drops the other.
+  const char* existing_label = GetSecurityLabel(object, kProvider);
+  if (existing_label != nullptr && IsBoundsLabel(existing_label) != IsBoundsLabel(label))
+    ereport(ERROR,
+            (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+             errmsg("column \"%s\" already has the dp_agg label '%s'",
+                    get_attname(object->objectId, object->objectSubId, false), existing_label),
+             errdetail("A privacy unit column has no bounds, and a column with bounds is no "
+                       "privacy unit."),
+             errhint("Remove that label first (dp_agg.unset_column_bounds or "
+                     "dp_agg.unset_privacy_unit).")));
+  if (IsBoundsLabel(label)) {
+    CheckBoundsLabel(object->objectId, object->objectSubId, label);
+    return;
+  }
   if (strcmp(label, kPrivacyUnit) != 0)
     ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
                     errmsg("invalid dp_agg label for a column: \"%s\"", label),
-                    errhint("The only label of a column is 'privacy_unit' (or NULL to remove "
-                            "it).")));
+                    errhint("A column's label is 'privacy_unit' or 'bounds [lower, upper]' (or "
+                            "NULL to remove it).")));
   const AttrNumber existing = OwnPrivacyUnitColumn(object->objectId);
   if (existing != InvalidAttrNumber && existing != object->objectSubId)
     ereport(ERROR,
@@ -546,7 +564,8 @@ void CheckLabel(const ObjectAddress* object, const char* label) {
     return;
   } else {
     ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-                    errmsg("dp_agg labels only tables ('protected'), columns ('privacy_unit') and "
+                    errmsg("dp_agg labels only tables ('protected'), columns ('privacy_unit', "
+                           "'bounds [...]') and "
                            "roles ('restricted')")));
   }
   // Cached plans were validated under the old labels: plan again. A role's
@@ -614,7 +633,8 @@ void CheckUtilityForRestrictedRole(Node* statement) {
                     "Restricted roles may change only client settings (DateStyle, "
                     "search_path, statement_timeout, ...) and "
                     "dp_agg.group_selection_epsilon/_delta, "
-                    "dp_agg.max_groups_contributed: planner and debugging "
+                    "dp_agg.max_groups_contributed, dp_agg.release_cache_period: planner "
+                    "and debugging "
                     "settings show or change how protected rows are read.");
     }
     case T_CopyStmt: {
@@ -824,7 +844,8 @@ bool IsAnalystSetting(const char* name) {
                                          "xmloption",
                                          "dp_agg.group_selection_epsilon",
                                          "dp_agg.group_selection_delta",
-                                         "dp_agg.max_groups_contributed"};
+                                         "dp_agg.max_groups_contributed",
+                                         "dp_agg.release_cache_period"};
   if (name == nullptr) return false;
   for (const char* allowed : kAllowed)
     if (pg_strcasecmp(name, allowed) == 0) return true;

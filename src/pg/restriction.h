@@ -39,8 +39,9 @@ AttrNumber PrivacyUnitColumn(Oid relation);
 // protected tables.
 void CheckExecutionForRestrictedRole(QueryDesc* query, int flags);
 
-// Settings a restricted role may change: client settings, and what DP
-// group selection spends (charged like any epsilon in a query). Planner,
+// Settings a restricted role may change: client settings, what DP group
+// selection spends (charged like any epsilon in a query), and how long its
+// answers are reused (release_cache.h). Planner,
 // debugging and dp_agg's other settings are not on the list.
 bool IsAnalystSetting(const char* name);
 

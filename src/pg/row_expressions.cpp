@@ -9,6 +9,7 @@ extern "C" {
 #include "allow_list.h"
 #include "constant_arguments.h"
 #include "refusal.h"
+#include "refusal_advice.h"
 #include "settings.h"
 
 namespace dp_pg {
@@ -175,15 +176,24 @@ const char* const kRegexHint =
 
 [[noreturn]] void RefuseExpression(Node* node, const RowCheck* check) {
   char detail[512];
-  snprintf(detail, sizeof detail, "It would run for protected rows in %s. %s", check->place,
-           IsA(node, CoerceViaIO) || IsA(node, ArrayCoerceExpr) || IsA(node, CoerceToDomain)
-               ? "A cast through text (other than a number, date or timestamp to text), an "
-                 "array cast or a domain check can fail on some values, which would reveal them."
-               : "dp_agg accepts only expressions that it knows cannot fail (comparisons, "
-                 "AND/OR/NOT, CASE, COALESCE, IS NULL, widening casts) and refuses any other "
-                 "kind.");
-  RefuseAt(ERRCODE_INSUFFICIENT_PRIVILEGE, "expression not allowed on protected rows", detail,
-           kTotalHint, exprLocation(node), "");
+  const bool can_fail =
+      IsA(node, CoerceViaIO) || IsA(node, ArrayCoerceExpr) || IsA(node, CoerceToDomain);
+  snprintf(detail, sizeof detail, "It would run on protected rows in %s. %s", check->place,
+           can_fail ? "A cast through text, an array cast or a domain check fails on some "
+                      "values, which would reveal them."
+                    : "dp_agg runs there only expressions that it knows cannot fail.");
+  char rule[256];
+  if (IsA(node, CoerceViaIO))
+    snprintf(rule, sizeof rule, "cast from %s to %s may not be applied to protected rows",
+             format_type_be(
+                 exprType(reinterpret_cast<Node*>(reinterpret_cast<CoerceViaIO*>(node)->arg))),
+             format_type_be(reinterpret_cast<CoerceViaIO*>(node)->resulttype));
+  else if (IsA(node, MinMaxExpr))
+    snprintf(rule, sizeof rule, "GREATEST/LEAST may not be applied to protected rows");
+  else
+    snprintf(rule, sizeof rule, "expression not allowed on protected rows");
+  RefuseAt(ERRCODE_INSUFFICIENT_PRIVILEGE, rule, detail, ExpressionAdvice(node), exprLocation(node),
+           "");
 }
 
 // Walks an expression after constant folding. Every node left is evaluated
@@ -318,9 +328,8 @@ void CheckFolded(Node* expression, RowCheck check) {
     operator_oid = reinterpret_cast<const ScalarArrayOpExpr*>(call)->opno;
   char detail[512];
   snprintf(detail, sizeof detail,
-           "It would run for protected rows in %s, and it is not on dp_agg's list of total "
-           "functions (functions that return a value for every input and never raise an "
-           "error): an error that happens only for some rows reveals them.",
+           "It would run on protected rows in %s and can raise an error for some values, "
+           "which would reveal them: dp_agg runs there only functions that never fail.",
            place);
   char rule[256];
   const char* spelling = nullptr;
@@ -346,6 +355,11 @@ void CheckFolded(Node* expression, RowCheck check) {
     else
       snprintf(rule, sizeof rule, "operator %s may not be applied to protected rows",
                format_operator(operator_oid));
+  } else if (CastSpelling(call)[0] != '\0') {
+    // A cast: named as written (CAST(x AS integer), x::integer, a driver's
+    // {fn YEAR(x)}), not by the function that implements it (int4(numeric)).
+    snprintf(rule, sizeof rule, "%s may not be applied to protected rows", CastSpelling(call));
+    spelling = "";
   } else {
     snprintf(rule, sizeof rule, "function %s may not be applied to protected rows",
              format_procedure(function));
@@ -354,7 +368,8 @@ void CheckFolded(Node* expression, RowCheck check) {
       RefuseAt(ERRCODE_INSUFFICIENT_PRIVILEGE, rule, kRegexDetail, kRegexHint, exprLocation(call),
                spelling);
   }
-  RefuseAt(ERRCODE_INSUFFICIENT_PRIVILEGE, rule, detail, kTotalHint, exprLocation(call), spelling);
+  RefuseAt(ERRCODE_INSUFFICIENT_PRIVILEGE, rule, detail, NonTotalCallAdvice(function, call),
+           exprLocation(call), spelling);
 }
 
 void ResetRowExpressionCounts() {

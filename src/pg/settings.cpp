@@ -14,6 +14,7 @@ namespace defaults {
 constexpr double kMaxEpsilon = 10.0;
 constexpr double kMaxDelta = 1e-5;
 constexpr int kChargeTimeoutMs = 60000;
+constexpr int kLedgerWriters = 2;
 constexpr bool kAllowDropExtension = false;
 constexpr const char* kAdminRole = "";
 constexpr double kGroupSelectionEpsilon = 1.0;
@@ -24,11 +25,15 @@ constexpr int kMaxGroupsContributed = 1;
 constexpr double kProtectedRowsEstimate = 1e5;
 constexpr bool kPlanAsRestricted = false;
 constexpr double kBudgetAlertFraction = 0.1;
+constexpr double kPlainAggregateEpsilon = 0;
+constexpr int kReleaseCachePeriodS = 3600;
+constexpr int kReleaseCacheMaxEntries = 1000;
 }  // namespace defaults
 
 double max_epsilon = defaults::kMaxEpsilon;
 int test_fault = defaults::kTestFault;
 int charge_timeout_ms = defaults::kChargeTimeoutMs;
+int ledger_writers = defaults::kLedgerWriters;
 double max_delta = defaults::kMaxDelta;
 bool allow_drop_extension = defaults::kAllowDropExtension;
 char* admin_role = nullptr;  // the string GUC machinery sets it to a copy of kAdminRole
@@ -38,6 +43,9 @@ int max_groups_contributed = defaults::kMaxGroupsContributed;
 double protected_rows_estimate = defaults::kProtectedRowsEstimate;
 bool plan_as_restricted = defaults::kPlanAsRestricted;
 double budget_alert_fraction = defaults::kBudgetAlertFraction;
+double plain_aggregate_epsilon = defaults::kPlainAggregateEpsilon;
+int release_cache_period_s = defaults::kReleaseCachePeriodS;
+int release_cache_max_entries = defaults::kReleaseCacheMaxEntries;
 bool session_may_use_test_seed = false;
 
 namespace {
@@ -61,6 +69,8 @@ const struct config_enum_entry kTestFaults[] = {
     {"unchecked_text_encoding", static_cast<int>(TestFault::kUncheckedTextEncoding), false},
     {"measured_estimates", static_cast<int>(TestFault::kMeasuredEstimates), false},
     {"uncancellable_spin", static_cast<int>(TestFault::kUncancellableSpin), false},
+    {"plain_bounds_checked_on_rows", static_cast<int>(TestFault::kPlainBoundsCheckedOnRows), false},
+    {"cache_invalidated_by_writes", static_cast<int>(TestFault::kCacheInvalidatedByWrites), false},
     {nullptr, 0, false},
 };
 
@@ -128,6 +138,18 @@ void DefineSettings() {
       "How long a private query waits for its budget charge to be recorded durably.",
       "After this, the query fails without computing anything.", &charge_timeout_ms,
       defaults::kChargeTimeoutMs, 100, 3600000, PGC_SUSET, GUC_UNIT_MS, nullptr, nullptr, nullptr);
+  // (A server-start setting can only be defined while the library is
+  // preloaded: loaded later, defining it ends the session with FATAL.)
+  if (process_shared_preload_libraries_in_progress)
+    DefineCustomIntVariable(
+        "dp_agg.ledger_writers",
+        "How many ledger writers record privacy charges (background workers started with the "
+        "server).",
+        "Each writer serves one database at a time and owns its background worker slot, counted "
+        "in max_worker_processes. Databases that run private queries at the same time beyond "
+        "this number wait their turn.",
+        &ledger_writers, defaults::kLedgerWriters, 1, 64, PGC_POSTMASTER, 0, nullptr, nullptr,
+        nullptr);
   DefineCustomBoolVariable(
       "dp_agg.allow_drop_extension",
       "Confirms that DROP EXTENSION dp_agg, or DROP DATABASE of a database with a dp_agg "
@@ -192,6 +214,40 @@ void DefineSettings() {
       "alert off.",
       &budget_alert_fraction, defaults::kBudgetAlertFraction, 0.0, 1.0, PGC_SUSET, 0, nullptr,
       nullptr, nullptr);
+  // Superuser-only to set, so that ALTER ROLE ... SET (by a superuser, or by
+  // an administrator granted SET ON PARAMETER) decides it for a restricted
+  // role: the analyst neither turns plain aggregates on nor picks their epsilon.
+  DefineCustomRealVariable(
+      "dp_agg.plain_aggregate_epsilon",
+      "Epsilon of each plain count, sum or avg a restricted role runs on protected rows.",
+      "0 (the default) refuses plain aggregates on protected rows. Above 0, count(*), "
+      "count(x), count(DISTINCT x), sum(x) and avg(x) are answered as dp_count, dp_sum and "
+      "dp_avg with this epsilon and the bounds declared by dp_agg.set_column_bounds. Set it per "
+      "role: ALTER ROLE analyst SET dp_agg.plain_aggregate_epsilon = 0.5.",
+      &plain_aggregate_epsilon, defaults::kPlainAggregateEpsilon, 0, 1e6, PGC_SUSET, 0, nullptr,
+      nullptr, nullptr);
+  // USERSET, and on the restricted analyst's list: whatever the analyst
+  // chooses only moves the trade-off between budget and freshness. A
+  // shorter period (0: never reused) only costs the analyst budget; a longer
+  // one only reuses older answers, which were released and paid for. Neither
+  // releases anything new, and whether an answer is reused still depends
+  // only on the role, the query, the key's settings and the clock. An
+  // administrator sets the default for a role with ALTER ROLE ... SET.
+  DefineCustomIntVariable(
+      "dp_agg.release_cache_period",
+      "How long the answer released for a private query is reused for the same query.",
+      "The same role asking the same query (same normalised text, parameter values and "
+      "meaning-changing settings) again in the same period, aligned to the Unix epoch, gets "
+      "the rows released the first time and is not charged. 0 turns reuse off.",
+      &release_cache_period_s, defaults::kReleaseCachePeriodS, 0, 366 * 24 * 3600, PGC_USERSET,
+      GUC_UNIT_S, nullptr, nullptr, nullptr);
+  // SUSET: the stored releases take disk space on the server.
+  DefineCustomIntVariable(
+      "dp_agg.release_cache_max_entries", "How many stored releases each role keeps for reuse.",
+      "Beyond this, the role's oldest stored releases are removed; a query whose release was "
+      "removed is released again, and charged.",
+      &release_cache_max_entries, defaults::kReleaseCacheMaxEntries, 1, 1000000, PGC_SUSET, 0,
+      nullptr, nullptr, nullptr);
   DefineCustomEnumVariable(
       "dp_agg.insecure_test_fault", "FOR TESTS ONLY: break a mechanism or a query rule on purpose.",
       "Used by the privacy audit suite to show that it detects broken mechanisms. Any value "

@@ -15,6 +15,9 @@ extern double max_delta;
 // dp_agg.charge_timeout: how long a query waits for its charge to be recorded.
 extern int charge_timeout_ms;
 
+// dp_agg.ledger_writers: how many ledger writers the postmaster starts (ledger.h).
+extern int ledger_writers;
+
 // dp_agg.admin_role: members of this role may manage budgets (besides superusers).
 extern char* admin_role;
 
@@ -46,6 +49,16 @@ extern bool plan_as_restricted;
 // fraction of a budget total gets a NOTICE, and a LOG line when it crosses
 // the threshold (spend_alert.h); 0 turns the alert off.
 extern double budget_alert_fraction;
+// dp_agg.plain_aggregate_epsilon: the epsilon of each plain count, sum or
+// avg a restricted role runs on protected rows (plain_aggregates.h); 0:
+// plain aggregates stay refused.
+extern double plain_aggregate_epsilon;
+// dp_agg.release_cache_period (seconds, 0 = off): how long a release is
+// reused for the same question (release_cache.h); periods are aligned to
+// the Unix epoch. dp_agg.release_cache_max_entries: how many stored
+// releases each role keeps (release_store.h).
+extern int release_cache_period_s;
+extern int release_cache_max_entries;
 
 // dp_agg.insecure_test_fault: deliberately broken mechanisms, so that the
 // privacy audit suite can show that it catches them, and query rules
@@ -71,6 +84,13 @@ enum class TestFault {
   // Restricted plans from the protected tables' sizes and statistics (issue
   // 26, finding 2). Numbered apart from the faults other changes add.
   kMeasuredEstimates = 30,
+  // Plain sum/avg refused when a row lies outside the declared bounds (the
+  // plain-aggregate rewrite deciding from the data; issue 27).
+  kPlainBoundsCheckedOnRows = 41,
+  // The release cache keyed also by the version of every row of the
+  // query's tables, so that a write drops the stored answer (issue 27,
+  // item 3): a fresh charge would tell the analyst that a row changed.
+  kCacheInvalidatedByWrites = 40,
 };
 extern int test_fault;  // a TestFault
 inline bool TestFaultIs(TestFault fault) { return test_fault == static_cast<int>(fault); }

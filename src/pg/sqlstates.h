@@ -25,11 +25,22 @@
 // released. No setting of the session can cause it since the Citus settings
 // are pinned (pinned_settings.h); it stays as the proof that the states agree.
 #define ERRCODE_DP_AGG_INCONSISTENT_PARTIALS MAKE_SQLSTATE('Z', 'P', '0', '0', '3')
+// ZP004: a budget restored from another cluster under the role's name waits
+// to be re-attached (dp_agg.reattach_budgets), so set_budget, add_budget and
+// set_budget_zcdp refuse to start a fresh one beside it (raised by the SQL
+// functions of src/sql/40_budgets_ledger.sql and 42_budget_restores.sql).
+#define ERRCODE_DP_AGG_RESTORED_BUDGET MAKE_SQLSTATE('Z', 'P', '0', '0', '4')
 
-// ZP004: a change of the privacy ledger that dp_agg's own functions did not
+// ZP005: another session of the same role is computing the answer to the
+// same query, which this one would reuse (release_cache.h), and has not
+// stored it within dp_agg.charge_timeout; nothing was charged.
+#define ERRCODE_DP_AGG_RELEASE_BUSY MAKE_SQLSTATE('Z', 'P', '0', '0', '5')
+
+// ZP006: a change of the privacy ledger that dp_agg's own functions did not
 // make (UPDATE, DELETE or TRUNCATE of dp_agg.ledger_entry or
 // dp_agg.ledger_head, a row inserted by hand), refused by their triggers;
-// or a ledger whose chain head is missing, to which nothing can be appended.
-#define ERRCODE_DP_AGG_LEDGER_APPEND_ONLY MAKE_SQLSTATE('Z', 'P', '0', '0', '4')
+// or a ledger whose chain head is missing, to which nothing can be appended
+// (ledger_chain.h, src/sql/46_ledger_integrity.sql).
+#define ERRCODE_DP_AGG_LEDGER_APPEND_ONLY MAKE_SQLSTATE('Z', 'P', '0', '0', '6')
 
 #endif  // DP_AGG_PG_SQLSTATES_H

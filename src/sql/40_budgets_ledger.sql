@@ -13,7 +13,25 @@
 -- dropped role's budget row stays (for audit, under the name it had) and is
 -- never found by a new role of the same name, which has another OID.
 -- role_name is the name the role had when its row was last written.
+--
+-- Role OIDs mean something only in the cluster that assigned them, so every
+-- budget and ledger row also records the system identifier of the cluster it
+-- was written in (system_identifier). A row restored from a dump of another
+-- cluster (pg_dumpall, or pg_dump restored elsewhere), where the same names
+-- were given other OIDs and its OID may belong to somebody else, is found by
+-- no role: it is *orphaned* until an administrator re-attaches it to the role
+-- of its recorded name (dp_agg.reattach_budgets, 42_budget_restores.sql).
+-- Copies within one cluster (CREATE DATABASE ... TEMPLATE, a pg_dump restored
+-- into another database, a physical standby or backup) keep the cluster's
+-- identifier and OIDs: each such database has its own budgets, copied with
+-- what was spent so far.
 -- ===========================================================================
+
+-- The system identifier of this cluster (pg_control_system()'s, read from
+-- shared memory): chosen by initdb, kept by physical copies, new in a cluster
+-- that a dump is restored into.
+CREATE FUNCTION dp_agg.system_identifier() RETURNS bigint
+AS 'MODULE_PATHNAME', 'dp_agg_system_identifier' LANGUAGE C STABLE STRICT PARALLEL SAFE;
 
 CREATE TABLE dp_agg.role_budget (
   role_name name NOT NULL,
@@ -45,7 +63,12 @@ CREATE TABLE dp_agg.role_budget (
   -- rho_total and zcdp_delta_total).
   epsilon_delta_binding boolean NOT NULL DEFAULT false,
   zcdp_binding boolean NOT NULL DEFAULT false,
-  CONSTRAINT role_budget_pkey PRIMARY KEY (role_oid),
+  -- The cluster whose role OID role_oid is (see above).
+  system_identifier bigint NOT NULL DEFAULT dp_agg.system_identifier(),
+  -- The earlier owners of this budget, 'role OID@system identifier', one per
+  -- re-attachment after a restore: their ledger rows are this role's too.
+  reattached_from text[] NOT NULL DEFAULT '{}',
+  CONSTRAINT role_budget_pkey PRIMARY KEY (role_oid, system_identifier),
   CONSTRAINT role_budget_kind_has_totals
     CHECK ((budget_kind = 'zcdp' OR zcdp_binding) = (rho_total IS NOT NULL)
            AND (rho_total IS NULL) = (zcdp_delta_total IS NULL)
@@ -53,9 +76,10 @@ CREATE TABLE dp_agg.role_budget (
            AND NOT (budget_kind = 'epsilon_delta' AND epsilon_delta_binding))
 );
 
--- One row per charge and per administrative change, appended by
+-- One row per charge, per reuse of a stored release (kind 'reused', epsilon
+-- 0: src/pg/release_cache.h) and per administrative change, appended by
 -- dp_agg.append_ledger_entry only; never updated or deleted (triggers refuse
--- it, 45_ledger_integrity.sql). Every row is chained: seq numbers the rows
+-- it, 46_ledger_integrity.sql). Every row is chained: seq numbers the rows
 -- without gaps in the order they were chained, and entry_hash is SHA-256 of
 -- the row's canonical content (every column but entry_hash) and of the
 -- previous row's entry_hash (README "A tamper-evident ledger").
@@ -63,7 +87,8 @@ CREATE TABLE dp_agg.ledger_entry (
   id bigserial PRIMARY KEY,
   recorded_at timestamptz NOT NULL DEFAULT now(),
   kind text NOT NULL CHECK (kind IN ('charge', 'set_budget', 'add_budget', 'reset_spent',
-                                     'revoke_budget', 'set_budget_zcdp')),
+                                     'revoke_budget', 'set_budget_zcdp', 'reused',
+                                     'reattach_budget')),
   role_name name NOT NULL,           -- whose budget
   session_user_name name NOT NULL,   -- who ran the query or made the change
   current_user_name name,            -- the active role at that moment (audit only)
@@ -78,6 +103,11 @@ CREATE TABLE dp_agg.ledger_entry (
   rho numeric,                       -- 0.2.0: the charge in zCDP (rho, zcdp_delta), or
   zcdp_delta numeric,                -- the new totals of a set_budget_zcdp row; NULL
                                      -- for rows written before 0.2.0
+  -- The cluster whose role OID role_oid is (as in role_budget).
+  -- A reattach_budget row: role_oid is the role that now holds the budget,
+  -- epsilon, delta, rho and zcdp_delta what it had spent, query what it
+  -- was attached from.
+  system_identifier bigint NOT NULL DEFAULT dp_agg.system_identifier(),
   seq bigint,                        -- 0.2.0: position in the chain, 1, 2, 3, ...; NULL only
                                      -- until the commit of an administrator's change
   budget_digest bytea,               -- SHA-256 of the role's dp_agg.role_budget row right
@@ -125,6 +155,38 @@ BEGIN
             HINT = 'epsilon must be a finite number >= 0 and delta a number in [0, 1).';
   END IF;
 END $$;
+
+-- Refuses to give a role a fresh budget while a budget restored from another
+-- cluster under its name waits to be re-attached (ZP004): a fresh budget
+-- beside it would start from nothing spent, forgetting the privacy loss the
+-- restored one records.
+CREATE FUNCTION dp_agg.refuse_beside_orphan(role oid, name_of_role name) RETURNS void
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  here bigint := dp_agg.system_identifier();
+  orphan dp_agg.role_budget;
+  orphans bigint;
+BEGIN
+  IF EXISTS (SELECT 1 FROM dp_agg.role_budget b
+             WHERE b.role_oid = role AND b.system_identifier = here) THEN
+    RETURN;
+  END IF;
+  orphans := (SELECT count(*) FROM dp_agg.role_budget b
+              WHERE b.system_identifier <> here AND b.role_name = name_of_role);
+  SELECT * INTO orphan FROM dp_agg.role_budget b
+  WHERE b.system_identifier <> here AND b.role_name = name_of_role
+  ORDER BY b.updated_at DESC, b.role_oid DESC LIMIT 1;
+  IF orphans > 0 THEN
+    RAISE EXCEPTION 'role "%" has a privacy budget restored from another cluster that is not re-attached',
+      name_of_role
+      USING ERRCODE = 'ZP004',
+            DETAIL = format('%s restored budget(s) carry the name %I (the latest: epsilon %s of %s and delta %s of %s spent, role OID %s in the cluster with system identifier %s). Role OIDs differ between clusters, so no role spends it until it is re-attached; a new budget would start from nothing spent.',
+                            orphans, name_of_role, orphan.epsilon_spent, orphan.epsilon_total,
+                            orphan.delta_spent, orphan.delta_total, orphan.role_oid,
+                            orphan.system_identifier),
+            HINT = 'Re-attach restored budgets to the roles of their names with SELECT * FROM dp_agg.reattach_budgets(); then change this one.';
+  END IF;
+END $$;
 -- Sets a role's budget to an (epsilon, delta) budget (basic composition),
 -- whatever its kind was; spent amounts are kept. delta NULL (the default)
 -- keeps the role's delta total (0 for a new budget), so that
@@ -141,6 +203,7 @@ CREATE FUNCTION dp_agg.set_budget(role regrole, epsilon float8, delta float8 DEF
 RETURNS void LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   name_of_role name := (SELECT rolname FROM pg_roles WHERE oid = role);
+  before dp_agg.role_budget;
   kept_delta numeric;
   now_set dp_agg.role_budget;
 BEGIN
@@ -149,13 +212,14 @@ BEGIN
     RAISE EXCEPTION 'role with OID % does not exist', role::oid
       USING ERRCODE = 'undefined_object';
   END IF;
-  kept_delta := coalesce(delta::numeric,
-                         (SELECT b.delta_total FROM dp_agg.role_budget b WHERE b.role_oid = role),
-                         0);
+  PERFORM dp_agg.refuse_beside_orphan(role, name_of_role);
+  SELECT * INTO before FROM dp_agg.role_budget b
+  WHERE b.role_oid = role AND b.system_identifier = dp_agg.system_identifier();
+  kept_delta := coalesce(delta::numeric, before.delta_total, 0);
   PERFORM dp_agg.check_amounts(epsilon, kept_delta::float8);
   INSERT INTO dp_agg.role_budget AS b (role_oid, role_name, epsilon_total, delta_total)
   VALUES (role, name_of_role, epsilon::numeric, kept_delta)
-  ON CONFLICT (role_oid) DO UPDATE
+  ON CONFLICT (role_oid, system_identifier) DO UPDATE
     SET role_name = excluded.role_name, epsilon_total = excluded.epsilon_total,
         delta_total = excluded.delta_total, budget_kind = 'epsilon_delta',
         epsilon_delta_binding = false,
@@ -180,6 +244,15 @@ BEGIN
   PERFORM dp_agg.append_ledger_entry('set_budget', role, name_of_role, session_user,
                                      current_user, epsilon::numeric, kept_delta, NULL, NULL,
                                      now_set, false);
+  -- An administrator who lowers a total is told, with both numbers: the
+  -- call reads the same whether it grants or takes away.
+  IF before.budget_kind = 'epsilon_delta'
+     AND (now_set.epsilon_total < before.epsilon_total
+          OR now_set.delta_total < before.delta_total) THEN
+    RAISE NOTICE 'this lowers the budget of role "%": epsilon total % (was %), delta total % (was %)',
+      name_of_role, now_set.epsilon_total, before.epsilon_total, now_set.delta_total,
+      before.delta_total;
+  END IF;
   IF now_set.epsilon_spent > now_set.epsilon_total OR now_set.delta_spent > now_set.delta_total
      OR (now_set.zcdp_binding AND (now_set.rho_spent > now_set.rho_total
                                    OR now_set.zcdp_delta_spent > now_set.zcdp_delta_total))
@@ -213,8 +286,10 @@ BEGIN
     RAISE EXCEPTION 'role with OID % does not exist', role::oid
       USING ERRCODE = 'undefined_object';
   END IF;
+  PERFORM dp_agg.refuse_beside_orphan(role, name_of_role);
   IF EXISTS (SELECT 1 FROM dp_agg.role_budget b
-             WHERE b.role_oid = role AND b.budget_kind = 'zcdp') THEN
+             WHERE b.role_oid = role AND b.system_identifier = dp_agg.system_identifier()
+               AND b.budget_kind = 'zcdp') THEN
     RAISE EXCEPTION 'the budget of role "%" is a zCDP budget (rho), to which epsilon cannot be added', name_of_role
       USING ERRCODE = 'invalid_parameter_value',
             DETAIL = 'Set its new totals with dp_agg.set_budget_zcdp(role, rho, delta) (the rho for an (epsilon, delta) guarantee is dp_agg.zcdp_rho(epsilon, delta)), or make it an (epsilon, delta) budget with dp_agg.set_budget.';
@@ -222,7 +297,7 @@ BEGIN
   PERFORM dp_agg.check_amounts(epsilon, delta);
   INSERT INTO dp_agg.role_budget AS b (role_oid, role_name, epsilon_total, delta_total)
   VALUES (role, name_of_role, epsilon::numeric, delta::numeric)
-  ON CONFLICT (role_oid) DO UPDATE
+  ON CONFLICT (role_oid, system_identifier) DO UPDATE
     SET role_name = excluded.role_name, epsilon_total = b.epsilon_total + excluded.epsilon_total,
         delta_total = b.delta_total + excluded.delta_total, updated_at = now()
   RETURNING * INTO now_set;
@@ -250,7 +325,7 @@ BEGIN
                                   zcdp_delta_total = CASE WHEN b.budget_kind = 'zcdp'
                                                           THEN b.zcdp_delta_total END,
                                   role_name = coalesce(name_of_role, b.role_name)
-  WHERE b.role_oid = role
+  WHERE b.role_oid = role AND b.system_identifier = dp_agg.system_identifier()
   RETURNING * INTO previous;
   IF NOT FOUND THEN
     RAISE EXCEPTION 'role "%" has no privacy budget', coalesce(name_of_role, role::text)
@@ -268,7 +343,9 @@ DECLARE
   previous dp_agg.role_budget;
 BEGIN
   PERFORM dp_agg.require_admin('revoke privacy budgets');
-  DELETE FROM dp_agg.role_budget b WHERE b.role_oid = role RETURNING * INTO previous;
+  DELETE FROM dp_agg.role_budget b
+  WHERE b.role_oid = role AND b.system_identifier = dp_agg.system_identifier()
+  RETURNING * INTO previous;
   PERFORM dp_agg.append_ledger_entry('revoke_budget', role,
                                      coalesce(name_of_role, previous.role_name, role::text),
                                      session_user, current_user, 0, 0, NULL, NULL, NULL, false);
@@ -293,6 +370,7 @@ CREATE FUNCTION dp_agg.apply_charge(role_oid oid, role name, session_role name, 
                                     OUT zcdp_delta_total numeric, OUT zcdp_delta_spent numeric)
 LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
+  here bigint := dp_agg.system_identifier();
   now_budget dp_agg.role_budget;
 BEGIN
   UPDATE dp_agg.role_budget b
@@ -301,7 +379,7 @@ BEGIN
          rho_spent = b.rho_spent + apply_charge.rho,
          zcdp_delta_spent = b.zcdp_delta_spent + apply_charge.zcdp_delta,
          role_name = apply_charge.role
-   WHERE b.role_oid = apply_charge.role_oid
+   WHERE b.role_oid = apply_charge.role_oid AND b.system_identifier = here
      AND b.budget_kind IN ('epsilon_delta', 'zcdp')
      AND CASE WHEN b.budget_kind = 'epsilon_delta' OR b.epsilon_delta_binding THEN
            b.epsilon_spent + apply_charge.epsilon <= b.epsilon_total
@@ -321,10 +399,19 @@ BEGIN
                                        left(apply_charge.query, 1000));
     status := 'charged';
   ELSE
-    SELECT * INTO now_budget FROM dp_agg.role_budget b WHERE b.role_oid = apply_charge.role_oid;
+    SELECT * INTO now_budget FROM dp_agg.role_budget b
+    WHERE b.role_oid = apply_charge.role_oid AND b.system_identifier = here;
     status := CASE WHEN FOUND THEN 'exhausted' ELSE 'no_budget' END;
     IF NOT FOUND THEN
-      RETURN;
+      -- A budget restored from another cluster under the role's name, not
+      -- re-attached: the refusal names it (its latest, and what it spent).
+      SELECT * INTO now_budget FROM dp_agg.role_budget b
+      WHERE b.system_identifier <> here AND b.role_name = apply_charge.role
+      ORDER BY b.updated_at DESC, b.role_oid DESC LIMIT 1;
+      IF NOT FOUND THEN
+        RETURN;
+      END IF;
+      status := 'orphaned';
     END IF;
   END IF;
   budget_kind := now_budget.budget_kind;
@@ -354,6 +441,7 @@ CREATE FUNCTION dp_agg.set_budget_zcdp(role regrole, rho numeric, delta numeric 
 RETURNS void LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   name_of_role name := (SELECT rolname FROM pg_roles WHERE oid = role);
+  before dp_agg.role_budget;
   now_set dp_agg.role_budget;
 BEGIN
   PERFORM dp_agg.require_admin('set privacy budgets');
@@ -361,6 +449,9 @@ BEGIN
     RAISE EXCEPTION 'role with OID % does not exist', role::oid
       USING ERRCODE = 'undefined_object';
   END IF;
+  PERFORM dp_agg.refuse_beside_orphan(role, name_of_role);
+  SELECT * INTO before FROM dp_agg.role_budget b
+  WHERE b.role_oid = role AND b.system_identifier = dp_agg.system_identifier();
   IF rho IS NULL OR rho = 'NaN' OR rho = 'Infinity' OR rho < 0 OR rho > 1000000
      OR (rho > 0 AND rho < 1e-300) OR delta IS NULL OR delta = 'NaN' OR delta < 0
      OR delta >= 1 OR (delta > 0 AND delta < 1e-300) THEN
@@ -375,7 +466,7 @@ BEGIN
   INSERT INTO dp_agg.role_budget AS b (role_oid, role_name, epsilon_total, delta_total,
                                        budget_kind, rho_total, zcdp_delta_total)
   VALUES (role, name_of_role, 0, 0, 'zcdp', rho, delta)
-  ON CONFLICT (role_oid) DO UPDATE
+  ON CONFLICT (role_oid, system_identifier) DO UPDATE
     SET role_name = excluded.role_name, budget_kind = 'zcdp', rho_total = excluded.rho_total,
         zcdp_delta_total = excluded.zcdp_delta_total, zcdp_binding = false,
         epsilon_delta_binding = b.epsilon_delta_binding
@@ -386,6 +477,13 @@ BEGIN
   RETURNING * INTO now_set;
   PERFORM dp_agg.append_ledger_entry('set_budget_zcdp', role, name_of_role, session_user,
                                      current_user, 0, 0, rho, delta, now_set, false);
+  IF before.budget_kind = 'zcdp'
+     AND (now_set.rho_total < before.rho_total
+          OR now_set.zcdp_delta_total < before.zcdp_delta_total) THEN
+    RAISE NOTICE 'this lowers the zCDP budget of role "%": rho total % (was %), delta total % (was %)',
+      name_of_role, now_set.rho_total, before.rho_total, now_set.zcdp_delta_total,
+      before.zcdp_delta_total;
+  END IF;
   IF now_set.rho_spent > now_set.rho_total OR now_set.zcdp_delta_spent > now_set.zcdp_delta_total
      OR (now_set.epsilon_delta_binding AND (now_set.epsilon_spent > now_set.epsilon_total
                                             OR now_set.delta_spent > now_set.delta_total))
@@ -428,7 +526,9 @@ AS 'MODULE_PATHNAME', 'dp_agg_zcdp_pure_epsilon' LANGUAGE C IMMUTABLE STRICT PAR
 
 -- Budgets: administrators see every role, everyone else their own (by OID,
 -- so a role keeps its row through a rename). role is the role's current
--- name, or the last name it had if it was dropped (role_dropped).
+-- name, or the last name it had if it was dropped (role_dropped), or the name
+-- recorded with a budget restored from another cluster that is not
+-- re-attached (orphaned: no role spends it; dp_agg.reattach_budgets).
 -- budget_kind is the kind the administrator chose last; binding_certificates
 -- lists every certificate that admission needs: that kind's, and an earlier
 -- kind's that still binds after a switch with spending (README "Switching
@@ -468,7 +568,8 @@ CREATE VIEW dp_agg.budgets WITH (security_barrier) AS
                CASE WHEN c.zcdp_binds
                     THEN greatest(b.zcdp_delta_total - b.zcdp_delta_spent, 0) END)
            AS delta_remaining,
-         b.updated_at, r.oid IS NULL AS role_dropped, b.budget_kind, b.rho_total, b.rho_spent,
+         b.updated_at, r.oid IS NULL AND NOT o.orphaned AS role_dropped, b.budget_kind,
+         b.rho_total, b.rho_spent,
          CASE WHEN c.epsilon_delta_binds AND g.gaussian_rho IS NULL THEN NULL
               ELSE least(g.gaussian_rho, CASE WHEN c.zcdp_binds
                                               THEN greatest(b.rho_total - b.rho_spent, 0) END)
@@ -484,8 +585,10 @@ CREATE VIEW dp_agg.budgets WITH (security_barrier) AS
          CASE WHEN c.over_totals THEN NULL
               WHEN b.budget_kind = 'zcdp' THEN b.zcdp_delta_total + 0.000001
               ELSE b.delta_total END AS guarantee_delta,
-         c.binding_certificates
-  FROM dp_agg.role_budget b LEFT JOIN pg_catalog.pg_roles r ON r.oid = b.role_oid
+         c.binding_certificates, o.orphaned
+  FROM dp_agg.role_budget b
+  CROSS JOIN LATERAL (SELECT b.system_identifier <> dp_agg.system_identifier() AS orphaned) o
+  LEFT JOIN pg_catalog.pg_roles r ON r.oid = b.role_oid AND NOT o.orphaned
   CROSS JOIN LATERAL (
     SELECT b.budget_kind = 'epsilon_delta' OR b.epsilon_delta_binding AS epsilon_delta_binds,
            b.budget_kind = 'zcdp' OR b.zcdp_binding AS zcdp_binds,
@@ -504,15 +607,25 @@ CREATE VIEW dp_agg.budgets WITH (security_barrier) AS
                 THEN dp_agg.gaussian_count_rho(
                        least(greatest(b.epsilon_total - b.epsilon_spent, 0), 1e300),
                        greatest(b.delta_total - b.delta_spent, 0)) END AS gaussian_rho) g
-  WHERE b.role_oid = (SELECT s.oid FROM pg_catalog.pg_roles s WHERE s.rolname = session_user)
+  WHERE (b.role_oid = (SELECT s.oid FROM pg_catalog.pg_roles s WHERE s.rolname = session_user)
+         AND NOT o.orphaned)
      OR dp_agg.is_admin();
 -- The ledger, filtered the same way: a new role that takes a dropped role's
--- name does not see the dropped role's rows.
+-- name does not see the dropped role's rows, nor a role the rows of another
+-- cluster's role that had its OID there; a role sees the rows of the budgets
+-- re-attached to it (role_budget.reattached_from).
 CREATE VIEW dp_agg.ledger WITH (security_barrier) AS
-  SELECT id, recorded_at, kind, role_name AS role, session_user_name, current_user_name,
-         epsilon, delta, query_id, aggregates, query, rho, zcdp_delta
-  FROM dp_agg.ledger_entry
-  WHERE role_oid = (SELECT s.oid FROM pg_catalog.pg_roles s WHERE s.rolname = session_user)
+  SELECT e.id, e.recorded_at, e.kind, e.role_name AS role, e.session_user_name,
+         e.current_user_name, e.epsilon, e.delta, e.query_id, e.aggregates, e.query, e.rho,
+         e.zcdp_delta
+  FROM dp_agg.ledger_entry e
+  WHERE (e.role_oid = (SELECT s.oid FROM pg_catalog.pg_roles s WHERE s.rolname = session_user)
+         AND e.system_identifier = dp_agg.system_identifier())
+     OR (e.role_oid::text || '@' || e.system_identifier) = ANY (
+          SELECT unnest(b.reattached_from) FROM dp_agg.role_budget b
+          WHERE b.role_oid = (SELECT s.oid FROM pg_catalog.pg_roles s
+                              WHERE s.rolname = session_user)
+            AND b.system_identifier = dp_agg.system_identifier())
      OR dp_agg.is_admin();
 
 -- What the session user has left (as in dp_agg.budgets: the least over every
@@ -526,19 +639,23 @@ LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
   SELECT v.epsilon_remaining, v.delta_remaining, v.rho_remaining, v.budget_kind,
          v.binding_certificates
   FROM dp_agg.budgets v
-  WHERE v.role = session_user AND NOT v.role_dropped
+  WHERE v.role = session_user AND NOT v.role_dropped AND NOT v.orphaned
 $$;
 
 COMMENT ON TABLE dp_agg.role_budget IS
   'Privacy budget of each login role (kind, totals and exact spent amounts in both currencies); read it through dp_agg.budgets';
 COMMENT ON TABLE dp_agg.ledger_entry IS
-  'The privacy ledger: one row per charge and per budget change, append-only and chained by SHA-256 (seq, entry_hash); read it through dp_agg.ledger, check it with dp_agg.verify_ledger()';
+  'The privacy ledger: one row per charge, per reuse of a stored release and per budget change, append-only and chained by SHA-256 (seq, entry_hash); read it through dp_agg.ledger, check it with dp_agg.verify_ledger()';
 COMMENT ON FUNCTION dp_agg.is_admin() IS
   'True when the session user is a superuser or a member of the role named by dp_agg.admin_role';
 COMMENT ON FUNCTION dp_agg.require_admin(text) IS
   'Raises insufficient_privilege unless dp_agg.is_admin() (internal)';
 COMMENT ON FUNCTION dp_agg.check_amounts(float8, float8) IS
   'Validates a budget amount: finite epsilon >= 0, delta in [0, 1) (internal)';
+COMMENT ON FUNCTION dp_agg.system_identifier() IS
+  'The system identifier of this cluster (as pg_control_system() shows it), recorded with every budget and ledger row: role OIDs mean something only in the cluster that assigned them';
+COMMENT ON FUNCTION dp_agg.refuse_beside_orphan(oid, name) IS
+  'Raises ZP004 when a role without a budget here has a budget restored from another cluster under its name, not yet re-attached (internal)';
 COMMENT ON FUNCTION dp_agg.set_budget(regrole, float8, float8) IS
   'set_budget(role, epsilon[, delta]): makes a role''s budget an (epsilon, delta) budget (basic composition) with these totals, keeping what it spent and, when delta is omitted, its delta total (administrators; leaves a ledger row)';
 COMMENT ON FUNCTION dp_agg.add_budget(regrole, float8, float8) IS

@@ -4,9 +4,9 @@
 -- listed here, and the regression suite "privileges" pins this list.
 --
 -- Not granted: the state types' input and output functions, the ledger
--- writer's apply_charge, the helpers behind the administration functions
--- (the ledger chain's among them), and the budget and ledger tables
--- themselves (read through the filtered views).
+-- writer's apply_charge and apply_reuse, the helpers behind the
+-- administration functions (the ledger chain's among them), and the budget
+-- and ledger tables themselves (read through the filtered views).
 GRANT USAGE ON SCHEMA dp_agg TO PUBLIC;
 REVOKE ALL ON ALL FUNCTIONS IN SCHEMA dp_agg FROM PUBLIC;
 REVOKE ALL ON ALL TABLES IN SCHEMA dp_agg FROM PUBLIC;
@@ -15,13 +15,14 @@ REVOKE ALL ON ALL SEQUENCES IN SCHEMA dp_agg FROM PUBLIC;
 -- Views that filter rows by the session user (spend_by_query: administrators
 -- see every row, everyone else none).
 GRANT SELECT ON dp_agg.budgets, dp_agg.ledger, dp_agg.protected_tables, dp_agg.restricted_roles,
-  dp_agg.spend_by_query TO PUBLIC;
+  dp_agg.column_bounds, dp_agg.release_cache, dp_agg.spend_by_query TO PUBLIC;
 
 -- The budget and label administration functions check dp_agg.is_admin()
 -- themselves (judged by the session user), and is_admin() is called by the
 -- views above as the querying user. query_cost plans and starts the query as
 -- the caller (their own privileges and restrictions apply) and reveals only
--- what the query's text decides.
+-- what the query's text decides. system_identifier() is called by the views;
+-- it shows what pg_control_system() shows everyone.
 GRANT EXECUTE ON FUNCTION
   dp_agg.is_admin(),
   dp_agg.remaining_budget(),
@@ -36,13 +37,20 @@ GRANT EXECUTE ON FUNCTION
   dp_agg.add_budget(regrole, float8, float8),
   dp_agg.reset_spent(regrole),
   dp_agg.revoke_budget(regrole),
+  dp_agg.reattach_budgets(),
+  dp_agg.system_identifier(),
+  dp_agg.reattach_budget(regrole, oid, bigint),
   dp_agg.verify_ledger(bigint, text),
   dp_agg.protect_table(regclass),
   dp_agg.unprotect_table(regclass),
   dp_agg.restrict_role(regrole),
   dp_agg.unrestrict_role(regrole),
   dp_agg.set_privacy_unit(regclass, name),
-  dp_agg.unset_privacy_unit(regclass, name)
+  dp_agg.unset_privacy_unit(regclass, name),
+  dp_agg.set_column_bounds(regclass, name, numeric, numeric),
+  dp_agg.unset_column_bounds(regclass, name),
+  dp_agg.release_cache_entries(),
+  dp_agg.clear_release_cache(regrole)
 TO PUBLIC;
 
 -- dp_agg's privacy-unit rewrite puts this window function into a query over
@@ -316,3 +324,34 @@ GRANT EXECUTE ON FUNCTION
   dp_agg.total_to_char(timestamptz, text),
   dp_agg.total_date_trunc(text, timestamptz)
 TO PUBLIC;
+
+-- dp_agg puts these into a restricted role's expressions over protected rows
+-- in place of the casts BI tools write (76_total_casts.sql), and that query
+-- runs as that role. They are pure and never raise.
+GRANT EXECUTE ON FUNCTION
+  dp_agg.total_int4(numeric),
+  dp_agg.total_int8(numeric),
+  dp_agg.total_int2(numeric),
+  dp_agg.total_int4(float8),
+  dp_agg.total_int2(float8),
+  dp_agg.total_int8(float8),
+  dp_agg.total_int4(float4),
+  dp_agg.total_int2(float4),
+  dp_agg.total_int8(float4),
+  dp_agg.total_int4(int8),
+  dp_agg.total_int2(int8),
+  dp_agg.total_int2(int4),
+  dp_agg.total_float4(float8),
+  dp_agg.total_date(timestamptz),
+  dp_agg.total_timestamp(timestamptz),
+  dp_agg.total_timestamptz(timestamp),
+  dp_agg.total_to_timestamp(float8),
+  dp_agg.total_to_timestamp(text, text, timestamptz, text),
+  dp_agg.total_to_date(text, text, date, text)
+TO PUBLIC;
+
+-- A restricted session reads these in place of information_schema.tables and
+-- information_schema.columns (78_information_schema.sql); they list what
+-- pg_catalog shows every role.
+GRANT SELECT ON dp_agg.information_schema_tables, dp_agg.information_schema_columns TO PUBLIC;
+GRANT EXECUTE ON FUNCTION dp_agg.lists_protected_table(oid) TO PUBLIC;

@@ -60,6 +60,8 @@ ssl_key_file = '$tls/server.key'
 ssl_ca_file = '$tls/ca.crt'
 dp_agg.node_role = '$role'
 dp_agg.coordinator_cn = '$COORDINATOR_CN'
+# fresh draws in every test: the release cache is off unless a test turns it on
+dp_agg.release_cache_period = 0
 fsync = off
 CONF
     if [ $i = 0 ]; then

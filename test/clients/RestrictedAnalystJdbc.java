@@ -429,6 +429,8 @@ public final class RestrictedAnalystJdbc {
         BigDecimal low;       // null: no value check
         BigDecimal high;
         String only;          // null, "jdbc" or "odbc"
+        List<String> escape = new ArrayList<>();  // clients that translate its {fn ...} escapes
+        String plain;         // "-- plain:" the same question with built-in aggregates
         StringBuilder sql = new StringBuilder();
 
         String describe() {
@@ -440,8 +442,36 @@ public final class RestrictedAnalystJdbc {
         }
     }
 
-    private static List<Shape> parseShapes(String path, String schema) throws IOException {
+    // One file or several separated by ':' (shapes.sql and bi_statements.sql); a block's
+    // "-- plain: SQL" line adds the shape NAME_plain with that SQL and the same expectations.
+    private static List<Shape> parseShapes(String paths, String schema) throws IOException {
         List<Shape> shapes = new ArrayList<>();
+        for (String path : paths.split(":")) {
+            parseShapeFile(path, shapes);
+        }
+        List<Shape> plain = new ArrayList<>();
+        for (Shape s : shapes) {
+            if (s.plain != null) {
+                Shape twin = new Shape();
+                twin.name = s.name + "_plain";
+                twin.expect = s.expect;
+                twin.sqlState = s.sqlState;
+                twin.todo = s.todo;
+                twin.minRows = s.minRows;
+                twin.maxRows = s.maxRows;
+                twin.low = s.low;
+                twin.high = s.high;
+                twin.only = s.only;
+                twin.escape = s.escape;
+                twin.sql.append(s.plain);
+                plain.add(twin);
+            }
+        }
+        shapes.addAll(plain);
+        return finishShapes(shapes, schema);
+    }
+
+    private static void parseShapeFile(String path, List<Shape> shapes) throws IOException {
         Shape current = null;
         for (String line : Files.readAllLines(Path.of(path), StandardCharsets.UTF_8)) {
             if (line.startsWith("-- shape: ")) {
@@ -454,7 +484,11 @@ public final class RestrictedAnalystJdbc {
                 continue;
             }
             java.util.regex.Matcher m = java.util.regex.Pattern
-                .compile("^-- (expect|rows|values|only|guidance): *(.*)$").matcher(line);
+                .compile("^-- (expect|rows|values|only|guidance|escape|plain): *(.*)$").matcher(line);
+            if (m.matches() && m.group(1).equals("plain")) {
+                current.plain = m.group(2).trim();
+                continue;
+            }
             if (m.matches()) {
                 String[] valueAndNote = m.group(2).split("--", 2);
                 String[] words = valueAndNote[0].trim().split("\\s+");
@@ -475,6 +509,9 @@ public final class RestrictedAnalystJdbc {
                     case "only":
                         current.only = words[0];
                         break;
+                    case "escape":
+                        current.escape = java.util.Arrays.asList(words);
+                        break;
                     default:
                         break;   // guidance: checked by psycopg2, which sees the HINT
                 }
@@ -485,6 +522,9 @@ public final class RestrictedAnalystJdbc {
             }
             current.sql.append(current.sql.length() == 0 ? "" : "\n").append(line);
         }
+    }
+
+    private static List<Shape> finishShapes(List<Shape> shapes, String schema) throws IOException {
         for (Shape s : shapes) {
             String sql = s.sql.toString().trim();
             if (sql.endsWith(";")) {
@@ -550,6 +590,9 @@ public final class RestrictedAnalystJdbc {
         }
         for (Shape s : shapes) {
             if (s.only != null && !s.only.equals("jdbc")) {
+                continue;
+            }
+            if (!s.escape.isEmpty() && !s.escape.contains("jdbc")) {
                 continue;
             }
             String why;

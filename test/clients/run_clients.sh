@@ -17,7 +17,9 @@
 #
 # Env: DP_CLIENTS_JDBC_TRANSPORT = auto (default) | tcp | relay (see
 # RestrictedAnalystJdbc.java), DP_CLIENTS_KEEP=1 keeps the database and role,
-# DP_CLIENTS_SHAPES another shapes file (default: shapes.sql next to this script).
+# DP_CLIENTS_SHAPES other shapes files, separated by ':' (default: shapes.sql and
+# bi_statements.sql next to this script: the query shapes BI tools send first, and the
+# statements Metabase, Superset, Tableau and psqlODBC generate for everyday questions).
 # Every client runs under timeout(1), so a hanging server fails the check.
 # Needs psql, javac/java, /usr/share/java/postgresql.jar, Debian's python3 with
 # psycopg2, SQLAlchemy and pyodbc, and odbc-postgresql (test/scripts/ensure_deps.sh
@@ -108,6 +110,10 @@ INSERT INTO $SCHEMA.patients
   FROM generate_series(1, $ROWS) g;
 GRANT USAGE ON SCHEMA $SCHEMA TO $ROLE;
 SELECT dp_agg.set_budget('$ROLE', 1000, 0.01);
+-- plain count/sum/avg as BI tools write them (issue 27): answered as dp_ aggregates
+-- at epsilon 1.0, age within its declared bounds (bi_statements.sql "-- plain:")
+ALTER ROLE $ROLE SET dp_agg.plain_aggregate_epsilon = 1.0;
+SELECT dp_agg.set_column_bounds('$SCHEMA.patients', 'age', 0, 120);
 SQL
 ); then
   report 1 "fixture: database $DB, table $SCHEMA.patients, role $ROLE, budget" "$out"
@@ -167,7 +173,15 @@ expect_refused() {  # description, psql arguments...
 stderr: $stderr"
 }
 expect_refused "SELECT * FROM $SCHEMA.patients" -At -c "SELECT * FROM $SCHEMA.patients"
-expect_refused "SELECT count(*) FROM $SCHEMA.patients" -At -c "SELECT count(*) FROM $SCHEMA.patients"
+expect_refused "SELECT max(age) FROM $SCHEMA.patients (min/max have no private form)" -At \
+  -c "SELECT max(age) FROM $SCHEMA.patients"
+expect_refused "SELECT sum(income) FROM $SCHEMA.patients (no declared bounds)" -At \
+  -c "SELECT sum(income) FROM $SCHEMA.patients"
+# A plain count(*) is answered as dp_count at epsilon 1.0: P(|noise| >= 22) = 2 e^-22 /
+# (1 + e^-1) < 2.1e-10.
+n=$(analyst_psql -At -c "SELECT count(*) FROM $SCHEMA.patients" 2>&1)
+[[ $n =~ ^-?[0-9]+$ ]] && (( n - ROWS < 22 && ROWS - n < 22 ))
+report $? "psql: plain SELECT count(*) FROM $SCHEMA.patients answered privately, within 22 of $ROWS" "$n"
 expect_refused "a DP aggregate next to a plain one (dp_count(age, 1.0), max(age))" -At \
   -c "SELECT dp_count(age, 1.0), max(age) FROM $SCHEMA.patients"
 expect_refused "EXPLAIN of a DP query on $SCHEMA.patients" -At \
@@ -178,7 +192,7 @@ expect_refused "\\copy (SELECT age FROM $SCHEMA.patients) TO STDOUT" -At \
 
 export DP_CLIENTS_DB=$DB DP_CLIENTS_ROLE=$ROLE DP_CLIENTS_SUPERUSER=$SUPERUSER \
   DP_CLIENTS_SCHEMA=$SCHEMA DP_CLIENTS_ROWS=$ROWS DP_CLIENTS_REGIONS=$REGIONS \
-  DP_CLIENTS_SHAPES=${DP_CLIENTS_SHAPES:-$HERE/shapes.sql}
+  DP_CLIENTS_SHAPES=${DP_CLIENTS_SHAPES:-$HERE/shapes.sql:$HERE/bi_statements.sql}
 timeout 600 "$PYTHON" "$HERE/shapes.py" psql >"$work/psql_shapes.out" 2>&1
 number_output "$work/psql_shapes.out" $? "psql shapes (shapes.py psql)"
 
@@ -198,6 +212,10 @@ fi
 # ---- psycopg2 / SQLAlchemy ---------------------------------------------------
 timeout 300 "$PYTHON" "$HERE/restricted_psycopg2.py" >"$work/psycopg2.out" 2>&1
 number_output "$work/psycopg2.out" $? "psycopg2 client"
+
+# ---- a dashboard refreshed 20 times: one charge per tile (release cache) -------
+timeout 300 "$PYTHON" "$HERE/dashboard_refresh.py" >"$work/dashboard.out" 2>&1
+number_output "$work/dashboard.out" $? "dashboard refresh"
 
 # ---- psqlODBC (unixODBC, pyodbc) ---------------------------------------------
 timeout 300 "$PYTHON" "$HERE/restricted_odbc.py" >"$work/odbc.out" 2>&1

@@ -16,7 +16,10 @@ import sys
 from decimal import Decimal, InvalidOperation
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SHAPES_FILE = os.environ.get("DP_CLIENTS_SHAPES") or os.path.join(HERE, "shapes.sql")
+# One file or several, separated by ':' (run_clients.sh passes shapes.sql and
+# bi_statements.sql, the statements BI tools generate).
+SHAPES_FILE = os.environ.get("DP_CLIENTS_SHAPES") or ":".join(
+    os.path.join(HERE, name) for name in ("shapes.sql", "bi_statements.sql"))
 
 
 class Shape:
@@ -29,7 +32,14 @@ class Shape:
         self.values = None        # (lo, hi) or None
         self.only = None          # None (SQL for every client), "jdbc" or "odbc"
         self.hint_only = False    # refusal's advice only in the HINT today
+        self.escape = ()          # clients that translate its {fn ...} escapes ("odbc", "jdbc")
+        self.plain = None         # the same question with the built-in aggregates (one line)
         self.sql = ""
+
+    def runs_on(self, client):
+        """Whether `client` runs this SQL shape: not a driver-only metadata call, and
+        escapes only through the drivers that translate them."""
+        return self.only is None and (not self.escape or client in self.escape)
 
     def describe(self):
         if self.expect == "works":
@@ -41,7 +51,30 @@ class Shape:
 
 
 def parse(path=SHAPES_FILE, schema="clinic"):
-    """Returns the shapes of path, @TABLE@ and @SCHEMA@ replaced."""
+    """Returns the shapes of path (files separated by ':'), @TABLE@ and @SCHEMA@
+    replaced. A block's "-- plain: SQL" line adds the shape NAME_plain, that SQL with
+    the block's expectations."""
+    shapes = []
+    for one in path.split(":"):
+        shapes.extend(parse_file(one))
+    table = f"{schema}.patients"
+    plain = []
+    for s in shapes:
+        if s.plain:
+            twin = Shape(s.name + "_plain")
+            twin.__dict__.update({k: v for k, v in s.__dict__.items() if k not in ("name", "plain", "sql")})
+            twin.sql = s.plain
+            plain.append(twin)
+    shapes.extend(plain)
+    for s in shapes:
+        s.sql = s.sql.strip().rstrip(";").replace("@TABLE@", table).replace("@SCHEMA@", schema)
+        if s.expect not in ("works", "refused") or s.rows is None or \
+                (s.expect == "refused" and not re.fullmatch(r"[0-9A-Z]{5}", s.sqlstate or "")):
+            raise ValueError(f"shapes: shape {s.name} lacks a valid expect/rows line")
+    return shapes
+
+
+def parse_file(path):
     shapes = []
     current = None
     with open(path, encoding="utf-8") as f:
@@ -54,9 +87,12 @@ def parse(path=SHAPES_FILE, schema="clinic"):
                 continue
             if current is None:
                 continue
-            m = re.match(r"^-- (expect|rows|values|only|guidance): *(.*)$", line)
+            m = re.match(r"^-- (expect|rows|values|only|guidance|escape|plain): *(.*)$", line)
             if m:
                 key, rest = m.group(1), m.group(2)
+                if key == "plain":
+                    current.plain = rest.strip()
+                    continue
                 value, _, note = rest.partition("--")
                 words = value.split()
                 if key == "expect":
@@ -71,17 +107,13 @@ def parse(path=SHAPES_FILE, schema="clinic"):
                     current.only = words[0]
                 elif key == "guidance":
                     current.hint_only = words[0] == "hint-only"
+                elif key == "escape":
+                    current.escape = tuple(words)
                 continue
             if line.startswith("--"):
                 continue
             if line.strip():
                 current.sql += ("\n" if current.sql else "") + line
-    table = f"{schema}.patients"
-    for s in shapes:
-        s.sql = s.sql.strip().rstrip(";").replace("@TABLE@", table).replace("@SCHEMA@", schema)
-        if s.expect not in ("works", "refused") or s.rows is None or \
-                (s.expect == "refused" and not re.fullmatch(r"[0-9A-Z]{5}", s.sqlstate or "")):
-            raise ValueError(f"shapes.sql: shape {s.name} lacks a valid expect/rows line")
     return shapes
 
 
@@ -131,7 +163,7 @@ def run_psql():
     role = os.environ.get("DP_CLIENTS_ROLE", "dp_clients_analyst")
     failures = 0
     for shape in parse(schema=schema):
-        if shape.only:
+        if not shape.runs_on("psql"):
             continue
         try:
             done = subprocess.run(

@@ -64,12 +64,20 @@ FROM patients
 GROUP BY cholesterol
 ORDER BY cholesterol;
 
-\echo '== 5. The same query three times: fresh noise on every run'
+\echo '== 5. The same query three times: the answer released first is reused, free'
+\echo '   (the release cache: the same question in the same hour, README "Reusing released answers")'
 SELECT round(avg(weight_kg)::numeric, 3)                  AS true_avg_weight,
        round(dp_avg(weight_kg, 30, 200, 0.1)::numeric, 3) AS dp_avg_weight
 FROM patients;
 \g
 \g
+\echo '   ... and with the cache off (dp_agg.release_cache_period = 0): fresh noise, charged, on every run'
+SET dp_agg.release_cache_period = 0;
+SELECT round(avg(weight_kg)::numeric, 3)                  AS true_avg_weight,
+       round(dp_avg(weight_kg, 30, 200, 0.1)::numeric, 3) AS dp_avg_weight
+FROM patients;
+\g
+RESET dp_agg.release_cache_period;
 
 \echo '== 5b. Medians, the most common value, and error bars at no extra cost'
 SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY ap_hi) AS true_median_systolic,
@@ -91,7 +99,7 @@ SELECT dp_count(id, 0) FROM patients;
 \set ON_ERROR_STOP 1
 
 \echo
-\echo '== 7. The budget at work: every query above was charged before it ran'
+\echo '== 7. The budget at work: every query above was charged before it ran (a reuse: 0)'
 SELECT role, epsilon_total, epsilon_spent, epsilon_remaining FROM dp_agg.budgets;
 SELECT id, kind, epsilon, aggregates FROM dp_agg.ledger ORDER BY id;
 
@@ -121,19 +129,23 @@ SELECT dp_agg.restrict_role('demo_analyst');
 SELECT dp_agg.set_budget('demo_analyst', 10, 1e-4);
 \o
 SET SESSION AUTHORIZATION demo_analyst;
-\echo 'Raw rows, exact counts and EXPLAIN are refused:'
+\echo 'Refused, each with why (DETAIL) and what to write instead (HINT); nothing is charged:'
 \set ON_ERROR_STOP 0
-\set VERBOSITY terse
+\echo '- raw rows: a restricted role reads a protected table only through dp_ aggregates'
 SELECT * FROM patients LIMIT 1;
+\echo '- an exact count: count() adds no noise, so it is not differentially private'
 SELECT count(*) FROM patients;
-SELECT dp_count(id, 0.5) FROM patients WHERE 1 / (age - 40) > 0;
+\echo '- EXPLAIN: a plan shows what the planner knows about the protected rows'
 EXPLAIN SELECT dp_count(id, 0.5) FROM patients;
-\set VERBOSITY default
 \set ON_ERROR_STOP 1
 \echo 'Private answers work, also wrapped the way BI tools do. Groups come from protected'
 \echo 'rows, so each must pass DP partition selection (epsilon 1, delta 1e-6, charged too):'
 SELECT * FROM (SELECT region, dp_count(id, 0.5) AS patients, dp_avg(age, 0, 110, 0.5) AS avg_age
                FROM patients GROUP BY region) q ORDER BY region LIMIT 2000;
+\echo 'Arithmetic on protected rows cannot fail, so no error can tell that a row exists:'
+\echo '100 / (age - 40) is NULL for patients aged 40 (no division-by-zero error), and they'
+\echo 'are simply not counted:'
+SELECT dp_count(id, 0.5) AS aged_over_40 FROM patients WHERE 100 / (age - 40) > 0;
 \echo 'A group of one patient never shows (true count 1, below the noisy threshold):'
 RESET SESSION AUTHORIZATION;
 INSERT INTO patients (id, region, age, sex) VALUES (999999, 'Atlantis', 30, 'F');

@@ -31,6 +31,16 @@ there or all deleted, in the same way.
   neighbour_fuzz.py --long N [--seed S]
   neighbour_fuzz.py --self-check       each insecure_test_fault must be found,
                                        and none without a fault
+
+The release cache (issue 27, item 3): a pass of its own (cache_fuzz, after the
+others, since its writes move the neighbour's tuple) runs each generated query
+twice on both databases with dp_agg.release_cache_period on, around a write that
+changes the neighbour's rows where they exist (an UPDATE of them: a new row
+version in the database with the neighbour, nothing in the other). Whether the
+second run was a reuse (the ledger kinds the two runs left) must be the same on
+both sides, a charged first run must be reused, and a reused answer must equal
+the first. Its self-check is the fault cache_invalidated_by_writes (the cache
+keyed also by the tables' row versions), class "cache".
   neighbour_fuzz.py --citus PORT ...   the same on the Citus cluster of
                                        test/citus/cluster.sh (coordinator PORT):
                                        public tables as reference tables,
@@ -61,7 +71,20 @@ ANALYST = "dp_fuzz_analyst"
 READER = "dp_fuzz_reader"
 FAULTS = ["indeterminate_collation", "case_test_constant", "hash_group_order",
           "first_key_spelling", "builtin_arithmetic", "skip_unit_bounding",
-          "uncapped_text_work", "unchecked_text_encoding", "measured_estimates"]
+          "uncapped_text_work", "unchecked_text_encoding", "measured_estimates",
+          "plain_bounds_checked_on_rows", "cache_invalidated_by_writes"]
+# The release cache's fault and pass (cache_fuzz): last, since the pass's
+# writes move the neighbour's tuple in the database that has it.
+CACHE_FAULT = "cache_invalidated_by_writes"
+# A period no boundary of which falls inside a run (366 days, aligned to the
+# Unix epoch: a boundary during the pass is the one way for a false finding,
+# probability about 1e-5 per run).
+CACHE_PERIOD = "'366d'"
+# The write between a query's two runs: a new version of the neighbour's
+# rows where they exist (the database with the neighbour), nothing where they
+# were deleted. A cache dropped by writes would miss on one side only.
+CACHE_WRITES = ("UPDATE hr.patients SET age = age WHERE id = 0; "
+                "UPDATE hr.visits SET age = age WHERE pid = 0")
 # measured_estimates replays issue 26's finding 2: a restricted analyst's plan
 # chosen from the protected tables' sizes and statistics (whose costs JIT's
 # threshold made visible as time). The plan is compared deterministically, not
@@ -107,7 +130,8 @@ FAULT_CLASS = {"indeterminate_collation": "error:collation", "case_test_constant
                "distributed_subquery_unseen": "error:citus-type",
                "unpinned_settings": "error:settings", "finalize_on_rewind": "redraw",
                "uncapped_text_work": "work", "unchecked_text_encoding": "error:encoding",
-               "measured_estimates": "plan"}
+               "measured_estimates": "plan", "plain_bounds_checked_on_rows": "error:other",
+               CACHE_FAULT: "cache"}
 # Issue 26. Work: dp_agg.insecure_test_work_units counts what the total
 # functions did in the backend (text bytes read, numeric digits), a count
 # that the same query over the same rows repeats exactly. The two databases
@@ -283,6 +307,8 @@ def setup(keep=False):
     if CITUS:
         citus_drop_worker_databases()
     fuzz_common.recreate([DB_BASE, DB_NBR], [ANALYST, READER])
+    # roles are shared: once for both databases (and, on Citus, the workers)
+    su_exec(DB_BASE, f"ALTER ROLE {ANALYST} SET dp_agg.plain_aggregate_epsilon = 0.3")
     if not CITUS:
         # to read dp_agg.insecure_test_work_units (superuser-only) after each
         # query; a test fixture only: a real analyst must never have it
@@ -333,6 +359,14 @@ def setup(keep=False):
             # failing closed). Label it on every node.
             for port in citus_workers():
                 su_exec_on(db, port, f"SELECT dp_agg.restrict_role('{ANALYST}')")
+            # Plain count/sum/avg of BI tools (issue 27): public bounds for some
+            # columns (the neighbour's small, 32000, lies outside its bounds:
+            # clamped, never checked against the rows, which the fault
+            # plain_bounds_checked_on_rows does); the analyst's plain
+            # aggregates spend epsilon 0.3 each.
+            for table in ("hr.patients", "hr.visits"):
+                for column, low, high in (("age", 0, 100), ("score", -1, 2), ("small", 0, 1000)):
+                    cur.execute(f"SELECT dp_agg.set_column_bounds('{table}', '{column}', {low}, {high})")
             cur.execute(f"SELECT dp_agg.set_budget('{ANALYST}', 1e12, 0.5)")
             cur.execute(f"SELECT dp_agg.set_budget('{READER}', 1e12, 0.5)")
             cur.execute("SELECT citus_total_relation_size('hr.patients')" if CITUS
@@ -483,6 +517,8 @@ class Gen:
             if x < 0.4:
                 return self.arith_pred(a)
             return self.date_text_pred(a) if x < 0.65 else self.surface_pred(a)
+        if 0.81 <= r < 0.83:
+            return self.bi_pred(a)
         if r < 0.77:
             return f"{a}.tags {self.ch(['@>', '&&', '='])} ARRAY[{self.ch(['' + chr(39) + 'rare' + chr(39), chr(39) + 'x' + chr(39)])}]"
         col = self.ch(PRED_COLS) if self.r.random() < 0.9 else self.ch(list(NBR))
@@ -594,6 +630,40 @@ class Gen:
             return f"CASE WHEN {a}.{col} = {self.const(col)} THEN {p} ELSE true END"
         return p
 
+    def bi_pred(self, a):
+        """What BI tools write (issue 27): Metabase's CAST(date_trunc(...) AS date)
+        and relative filters, cross-type date/timestamp/timestamptz comparisons,
+        Superset's TO_TIMESTAMP/TO_DATE of constants, Tableau's and psqlODBC's
+        CAST(EXTRACT(...) AS INTEGER), narrowing casts, probing the neighbour (age 99,
+        phone 5000000000, income 123456.78, visit 1999-12-31 23:59:59), with values
+        where the built-ins raise for the neighbour only, and variants the judge
+        must refuse (to_timestamp of a column)."""
+        p = self.ch([
+            f"CAST(date_trunc('month', {a}.visit) AS date) = date '1999-12-01'",
+            f"{a}.visit_ts::date = date '1999-12-31'",
+            f"CAST({a}.visit_ts AS timestamptz) >= CAST((now() + INTERVAL '-30 day') AS date)",
+            f"{a}.visit_ts {self.ch(['>=', '<', '='])} {a}.visit",
+            f"{a}.visit < TIMESTAMP '2000-01-01 00:00:00'",
+            f"{a}.visit_ts >= TO_TIMESTAMP('1999-12-31 00:00:00.000000', 'YYYY-MM-DD HH24:MI:SS.US')",
+            f"{a}.visit >= TO_DATE('1999-12-01', 'YYYY-MM-DD')",
+            f"{a}.visit_ts >= TO_TIMESTAMP({a}.name, 'YYYY')",     # refused: not a constant
+            f"CAST(EXTRACT(YEAR FROM {a}.visit) AS INTEGER) = 1999",
+            f"CAST(TRUNC(EXTRACT(MONTH FROM {a}.visit_ts)) AS INTEGER) = 12",
+            f"{a}.phone::int4 IS NULL",                            # out of range: NULL
+            f"{a}.income::int2 IS NULL",
+            f"CAST(FLOOR({a}.score * 1e300 * 1e10) AS BIGINT) IS NULL",
+            f"({a}.score + {a}.age * 1e38)::float4 > 0",
+            f"to_timestamp(CASE WHEN {a}.age = 99 THEN 'NaN'::float8 ELSE {a}.score END) IS NULL",
+            f"CAST(CASE WHEN {a}.age = 99 THEN timestamp '294276-12-31 23:00' ELSE {a}.visit_ts END"
+            f" AS timestamptz) > now()",
+            f"CAST(CAST(CASE WHEN {a}.age = 99 THEN timestamptz '4714-11-24 00:00+00 BC'"
+            f" ELSE {a}.visit_ts END AS date) AS timestamp) < now()",
+        ])
+        if self.r.random() < 0.4:  # gated: evaluated for the neighbour only
+            col = self.ch(PRED_COLS)
+            return f"CASE WHEN {a}.{col} = {self.const(col)} THEN {p} ELSE true END"
+        return p
+
     def arith_pred(self, a):
         if self.r.random() < 0.3:
             return self.date_arith_pred(a)
@@ -612,7 +682,22 @@ class Gen:
         return (f"CASE WHEN s.{col} = {self.const(col)} THEN {cmp} ELSE "
                 f"{self.ch(['false', 'true'])} END")
 
+    def plain_agg(self, a):
+        """What BI query builders write (issue 27): answered as dp_ aggregates
+        with the declared bounds, or refused (no bounds, min/max) alike on
+        both sides."""
+        filt = f" FILTER (WHERE {self.pred(a, 1)})" if self.r.random() < 0.15 else ""
+        return self.ch(["count(*)", "COUNT(1)", f"count({a}.name)", f"count(DISTINCT {a}.region)",
+                        f"count({a}.opt)", f"sum({a}.age)", f"avg({a}.age)", f"sum({a}.score)",
+                        f"avg({a}.score)", f"sum({a}.small)", f"avg({a}.small)",
+                        f"sum({a}.income)", f"max({a}.age)", f"min({a}.score)",
+                        f"sum({a}.age + 1)"]) + filt
+
     def agg(self, a):
+        if self.focus == "plain_bounds_checked_on_rows":
+            return self.ch([f"sum({a}.small)", f"avg({a}.small)", f"sum({a}.small) FILTER (WHERE {a}.age > 0)"])
+        if self.r.random() < 0.1:
+            return self.plain_agg(a)
         r = self.r.random()
         e = self.eps()
         if r < 0.3:
@@ -923,6 +1008,7 @@ class Runner:
     def __init__(self):
         self.conns = {}
         self.crashes = []
+        self.reused = 0
 
     def conn(self, db):
         c = self.conns.get(db)
@@ -1046,6 +1132,28 @@ class Runner:
     def delta(work):
         return None if None in work else work[1] - work[0]
 
+    def run_rows(self, db, sql):
+        """`sql` run plainly with the release cache on: every row (values
+        included, as text), or the error."""
+        try:
+            c = self.conn(db)
+        except psycopg2.OperationalError as e:
+            return {"ok": False, "state": None, "crash": True, "msg": str(e).strip(), "detail": ""}
+        try:
+            with c.cursor() as cur:
+                cur.execute("SET dp_agg.release_cache_period = " + CACHE_PERIOD)
+                try:
+                    cur.execute(sql)
+                    return {"ok": True, "rows": cur.fetchall()}
+                finally:
+                    cur.execute("RESET dp_agg.release_cache_period")
+        except psycopg2.Error as e:
+            if c.closed or e.pgcode is None:
+                self.conns.pop(db, None)
+                return {"ok": False, "state": None, "crash": True, "msg": str(e).strip(), "detail": ""}
+            return {"ok": False, "state": e.pgcode, "msg": e.diag.message_primary or str(e),
+                    "detail": e.diag.message_detail or ""}
+
 
 def wait_for_server(timeout=60):
     t = time.time() + timeout
@@ -1124,6 +1232,114 @@ def compare_results(a, b):
     return None
 
 
+# The cache pass's superuser connections, one per database.
+_su_connections = {}
+
+
+def su_cached(db, sql, fetch=False):
+    c = _su_connections.get(db)
+    if c is None or c.closed:
+        c = _su_connections[db] = connect(db)
+    with c.cursor() as cur:
+        cur.execute(sql)
+        return cur.fetchone()[0] if fetch else None
+
+
+def note_finding(found, findings_out, cls, text, sql, stop_on):
+    """Records a finding (and writes it out); whether the pass stops here."""
+    found.append((cls, text, sql))
+    if findings_out:
+        findings_out.write(text + "\n")
+        findings_out.flush()
+    return bool(stop_on) and cls == stop_on
+
+
+def su_value(db, sql):
+    return su_cached(db, sql, fetch=True)
+
+
+def ledger_mark(db):
+    return su_value(db, "SELECT coalesce(max(id), 0) FROM dp_agg.ledger_entry")
+
+
+def ledger_kinds(db, mark):
+    """The analyst's charges and reuses after `mark`, in order."""
+    return su_value(db, "SELECT coalesce(string_agg(kind, ',' ORDER BY id), '') "
+                        f"FROM dp_agg.ledger_entry WHERE id > {int(mark)} "
+                        f"AND role_name = '{ANALYST}' AND kind IN ('charge', 'reused')")
+
+
+# What the two runs of one question may leave in the ledger: nothing (a
+# refusal, or nothing released), a release and its reuse, or two reuses (the
+# question was asked earlier in the pass).
+CACHE_PATTERNS = ("", "charge,reused", "reused,reused")
+
+
+def compare_cache(first, second, kinds):
+    """None if what the analyst sees of the two runs agrees between the
+    databases and the cache did its work on each, else (class, description)."""
+    a, b = DB_BASE, DB_NBR
+    for run in (first, second):
+        if run[a]["ok"] != run[b]["ok"]:
+            return (error_class(run[a], run[b]), "one side raised an error, the other did not")
+        if not run[a]["ok"] and (run[a]["state"], run[a]["msg"]) != (run[b]["state"], run[b]["msg"]):
+            return (error_class(run[a], run[b]), "different errors")
+    if kinds[a] != kinds[b]:
+        return ("cache", f"whether the second run reused the first differs: ledger "
+                         f"'{kinds[a]}' without the neighbour, '{kinds[b]}' with it")
+    for db in (a, b):
+        if kinds[db] not in CACHE_PATTERNS:
+            return ("cache", f"the second run was not a reuse (ledger '{kinds[db]}')")
+        if kinds[db].endswith("reused") and first[db]["ok"] and second[db]["ok"] \
+                and first[db]["rows"] != second[db]["rows"]:
+            return ("cache", "a reused answer differs from the release it reuses")
+    return None
+
+
+def cache_fuzz(runner, gen, n, findings_out, label, deadline=None, stop_on=None):
+    """Each query twice on both databases, the release cache on, around
+    CACHE_WRITES (see the module's doc). Returns (ran, errors, findings)."""
+    found = []
+    ran = errs = 0
+    runner.reused = 0  # questions answered, then reused, on both sides
+    for i in range(n):
+        if deadline and time.time() > deadline:
+            break
+        sql, _ = gen.query()
+        order = (DB_BASE, DB_NBR) if i % 2 == 0 else (DB_NBR, DB_BASE)
+        marks = {db: ledger_mark(db) for db in order}
+        first = {db: runner.run_rows(db, sql) for db in order}
+        for db in order:
+            su_cached(db, CACHE_WRITES)
+        second = {db: runner.run_rows(db, sql) for db in order}
+        kinds = {db: ledger_kinds(db, marks[db]) for db in order}
+        ran += 1
+        runs = list(first.values()) + list(second.values())
+        if any(o.get("crash") for o in runs):
+            runner.crashes.append(sql)
+            runner.reset()
+            wait_for_server()
+            continue
+        if any(o.get("state") == "57014" for o in runs):
+            continue
+        if not first[DB_BASE]["ok"]:
+            errs += 1
+        d = compare_cache(first, second, kinds)
+        if d is None and kinds[DB_BASE] == "charge,reused":
+            runner.reused += 1
+        if d:
+            cls, desc = d
+            text = (f"[{label}] class={cls}: {desc}\n  query (run twice around: "
+                    f"{CACHE_WRITES}): {sql}\n")
+            if note_finding(found, findings_out, cls, text, sql, stop_on):
+                break
+    for db in (DB_BASE, DB_NBR):
+        su_cached(db, "SELECT dp_agg.clear_release_cache()")
+    fuzz_common.close_all(_su_connections)
+    _su_connections.clear()
+    return ran, errs, found
+
+
 def show(o):
     work = f", work {o['work']}" if o.get("work") is not None else ""
     if "plan" in o:
@@ -1187,11 +1403,7 @@ def fuzz(runner, gen, n, findings_out, label, deadline=None, stop_on=None):
             text = (f"[{label}] class={cls}: {desc}\n  query: {sql}\n"
                     f"  without neighbour: {show(res[DB_BASE])}\n"
                     f"  with neighbour:    {show(res[DB_NBR])}\n")
-            found.append((cls, text, sql))
-            if findings_out:
-                findings_out.write(text + "\n")
-                findings_out.flush()
-            if stop_on and cls == stop_on:
+            if note_finding(found, findings_out, cls, text, sql, stop_on):
                 break
     if timeouts:
         log(f"  note [{label}]: {timeouts} of {ran} queries hit statement_timeout on a side (not compared)")
@@ -1263,8 +1475,27 @@ def main():
             else:
                 passed += 1
                 log(f"ok - fuzz seed {seed}: no differences in {ran} queries ({errs} refused/errors, {dt:.0f} s)")
+            if not CITUS:
+                # the release cache, last (its writes move the neighbour's tuple)
+                n_cache = max(1, n // 100) if args.long else 150
+                gen = Gen(random.Random(seed + 7), None, icu)
+                ran, errs, found = cache_fuzz(runner, gen, n_cache, out, f"cache, seed {seed}",
+                                              deadline=time.time() + (60 if args.quick else 3600))
+                if found:
+                    failed += 1
+                    log(f"not ok - release cache, seed {seed}: {len(found)} findings in {ran} "
+                        f"questions asked twice, classes {sorted({c for c, _, _ in found})}; "
+                        f"see {args.findings}")
+                    log("  first:\n" + "\n".join("    " + l for l in found[0][1].splitlines()))
+                else:
+                    passed += 1
+                    log(f"ok - release cache, seed {seed}: {ran} questions asked twice around a "
+                        f"write of the neighbour, the same reuses on both sides ({runner.reused} "
+                        f"released then reused, {errs} refused)")
         if args.self_check:
             seed = args.seed if args.seed is not None else 4242
+            cache_checked = CACHE_FAULT in faults and not CITUS
+            faults = [f for f in faults if f != CACHE_FAULT]
             for fault in faults:
                 err = None if args.assume_leaky else set_fault(fault)
                 if err and CITUS:  # the Citus suite must prove its faults are found
@@ -1303,6 +1534,36 @@ def main():
             else:
                 passed += 1
                 log(f"ok - self-check without fault: no findings in {total} targeted queries")
+            if cache_checked:
+                # the release cache, last: its writes move the neighbour's tuple
+                err = None if args.assume_leaky else set_fault(CACHE_FAULT)
+                if err:
+                    log(f"skipped: fault {CACHE_FAULT} not available ({err})")
+                else:
+                    runner.reset()
+                    ran, errs, found = cache_fuzz(runner, Gen(random.Random(seed), None, icu), 60,
+                                                  None, f"fault {CACHE_FAULT}",
+                                                  deadline=time.time() + 60, stop_on="cache")
+                    if any(c == "cache" for c, _, _ in found):
+                        passed += 1
+                        log(f"ok - self-check {CACHE_FAULT}: found (cache) after {ran} queries")
+                    else:
+                        failed += 1
+                        log(f"not ok - self-check {CACHE_FAULT}: no cache finding in {ran} queries")
+                set_fault(None)
+                runner.reset()
+                ran, errs, found = cache_fuzz(runner, Gen(random.Random(seed + 1), None, icu), 30,
+                                              out, "no fault, release cache",
+                                              deadline=time.time() + 30)
+                if found:
+                    failed += 1
+                    log(f"not ok - self-check without fault, release cache: {len(found)} findings "
+                        f"in {ran} questions, classes {sorted({c for c, _, _ in found})}; "
+                        f"see {args.findings}")
+                else:
+                    passed += 1
+                    log(f"ok - self-check without fault, release cache: no findings in {ran} "
+                        f"questions asked twice ({runner.reused} released then reused)")
     finally:
         out.close()
         runner.reset()

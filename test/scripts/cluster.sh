@@ -125,6 +125,10 @@ cmd_start() {
     echo "max_parallel_workers_per_gather = 2"
     echo "log_min_messages = warning"
     echo "logging_collector = off"
+    # Tests draw fresh noise on every run: the release cache (README "Reusing
+    # released answers") is off unless a test turns it on for itself. The
+    # demo keeps the default.
+    if [[ ${DP_AGG_CLUSTER_NAME:-test} == test ]]; then echo "dp_agg.release_cache_period = 0"; fi
     if [[ -n "${DP_AGG_TEST_EXTRA_CONF:-}" ]]; then printf "%s\n" "$DP_AGG_TEST_EXTRA_CONF"; fi
   } >>"$dir/data/postgresql.conf"
 

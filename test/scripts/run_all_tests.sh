@@ -80,6 +80,12 @@ status=${PIPESTATUS[0]}
 note_suite settings_doc "$status" "$(grep -c '^ok ' "$log_dir/settings_doc.log")" \
   "$(grep -c '^not ok ' "$log_dir/settings_doc.log")"
 
+echo "== demo and quick starts (issue 28: README's quick starts run on the demo's data; its refusals say why)"
+bash test/demo/check_demo.sh 2>&1 | tee "$log_dir/demo.log"
+status=${PIPESTATUS[0]}
+note_suite demo "$status" "$(grep -c '^ok ' "$log_dir/demo.log")" \
+  "$(grep -c '^not ok ' "$log_dir/demo.log")"
+
 echo "== adaptive certificates (issue 14 review: one certificate per budget kind)"
 /usr/bin/python3 test/review/adaptive_certificates.py 2>&1 | tee "$log_dir/adaptive_certificates.log"
 status=${PIPESTATUS[0]}

@@ -111,7 +111,7 @@ ok($node->wait_for_log(qr/dp_agg ledger head of database "restored": \Q$head\E/)
 
 # 8. On a hot standby the ledger cannot be written: private queries are refused.
 $node->backup('backup');
-my $standby = PostgreSQL::Test::Cluster->new('standby');
+my $standby = PostgreSQL::Test::Cluster->new('standby', DpAggTest::port_params());
 $standby->init_from_backup($node, 'backup', has_streaming => 1);
 $standby->start;
 $node->wait_for_catchup($standby);

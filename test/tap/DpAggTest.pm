@@ -6,9 +6,22 @@ use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
 
+# Ports: PostgreSQL::Test::Cluster picks a free one, unless
+# DP_AGG_TAP_PORT_BASE is set (e.g. where several checkouts test on one
+# machine, each with its own range): then the nodes of a test get that port
+# and the following ones.
+my $next_port = $ENV{DP_AGG_TAP_PORT_BASE};
+
+sub port_params {
+	return defined $next_port ? (port => $next_port++) : ();
+}
+
+# release_cache_period (seconds; default 0, off): a test about the release
+# cache passes its own; every other test draws fresh noise on every run.
 sub new_node {
 	my ($name, %params) = @_;
-	my $node = PostgreSQL::Test::Cluster->new($name);
+	my $period = delete $params{release_cache_period} // 0;
+	my $node = PostgreSQL::Test::Cluster->new($name, port_params());
 	$node->init(%params);
 	$node->append_conf('postgresql.conf', qq(
 shared_preload_libraries = 'dp_agg'
@@ -16,6 +29,7 @@ max_worker_processes = 16
 fsync = on
 synchronous_commit = on
 restart_after_crash = on
+dp_agg.release_cache_period = $period
 ));
 	$node->start;
 	$node->safe_psql('postgres', q(

@@ -66,6 +66,14 @@ skip_unit_bounding (the per-unit rewrite left out, rows counted one by one)
 the self-check of dp_count, dp_sum, dp_median and dp_select must FAIL
 (dp_count(DISTINCT u) row by row still counts each unit once in the group).
 
+The release cache (README "Reusing released answers"): a statement of 1,000
+releases asked twice, and again after a row is added to its table (D becomes
+D') inside the period, must give exactly the same answers, be charged once and
+leave 'reused' ledger rows of epsilon 0; with the period 0 (as every other
+audit draws) it must draw afresh; under the fault cache_invalidated_by_writes
+the added row must make a fresh release, which the self-check must detect
+(reuse.py).
+
 Besides, the suite compares the released noise with its exact distribution
 (chi-square against the discrete Laplace pmf, and against the discrete
 Gaussian pmf whose variance it calibrates independently and checks through
@@ -88,6 +96,8 @@ Layout of the package:
     suites       what to audit: mechanisms, neighbours, audits, self-checks, plans
     database     sampling releases from the reserved audit database
     auditor      runs a plan and records its outcomes
+    reuse        the release cache: a reuse is the same release, free, also after a
+                 neighbour's row is added
     accountant   a sequence of Gaussian releases sharing (1, 1e-6), audited as a whole
                  against the zCDP accountant's reported loss (exact composition,
                  chi-square of the sufficient statistic, certified delta)

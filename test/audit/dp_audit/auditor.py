@@ -19,6 +19,7 @@ from .laws import (discrete_gaussian_pmf, epsilon_rounded_down, gaussian_sigma2_
 from .statistics import (DirectionalBound, certify_delta, certify_privacy_loss,
                          clopper_pearson_lower, pooled_groups)
 from .accountant import STATISTICAL_TESTS as ACCOUNTANT_STATISTICAL_TESTS, AccountantAudit
+from .reuse import ReuseAudit
 from .suites import (CI_GROUP_SELECTION_SELF_CHECKS, CI_SELF_CHECKS, EXACT_NOISE_AUDITS,
                      ExactNoiseAudit, GAUSS_CALIBRATIONS, GROUP_SELECTION_AUDITS,
                      GroupSelectionAudit, HALVE, LOW_BITS_AUDIT, NeighbourPair, PLOTTED_AUDITS,
@@ -30,7 +31,7 @@ from .suites import (CI_GROUP_SELECTION_SELF_CHECKS, CI_SELF_CHECKS, EXACT_NOISE
 @dataclass
 class Outcome:
     # privacy-loss, delta, float-grid, avg-range, answer-set, low-bits, exact-noise,
-    # exact-selection, gauss-calibration, self-check
+    # exact-selection, gauss-calibration, reuse, fresh, self-check
     section: str
     mechanism: str
     pair: str
@@ -110,6 +111,7 @@ class Auditor:
             self.run_group_selection_audits()
             self.run_unit_group_selection_audits()
             self.run_accountant_audit()
+            self.run_reuse_audit()
         self.run_self_checks()
         if self.plan.ci_self_check_replicates:
             self.run_self_check_replicates()
@@ -403,6 +405,11 @@ class Auditor:
 
     def run_accountant_audit(self):
         for outcome in AccountantAudit(self).run(self.ACCOUNTANT_SAMPLES):
+            self.record(outcome)
+
+    # --- the release cache: a reuse is the same release, free (reuse.py) ----
+    def run_reuse_audit(self):
+        for outcome in ReuseAudit(self).run():
             self.record(outcome)
 
     # --- partition selection (dp_agg.group_selection) ---------------------
@@ -700,6 +707,8 @@ class Auditor:
         self.run_group_selection_self_checks()
         self.run_unit_group_selection_self_checks()
         for outcome in AccountantAudit(self).self_check(self.ACCOUNTANT_SAMPLES):
+            self.record(outcome)
+        for outcome in ReuseAudit(self).self_check():
             self.record(outcome)
 
     @staticmethod

@@ -398,10 +398,14 @@ def write_report(auditor: Auditor, path: str, command: str, seconds: float, comm
                "for partition selection, the release frequency of groups of each size c = 1 .. "
                "T + 3 against P[Z >= T - c] (exact two-sided binomial tests, Bonferroni over the "
                "sizes), T computed by the suite from the definition in 50-digit arithmetic; the "
-               "threshold of largest likelihood given the answers must be that T.")
+               "threshold of largest likelihood given the answers must be that T. reuse: the "
+               "release cache (README \"Reusing released answers\"): a statement of 1,000 "
+               "releases asked twice, and again after a row is added to its table, gives the "
+               "same answers, charged once, with 'reused' ledger rows of epsilon 0 "
+               "(deterministic); fresh: with the period 0, the same statement draws afresh.")
     out.append("")
     sections = ("gauss-calibration", "exact-noise", "exact-selection", "exact-groups",
-                "answer-set", "float-grid", "avg-range", "low-bits")
+                "answer-set", "float-grid", "avg-range", "low-bits", "reuse", "fresh")
     out += markdown_table(
         ["check", "mechanism", "table", "epsilon", "result", "samples", "verdict", "detail"],
         [(o.section, o.mechanism, f"`{o.pair}`",

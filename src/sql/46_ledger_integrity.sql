@@ -55,13 +55,15 @@ CREATE FUNCTION dp_agg.mark_ledger_database() RETURNS void
 -- administrator's changes are appended without seq and hash and chained when
 -- their transaction commits (the deferred trigger below), so that an open
 -- administrative transaction never holds the chain head, which every charge
--- of the database needs.
+-- of the database needs. system_identifier: the cluster whose role OID
+-- role_oid is (NULL: this one).
 CREATE FUNCTION dp_agg.append_ledger_entry(kind text, role_oid oid, role_name name,
                                            session_user_name name, current_user_name name,
                                            epsilon numeric, delta numeric, rho numeric,
                                            zcdp_delta numeric, budget dp_agg.role_budget,
                                            chain_now boolean, query_id bigint DEFAULT NULL,
-                                           aggregates text DEFAULT NULL, query text DEFAULT NULL)
+                                           aggregates text DEFAULT NULL, query text DEFAULT NULL,
+                                           system_identifier bigint DEFAULT NULL)
   RETURNS void AS 'MODULE_PATHNAME', 'dp_agg_append_ledger_entry' LANGUAGE C VOLATILE;
 
 -- At commit: chains the rows this transaction's administrative functions
@@ -83,7 +85,7 @@ CREATE FUNCTION dp_agg.refuse_ledger_removal() RETURNS trigger
 LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
   RAISE EXCEPTION 'the privacy ledger is append-only'
-    USING ERRCODE = 'ZP004',
+    USING ERRCODE = 'ZP006',
           DETAIL = format('%s of dp_agg.%s is refused: ledger rows are never removed.', TG_OP,
                           TG_TABLE_NAME),
           HINT = 'dp_agg.verify_ledger() checks the ledger. To remove it with its database or extension, see README "Removing dp_agg".';
@@ -111,12 +113,14 @@ ALTER TABLE dp_agg.ledger_head ENABLE ALWAYS TRIGGER ledger_head_no_removal;
 --  - every row is chained (seq, entry_hash), seq runs 1, 2, ... without gap or
 --    repeat up to the head's seq, the last hash is the head's, and every
 --    entry_hash is that of its row and of the row before it;
---  - every budget row is the one recorded (budget_digest) with its role's
---    last ledger entry, every role whose last entry is not a revoke_budget
---    has one, and its spent amounts are the sums of its charges since its
---    last reset_spent or revoke_budget (0.1.0's charges, which carry no zCDP
---    amounts, count as the upgrade counted them: rho epsilon^2 / 2 of their
---    epsilon sum, zCDP delta their delta);
+--  - every budget row (keyed by role OID and cluster; the rows of the
+--    budgets re-attached to it are its rows) is the one recorded
+--    (budget_digest) with its last ledger entry, every role whose last entry
+--    is not a revoke_budget has one, and its spent amounts are the sums of
+--    its charges since its last reset_spent or revoke_budget, or since its
+--    last reattach_budget plus what that recorded (0.1.0's charges, which
+--    carry no zCDP amounts, count as the upgrade counted them: rho
+--    epsilon^2 / 2 of their epsilon sum, zCDP delta their delta);
 --  - given an anchor (a seq and hash from the server log's "dp_agg ledger
 --    head" lines, or a copy kept elsewhere), the entry of that seq has that
 --    hash.
@@ -227,53 +231,79 @@ BEGIN
 
   -- 4. Budgets against the ledger.
   FOR r IN
-    WITH last_entry AS (
-      SELECT DISTINCT ON (e.role_oid) e.role_oid, e.seq, e.kind, e.role_name
+    WITH budget_keys AS (
+      -- A budget is keyed by role OID and cluster; the ledger rows of the
+      -- budgets re-attached to it after a restore (42_budget_restores.sql)
+      -- are its rows too.
+      SELECT b.role_oid, b.system_identifier,
+             b.role_oid::text || '@' || b.system_identifier AS entry_key
+      FROM dp_agg.role_budget b
+      UNION ALL
+      SELECT b.role_oid, b.system_identifier, unnest(b.reattached_from)
+      FROM dp_agg.role_budget b),
+    entries AS (
+      SELECT coalesce(k.role_oid, e.role_oid) AS owner_oid,
+             coalesce(k.system_identifier, e.system_identifier) AS owner_cluster,
+             e.seq, e.kind, e.role_name, e.budget_digest, e.epsilon, e.delta, e.rho,
+             e.zcdp_delta
       FROM dp_agg.ledger_entry e
-      WHERE e.role_oid IS NOT NULL AND e.seq IS NOT NULL
-      ORDER BY e.role_oid, e.seq DESC),
+      LEFT JOIN budget_keys k ON k.entry_key = e.role_oid::text || '@' || e.system_identifier
+      WHERE e.role_oid IS NOT NULL AND e.seq IS NOT NULL),
+    last_entry AS (
+      SELECT DISTINCT ON (owner_oid, owner_cluster) owner_oid, owner_cluster, seq, kind, role_name
+      FROM entries ORDER BY owner_oid, owner_cluster, seq DESC),
     -- The last entry that recorded the budget after it: every entry since
     -- 0.2.0 but a revoke_budget (after which there is none) does; one
     -- without a digest is older, or forged (and then flagged by the chain).
     last_recorded AS (
-      SELECT DISTINCT ON (e.role_oid) e.role_oid, e.seq, e.budget_digest
-      FROM dp_agg.ledger_entry e
-      WHERE e.role_oid IS NOT NULL AND e.seq IS NOT NULL AND e.budget_digest IS NOT NULL
-      ORDER BY e.role_oid, e.seq DESC),
-    last_reset AS (
-      SELECT e.role_oid, max(e.seq) AS seq
-      FROM dp_agg.ledger_entry e
-      WHERE e.role_oid IS NOT NULL AND e.seq IS NOT NULL
-        AND e.kind IN ('reset_spent', 'revoke_budget')
-      GROUP BY e.role_oid),
+      SELECT DISTINCT ON (owner_oid, owner_cluster) owner_oid, owner_cluster, seq, budget_digest
+      FROM entries WHERE budget_digest IS NOT NULL
+      ORDER BY owner_oid, owner_cluster, seq DESC),
+    -- Where the spending now recorded starts: the last reset_spent (from
+    -- nothing), revoke_budget (no budget, then a new one from nothing) or
+    -- reattach_budget (from what the re-attached budget had spent).
+    checkpoint AS (
+      SELECT DISTINCT ON (owner_oid, owner_cluster) owner_oid, owner_cluster, seq,
+             CASE WHEN kind = 'reattach_budget' THEN epsilon ELSE 0 END AS epsilon,
+             CASE WHEN kind = 'reattach_budget' THEN delta ELSE 0 END AS delta,
+             CASE WHEN kind = 'reattach_budget' THEN rho ELSE 0 END AS rho,
+             CASE WHEN kind = 'reattach_budget' THEN zcdp_delta ELSE 0 END AS zcdp_delta
+      FROM entries WHERE kind IN ('reset_spent', 'revoke_budget', 'reattach_budget')
+      ORDER BY owner_oid, owner_cluster, seq DESC),
     charges AS (
-      SELECT e.role_oid,
-             coalesce(sum(e.epsilon), 0) AS epsilon,
-             coalesce(sum(e.delta), 0) AS delta,
+      SELECT e.owner_oid, e.owner_cluster,
+             sum(e.epsilon) AS epsilon,
+             sum(e.delta) AS delta,
              coalesce(sum(e.epsilon) FILTER (WHERE e.rho IS NULL), 0) AS old_epsilon,
              coalesce(sum(e.rho), 0) AS rho,
              coalesce(sum(e.delta) FILTER (WHERE e.rho IS NULL), 0)
                + coalesce(sum(e.zcdp_delta), 0) AS zcdp_delta
-      FROM dp_agg.ledger_entry e LEFT JOIN last_reset z ON z.role_oid = e.role_oid
-      WHERE e.kind = 'charge' AND e.role_oid IS NOT NULL AND e.seq IS NOT NULL
-        AND e.seq > coalesce(z.seq, 0)
-      GROUP BY e.role_oid)
-    SELECT coalesce(b.role_oid, l.role_oid) AS role_oid,
+      FROM entries e
+      LEFT JOIN checkpoint z ON z.owner_oid = e.owner_oid AND z.owner_cluster = e.owner_cluster
+      WHERE e.kind = 'charge' AND e.seq > coalesce(z.seq, 0)
+      GROUP BY e.owner_oid, e.owner_cluster)
+    SELECT coalesce(b.role_oid, l.owner_oid) AS role_oid,
+           coalesce(b.system_identifier, l.owner_cluster) AS cluster,
            coalesce(b.role_name, l.role_name) AS role_name,
            b.role_oid IS NOT NULL AS has_budget,
            CASE WHEN b.role_oid IS NOT NULL THEN dp_agg.budget_digest(b) END AS digest,
            b.epsilon_spent, b.delta_spent, b.rho_spent, b.zcdp_delta_spent,
            l.seq AS last_seq, l.kind AS last_kind, d.seq AS recorded_seq,
            d.budget_digest AS recorded_digest,
-           coalesce(c.epsilon, 0) AS charged_epsilon, coalesce(c.delta, 0) AS charged_delta,
-           coalesce(c.old_epsilon, 0) * coalesce(c.old_epsilon, 0) * 0.5
+           coalesce(z.epsilon, 0) + coalesce(c.epsilon, 0) AS charged_epsilon,
+           coalesce(z.delta, 0) + coalesce(c.delta, 0) AS charged_delta,
+           coalesce(z.rho, 0) + coalesce(c.old_epsilon, 0) * coalesce(c.old_epsilon, 0) * 0.5
              + coalesce(c.rho, 0) AS charged_rho,
-           coalesce(c.zcdp_delta, 0) AS charged_zcdp_delta
+           coalesce(z.zcdp_delta, 0) + coalesce(c.zcdp_delta, 0) AS charged_zcdp_delta
     FROM dp_agg.role_budget b
-    FULL JOIN last_entry l ON l.role_oid = b.role_oid
-    LEFT JOIN last_recorded d ON d.role_oid = coalesce(b.role_oid, l.role_oid)
-    LEFT JOIN charges c ON c.role_oid = coalesce(b.role_oid, l.role_oid)
-    ORDER BY 1
+    FULL JOIN last_entry l ON l.owner_oid = b.role_oid AND l.owner_cluster = b.system_identifier
+    LEFT JOIN last_recorded d ON d.owner_oid = coalesce(b.role_oid, l.owner_oid)
+                             AND d.owner_cluster = coalesce(b.system_identifier, l.owner_cluster)
+    LEFT JOIN checkpoint z ON z.owner_oid = coalesce(b.role_oid, l.owner_oid)
+                          AND z.owner_cluster = coalesce(b.system_identifier, l.owner_cluster)
+    LEFT JOIN charges c ON c.owner_oid = coalesce(b.role_oid, l.owner_oid)
+                       AND c.owner_cluster = coalesce(b.system_identifier, l.owner_cluster)
+    ORDER BY 1, 2
   LOOP
     IF r.has_budget AND r.last_seq IS NULL THEN
       found_count := found_count + 1;
@@ -283,7 +313,10 @@ BEGIN
       CONTINUE;
     END IF;
     IF NOT r.has_budget THEN
-      IF r.last_kind <> 'revoke_budget' THEN
+      -- (Rows of another cluster's role without a budget here belonged to a
+      -- restored budget that was re-attached and later revoked: their
+      -- re-attachment is not kept once that budget is gone.)
+      IF r.last_kind <> 'revoke_budget' AND r.cluster = dp_agg.system_identifier() THEN
         found_count := found_count + 1;
         IF found_count <= max_problems THEN
           problems := problems || format('role "%s" (OID %s) has no budget, but its last ledger entry %s (%s) says it has one: removed outside dp_agg''s functions', r.role_name, r.role_oid, r.last_seq, r.last_kind);
@@ -332,7 +365,7 @@ COMMENT ON FUNCTION dp_agg.budget_digest(dp_agg.role_budget) IS
   'SHA-256 of a budget row''s canonical record (internal)';
 COMMENT ON FUNCTION dp_agg.mark_ledger_database() IS
   'Labels this database as holding a dp_agg ledger, so that DROP DATABASE needs dp_agg.allow_drop_extension (internal)';
-COMMENT ON FUNCTION dp_agg.append_ledger_entry(text, oid, name, name, name, numeric, numeric, numeric, numeric, dp_agg.role_budget, boolean, bigint, text, text) IS
+COMMENT ON FUNCTION dp_agg.append_ledger_entry(text, oid, name, name, name, numeric, numeric, numeric, numeric, dp_agg.role_budget, boolean, bigint, text, text, bigint) IS
   'Appends a ledger row with the digest of the budget after it, chained now or at commit (internal)';
 COMMENT ON FUNCTION dp_agg.chain_deferred_entry() IS
   'Trigger: chains at commit the ledger rows dp_agg appended in the transaction, refuses any other (internal)';
