@@ -579,10 +579,9 @@ Datum dp_agg_append_ledger_entry(PG_FUNCTION_ARGS) {
   nulls[dp_pg::kRecordedAt] = false;
   // The cluster whose role OIDs these are: this one (dp_agg.system_identifier())
   // unless given.
-  values[dp_pg::kSystemIdentifier] =
-      PG_NARGS() > 14 && !PG_ARGISNULL(14)
-          ? PG_GETARG_DATUM(14)
-          : Int64GetDatum(static_cast<int64>(GetSystemIdentifier()));
+  values[dp_pg::kSystemIdentifier] = PG_NARGS() > 14 && !PG_ARGISNULL(14)
+                                         ? PG_GETARG_DATUM(14)
+                                         : Int64GetDatum(static_cast<int64>(GetSystemIdentifier()));
   nulls[dp_pg::kSystemIdentifier] = false;
   if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "dp_agg: SPI_connect failed");
   if (chain_now) {
