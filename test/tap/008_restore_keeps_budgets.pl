@@ -156,6 +156,25 @@ is($ret, 0, 'set_budget works again');
 is($target->safe_psql('postgres', q(SELECT epsilon_spent FROM dp_agg.budgets WHERE role = 'alice')),
 	'3.8', '... and keeps what was spent');
 
+# The restored ledger keeps its hash chain (issue 28, finding 3): in the
+# target, after the re-attachments and a charge, every row still matches its
+# hash, each budget the row recorded with its last entry, and each spending
+# the sum of its charges (from the re-attachment's amounts on); the chain
+# passes through the source's head.
+my $source_head = $source->safe_psql('postgres',
+	q(SELECT head_seq || ',' || head_hash FROM dp_agg.verify_ledger()));
+my ($anchor_seq, $anchor_hash) = split /,/, $source_head;
+is($source->safe_psql('postgres',
+		q(SELECT ok || ' ' || array_to_string(problems, '; ') FROM dp_agg.verify_ledger())),
+	'true ', 'the source ledger verifies');
+is($target->safe_psql('postgres',
+		"SELECT ok || ' ' || array_to_string(problems, '; ') "
+		  . "FROM dp_agg.verify_ledger($anchor_seq, '$anchor_hash')"),
+	'true ', 'the restored ledger verifies in the target, through the source head');
+is($target->safe_psql('postgres', q(SELECT count(*) FROM pg_shseclabel l
+  JOIN pg_database d ON d.oid = l.objoid WHERE l.provider = 'dp_agg' AND d.datname = 'postgres')),
+	'1', 'the restored database is labelled as holding a ledger');
+
 $source->stop;
 $target->stop;
 done_testing();
