@@ -363,10 +363,15 @@ void Chain(Datum* values, bool* nulls, bool inserted) {
     if (DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &is_null)))
       ereport(ERROR, (errcode(ERRCODE_DP_AGG_LEDGER_APPEND_ONLY),
                       errmsg("the chain head of the privacy ledger is missing"),
-                      errdetail("dp_agg.ledger_head was emptied outside dp_agg's functions, so "
-                                "no entry can be chained; nothing was recorded."),
-                      errhint("Run SELECT * FROM dp_agg.verify_ledger() and restore the ledger "
-                              "from a backup.")));
+                      errdetail("dp_agg.ledger_head has no row although dp_agg.ledger_entry "
+                                "has chained rows (the ledger was restored without it, or it "
+                                "was emptied outside dp_agg's functions), so no entry can be "
+                                "chained; nothing was recorded."),
+                      errhint("Restore dp_agg.ledger_head with the ledger; or check the ledger "
+                              "(SELECT * FROM dp_agg.verify_ledger()) and, if its entries are "
+                              "all there, set the head to the last one: INSERT INTO "
+                              "dp_agg.ledger_head (seq, entry_hash) SELECT seq, entry_hash FROM "
+                              "dp_agg.ledger_entry ORDER BY seq DESC LIMIT 1.")));
     Execute(kCreateHead, nullptr, nullptr, -1);
     Execute(kLockHead, nullptr, nullptr, 1);
   }
