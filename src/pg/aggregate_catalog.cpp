@@ -11,6 +11,7 @@ extern "C" {
 #include "aggregate_functions.h"
 #include "quantile_aggregates.h"
 #include "selection_aggregates.h"
+#include "variance_aggregates.h"
 
 namespace dp_pg {
 
@@ -27,6 +28,13 @@ const PrivateAggregateKind kPrivateAggregates[] = {
     {dp_quantile_transfn, ValueKind::kFloat, FLOAT8OID, Family::kQuantile},
     {dp_select_transfn, ValueKind::kNone, FLOAT8OID, Family::kSelection},
     {dp_group_selection_transfn, ValueKind::kNone, InvalidOid, Family::kGroupSelection},
+    // dp_variance, dp_stddev (variance_aggregates.cpp)
+    {dp_variance_int2_transfn, ValueKind::kInteger, INT2OID, Family::kVariance},
+    {dp_variance_int4_transfn, ValueKind::kInteger, INT4OID, Family::kVariance},
+    {dp_variance_int8_transfn, ValueKind::kInteger, INT8OID, Family::kVariance},
+    {dp_variance_float4_transfn, ValueKind::kFloat, FLOAT4OID, Family::kVariance},
+    {dp_variance_float8_transfn, ValueKind::kFloat, FLOAT8OID, Family::kVariance},
+    {dp_variance_numeric_transfn, ValueKind::kFloat, NUMERICOID, Family::kVariance},
 };
 
 // Every signature a private aggregate may have. delta selects the
@@ -56,10 +64,13 @@ const ArgumentLayout kArgumentLayouts[] = {
     {Family::kSelection, false, false, 6, 2, kNo, 2, 3, 4, 5, kNo, kNo},
     // dp_agg.group_selection(epsilon, delta)
     {Family::kGroupSelection, false, false, 2, 0, kNo, kNo, kNo, kNo, 0, 1, kNo},
+    // dp_variance, dp_stddev(value, lower, upper, epsilon [, delta])
+    {Family::kVariance, true, false, 4, 1, kNo, 1, 2, kNo, 3, kNo, kNo},
+    {Family::kVariance, true, false, 5, 1, kNo, 1, 2, kNo, 3, 4, kNo},
 };
 
 const ArgumentLayout* FindLayout(const PrivateAggregateKind& kind, bool interval, int declared) {
-  const bool bounded = kind.family == Family::kQuantile ||
+  const bool bounded = kind.family == Family::kQuantile || kind.family == Family::kVariance ||
                        (kind.family == Family::kStatistic && kind.value_kind != ValueKind::kNone);
   for (const ArgumentLayout& layout : kArgumentLayouts)
     if (layout.family == kind.family && layout.bounded == bounded && layout.interval == interval &&

@@ -8,7 +8,7 @@
 
 namespace dp_pg {
 
-enum class Family { kStatistic, kQuantile, kSelection, kGroupSelection };
+enum class Family { kStatistic, kQuantile, kSelection, kGroupSelection, kVariance };
 
 // What the executor needs to know about one private aggregate signature.
 struct PrivateAggregateKind {

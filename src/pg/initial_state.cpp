@@ -17,6 +17,7 @@
 #include "error_boundary.h"
 #include "quantile_aggregates.h"
 #include "selection_aggregates.h"
+#include "variance_aggregates.h"
 #include "settings.h"
 
 namespace dp_pg {
@@ -143,6 +144,15 @@ Datum PrepareInitialState(Aggref* aggref, const AggregateCacheEntry& entry, ESta
     case Family::kGroupSelection:
       requested->approximate = true;
       return PointerGetDatum(PrepareGroupSelectionState(effective));
+    case Family::kVariance: {
+      double rho = 0;
+      const Datum state = PrepareVarianceInitialState(kind, call.values, effective, &rho);
+      if (requested->delta > 0) {
+        requested->gaussian = true;
+        requested->rho = rho;
+      }
+      return state;
+    }
     case Family::kStatistic:
       break;
   }

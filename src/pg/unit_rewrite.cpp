@@ -61,6 +61,9 @@ UnitCombination UnitCombinationOf(Aggref* aggref) {
       return UnitCombination::kUnsupported;
     case Family::kQuantile:
       return UnitCombination::kQuantile;
+    case Family::kVariance:
+      // The variance of the units' means (each unit one value, as for the mean).
+      return UnitCombination::kMean;
     case Family::kSelection:
       // The weighted form would need a per-unit weight bound of its own.
       return entry->layout->per_row == 1 ? UnitCombination::kVote : UnitCombination::kUnsupported;
@@ -540,7 +543,7 @@ Node* RewrittenAggregate(Aggref* aggref, Rewriter* rewriter) {
   outer->aggdistinct = NIL;
   // dp_select compares the votes with its candidates in the call's collation.
   if (combination != UnitCombination::kVote) outer->inputcollid = InvalidOid;
-  if (entry->final_kind == FinalKind::kMean) {
+  if (entry->final_kind == FinalKind::kMean || entry->kind->family == Family::kVariance) {
     // The overload of the same aggregate for the combined type.
     Oid argument_types[FUNC_MAX_ARGS];
     int count = 0;

@@ -355,3 +355,37 @@ TO PUBLIC;
 -- pg_catalog shows every role.
 GRANT SELECT ON dp_agg.information_schema_tables, dp_agg.information_schema_columns TO PUBLIC;
 GRANT EXECUTE ON FUNCTION dp_agg.lists_protected_table(oid) TO PUBLIC;
+
+-- dp_variance and dp_stddev (55_variance.sql): their support functions, for
+-- the reasons given above for the other aggregates' (Citus checks EXECUTE).
+GRANT EXECUTE ON FUNCTION
+  dp_agg.variance_int2_transfn(dp_agg.variance_state, smallint, smallint, smallint, float8),
+  dp_agg.variance_int2_transfn(dp_agg.variance_state, smallint, smallint, smallint, float8, float8),
+  dp_agg.variance_int4_transfn(dp_agg.variance_state, integer, integer, integer, float8),
+  dp_agg.variance_int4_transfn(dp_agg.variance_state, integer, integer, integer, float8, float8),
+  dp_agg.variance_int8_transfn(dp_agg.variance_state, bigint, bigint, bigint, float8),
+  dp_agg.variance_int8_transfn(dp_agg.variance_state, bigint, bigint, bigint, float8, float8),
+  dp_agg.variance_float4_transfn(dp_agg.variance_state, real, real, real, float8),
+  dp_agg.variance_float4_transfn(dp_agg.variance_state, real, real, real, float8, float8),
+  dp_agg.variance_float8_transfn(dp_agg.variance_state, float8, float8, float8, float8),
+  dp_agg.variance_float8_transfn(dp_agg.variance_state, float8, float8, float8, float8, float8),
+  dp_agg.variance_numeric_transfn(dp_agg.variance_state, numeric, numeric, numeric, float8),
+  dp_agg.variance_numeric_transfn(dp_agg.variance_state, numeric, numeric, numeric, float8, float8),
+  dp_agg.variance_combine(dp_agg.variance_state, dp_agg.variance_state),
+  dp_agg.variance_final_float8(dp_agg.variance_state),
+  dp_agg.variance_final_numeric(dp_agg.variance_state),
+  dp_agg.stddev_final_float8(dp_agg.variance_state),
+  dp_agg.stddev_final_numeric(dp_agg.variance_state)
+TO PUBLIC;
+
+-- Randomized response (56_randomized_response.sql): an application may randomize
+-- the answers it stores; dp_rr_proportion's support functions (not charged,
+-- what they read is already private).
+GRANT EXECUTE ON FUNCTION
+  dp_agg.randomized_response(boolean, float8),
+  dp_agg.rr_check_epsilon(float8, float8, float8),
+  dp_agg.rr_transfn(float8[], boolean, float8),
+  dp_agg.rr_combine(float8[], float8[]),
+  dp_agg.rr_proportion_final(float8[]),
+  dp_agg.rr_proportion_se_final(float8[])
+TO PUBLIC;
