@@ -3356,3 +3356,406 @@ FROM PUBLIC;
 REVOKE ALL ON dp_agg.ledger_head, dp_agg.spend_by_query FROM PUBLIC;
 GRANT SELECT ON dp_agg.spend_by_query TO PUBLIC;
 GRANT EXECUTE ON FUNCTION dp_agg.verify_ledger(bigint, text) TO PUBLIC;
+
+-- ===========================================================================
+-- dp_variance and dp_stddev (src/sql/55_variance.sql), unchanged.
+-- ===========================================================================
+-- ===========================================================================
+-- dp_variance(value, lower, upper, epsilon [, delta]) and dp_stddev(...):
+-- population variance (and its square root) of values clamped to
+-- [lower, upper], from a noisy count, a noisy sum and a noisy sum of squares
+-- of the values re-centred at the midpoint of the bounds, a third of the
+-- budget each (Google's BoundedVariance; core/variance.h states the
+-- estimator and its error). Always within [0, ((upper - lower) / 2)^2]
+-- (dp_stddev: [0, (upper - lower) / 2]), also on empty input. Result types
+-- follow var_pop() / stddev_pop(). With delta: discrete Gaussian noise,
+-- charged as zCDP its rho.
+-- ===========================================================================
+CREATE TYPE dp_agg.variance_state;
+CREATE FUNCTION dp_agg.variance_state_in(cstring) RETURNS dp_agg.variance_state
+  AS 'MODULE_PATHNAME', 'dp_variance_state_in' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.variance_state_out(dp_agg.variance_state) RETURNS cstring
+  AS 'MODULE_PATHNAME', 'dp_variance_state_out' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE TYPE dp_agg.variance_state (
+  INPUT = dp_agg.variance_state_in, OUTPUT = dp_agg.variance_state_out,
+  INTERNALLENGTH = VARIABLE, ALIGNMENT = double, STORAGE = plain
+);
+
+CREATE FUNCTION dp_agg.variance_int2_transfn(dp_agg.variance_state, smallint, smallint, smallint, float8)
+  RETURNS dp_agg.variance_state AS 'MODULE_PATHNAME', 'dp_variance_int2_transfn'
+  LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.variance_int2_transfn(dp_agg.variance_state, smallint, smallint, smallint, float8, float8)
+  RETURNS dp_agg.variance_state AS 'MODULE_PATHNAME', 'dp_variance_int2_transfn'
+  LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.variance_int4_transfn(dp_agg.variance_state, integer, integer, integer, float8)
+  RETURNS dp_agg.variance_state AS 'MODULE_PATHNAME', 'dp_variance_int4_transfn'
+  LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.variance_int4_transfn(dp_agg.variance_state, integer, integer, integer, float8, float8)
+  RETURNS dp_agg.variance_state AS 'MODULE_PATHNAME', 'dp_variance_int4_transfn'
+  LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.variance_int8_transfn(dp_agg.variance_state, bigint, bigint, bigint, float8)
+  RETURNS dp_agg.variance_state AS 'MODULE_PATHNAME', 'dp_variance_int8_transfn'
+  LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.variance_int8_transfn(dp_agg.variance_state, bigint, bigint, bigint, float8, float8)
+  RETURNS dp_agg.variance_state AS 'MODULE_PATHNAME', 'dp_variance_int8_transfn'
+  LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.variance_float4_transfn(dp_agg.variance_state, real, real, real, float8)
+  RETURNS dp_agg.variance_state AS 'MODULE_PATHNAME', 'dp_variance_float4_transfn'
+  LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.variance_float4_transfn(dp_agg.variance_state, real, real, real, float8, float8)
+  RETURNS dp_agg.variance_state AS 'MODULE_PATHNAME', 'dp_variance_float4_transfn'
+  LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.variance_float8_transfn(dp_agg.variance_state, float8, float8, float8, float8)
+  RETURNS dp_agg.variance_state AS 'MODULE_PATHNAME', 'dp_variance_float8_transfn'
+  LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.variance_float8_transfn(dp_agg.variance_state, float8, float8, float8, float8, float8)
+  RETURNS dp_agg.variance_state AS 'MODULE_PATHNAME', 'dp_variance_float8_transfn'
+  LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.variance_numeric_transfn(dp_agg.variance_state, numeric, numeric, numeric, float8)
+  RETURNS dp_agg.variance_state AS 'MODULE_PATHNAME', 'dp_variance_numeric_transfn'
+  LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.variance_numeric_transfn(dp_agg.variance_state, numeric, numeric, numeric, float8, float8)
+  RETURNS dp_agg.variance_state AS 'MODULE_PATHNAME', 'dp_variance_numeric_transfn'
+  LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.variance_combine(dp_agg.variance_state, dp_agg.variance_state)
+  RETURNS dp_agg.variance_state AS 'MODULE_PATHNAME', 'dp_variance_combine'
+  LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.variance_final_float8(dp_agg.variance_state) RETURNS float8
+  AS 'MODULE_PATHNAME', 'dp_variance_final_float8' LANGUAGE C VOLATILE PARALLEL SAFE;
+CREATE FUNCTION dp_agg.variance_final_numeric(dp_agg.variance_state) RETURNS numeric
+  AS 'MODULE_PATHNAME', 'dp_variance_final_numeric' LANGUAGE C VOLATILE PARALLEL SAFE;
+CREATE FUNCTION dp_agg.stddev_final_float8(dp_agg.variance_state) RETURNS float8
+  AS 'MODULE_PATHNAME', 'dp_stddev_final_float8' LANGUAGE C VOLATILE PARALLEL SAFE;
+CREATE FUNCTION dp_agg.stddev_final_numeric(dp_agg.variance_state) RETURNS numeric
+  AS 'MODULE_PATHNAME', 'dp_stddev_final_numeric' LANGUAGE C VOLATILE PARALLEL SAFE;
+
+CREATE AGGREGATE dp_variance(smallint, smallint, smallint, float8) (
+  SFUNC = dp_agg.variance_int2_transfn, STYPE = dp_agg.variance_state, INITCOND = 'uninitialized',
+  FINALFUNC = dp_agg.variance_final_numeric, COMBINEFUNC = dp_agg.variance_combine, PARALLEL = SAFE
+);
+CREATE AGGREGATE dp_variance(smallint, smallint, smallint, float8, float8) (
+  SFUNC = dp_agg.variance_int2_transfn, STYPE = dp_agg.variance_state, INITCOND = 'uninitialized',
+  FINALFUNC = dp_agg.variance_final_numeric, COMBINEFUNC = dp_agg.variance_combine, PARALLEL = SAFE
+);
+CREATE AGGREGATE dp_variance(integer, integer, integer, float8) (
+  SFUNC = dp_agg.variance_int4_transfn, STYPE = dp_agg.variance_state, INITCOND = 'uninitialized',
+  FINALFUNC = dp_agg.variance_final_numeric, COMBINEFUNC = dp_agg.variance_combine, PARALLEL = SAFE
+);
+CREATE AGGREGATE dp_variance(integer, integer, integer, float8, float8) (
+  SFUNC = dp_agg.variance_int4_transfn, STYPE = dp_agg.variance_state, INITCOND = 'uninitialized',
+  FINALFUNC = dp_agg.variance_final_numeric, COMBINEFUNC = dp_agg.variance_combine, PARALLEL = SAFE
+);
+CREATE AGGREGATE dp_variance(bigint, bigint, bigint, float8) (
+  SFUNC = dp_agg.variance_int8_transfn, STYPE = dp_agg.variance_state, INITCOND = 'uninitialized',
+  FINALFUNC = dp_agg.variance_final_numeric, COMBINEFUNC = dp_agg.variance_combine, PARALLEL = SAFE
+);
+CREATE AGGREGATE dp_variance(bigint, bigint, bigint, float8, float8) (
+  SFUNC = dp_agg.variance_int8_transfn, STYPE = dp_agg.variance_state, INITCOND = 'uninitialized',
+  FINALFUNC = dp_agg.variance_final_numeric, COMBINEFUNC = dp_agg.variance_combine, PARALLEL = SAFE
+);
+CREATE AGGREGATE dp_variance(real, real, real, float8) (
+  SFUNC = dp_agg.variance_float4_transfn, STYPE = dp_agg.variance_state, INITCOND = 'uninitialized',
+  FINALFUNC = dp_agg.variance_final_float8, COMBINEFUNC = dp_agg.variance_combine, PARALLEL = SAFE
+);
+CREATE AGGREGATE dp_variance(real, real, real, float8, float8) (
+  SFUNC = dp_agg.variance_float4_transfn, STYPE = dp_agg.variance_state, INITCOND = 'uninitialized',
+  FINALFUNC = dp_agg.variance_final_float8, COMBINEFUNC = dp_agg.variance_combine, PARALLEL = SAFE
+);
+CREATE AGGREGATE dp_variance(float8, float8, float8, float8) (
+  SFUNC = dp_agg.variance_float8_transfn, STYPE = dp_agg.variance_state, INITCOND = 'uninitialized',
+  FINALFUNC = dp_agg.variance_final_float8, COMBINEFUNC = dp_agg.variance_combine, PARALLEL = SAFE
+);
+CREATE AGGREGATE dp_variance(float8, float8, float8, float8, float8) (
+  SFUNC = dp_agg.variance_float8_transfn, STYPE = dp_agg.variance_state, INITCOND = 'uninitialized',
+  FINALFUNC = dp_agg.variance_final_float8, COMBINEFUNC = dp_agg.variance_combine, PARALLEL = SAFE
+);
+CREATE AGGREGATE dp_variance(numeric, numeric, numeric, float8) (
+  SFUNC = dp_agg.variance_numeric_transfn, STYPE = dp_agg.variance_state, INITCOND = 'uninitialized',
+  FINALFUNC = dp_agg.variance_final_numeric, COMBINEFUNC = dp_agg.variance_combine, PARALLEL = SAFE
+);
+CREATE AGGREGATE dp_variance(numeric, numeric, numeric, float8, float8) (
+  SFUNC = dp_agg.variance_numeric_transfn, STYPE = dp_agg.variance_state, INITCOND = 'uninitialized',
+  FINALFUNC = dp_agg.variance_final_numeric, COMBINEFUNC = dp_agg.variance_combine, PARALLEL = SAFE
+);
+CREATE AGGREGATE dp_stddev(smallint, smallint, smallint, float8) (
+  SFUNC = dp_agg.variance_int2_transfn, STYPE = dp_agg.variance_state, INITCOND = 'uninitialized',
+  FINALFUNC = dp_agg.stddev_final_numeric, COMBINEFUNC = dp_agg.variance_combine, PARALLEL = SAFE
+);
+CREATE AGGREGATE dp_stddev(smallint, smallint, smallint, float8, float8) (
+  SFUNC = dp_agg.variance_int2_transfn, STYPE = dp_agg.variance_state, INITCOND = 'uninitialized',
+  FINALFUNC = dp_agg.stddev_final_numeric, COMBINEFUNC = dp_agg.variance_combine, PARALLEL = SAFE
+);
+CREATE AGGREGATE dp_stddev(integer, integer, integer, float8) (
+  SFUNC = dp_agg.variance_int4_transfn, STYPE = dp_agg.variance_state, INITCOND = 'uninitialized',
+  FINALFUNC = dp_agg.stddev_final_numeric, COMBINEFUNC = dp_agg.variance_combine, PARALLEL = SAFE
+);
+CREATE AGGREGATE dp_stddev(integer, integer, integer, float8, float8) (
+  SFUNC = dp_agg.variance_int4_transfn, STYPE = dp_agg.variance_state, INITCOND = 'uninitialized',
+  FINALFUNC = dp_agg.stddev_final_numeric, COMBINEFUNC = dp_agg.variance_combine, PARALLEL = SAFE
+);
+CREATE AGGREGATE dp_stddev(bigint, bigint, bigint, float8) (
+  SFUNC = dp_agg.variance_int8_transfn, STYPE = dp_agg.variance_state, INITCOND = 'uninitialized',
+  FINALFUNC = dp_agg.stddev_final_numeric, COMBINEFUNC = dp_agg.variance_combine, PARALLEL = SAFE
+);
+CREATE AGGREGATE dp_stddev(bigint, bigint, bigint, float8, float8) (
+  SFUNC = dp_agg.variance_int8_transfn, STYPE = dp_agg.variance_state, INITCOND = 'uninitialized',
+  FINALFUNC = dp_agg.stddev_final_numeric, COMBINEFUNC = dp_agg.variance_combine, PARALLEL = SAFE
+);
+CREATE AGGREGATE dp_stddev(real, real, real, float8) (
+  SFUNC = dp_agg.variance_float4_transfn, STYPE = dp_agg.variance_state, INITCOND = 'uninitialized',
+  FINALFUNC = dp_agg.stddev_final_float8, COMBINEFUNC = dp_agg.variance_combine, PARALLEL = SAFE
+);
+CREATE AGGREGATE dp_stddev(real, real, real, float8, float8) (
+  SFUNC = dp_agg.variance_float4_transfn, STYPE = dp_agg.variance_state, INITCOND = 'uninitialized',
+  FINALFUNC = dp_agg.stddev_final_float8, COMBINEFUNC = dp_agg.variance_combine, PARALLEL = SAFE
+);
+CREATE AGGREGATE dp_stddev(float8, float8, float8, float8) (
+  SFUNC = dp_agg.variance_float8_transfn, STYPE = dp_agg.variance_state, INITCOND = 'uninitialized',
+  FINALFUNC = dp_agg.stddev_final_float8, COMBINEFUNC = dp_agg.variance_combine, PARALLEL = SAFE
+);
+CREATE AGGREGATE dp_stddev(float8, float8, float8, float8, float8) (
+  SFUNC = dp_agg.variance_float8_transfn, STYPE = dp_agg.variance_state, INITCOND = 'uninitialized',
+  FINALFUNC = dp_agg.stddev_final_float8, COMBINEFUNC = dp_agg.variance_combine, PARALLEL = SAFE
+);
+CREATE AGGREGATE dp_stddev(numeric, numeric, numeric, float8) (
+  SFUNC = dp_agg.variance_numeric_transfn, STYPE = dp_agg.variance_state, INITCOND = 'uninitialized',
+  FINALFUNC = dp_agg.stddev_final_numeric, COMBINEFUNC = dp_agg.variance_combine, PARALLEL = SAFE
+);
+CREATE AGGREGATE dp_stddev(numeric, numeric, numeric, float8, float8) (
+  SFUNC = dp_agg.variance_numeric_transfn, STYPE = dp_agg.variance_state, INITCOND = 'uninitialized',
+  FINALFUNC = dp_agg.stddev_final_numeric, COMBINEFUNC = dp_agg.variance_combine, PARALLEL = SAFE
+);
+
+COMMENT ON TYPE dp_agg.variance_state IS
+  'Transition state of dp_variance and dp_stddev (exact partial sums: never shown to analysts)';
+COMMENT ON AGGREGATE dp_variance(smallint, smallint, smallint, float8) IS
+  'dp_variance(value, lower, upper, epsilon): epsilon-DP population variance of values clamped to [lower, upper], within [0, ((upper - lower) / 2)^2]';
+COMMENT ON AGGREGATE dp_variance(smallint, smallint, smallint, float8, float8) IS
+  'dp_variance(value, lower, upper, epsilon, delta): (epsilon, delta)-DP population variance of values clamped to [lower, upper] (discrete Gaussian), within [0, ((upper - lower) / 2)^2]';
+COMMENT ON AGGREGATE dp_variance(integer, integer, integer, float8) IS
+  'dp_variance(value, lower, upper, epsilon): epsilon-DP population variance of values clamped to [lower, upper], within [0, ((upper - lower) / 2)^2]';
+COMMENT ON AGGREGATE dp_variance(integer, integer, integer, float8, float8) IS
+  'dp_variance(value, lower, upper, epsilon, delta): (epsilon, delta)-DP population variance of values clamped to [lower, upper] (discrete Gaussian), within [0, ((upper - lower) / 2)^2]';
+COMMENT ON AGGREGATE dp_variance(bigint, bigint, bigint, float8) IS
+  'dp_variance(value, lower, upper, epsilon): epsilon-DP population variance of values clamped to [lower, upper], within [0, ((upper - lower) / 2)^2]';
+COMMENT ON AGGREGATE dp_variance(bigint, bigint, bigint, float8, float8) IS
+  'dp_variance(value, lower, upper, epsilon, delta): (epsilon, delta)-DP population variance of values clamped to [lower, upper] (discrete Gaussian), within [0, ((upper - lower) / 2)^2]';
+COMMENT ON AGGREGATE dp_variance(real, real, real, float8) IS
+  'dp_variance(value, lower, upper, epsilon): epsilon-DP population variance of values clamped to [lower, upper], within [0, ((upper - lower) / 2)^2]';
+COMMENT ON AGGREGATE dp_variance(real, real, real, float8, float8) IS
+  'dp_variance(value, lower, upper, epsilon, delta): (epsilon, delta)-DP population variance of values clamped to [lower, upper] (discrete Gaussian), within [0, ((upper - lower) / 2)^2]';
+COMMENT ON AGGREGATE dp_variance(float8, float8, float8, float8) IS
+  'dp_variance(value, lower, upper, epsilon): epsilon-DP population variance of values clamped to [lower, upper], within [0, ((upper - lower) / 2)^2]';
+COMMENT ON AGGREGATE dp_variance(float8, float8, float8, float8, float8) IS
+  'dp_variance(value, lower, upper, epsilon, delta): (epsilon, delta)-DP population variance of values clamped to [lower, upper] (discrete Gaussian), within [0, ((upper - lower) / 2)^2]';
+COMMENT ON AGGREGATE dp_variance(numeric, numeric, numeric, float8) IS
+  'dp_variance(value, lower, upper, epsilon): epsilon-DP population variance of values clamped to [lower, upper], within [0, ((upper - lower) / 2)^2]';
+COMMENT ON AGGREGATE dp_variance(numeric, numeric, numeric, float8, float8) IS
+  'dp_variance(value, lower, upper, epsilon, delta): (epsilon, delta)-DP population variance of values clamped to [lower, upper] (discrete Gaussian), within [0, ((upper - lower) / 2)^2]';
+COMMENT ON AGGREGATE dp_stddev(smallint, smallint, smallint, float8) IS
+  'dp_stddev(value, lower, upper, epsilon): epsilon-DP population standard deviation of values clamped to [lower, upper], within [0, (upper - lower) / 2]';
+COMMENT ON AGGREGATE dp_stddev(smallint, smallint, smallint, float8, float8) IS
+  'dp_stddev(value, lower, upper, epsilon, delta): (epsilon, delta)-DP population standard deviation of values clamped to [lower, upper] (discrete Gaussian), within [0, (upper - lower) / 2]';
+COMMENT ON AGGREGATE dp_stddev(integer, integer, integer, float8) IS
+  'dp_stddev(value, lower, upper, epsilon): epsilon-DP population standard deviation of values clamped to [lower, upper], within [0, (upper - lower) / 2]';
+COMMENT ON AGGREGATE dp_stddev(integer, integer, integer, float8, float8) IS
+  'dp_stddev(value, lower, upper, epsilon, delta): (epsilon, delta)-DP population standard deviation of values clamped to [lower, upper] (discrete Gaussian), within [0, (upper - lower) / 2]';
+COMMENT ON AGGREGATE dp_stddev(bigint, bigint, bigint, float8) IS
+  'dp_stddev(value, lower, upper, epsilon): epsilon-DP population standard deviation of values clamped to [lower, upper], within [0, (upper - lower) / 2]';
+COMMENT ON AGGREGATE dp_stddev(bigint, bigint, bigint, float8, float8) IS
+  'dp_stddev(value, lower, upper, epsilon, delta): (epsilon, delta)-DP population standard deviation of values clamped to [lower, upper] (discrete Gaussian), within [0, (upper - lower) / 2]';
+COMMENT ON AGGREGATE dp_stddev(real, real, real, float8) IS
+  'dp_stddev(value, lower, upper, epsilon): epsilon-DP population standard deviation of values clamped to [lower, upper], within [0, (upper - lower) / 2]';
+COMMENT ON AGGREGATE dp_stddev(real, real, real, float8, float8) IS
+  'dp_stddev(value, lower, upper, epsilon, delta): (epsilon, delta)-DP population standard deviation of values clamped to [lower, upper] (discrete Gaussian), within [0, (upper - lower) / 2]';
+COMMENT ON AGGREGATE dp_stddev(float8, float8, float8, float8) IS
+  'dp_stddev(value, lower, upper, epsilon): epsilon-DP population standard deviation of values clamped to [lower, upper], within [0, (upper - lower) / 2]';
+COMMENT ON AGGREGATE dp_stddev(float8, float8, float8, float8, float8) IS
+  'dp_stddev(value, lower, upper, epsilon, delta): (epsilon, delta)-DP population standard deviation of values clamped to [lower, upper] (discrete Gaussian), within [0, (upper - lower) / 2]';
+COMMENT ON AGGREGATE dp_stddev(numeric, numeric, numeric, float8) IS
+  'dp_stddev(value, lower, upper, epsilon): epsilon-DP population standard deviation of values clamped to [lower, upper], within [0, (upper - lower) / 2]';
+COMMENT ON AGGREGATE dp_stddev(numeric, numeric, numeric, float8, float8) IS
+  'dp_stddev(value, lower, upper, epsilon, delta): (epsilon, delta)-DP population standard deviation of values clamped to [lower, upper] (discrete Gaussian), within [0, (upper - lower) / 2]';
+
+-- Comments for the support functions (granted in 90_privileges.sql).
+COMMENT ON FUNCTION dp_agg.variance_int2_transfn(dp_agg.variance_state, smallint, smallint, smallint, float8) IS
+  'Support function of dp_agg''s aggregates (transition function): runs only inside dp_agg''s own aggregates, on states its executor hook prepared';
+COMMENT ON FUNCTION dp_agg.variance_int2_transfn(dp_agg.variance_state, smallint, smallint, smallint, float8, float8) IS
+  'Support function of dp_agg''s aggregates (transition function): runs only inside dp_agg''s own aggregates, on states its executor hook prepared';
+COMMENT ON FUNCTION dp_agg.variance_int4_transfn(dp_agg.variance_state, integer, integer, integer, float8) IS
+  'Support function of dp_agg''s aggregates (transition function): runs only inside dp_agg''s own aggregates, on states its executor hook prepared';
+COMMENT ON FUNCTION dp_agg.variance_int4_transfn(dp_agg.variance_state, integer, integer, integer, float8, float8) IS
+  'Support function of dp_agg''s aggregates (transition function): runs only inside dp_agg''s own aggregates, on states its executor hook prepared';
+COMMENT ON FUNCTION dp_agg.variance_int8_transfn(dp_agg.variance_state, bigint, bigint, bigint, float8) IS
+  'Support function of dp_agg''s aggregates (transition function): runs only inside dp_agg''s own aggregates, on states its executor hook prepared';
+COMMENT ON FUNCTION dp_agg.variance_int8_transfn(dp_agg.variance_state, bigint, bigint, bigint, float8, float8) IS
+  'Support function of dp_agg''s aggregates (transition function): runs only inside dp_agg''s own aggregates, on states its executor hook prepared';
+COMMENT ON FUNCTION dp_agg.variance_float4_transfn(dp_agg.variance_state, real, real, real, float8) IS
+  'Support function of dp_agg''s aggregates (transition function): runs only inside dp_agg''s own aggregates, on states its executor hook prepared';
+COMMENT ON FUNCTION dp_agg.variance_float4_transfn(dp_agg.variance_state, real, real, real, float8, float8) IS
+  'Support function of dp_agg''s aggregates (transition function): runs only inside dp_agg''s own aggregates, on states its executor hook prepared';
+COMMENT ON FUNCTION dp_agg.variance_float8_transfn(dp_agg.variance_state, float8, float8, float8, float8) IS
+  'Support function of dp_agg''s aggregates (transition function): runs only inside dp_agg''s own aggregates, on states its executor hook prepared';
+COMMENT ON FUNCTION dp_agg.variance_float8_transfn(dp_agg.variance_state, float8, float8, float8, float8, float8) IS
+  'Support function of dp_agg''s aggregates (transition function): runs only inside dp_agg''s own aggregates, on states its executor hook prepared';
+COMMENT ON FUNCTION dp_agg.variance_numeric_transfn(dp_agg.variance_state, numeric, numeric, numeric, float8) IS
+  'Support function of dp_agg''s aggregates (transition function): runs only inside dp_agg''s own aggregates, on states its executor hook prepared';
+COMMENT ON FUNCTION dp_agg.variance_numeric_transfn(dp_agg.variance_state, numeric, numeric, numeric, float8, float8) IS
+  'Support function of dp_agg''s aggregates (transition function): runs only inside dp_agg''s own aggregates, on states its executor hook prepared';
+COMMENT ON FUNCTION dp_agg.variance_combine(dp_agg.variance_state, dp_agg.variance_state) IS
+  'Support function of dp_agg''s aggregates (combine function): runs only inside dp_agg''s own aggregates, on states its executor hook prepared';
+COMMENT ON FUNCTION dp_agg.variance_final_float8(dp_agg.variance_state) IS
+  'Support function of dp_agg''s aggregates (final function (adds the noise)): runs only inside dp_agg''s own aggregates, on states its executor hook prepared';
+COMMENT ON FUNCTION dp_agg.variance_final_numeric(dp_agg.variance_state) IS
+  'Support function of dp_agg''s aggregates (final function (adds the noise)): runs only inside dp_agg''s own aggregates, on states its executor hook prepared';
+COMMENT ON FUNCTION dp_agg.stddev_final_float8(dp_agg.variance_state) IS
+  'Support function of dp_agg''s aggregates (final function (adds the noise)): runs only inside dp_agg''s own aggregates, on states its executor hook prepared';
+COMMENT ON FUNCTION dp_agg.stddev_final_numeric(dp_agg.variance_state) IS
+  'Support function of dp_agg''s aggregates (final function (adds the noise)): runs only inside dp_agg''s own aggregates, on states its executor hook prepared';
+
+-- ===========================================================================
+-- Randomized response (src/sql/56_randomized_response.sql), unchanged.
+-- ===========================================================================
+-- ===========================================================================
+-- Randomized response (local differential privacy; core/randomized_response.h).
+--
+-- dp_agg.randomized_response(answer, epsilon): for applications that collect
+-- a sensitive yes/no and store only the randomized answer. True answer with
+-- probability e^epsilon / (1 + e^epsilon), drawn exactly from OpenSSL's
+-- CSPRNG; each call is epsilon-DP for that answer. Not charged to any budget
+-- (it is applied to the respondent's own answer before it is stored).
+--
+-- dp_rr_proportion(randomized_answer, epsilon): the unbiased estimate
+-- (observed - q) / (p - q), p = e^epsilon / (1 + e^epsilon), q = 1 - p, of the
+-- proportion of true answers; dp_rr_proportion_se(...) its standard error.
+-- They charge nothing at query time: the answers are already private. The
+-- number of answers is not protected (as in every local-DP collection).
+-- Restricted roles may use neither over protected tables (README).
+-- ===========================================================================
+CREATE FUNCTION dp_agg.randomized_response(answer boolean, epsilon float8) RETURNS boolean
+  AS 'MODULE_PATHNAME', 'dp_randomized_response' LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
+
+CREATE FUNCTION dp_agg.rr_check_epsilon(epsilon float8, previous float8, answers float8) RETURNS float8
+  AS 'MODULE_PATHNAME', 'dp_rr_check_epsilon' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION dp_agg.rr_transfn(state float8[], answer boolean, epsilon float8) RETURNS float8[]
+  LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+  AS $$
+    SELECT ARRAY[state[1] + 1, state[2] + answer::int,
+                 dp_agg.rr_check_epsilon(epsilon, state[3], state[1])]
+  $$;
+
+CREATE FUNCTION dp_agg.rr_combine(float8[], float8[]) RETURNS float8[]
+  LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+  AS $$
+    SELECT CASE
+      WHEN $1[1] = 0 THEN $2
+      WHEN $2[1] = 0 THEN $1
+      ELSE ARRAY[$1[1] + $2[1], $1[2] + $2[2], dp_agg.rr_check_epsilon($2[3], $1[3], $1[1])]
+    END
+  $$;
+
+CREATE FUNCTION dp_agg.rr_proportion_final(float8[]) RETURNS float8
+  AS 'MODULE_PATHNAME', 'dp_rr_proportion_final' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.rr_proportion_se_final(float8[]) RETURNS float8
+  AS 'MODULE_PATHNAME', 'dp_rr_proportion_se_final' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE AGGREGATE dp_rr_proportion(boolean, float8) (
+  SFUNC = dp_agg.rr_transfn, STYPE = float8[], INITCOND = '{0,0,0}',
+  FINALFUNC = dp_agg.rr_proportion_final, COMBINEFUNC = dp_agg.rr_combine, PARALLEL = SAFE
+);
+CREATE AGGREGATE dp_rr_proportion_se(boolean, float8) (
+  SFUNC = dp_agg.rr_transfn, STYPE = float8[], INITCOND = '{0,0,0}',
+  FINALFUNC = dp_agg.rr_proportion_se_final, COMBINEFUNC = dp_agg.rr_combine, PARALLEL = SAFE
+);
+
+COMMENT ON FUNCTION dp_agg.randomized_response(boolean, float8) IS
+  'randomized_response(answer, epsilon): the answer with probability e^epsilon/(1+e^epsilon), else its negation (local epsilon-DP, exact, CSPRNG); not charged to any budget; refused on protected data for restricted roles';
+COMMENT ON FUNCTION dp_agg.rr_check_epsilon(float8, float8, float8) IS
+  'Support function of dp_rr_proportion: checks its epsilon (internal)';
+COMMENT ON FUNCTION dp_agg.rr_transfn(float8[], boolean, float8) IS
+  'Support function of dp_rr_proportion (transition function; internal)';
+COMMENT ON FUNCTION dp_agg.rr_combine(float8[], float8[]) IS
+  'Support function of dp_rr_proportion (combine function; internal)';
+COMMENT ON FUNCTION dp_agg.rr_proportion_final(float8[]) IS
+  'Support function of dp_rr_proportion (final function; internal)';
+COMMENT ON FUNCTION dp_agg.rr_proportion_se_final(float8[]) IS
+  'Support function of dp_rr_proportion_se (final function; internal)';
+COMMENT ON AGGREGATE dp_rr_proportion(boolean, float8) IS
+  'dp_rr_proportion(randomized_answer, epsilon): unbiased estimate of the true proportion from answers randomized by randomized_response at epsilon; charges nothing at query time (the answers are already private)';
+COMMENT ON AGGREGATE dp_rr_proportion_se(boolean, float8) IS
+  'dp_rr_proportion_se(randomized_answer, epsilon): standard error of dp_rr_proportion; charges nothing at query time';
+
+-- Privileges, as in src/sql/90_privileges.sql: everything above is first
+-- taken from PUBLIC, then the entry points and support functions granted back.
+REVOKE ALL ON FUNCTION
+  dp_agg.variance_state_in(cstring),
+  dp_agg.variance_state_out(dp_agg.variance_state),
+  dp_agg.variance_int2_transfn(dp_agg.variance_state, smallint, smallint, smallint, float8),
+  dp_agg.variance_int2_transfn(dp_agg.variance_state, smallint, smallint, smallint, float8, float8),
+  dp_agg.variance_int4_transfn(dp_agg.variance_state, integer, integer, integer, float8),
+  dp_agg.variance_int4_transfn(dp_agg.variance_state, integer, integer, integer, float8, float8),
+  dp_agg.variance_int8_transfn(dp_agg.variance_state, bigint, bigint, bigint, float8),
+  dp_agg.variance_int8_transfn(dp_agg.variance_state, bigint, bigint, bigint, float8, float8),
+  dp_agg.variance_float4_transfn(dp_agg.variance_state, real, real, real, float8),
+  dp_agg.variance_float4_transfn(dp_agg.variance_state, real, real, real, float8, float8),
+  dp_agg.variance_float8_transfn(dp_agg.variance_state, float8, float8, float8, float8),
+  dp_agg.variance_float8_transfn(dp_agg.variance_state, float8, float8, float8, float8, float8),
+  dp_agg.variance_numeric_transfn(dp_agg.variance_state, numeric, numeric, numeric, float8),
+  dp_agg.variance_numeric_transfn(dp_agg.variance_state, numeric, numeric, numeric, float8, float8),
+  dp_agg.variance_combine(dp_agg.variance_state, dp_agg.variance_state),
+  dp_agg.variance_final_float8(dp_agg.variance_state),
+  dp_agg.variance_final_numeric(dp_agg.variance_state),
+  dp_agg.stddev_final_float8(dp_agg.variance_state),
+  dp_agg.stddev_final_numeric(dp_agg.variance_state),
+  dp_agg.randomized_response(boolean, float8),
+  dp_agg.rr_check_epsilon(float8, float8, float8),
+  dp_agg.rr_transfn(float8[], boolean, float8),
+  dp_agg.rr_combine(float8[], float8[]),
+  dp_agg.rr_proportion_final(float8[]),
+  dp_agg.rr_proportion_se_final(float8[])
+FROM PUBLIC;
+-- dp_variance and dp_stddev (55_variance.sql): their support functions, for
+-- the reasons given above for the other aggregates' (Citus checks EXECUTE).
+GRANT EXECUTE ON FUNCTION
+  dp_agg.variance_int2_transfn(dp_agg.variance_state, smallint, smallint, smallint, float8),
+  dp_agg.variance_int2_transfn(dp_agg.variance_state, smallint, smallint, smallint, float8, float8),
+  dp_agg.variance_int4_transfn(dp_agg.variance_state, integer, integer, integer, float8),
+  dp_agg.variance_int4_transfn(dp_agg.variance_state, integer, integer, integer, float8, float8),
+  dp_agg.variance_int8_transfn(dp_agg.variance_state, bigint, bigint, bigint, float8),
+  dp_agg.variance_int8_transfn(dp_agg.variance_state, bigint, bigint, bigint, float8, float8),
+  dp_agg.variance_float4_transfn(dp_agg.variance_state, real, real, real, float8),
+  dp_agg.variance_float4_transfn(dp_agg.variance_state, real, real, real, float8, float8),
+  dp_agg.variance_float8_transfn(dp_agg.variance_state, float8, float8, float8, float8),
+  dp_agg.variance_float8_transfn(dp_agg.variance_state, float8, float8, float8, float8, float8),
+  dp_agg.variance_numeric_transfn(dp_agg.variance_state, numeric, numeric, numeric, float8),
+  dp_agg.variance_numeric_transfn(dp_agg.variance_state, numeric, numeric, numeric, float8, float8),
+  dp_agg.variance_combine(dp_agg.variance_state, dp_agg.variance_state),
+  dp_agg.variance_final_float8(dp_agg.variance_state),
+  dp_agg.variance_final_numeric(dp_agg.variance_state),
+  dp_agg.stddev_final_float8(dp_agg.variance_state),
+  dp_agg.stddev_final_numeric(dp_agg.variance_state)
+TO PUBLIC;
+
+-- Randomized response (56_randomized_response.sql): an application may randomize
+-- the answers it stores; dp_rr_proportion's support functions (not charged,
+-- what they read is already private).
+GRANT EXECUTE ON FUNCTION
+  dp_agg.randomized_response(boolean, float8),
+  dp_agg.rr_check_epsilon(float8, float8, float8),
+  dp_agg.rr_transfn(float8[], boolean, float8),
+  dp_agg.rr_combine(float8[], float8[]),
+  dp_agg.rr_proportion_final(float8[]),
+  dp_agg.rr_proportion_se_final(float8[])
+TO PUBLIC;
+
+-- dp_variance, dp_stddev, dp_rr_proportion and dp_rr_proportion_se are
+-- VOLATILE like every aggregate of the extension (src/sql/80_volatility.sql).
+UPDATE pg_catalog.pg_proc SET provolatile = 'v'
+WHERE prokind = 'a'
+  AND oid IN (SELECT d.objid FROM pg_catalog.pg_depend d
+              WHERE d.classid = 'pg_catalog.pg_proc'::regclass
+                AND d.refclassid = 'pg_catalog.pg_extension'::regclass
+                AND d.refobjid = (SELECT e.oid FROM pg_catalog.pg_extension e
+                                  WHERE e.extname = 'dp_agg')
+                AND d.deptype = 'e');
