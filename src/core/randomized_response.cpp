@@ -56,8 +56,7 @@ ProportionEstimate EstimateProportion(std::int64_t yes, std::int64_t n, double e
   }
   const double observed = static_cast<double>(yes) / static_cast<double>(n);
   result.estimate = (observed - q) / (p - q);
-  result.standard_error =
-      std::sqrt(observed * (1 - observed) / static_cast<double>(n)) / (p - q);
+  result.standard_error = std::sqrt(observed * (1 - observed) / static_cast<double>(n)) / (p - q);
   return result;
 }
 

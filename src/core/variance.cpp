@@ -6,6 +6,7 @@
 
 #include "parameters.h"
 #include "privacy_accountant.h"
+#include "private_statistics.h"
 
 namespace dp {
 
@@ -84,7 +85,7 @@ double VarianceFromReleases(double noisy_count, double noisy_centred_sum, double
 VarianceRelease ReleaseVariance(const VarianceMechanisms& plan, std::int64_t count,
                                 int128 sum_units, int128 squares, std::int64_t lower_units,
                                 std::int64_t upper_units, int unit_exponent, RandomSource& rng) {
-  const int128 centred = 2 * sum_units - int128{count} * (int128{lower_units} + int128{upper_units});
+  const int128 centred = CentredSumHalfUnits(count, sum_units, lower_units, upper_units);
   const int sum_exponent = unit_exponent - 1;  // half-units
   const int squares_exponent = 2 * unit_exponent - 2 + plan.square_shift;
   // Always the same three draws, in this order, whatever the data.

@@ -119,9 +119,9 @@ VarianceState* ReadVarianceState(FunctionCallInfo fcinfo, int argument) {
 
 bool SameVarianceParameters(const VarianceState* a, const VarianceState* b) {
   return a->value_kind == b->value_kind && a->unit_exponent == b->unit_exponent &&
-         a->square_shift == b->square_shift && a->epsilon == b->epsilon &&
-         a->delta == b->delta && a->lower == b->lower && a->upper == b->upper &&
-         a->lower_units == b->lower_units && a->upper_units == b->upper_units;
+         a->square_shift == b->square_shift && a->epsilon == b->epsilon && a->delta == b->delta &&
+         a->lower == b->lower && a->upper == b->upper && a->lower_units == b->lower_units &&
+         a->upper_units == b->upper_units;
 }
 
 unsigned long long BitsOf(double value) {
@@ -293,8 +293,8 @@ Datum dp_variance_float8_transfn(PG_FUNCTION_ARGS) {
 PG_FUNCTION_INFO_V1(dp_variance_numeric_transfn);
 Datum dp_variance_numeric_transfn(PG_FUNCTION_ARGS) {
   VarianceState* state = dp_pg::MutableVarianceState(fcinfo, "dp_variance_numeric_transfn");
-  dp_pg::AddDouble(state, DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow,
-                                                             PG_GETARG_DATUM(1))));
+  dp_pg::AddDouble(
+      state, DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow, PG_GETARG_DATUM(1))));
   PG_RETURN_POINTER(state);
 }
 
@@ -318,12 +318,11 @@ Datum dp_variance_combine(PG_FUNCTION_ARGS) {
     case dp_pg::CombineStep::kMerge:
       break;
   }
-  dp_pg::RequireSameParameters(dp_pg::SameVarianceParameters(into, partial),
-                               "dp_agg variance");
+  dp_pg::RequireSameParameters(dp_pg::SameVarianceParameters(into, partial), "dp_agg variance");
   into->count += partial->count;
-  dp_pg::Split(dp_pg::Join(into->sum_low, into->sum_high) +
-                   dp_pg::Join(partial->sum_low, partial->sum_high),
-               &into->sum_low, &into->sum_high);
+  dp_pg::Split(
+      dp_pg::Join(into->sum_low, into->sum_high) + dp_pg::Join(partial->sum_low, partial->sum_high),
+      &into->sum_low, &into->sum_high);
   dp_pg::Split(dp_pg::Join(into->squares_low, into->squares_high) +
                    dp_pg::Join(partial->squares_low, partial->squares_high),
                &into->squares_low, &into->squares_high);
@@ -387,14 +386,13 @@ Datum dp_variance_state_in(PG_FUNCTION_ARGS) {
   const double delta = dp_pg::DoubleFromBits(bits[1]);
   const double lower = dp_pg::DoubleFromBits(bits[2]);
   const double upper = dp_pg::DoubleFromBits(bits[3]);
-  const bool valid =
-      fields == 14 && text[consumed] == '\0' &&
-      (kind == static_cast<unsigned>(dp_pg::ValueKind::kInteger) ||
-       kind == static_cast<unsigned>(dp_pg::ValueKind::kFloat)) &&
-      count >= 0 && epsilon > 0 && std::isfinite(epsilon) && delta >= 0 && delta < 1 &&
-      std::isfinite(lower) && std::isfinite(upper) && lower <= upper &&
-      lower_units <= upper_units && exponent >= -1100 && exponent <= 1100 &&
-      shift == dp::VarianceSquareShift(lower_units, upper_units);
+  const bool valid = fields == 14 && text[consumed] == '\0' &&
+                     (kind == static_cast<unsigned>(dp_pg::ValueKind::kInteger) ||
+                      kind == static_cast<unsigned>(dp_pg::ValueKind::kFloat)) &&
+                     count >= 0 && epsilon > 0 && std::isfinite(epsilon) && delta >= 0 &&
+                     delta < 1 && std::isfinite(lower) && std::isfinite(upper) && lower <= upper &&
+                     lower_units <= upper_units && exponent >= -1100 && exponent <= 1100 &&
+                     shift == dp::VarianceSquareShift(lower_units, upper_units);
   if (!valid)
     ereport(ERROR, (errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
                     errmsg("invalid input syntax for type dp_agg.variance_state: \"%s\"", text)));
@@ -428,8 +426,7 @@ Datum dp_variance_state_out(PG_FUNCTION_ARGS) {
       static_cast<unsigned long long>(state->sum_low), static_cast<long long>(state->squares_high),
       static_cast<unsigned long long>(state->squares_low), dp_pg::BitsOf(state->epsilon),
       dp_pg::BitsOf(state->delta), dp_pg::BitsOf(state->lower), dp_pg::BitsOf(state->upper),
-      static_cast<long long>(state->lower_units),
-      static_cast<long long>(state->upper_units)));
+      static_cast<long long>(state->lower_units), static_cast<long long>(state->upper_units)));
 }
 
 }  // extern "C"
