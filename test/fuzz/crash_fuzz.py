@@ -231,7 +231,7 @@ class Gen:
         elif r < 0.25:
             call = f"dp_count({distinct}{v}, {self.eps()}{d}{self.inner_opts(a)})"
         elif r < 0.55:
-            f = self.ch(["dp_sum", "dp_avg"])
+            f = self.ch(["dp_sum", "dp_avg", "dp_variance", "dp_stddev"])
             arg = f"{a}.{self.ch(NUMERIC_COLS)}" + (f"::{typ}" if typ else "")
             if self.r.random() < 0.2:
                 arg = v

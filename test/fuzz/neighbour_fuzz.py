@@ -714,8 +714,8 @@ class Gen:
             col, t = self.ch(list(NUM_COLS.items()))
             lo, hi = self.ch([("0", "100"), ("0", "200000"), ("-5", "5"),
                               ("0", "1e300"), ("'NaN'", "1"), ("NULL", "1")])
-            f = self.ch(["dp_sum", "dp_avg"])
-            if t == "int2" and f in ("dp_sum", "dp_avg") and self.r.random() < 0.5:
+            f = self.ch(["dp_sum", "dp_avg", "dp_variance", "dp_stddev"])
+            if t == "int2" and f in ("dp_sum", "dp_avg", "dp_variance", "dp_stddev") and self.r.random() < 0.5:
                 lo, hi = lo + "::int2" if lo.lstrip('-').isdigit() else lo, hi + "::int2" if hi.isdigit() else hi
             if self.r.random() < 0.2:
                 return f"{f}({a}.{col}, {lo}, {hi}, {e}, {self.delta()})"

@@ -62,7 +62,10 @@ class Mechanism:
     def faults(self) -> Tuple[str, ...]:
         """The test faults that act on this mechanism: skip_clamping is wired
         into the count/sum/mean states only (call_sites.cpp); dp_select and
-        the quantiles clamp in their own transition functions."""
+        the quantiles clamp in their own transition functions, and so do
+        dp_variance and dp_stddev (variance_aggregates.cpp)."""
+        if self.function in ("dp_variance", "dp_stddev"):
+            return (HALVE,)
         if self.unit:
             return (HALVE, SKIP, SKIP_UNITS)
         return (HALVE, SKIP) if self.kind in ("laplace", "gaussian") else (HALVE,)
@@ -448,6 +451,32 @@ PRIVACY_LOSS_AUDITS += [
     PrivacyLossAudit("gauss_avg_narrow_clamp", GAUSS_AVG_NARROW,
                      NeighbourPair((0.99,) * 10, 1000.0), 1.0,
                      "Gaussian mean, narrow bounds, one row at 1000x the upper bound", (SKIP,)),
+]
+
+# dp_variance and dp_stddev (core/variance.h): three releases at epsilon/3
+# each (or rho/3 each for the Gaussian form); the answer, clamped to
+# [0, ((U - L)/2)^2], is post-processing of them. The worst cases are the
+# count's (0 vs 1 row) and one row far above the bounds, which moves the
+# centred sum by h and the centred squares by h^2 at once.
+VAR_FLOAT8 = Mechanism("dp_variance float8 [0,1]", "dp_variance", "double precision", 0.0, 1.0,
+                       "float8")
+VAR_INT = Mechanism("dp_variance int4 [0,10]", "dp_variance", "integer", 0, 10, "numeric")
+SD_FLOAT8 = Mechanism("dp_stddev float8 [0,1]", "dp_stddev", "double precision", 0.0, 1.0,
+                      "float8")
+GAUSS_VAR_FLOAT8 = Mechanism("dp_variance gauss float8 [0,1]", "dp_variance", "double precision",
+                             0.0, 1.0, "float8", delta=GAUSS_DELTA)
+
+PRIVACY_LOSS_AUDITS += [
+    PrivacyLossAudit("variance_one_two", VAR_FLOAT8, NeighbourPair((0.0,), 1.0), 1.0,
+                     "variance of 1 vs 2 rows (0 vs 0.25)"),
+    PrivacyLossAudit("variance_clamp", VAR_FLOAT8, NeighbourPair((0.0, 1.0) * 5, 1000.0), 1.0,
+                     "variance, one row at 1000x the upper bound (clamped)"),
+    PrivacyLossAudit("variance_int_empty", VAR_INT, NeighbourPair((), 10), 1.0,
+                     "integer variance (numeric answer), 0 vs 1 rows"),
+    PrivacyLossAudit("stddev_clamp", SD_FLOAT8, NeighbourPair((0.0, 1.0) * 5, -1000.0), 1.0,
+                     "standard deviation, one row far below the lower bound"),
+    PrivacyLossAudit("gauss_variance_one_two", GAUSS_VAR_FLOAT8, NeighbourPair((0.0,), 1.0), 1.0,
+                     "Gaussian variance of 1 vs 2 rows"),
 ]
 
 # Exact-distribution audits: a fixed table whose true answer is known.
