@@ -11,9 +11,13 @@
 set -euo pipefail
 PSQL=${PSQL:-psql}
 run() { "$PSQL" -X -At -v ON_ERROR_STOP=1 -c "$1"; }
-run "SET client_min_messages = warning; DROP DATABASE IF EXISTS dp_agg_rr_bench" >/dev/null
+drop() {  # a database holding a dp_agg ledger is dropped only with a superuser's confirmation
+  PGDATABASE=postgres "$PSQL" -X -q -c 'SET client_min_messages = warning' \
+    -c 'SET dp_agg.allow_drop_extension = on' -c 'DROP DATABASE IF EXISTS dp_agg_rr_bench'
+}
+drop
 run "CREATE DATABASE dp_agg_rr_bench" >/dev/null
-trap 'run "DROP DATABASE IF EXISTS dp_agg_rr_bench" >/dev/null' EXIT
+trap drop EXIT
 export PGDATABASE=dp_agg_rr_bench
 run "CREATE EXTENSION dp_agg" >/dev/null
 run "SELECT dp_agg.set_budget(session_user::regrole, 1e9, 0.5)" >/dev/null
