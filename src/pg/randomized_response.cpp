@@ -29,7 +29,10 @@ void ReadProportionState(FunctionCallInfo fcinfo, double out[3]) {
   ArrayType* array = PG_GETARG_ARRAYTYPE_P(0);
   if (ARR_NDIM(array) != 1 || ARR_DIMS(array)[0] != 3 || ARR_HASNULL(array) ||
       ARR_ELEMTYPE(array) != FLOAT8OID)
-    ereport(ERROR, (errcode(ERRCODE_DATA_CORRUPTED), errmsg("invalid dp_rr_proportion state")));
+    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                    errmsg("not a dp_rr_proportion state: a float8[3] without NULLs"),
+                    errhint("Call the aggregates dp_rr_proportion(answer, epsilon) and "
+                            "dp_rr_proportion_se(answer, epsilon), not their final functions.")));
   const double* values = reinterpret_cast<const double*>(ARR_DATA_PTR(array));
   out[0] = values[0];
   out[1] = values[1];

@@ -55,6 +55,13 @@ const char* PlainAggregateAdvice(const Aggref* aggref) {
     return "min and max are decided by a single row and have no private version: write "
            "dp_percentile(x, 0.05, lower, upper, 1.0) (or 0.95), or dp_median(x, lower, upper, "
            "1.0), with public bounds.";
+  if (strcmp(name, "var_pop") == 0 || strcmp(name, "var_samp") == 0 ||
+      strcmp(name, "variance") == 0 || strcmp(name, "stddev") == 0 ||
+      strcmp(name, "stddev_pop") == 0 || strcmp(name, "stddev_samp") == 0)
+    return "Write dp_variance(x, lower, upper, 1.0) for the variance of x, or dp_stddev(x, "
+           "lower, upper, 1.0) for its standard deviation (population forms, like var_pop and "
+           "stddev_pop), with public bounds that you choose without looking at the data (values "
+           "outside are clamped) and epsilon 1.0.";
   return "Only dp_agg's private aggregates (dp_count, dp_sum, dp_avg, dp_median, dp_percentile, "
          "dp_select) read protected rows; compute other statistics from their answers in an "
          "outer query.";
