@@ -65,6 +65,31 @@ FROM (SELECT g, dp_variance(v, 0, 10, 0.01) AS a, dp_stddev(v::float8, 0, 10, 0.
       FROM variance_three GROUP BY g) q;
 SELECT dp_variance(x, 0, 10, 1) IS NOT NULL AS empty_not_null FROM empty_table;
 
+-- Extreme scales (review of issue 29): the answer is combined from the
+-- releases normalised by h, so it is as accurate at h ~ 1e-301 or 1e150 as
+-- on [0, 1] (same tolerance, scaled); it was always 0 before (h^2 under- or
+-- overflowed the double range), and sometimes -0.
+SELECT abs(dp_stddev(f * 1e-300, 0, 1e-300, 10) / 1e-300 - 0.288675) < 0.005 AS tiny_sd_ok,
+       abs(dp_stddev(f * 1e150, 0, 1e150, 10) / 1e150 - 0.288675) < 0.005 AS huge_sd_ok,
+       abs(dp_variance(f * 1e150, 0, 1e150, 10) / 1e300 - 0.08333325) < 0.0026 AS huge_var_ok
+FROM numbers;
+-- never -0 (a certain property; these 300 calls gave 174 before);
+-- h^2 = 2.5e-601 is below the double range, so the variance is exactly 0
+CREATE TABLE variance_tiny AS
+  SELECT g, (v * 1e-301)::float8 AS v FROM generate_series(1, 300) g, generate_series(1, 3) v;
+SELECT bool_and(a::text NOT LIKE '-%' AND d::text NOT LIKE '-%') AS no_negative_zero,
+       bool_and(a = 0 AND d BETWEEN 0 AND 5e-301) AS within_bounds
+FROM (SELECT g, dp_variance(v, 0, 1e-300, 1) AS a, dp_stddev(v, 0, 1e-300, 1) AS d
+      FROM variance_tiny GROUP BY g) q;
+DROP TABLE variance_tiny;
+-- lower = upper: exactly 0
+SELECT dp_variance(x, 5, 5, 1) AS var_point, dp_stddev(f, 0.5, 0.5, 1) AS sd_point FROM numbers;
+-- bounds whose ((upper - lower) / 2)^2 is no double are refused before any
+-- row is read (half-width 1e154 still answers)
+SELECT dp_variance(f, 0, 1e200, 1) FROM numbers;
+SELECT dp_stddev(n, -1e155, 1e155, 1) FROM numbers;
+SELECT dp_stddev(f, -1e154, 1e154, 1) BETWEEN 0 AND 1e154 AS widest_ok FROM numbers;
+
 -- parameters are checked before any row is read
 SELECT dp_variance(x, 10, 0, 1) FROM numbers;
 SELECT dp_variance(x, 0, 10, 0) FROM numbers;

@@ -77,9 +77,20 @@ double VarianceFromReleases(double noisy_count, double noisy_centred_sum, double
   const double mean = std::clamp(noisy_centred_sum / n, -half_width, half_width);
   const double mean_square = std::clamp(noisy_squares / n, 0.0, h2);
   const double variance = mean_square - mean * mean;
-  // NaN (never expected: every input is finite) would fail both comparisons.
-  if (!(variance >= 0)) return 0;
+  // NaN (never expected: every input is finite) fails the comparison; so
+  // does -0 (mean_square -0 when Q / N underflows from below): +0 for both.
+  if (!(variance > 0)) return 0.0;
   return std::min(variance, h2);
+}
+
+void ValidateVarianceBounds(std::int64_t lower_units, std::int64_t upper_units, int unit_exponent) {
+  const double half_width =
+      std::ldexp(static_cast<double>(WidthUnits(lower_units, upper_units)), unit_exponent - 1);
+  if (!std::isfinite(half_width * half_width))
+    throw InvalidParameter(
+        "bounds too far apart for dp_variance and dp_stddev",
+        "((upper - lower) / 2)^2 must be a finite double precision number: narrow the bounds "
+        "(half-width at most about 1.34e154), or rescale the values (e.g. x / 1e150).");
 }
 
 VarianceRelease ReleaseVariance(const VarianceMechanisms& plan, std::int64_t count,
@@ -102,12 +113,26 @@ VarianceRelease ReleaseVariance(const VarianceMechanisms& plan, std::int64_t cou
     q = ReleaseLaplace(squares, squares_exponent, plan.squares_laplace, rng);
     sd_q = LaplaceNoiseStddev(plan.squares_laplace, squares_exponent);
   }
-  const double half_width =
-      std::ldexp(static_cast<double>(int128{upper_units} - int128{lower_units}), unit_exponent - 1);
+  const uint128 width = WidthUnits(lower_units, upper_units);
+  const double half_width = std::ldexp(static_cast<double>(width), unit_exponent - 1);
   VarianceRelease release;
   const double noisy_count = ToDouble(c);
-  release.variance = VarianceFromReleases(noisy_count, ToDouble(s), ToDouble(q), half_width);
   release.noise_stddev = sd_q / std::max(1.0, noisy_count);
+  if (width == 0) return release;  // lower = upper: h = 0, the answer is 0
+  // Normalised by h = W 2^(unit_exponent - 1): S / h is S in half-units over
+  // W, Q / h^2 is Q in squared half-units over W^2. The unit exponent cancels,
+  // so neither overflows nor underflows for any bounds (in value units, Q
+  // overflows to infinity beyond h ~ 1e154 and h^2 underflows to 0 below
+  // h ~ 1e-162, which made every answer 0).
+  const double w = static_cast<double>(width);
+  const double s_over_h = ToDouble(GridValue{s.mantissa, s.exponent - sum_exponent}) / w;
+  const double q_over_h2 =
+      ToDouble(GridValue{q.mantissa, q.exponent - (2 * unit_exponent - 2)}) / (w * w);
+  const double ratio = VarianceFromReleases(noisy_count, s_over_h, q_over_h2, 1.0);
+  // ratio in [0, 1], +0 rather than -0: both products stay in [+0, h^2]
+  // and [+0, h] (a product with a factor at most 1 never exceeds the other).
+  release.variance = ratio * (half_width * half_width);
+  release.stddev = std::sqrt(ratio) * half_width;
   return release;
 }
 

@@ -18,6 +18,11 @@
 // rho/3 each where rho = RhoForEpsilonDelta(epsilon, delta), zCDP
 // composition: the call costs rho). dp_stddev is sqrt(dp_variance), in [0, h].
 //
+// The combination is computed on S / h and Q / h^2 (ReleaseVariance), which
+// the unit exponent cancels from: no overflow or underflow at any scale of
+// bounds; bounds whose h^2 is no finite double are refused
+// (ValidateVarianceBounds).
+//
 // Error (n rows, true variance v): the estimate's error is dominated by
 // Q's noise, about 3 sqrt(2) h^2 / (epsilon n) standard deviation (Laplace),
 // plus the mean term 2 |mean| 3 sqrt(2) h / (epsilon n) and the count's
@@ -78,8 +83,14 @@ static_assert(std::is_trivially_destructible_v<VarianceMechanisms>,
 VarianceMechanisms PlanVariance(std::int64_t lower_units, std::int64_t upper_units, double epsilon,
                                 double delta);
 
+// Throws InvalidParameter when h^2 = ((upper - lower) / 2)^2 is not a finite
+// double (half-width above about 1.34e154): the answer's range [0, h^2]
+// would not be representable. Decided from the public bounds alone.
+void ValidateVarianceBounds(std::int64_t lower_units, std::int64_t upper_units, int unit_exponent);
+
 struct VarianceRelease {
-  double variance = 0;  // in value units squared, within [0, h^2]
+  double variance = 0;  // in value units squared, within [0, h^2]; never -0
+  double stddev = 0;  // sqrt of the same estimate computed as sqrt(r) h, in [0, h]
   double noise_stddev = 0;  // about the noise's standard deviation on it (public)
 };
 
@@ -89,7 +100,10 @@ VarianceRelease ReleaseVariance(const VarianceMechanisms& plan, std::int64_t cou
                                 int128 sum_units, int128 squares, std::int64_t lower_units,
                                 std::int64_t upper_units, int unit_exponent, RandomSource& rng);
 
-// The variance from released values and public bounds (post-processing).
+// The variance from released values and public bounds (post-processing);
+// +0 for a non-positive or NaN difference, never -0. ReleaseVariance calls
+// it with values normalised by h (half_width 1): the ratio r = variance / h^2
+// in [0, 1], computed without overflow or underflow whatever the bounds.
 double VarianceFromReleases(double noisy_count, double noisy_centred_sum, double noisy_squares,
                             double half_width);
 

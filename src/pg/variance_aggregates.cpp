@@ -238,6 +238,7 @@ Datum PrepareVarianceInitialState(const PrivateAggregateKind& kind,
   // Calibrated here as well: every failure is a parameter error before
   // anything is charged or read.
   *gaussian_rho = CallCore([&] {
+    dp::ValidateVarianceBounds(prepared.lower_units, prepared.upper_units, prepared.unit_exponent);
     const dp::VarianceMechanisms plan = dp::PlanVariance(prepared.lower_units, prepared.upper_units,
                                                          prepared.epsilon, prepared.delta);
     return plan.rho;
@@ -350,7 +351,7 @@ PG_FUNCTION_INFO_V1(dp_stddev_final_float8);
 Datum dp_stddev_final_float8(PG_FUNCTION_ARGS) {
   VarianceState state;
   const dp::VarianceRelease release = dp_pg::ReleaseVarianceOf(fcinfo, &state);
-  PG_RETURN_FLOAT8(std::min(std::sqrt(release.variance), dp_pg::HalfWidth(state)));
+  PG_RETURN_FLOAT8(std::min(release.stddev, dp_pg::HalfWidth(state)));
 }
 
 PG_FUNCTION_INFO_V1(dp_stddev_final_numeric);
@@ -358,7 +359,7 @@ Datum dp_stddev_final_numeric(PG_FUNCTION_ARGS) {
   VarianceState state;
   const dp::VarianceRelease release = dp_pg::ReleaseVarianceOf(fcinfo, &state);
   const double half = dp_pg::HalfWidth(state);
-  const double stddev = std::min(std::sqrt(release.variance), half);
+  const double stddev = std::min(release.stddev, half);
   // The noise on the standard deviation, about that on the variance divided
   // by 2 sqrt(variance) (delta method), never below its value at h.
   const double noise = release.noise_stddev / (2 * std::max(stddev, half > 0 ? half * 1e-3 : 1.0));

@@ -103,6 +103,54 @@ TEST(VarianceTest, AccurateOnFloatGrid) {
   }
 }
 
+// Review of issue 29: the answer was computed in value units, so h^2 and Q
+// overflowed to infinity beyond h ~ 1e154 and underflowed to 0 below
+// h ~ 1e-162 (every answer 0, some -0). Normalised by h it is as accurate as
+// on [0, 1] at every scale; bounds whose h^2 is no double are refused.
+TEST(VarianceTest, AccurateAtExtremeScales) {
+  SeededTestRandomSource rng(11);
+  for (const double top : {1e-300, 1e-160, 1e150}) {
+    const int exponent = dp::ChooseUnitExponent(0, top);
+    const double scale = dp::UnitScale(exponent);
+    const std::int64_t lower = dp::ToUnits(0.0, exponent, scale);
+    const std::int64_t upper = dp::ToUnits(top, exponent, scale);
+    EXPECT_NO_THROW(dp::ValidateVarianceBounds(lower, upper, exponent));
+    const dp::VarianceMechanisms plan = dp::PlanVariance(lower, upper, 10, 0);
+    int128 sum = 0, squares = 0;
+    for (int v = 1; v <= 1000; ++v) {
+      const std::int64_t units = dp::ToUnits(v / 1000.0 * top, exponent, scale);
+      sum += units;
+      squares += dp::CentredSquare(units, lower, upper, plan.square_shift);
+    }
+    for (int i = 0; i < 50; ++i) {
+      const dp::VarianceRelease r =
+          dp::ReleaseVariance(plan, 1000, sum, squares, lower, upper, exponent, rng);
+      // The [0, 1] tolerance scaled by top (stddev: 0.005 on 0.288675).
+      EXPECT_NEAR(r.stddev / top, 0.288675, 0.005) << top;
+      EXPECT_FALSE(std::signbit(r.variance));
+      EXPECT_LE(r.stddev, top / 2);
+    }
+  }
+  const int wide = dp::ChooseUnitExponent(0, 1e200);
+  EXPECT_THROW(dp::ValidateVarianceBounds(dp::ToUnits(0.0, wide), dp::ToUnits(1e200, wide), wide),
+               dp::InvalidParameter);
+  const int widest = dp::ChooseUnitExponent(-1e154, 1e154);
+  EXPECT_NO_THROW(
+      dp::ValidateVarianceBounds(dp::ToUnits(-1e154, widest), dp::ToUnits(1e154, widest), widest));
+}
+
+// -0 from Q / N underflowing from below is answered as +0.
+TEST(VarianceTest, NeverNegativeZero) {
+  EXPECT_FALSE(std::signbit(dp::VarianceFromReleases(10, 0, -0.0, 1.0)));
+  EXPECT_FALSE(std::signbit(dp::VarianceFromReleases(10, -0.0, -0.0, 0.0)));
+  SeededTestRandomSource rng(3);
+  const dp::VarianceMechanisms plan = dp::PlanVariance(5, 5, 1, 0);
+  const dp::VarianceRelease r = dp::ReleaseVariance(plan, 10, 50, 0, 5, 5, 0, rng);
+  EXPECT_EQ(r.variance, 0);
+  EXPECT_FALSE(std::signbit(r.variance));
+  EXPECT_FALSE(std::signbit(r.stddev));
+}
+
 TEST(RandomizedResponseTest, RateMatches) {
   SeededTestRandomSource rng(1);
   const int n = 200000;
