@@ -146,6 +146,12 @@ SELECT dp_agg.set_privacy_unit('var_s.heavy', 'patient_id');
 SELECT dp_agg.protect_table('var_s.heavy');
 SELECT dp_agg.restrict_role('regress_var_analyst');
 SELECT dp_agg.restrict_role('regress_var_zcdp');
+-- (review of issue 29) a view and a SQL wrapper an administrator granted
+CREATE VIEW var_s.heavy_view AS SELECT patient_id, cost FROM var_s.heavy;
+CREATE FUNCTION var_s.rr(answer boolean) RETURNS boolean LANGUAGE sql
+  AS 'SELECT dp_agg.randomized_response(answer, 64)';
+GRANT SELECT ON var_s.heavy_view TO regress_var_analyst;
+GRANT EXECUTE ON FUNCTION var_s.rr(boolean) TO regress_var_analyst;
 SET SESSION AUTHORIZATION regress_var_analyst;
 -- 10001 units, epsilon 10 (each part 10/3, h = 50): |C - 10001| < 8,
 -- |S - S_true| < 15 * 25, |Q - Q_true| < 750 * 25 fail with < 1e-10; then
@@ -159,6 +165,14 @@ SELECT * FROM dp_agg.query_cost('SELECT region, dp_stddev(cost, 0, 100, 1) FROM 
 SELECT dp_agg.randomized_response(cost > 50, 1.0) FROM var_s.heavy;
 SELECT dp_count(1, 1) FROM var_s.heavy WHERE dp_agg.randomized_response(cost > 50, 1.0);
 SELECT dp_rr_proportion(cost > 50, 1.0) FROM var_s.heavy;
+-- nor through a view, an inlined SQL wrapper, a FILTER or a CASE in a
+-- private aggregate's value, nor dp_rr_proportion of a constant
+SELECT dp_rr_proportion(cost > 50, 64) FROM var_s.heavy_view;
+SELECT var_s.rr(cost > 50) FROM var_s.heavy;
+SELECT dp_count(1.0) FILTER (WHERE var_s.rr(cost > 50)) FROM var_s.heavy;
+SELECT dp_variance(CASE WHEN dp_agg.randomized_response(cost > 50, 64) THEN 1 ELSE 0 END, 0, 1, 1)
+FROM var_s.heavy;
+SELECT dp_rr_proportion(true, 64) FROM var_s.heavy;
 RESET SESSION AUTHORIZATION;
 SELECT role, epsilon_spent, delta_spent FROM dp_agg.budgets WHERE role = 'regress_var_analyst';
 -- The zCDP budget kind: a Laplace call costs epsilon^2 / 2, a Gaussian one
