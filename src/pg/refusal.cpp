@@ -39,8 +39,8 @@ int PositionOf(int location, const char* spelling) {
 
 const char* const kAggregateHint =
     "Ask for private aggregates instead, such as SELECT region, dp_count(1.0) FROM t GROUP BY "
-    "region (dp_count, dp_sum, dp_avg, dp_median, dp_percentile, dp_select), and transform "
-    "their answers in an outer query.";
+    "region (dp_count, dp_sum, dp_avg, dp_variance, dp_stddev, dp_median, dp_percentile, "
+    "dp_select), and transform their answers in an outer query.";
 
 const char* const kJoinHint =
     "Join a protected table only to public tables, on equality with every column of a unique "

@@ -62,9 +62,9 @@ const char* PlainAggregateAdvice(const Aggref* aggref) {
            "lower, upper, 1.0) for its standard deviation (population forms, like var_pop and "
            "stddev_pop), with public bounds that you choose without looking at the data (values "
            "outside are clamped) and epsilon 1.0.";
-  return "Only dp_agg's private aggregates (dp_count, dp_sum, dp_avg, dp_median, dp_percentile, "
-         "dp_select) read protected rows; compute other statistics from their answers in an "
-         "outer query.";
+  return "Only dp_agg's private aggregates (dp_count, dp_sum, dp_avg, dp_variance, dp_stddev, "
+         "dp_median, dp_percentile, dp_select) read protected rows; compute other statistics "
+         "from their answers in an outer query.";
 }
 
 const char* NonTotalCallAdvice(Oid function, const Node* call) {
