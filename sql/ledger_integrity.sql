@@ -272,5 +272,15 @@ SELECT count(*) AS analyst_reads_head FROM dp_agg.ledger_head;
 \echo :LAST_ERROR_SQLSTATE
 RESET SESSION AUTHORIZATION;
 
+-- 11. The chain's trigger functions called as plain functions: PostgreSQL's
+-- trigger-protocol error (39P01), never an internal error (found by the crash
+-- fuzzer's all-functions pass).
+SELECT dp_agg.guard_ledger_entry();
+\echo :LAST_ERROR_SQLSTATE
+SELECT dp_agg.guard_ledger_head();
+\echo :LAST_ERROR_SQLSTATE
+SELECT dp_agg.chain_deferred_entry();
+\echo :LAST_ERROR_SQLSTATE
+
 -- The ledger the next suites find is the honest one.
 SELECT ok FROM dp_agg.verify_ledger();

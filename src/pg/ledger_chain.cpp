@@ -607,13 +607,24 @@ Datum dp_agg_append_ledger_entry(PG_FUNCTION_ARGS) {
   PG_RETURN_VOID();
 }
 
+// A trigger function called as a plain function (SELECT dp_agg.guard_...())
+// gets PostgreSQL's own SQLSTATE for that mistake (39P01, as plpgsql's
+// "trigger functions can only be called as triggers"), never XX000.
+static void RequireTriggerCall(FunctionCallInfo fcinfo, const char* name) {
+  if (!CALLED_AS_TRIGGER(fcinfo))
+    ereport(ERROR, (errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+                    errmsg("%s can only be called as a trigger", name),
+                    errdetail("It guards or chains dp_agg's ledger tables; it is not meant to be "
+                              "called directly.")));
+}
+
 // Trigger (deferred, at commit, AFTER INSERT of a row without seq): chains
 // the rows this transaction's administrative functions appended. Any other
 // row without seq was inserted outside dp_agg's functions: the commit is
 // refused.
 PG_FUNCTION_INFO_V1(dp_agg_chain_deferred_entry);
 Datum dp_agg_chain_deferred_entry(PG_FUNCTION_ARGS) {
-  if (!CALLED_AS_TRIGGER(fcinfo)) elog(ERROR, "dp_agg: not called as a trigger");
+  RequireTriggerCall(fcinfo, "dp_agg.chain_deferred_entry");
   const auto* trigger = reinterpret_cast<TriggerData*>(fcinfo->context);
   Datum values[dp_pg::kEntryCount];
   bool nulls[dp_pg::kEntryCount];
@@ -641,7 +652,7 @@ Datum dp_agg_chain_deferred_entry(PG_FUNCTION_ARGS) {
 // appended in this transaction, by Chain.
 PG_FUNCTION_INFO_V1(dp_agg_guard_ledger_entry);
 Datum dp_agg_guard_ledger_entry(PG_FUNCTION_ARGS) {
-  if (!CALLED_AS_TRIGGER(fcinfo)) elog(ERROR, "dp_agg: not called as a trigger");
+  RequireTriggerCall(fcinfo, "dp_agg.guard_ledger_entry");
   const auto* trigger = reinterpret_cast<TriggerData*>(fcinfo->context);
   if (dp_pg::entry_being_chained != 0) {
     bool is_null = true;
@@ -657,7 +668,7 @@ Datum dp_agg_guard_ledger_entry(PG_FUNCTION_ARGS) {
 // Trigger (BEFORE UPDATE of the chain head): only its advance by Chain.
 PG_FUNCTION_INFO_V1(dp_agg_guard_ledger_head);
 Datum dp_agg_guard_ledger_head(PG_FUNCTION_ARGS) {
-  if (!CALLED_AS_TRIGGER(fcinfo)) elog(ERROR, "dp_agg: not called as a trigger");
+  RequireTriggerCall(fcinfo, "dp_agg.guard_ledger_head");
   const auto* trigger = reinterpret_cast<TriggerData*>(fcinfo->context);
   if (dp_pg::head_advancing_to != 0) return PointerGetDatum(trigger->tg_newtuple);
   dp_pg::RefuseChange(
