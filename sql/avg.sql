@@ -53,6 +53,9 @@ SELECT dp_avg(s, 0::smallint, 4::smallint, 1) BETWEEN 0 AND 4 AS int2,
 FROM empty_table;
 
 -- special values: infinities clamp, NaN is ignored; no error
+CREATE TEMP TABLE special_values (v float8, n numeric);
+INSERT INTO special_values VALUES
+  ('infinity', 'infinity'), ('-infinity', '-infinity'), ('NaN', 'NaN'), (0.5, 0.5);
 SELECT dp_avg(v, 0, 1, 1) BETWEEN 0 AND 1 AS float_special_ok,
        dp_avg(n, 0, 1, 1) BETWEEN 0 AND 1 AS numeric_special_ok
 FROM special_values;

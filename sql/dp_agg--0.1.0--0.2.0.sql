@@ -360,7 +360,7 @@ COMMENT ON VIEW dp_agg.protected_tables IS
 COMMENT ON VIEW dp_agg.restricted_roles IS
   'Roles labelled restricted';
 
--- Privacy units (README "Privacy units"): column labels 'privacy_unit'.
+-- Privacy units (docs/analyst_guide.md "Privacy units"): column labels 'privacy_unit'.
 CREATE OR REPLACE FUNCTION dp_agg.set_label(object_kind text, object_name text, new_label text)
 RETURNS void LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
@@ -386,7 +386,7 @@ COMMENT ON FUNCTION dp_agg.unset_privacy_unit(regclass, name) IS
 COMMENT ON FUNCTION dp_agg.unit_group_sample(integer) IS
   'Window function: true for max_groups rows of the partition chosen uniformly at random from the CSPRNG, by which dp_agg keeps max_groups random groups per privacy unit (internal: used by the privacy-unit rewrite)';
 
--- dp_agg on Citus (src/pg/distributed.cpp; README, "Scaling out with Citus").
+-- dp_agg on Citus (src/pg/distributed.cpp; docs/citus.md, "Scaling out with Citus").
 --
 -- dp_count over a distributed table: Citus checks the ROW it passes to
 -- worker_partial_agg against pg_proc.proargtypes literally, so the
@@ -523,7 +523,7 @@ COMMENT ON AGGREGATE dp_agg.citus_select(bigint, float8, float8, float8, bigint[
 -- built-in function F listed there, dp_agg.total_F has F's signature and returns
 -- a value (or NULL) where F raises. A restricted role's expressions over
 -- protected rows call them instead of F (query_rewrites.cpp, kTotalArithmetic);
--- README "Arithmetic that cannot fail" states what each returns where F raises.
+-- docs/administrator_guide.md "Arithmetic that cannot fail" states what each returns where F raises.
 
 CREATE FUNCTION dp_agg.total_int2pl(int2, int2) RETURNS int2
   AS 'MODULE_PATHNAME', 'dp_total_int2pl' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
@@ -949,7 +949,7 @@ COMMENT ON FUNCTION dp_agg.total_to_char(timestamp, text) IS
 COMMENT ON FUNCTION dp_agg.total_to_char(timestamptz, text) IS
   'total version of to_char(timestamptz, text) for expressions over protected rows: NULL when lc_time changed since the query was judged, never raises for the formats dp_agg accepts';
 
--- ---- The accountant (README "Privacy budgets"): every budget has one kind,
+-- ---- The accountant (docs/administrator_guide.md "Privacy budgets"): every budget has one kind,
 -- (epsilon, delta) or zCDP, admitted by that kind's certificate only; every
 -- charge is recorded in both currencies. Existing budgets are (epsilon,
 -- delta) budgets and keep their meaning exactly. Their past spending gets its
@@ -2239,7 +2239,7 @@ TO PUBLIC;
 -- The support functions of dp_agg's own aggregates: Citus checks EXECUTE on
 -- an aggregate's transition, combine and final functions for the querying
 -- role on every node. They are safe to grant because of where they run, not
--- who calls them (src/pg/support_guard.h; README, "Scaling out with Citus",
+-- who calls them (src/pg/support_guard.h; docs/citus.md, "Scaling out with Citus",
 -- "Who may query"): only inside an aggregate call, only for dp_agg's own
 -- aggregates or a Citus site dp_agg prepared (an aggregate built on them is
 -- refused when created and when run), and only on states dp_agg's executor
@@ -2696,7 +2696,7 @@ BEGIN
     USING ERRCODE = 'ZP006',
           DETAIL = format('%s of dp_agg.%s is refused: ledger rows are never removed.', TG_OP,
                           TG_TABLE_NAME),
-          HINT = 'dp_agg.verify_ledger() checks the ledger. To remove it with its database or extension, see README "Removing dp_agg".';
+          HINT = 'dp_agg.verify_ledger() checks the ledger. To remove it with its database or extension, see docs/administrator_guide.md "Removing dp_agg".';
 END $$;
 
 CREATE CONSTRAINT TRIGGER ledger_entry_chain_at_commit AFTER INSERT ON dp_agg.ledger_entry
@@ -3313,7 +3313,7 @@ END $$;
 COMMENT ON TABLE dp_agg.ledger_entry IS
   'The privacy ledger: one row per charge, per reuse of a stored release and per budget change, append-only and chained by SHA-256 (seq, entry_hash); read it through dp_agg.ledger, check it with dp_agg.verify_ledger()';
 
--- ---- Spend you can watch (issue 28, finding 4; README "Watching spend"), as
+-- ---- Spend you can watch (issue 28, finding 4; docs/administrator_guide.md "Watching spend"), as
 -- in src/sql/47_spend_monitoring.sql.
 -- Administrators only (like dp_agg.ledger's other roles' rows): everyone
 -- else sees no rows. role is the role's current name (the name it had at its

@@ -421,7 +421,7 @@ spent_after=$(a_spent analyst)
 if [[ "$n" =~ ^-?[0-9]+$ ]] && [ "$n" -ge 1970 ] && [ "$n" -le 2030 ] && [ "$spent_after" = $((spent_before + 1)) ]; then ok "review_citus: restricted analyst on a protected partitioned distributed table, dp_count within 30 of 2000, charged once"
 elif grep -q ERROR <<<"$n" && [ "$spent_after" = "$spent_before" ]; then ok "review_citus: protected partitioned distributed table refused before any charge"
 else ko "review_citus: protected partitioned distributed table: $(head -1 <<<"$n") (charged $spent_before -> $spent_after)"; fi
-# --- privacy units on distributed tables (README "Scaling out with Citus") ---
+# --- privacy units on distributed tables (docs/citus.md "Scaling out with Citus") ---
 # vu: 500 units (pid), 6 rows each, all of a unit's rows in one diag group
 # (125 units per group), hash-distributed by the unit column. vs: 500 units
 # with 7 rows each, one in each of 7 groups. vo: the same as vu, distributed by

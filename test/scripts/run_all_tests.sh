@@ -86,14 +86,14 @@ status=${PIPESTATUS[0]}
 note_suite demo "$status" "$(grep -c '^ok ' "$log_dir/demo.log")" \
   "$(grep -c '^not ok ' "$log_dir/demo.log")"
 
-echo "== adaptive certificates (issue 14 review: one certificate per budget kind)"
-/usr/bin/python3 test/review/adaptive_certificates.py 2>&1 | tee "$log_dir/adaptive_certificates.log"
+echo "== adaptive certificates (one certificate per budget kind)"
+/usr/bin/python3 test/accountant/adaptive_certificates.py 2>&1 | tee "$log_dir/adaptive_certificates.log"
 status=${PIPESTATUS[0]}
 note_suite adaptive_certificates "$status" "$(grep -c '^ok ' "$log_dir/adaptive_certificates.log")" \
   "$(grep -c '^not ok ' "$log_dir/adaptive_certificates.log")"
 
-echo "== kind switch (issue 14 second review: a change of budget kind after spending)"
-/usr/bin/python3 test/review/kind_switch.py 2>&1 | tee "$log_dir/kind_switch.log"
+echo "== kind switch (a change of budget kind after spending)"
+/usr/bin/python3 test/accountant/kind_switch.py 2>&1 | tee "$log_dir/kind_switch.log"
 status=${PIPESTATUS[0]}
 note_suite kind_switch "$status" "$(grep -c '^ok ' "$log_dir/kind_switch.log")" \
   "$(grep -c '^not ok ' "$log_dir/kind_switch.log")"

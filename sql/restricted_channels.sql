@@ -1,6 +1,9 @@
--- Restricted analysts: the channels an adversarial review used to read
--- protected rows exactly (issue "Restricted analysts can read protected rows
--- exactly"), each now closed. Every query below leaked before its fix.
+-- Restricted analysts: channels that would read protected rows exactly
+-- (errors fired per row, CASE, output order, outer joins, coarse key
+-- equality, LISTEN, parallel release, inherited rows), each closed.
+-- Found by: an adversarial review of the restricted-role rules (issue
+-- "Restricted analysts can read protected rows exactly"); every query below
+-- leaked before its fix.
 \set VERBOSITY terse
 SET client_min_messages = warning;
 DROP SCHEMA IF EXISTS b CASCADE;
