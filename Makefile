@@ -115,7 +115,8 @@ upstream-regress: build
 
 # Formatting and static checks (test/lint/lint.sh); installs nothing.
 lint:
-	LINT_CXX='$(CXX)' LINT_CXXFLAGS='$(CPPFLAGS) $(CXXFLAGS) $(PG_CXXFLAGS)' bash test/lint/lint.sh
+	LINT_CXX='$(CXX)' LINT_CXXFLAGS='$(CPPFLAGS) $(CXXFLAGS) $(PG_CXXFLAGS)' \
+	  LINT_CC='$(CC)' LINT_CFLAGS='$(CPPFLAGS) $(CFLAGS)' bash test/lint/lint.sh
 
 # Reformat every C/C++ source with .clang-format (then lint checks them all).
 format:

@@ -16,7 +16,9 @@ files of src/sql/ (NN_name.sql) are held by their number: "NN" must appear in th
 description of `src/sql/`.
 
 Checks, both ways: every .c/.cpp/.h under src/ (and every src/sql/*.sql) is on the map,
-and every entry of the map names a file that exists. Each finding names the file and
+and every entry of the map names a file that exists. Also: every unit test
+test/unit/<name>_test.cpp is named after the file it tests, a src/core/<name>.cpp or a
+test helper test/unit/<name>.h (<name>_<aspect>_test.cpp for a second file of tests). Each finding names the file and
 says what to change. Exit status 1 on findings; --self-test checks the checker on a
 planted tree (a file missing from the map, an entry without a file) and must pass.
 """
@@ -103,7 +105,27 @@ def check(root):
             findings.append(f"{path} is missing from {DOC}'s map: add a line "
                             f"'  {stem}  <what it does>' under '{directory}/' (a directory "
                             f"line of its own if there is none)")
+    findings += unit_test_findings(root)
     return findings, len(files)
+
+
+def unit_test_findings(root):
+    unit = os.path.join(root, "test", "unit")
+    if not os.path.isdir(unit):
+        return []
+    core = {os.path.splitext(n)[0] for n in os.listdir(os.path.join(root, "src", "core"))
+            if n.endswith(".cpp")}
+    helpers = {os.path.splitext(n)[0] for n in os.listdir(unit) if n.endswith(".h")}
+    findings = []
+    for name in sorted(os.listdir(unit)):
+        if not name.endswith("_test.cpp"):
+            continue
+        stem = name[:-len("_test.cpp")]
+        if stem in core or stem in helpers or any(stem.startswith(c + "_") for c in core):
+            continue
+        findings.append(f"test/unit/{name} is not named after the file it tests: rename it "
+                        f"test/unit/<file>_test.cpp, <file> a src/core/<file>.cpp it tests")
+    return findings
 
 
 def self_test():
