@@ -1,11 +1,7 @@
 -- Parallel aggregation: Partial Aggregate in the workers, combine and noise
 -- once in the leader. The true sums are exact integers, so serial and
 -- parallel plans must produce identical answers under the same test seed.
-
-CREATE TABLE big AS
-SELECT g AS x, ((g % 1000) / 1000.0)::float8 AS f, (g % 1000 / 1000.0)::numeric AS n, g % 4 AS grp
-FROM generate_series(1, 200000) g;
-ANALYZE big;
+-- The table big is one of setup's shared fixtures.
 
 SET max_parallel_workers_per_gather = 2;
 SET parallel_setup_cost = 0;
