@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # make test: build and install dp_agg, then run every suite against a
 # throwaway cluster. Prints one closing line
-#   dp_agg tests: N passed, M failed[, K suites skipped (NAME: why, ...)]
+#   dp_agg tests: N passed, M failed[, K suite(s) skipped (NAME: why; ...)]
 # counting individual tests of all suites, and exits non-zero on any failure.
 # A suite that cannot run here (exit status 77: Citus not installed) is reported
 # as skipped, never counted as passed; where it must run (CI sets
@@ -47,7 +47,9 @@ finish() {
   local skipped="" joined
   if [[ ${#skipped_suites[@]} -gt 0 ]]; then
     joined=$(printf '%s; ' "${skipped_suites[@]}")
-    skipped=", ${#skipped_suites[@]} suites skipped (${joined%; })"
+    local noun=suites
+    [[ ${#skipped_suites[@]} -eq 1 ]] && noun=suite
+    skipped=", ${#skipped_suites[@]} $noun skipped (${joined%; })"
   fi
   echo "dp_agg tests: $passed passed, $failed failed$skipped"
   [[ $failed -eq 0 && ${#failed_suites[@]} -eq 0 ]]
