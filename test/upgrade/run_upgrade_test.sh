@@ -32,7 +32,9 @@ ROOT=$(cd "$HERE/../.." && pwd)
 : "${PGPORT:?PGPORT not set}"
 export PGHOST PGPORT
 SUPERUSER=${PGUSER:-postgres}
-PREVIOUS=0.1.0
+# The release to upgrade from: the latest one CHANGELOG.md records (not a git tag).
+PREVIOUS=$(/usr/bin/python3 "$ROOT/test/scripts/check_release.py" --previous)
+[[ -n "$PREVIOUS" ]] || { echo "run_upgrade_test: CHANGELOG.md records no release to upgrade from" >&2; exit 1; }
 CURRENT=$(sed -n "s/^default_version = '\(.*\)'/\1/p" "$ROOT/dp_agg.control")
 FRESH_DB=dp_agg_upgrade_fresh
 OLD_DB=dp_agg_upgrade_old
@@ -119,12 +121,12 @@ schema_dump() {  # database, output file
 }
 
 # ---- 1. the previous release, in use
-# Its install script must be the one released (frozen; tag v$PREVIOUS).
-if git -C "$ROOT" rev-parse -q --verify "refs/tags/v$PREVIOUS" >/dev/null 2>&1; then
-  check "sql/dp_agg--$PREVIOUS.sql is the script released as tag v$PREVIOUS" \
-    bash -c "git -C '$ROOT' show 'v$PREVIOUS:sql/dp_agg--$PREVIOUS.sql' |
-             cmp - '$ROOT/sql/dp_agg--$PREVIOUS.sql'"
-fi
+# Its install script must be the one released (frozen: the SHA-256 CHANGELOG.md records),
+# and the upgrade script must end with the generated privilege tail.
+check "sql/dp_agg--$PREVIOUS.sql is the script released (check_release.py)" \
+  /usr/bin/python3 "$ROOT/test/scripts/check_release.py"
+check "the upgrade script ends with src/sql/90_privileges.sql (privilege_tail.py)" \
+  /usr/bin/python3 "$ROOT/test/scripts/privilege_tail.py"
 sql postgres -c "CREATE DATABASE $OLD_DB" || exit 1
 check "CREATE EXTENSION dp_agg VERSION '$PREVIOUS'" \
   sql "$OLD_DB" -c "CREATE EXTENSION dp_agg VERSION '$PREVIOUS'"

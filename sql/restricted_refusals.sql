@@ -1,6 +1,7 @@
--- Restricted analysts: the holes found by the attack suite and by an
--- adversarial review, each now refused. Every query below leaked an exact
--- fact (a row's existence, a value, a statistic) before its fix.
+-- Restricted analysts: query shapes that would read an exact fact (a row's
+-- existence, a value, a statistic), each refused.
+-- Found by: the attack suite and an adversarial review; every query below
+-- leaked before its fix.
 \set VERBOSITY terse
 SET client_min_messages = warning;
 DROP SCHEMA IF EXISTS h CASCADE;

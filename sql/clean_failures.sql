@@ -1,7 +1,9 @@
--- Findings of a crash review: every statement that crashed the server, read
--- memory it should not, charged nothing, or raised an internal error must now
--- fail cleanly with a documented SQLSTATE (or work), and the next statement
--- must work. Noisy assertions state their false-failure probability.
+-- Clean failures: statements that stress the aggregates' input handling
+-- (bad bounds, ORDER BY/DISTINCT inside a call, parallel workers, unhashable
+-- types, partitioned joins, parameter errors, the test seed) fail cleanly with
+-- a documented SQLSTATE (or work), and the next statement works.
+-- Found by: a crash review; each case once crashed the server, read memory it
+-- should not, charged nothing, or raised an internal error. Noisy assertions state their false-failure probability.
 \set VERBOSITY default
 \set SHOW_CONTEXT never
 

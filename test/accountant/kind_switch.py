@@ -1,9 +1,10 @@
 #!/usr/bin/python3
-"""Review of issue 14, second round (sql/review_accountant2.sql, finding 1):
+"""A change of budget kind after spending (sql/budget_certificates.sql, part 2; found by
+the second review of issue 14):
 a change of budget kind after spending must not let the analyst choose the
 certificate again.
 
-acct's dp_agg.apply_charge admitted by the budget's CURRENT kind only, and
+Before the fix, dp_agg.apply_charge admitted by the budget's CURRENT kind only, and
 set_budget / set_budget_zcdp switched the kind while keeping the sums. With
 the strategy of adaptive_certificates.py (Q1 = dp_count(id, 0.0038, 1e-6),
 then path A = dp_count(id, 3.9962) or path B = dp_count(id, 4.6562, 1e-9) on
@@ -14,7 +15,7 @@ admits after it. The analyst picks by timing (a scheduled migration) or by
 asking for the switch. This script computes, exactly over the discrete laws
 (the hockey-stick code of adaptive_certificates.py), the delta(4) of the
 best adaptive strategy for both directions of the switch under:
-  - the implemented rule (README "Switching kinds"; apply_charge and the
+  - the implemented rule (docs/administrator_guide.md "Switching kinds"; apply_charge and the
     binding columns of dp_agg.role_budget): after a switch with spending, a
     charge must fit the certificates of every kind the role had since its
     last reset_spent, each with its own totals. It must stay <= 1e-6 (the

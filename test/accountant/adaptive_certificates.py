@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""Review of issue 14 (sql/review_accountant.sql, case 1): an analyst who
+"""One certificate per budget kind (sql/budget_certificates.sql, part 1; found by the
+review of issue 14): an analyst who
 picks the next query from a noisy answer exceeds an (epsilon, delta) budget
 that admits by EITHER basic composition OR the zCDP accountant.
 
@@ -22,7 +23,7 @@ parameters (Rogers, Roth, Ullman, Vadhan 2016; Feldman and Zrnic 2021 for a
 fixed Renyi order); the OR of two valid filters is not one.
 
 Since the fix, every budget has ONE certificate, fixed by its kind before
-any query (README "Why admission never picks a certificate"). This script
+any query (docs/administrator_guide.md "Why admission never picks a certificate"). This script
 is now a check of that rule against the same strategy: with the admission
 rules of dp_agg.apply_charge (reproduced in admitted() below, exactly, in
 fractions), it computes which continuations each kind of budget admits
@@ -39,7 +40,7 @@ any failure. Run by test/scripts/run_all_tests.sh.
 
 Usage: adaptive_certificates.py [rho1 rho_B rho_budget]  (defaults: the
 values the server reports: dp_agg.query_cost's rho of Q1 and of path B,
-and dp_agg.zcdp_rho(4, 1e-6); sql/review_accountant.sql checks the same
+and dp_agg.zcdp_rho(4, 1e-6); sql/budget_certificates.sql checks the same
 admissions on the server).
 """
 import sys
