@@ -12,6 +12,9 @@ SET client_min_messages = warning;
 DROP ROLE IF EXISTS regress_ledger_analyst;
 DROP ROLE IF EXISTS regress_ledger_other;
 DROP ROLE IF EXISTS regress_ledger_nobudget;
+DROP SCHEMA IF EXISTS ledger_hijack CASCADE;
+DROP ROLE IF EXISTS regress_ledger_admin;
+DROP ROLE IF EXISTS regress_ledger_admins;
 DROP SCHEMA IF EXISTS ledger_integrity CASCADE;
 RESET client_min_messages;
 CREATE ROLE regress_ledger_analyst;
@@ -271,6 +274,78 @@ SELECT ok FROM dp_agg.verify_ledger();
 SELECT count(*) AS analyst_reads_head FROM dp_agg.ledger_head;
 \echo :LAST_ERROR_SQLSTATE
 RESET SESSION AUTHORIZATION;
+
+-- 10. Code that runs as superuser never resolves names through a search_path
+-- someone else chose (review 28). a) The deferred chaining trigger runs at
+-- commit as the extension's owner, outside the administrative function: a
+-- non-superuser administrator's own `=` first on the search_path used to run
+-- there as superuser. b) The ledger writer runs as the bootstrap superuser
+-- with the database's settings, which its owner sets: a search_path of the
+-- owner's schema made the writer's statements use the owner's `text`
+-- domain, whose check ran as superuser. Both record who ran them in
+-- ledger_hijack.calls: nothing may be recorded.
+CREATE ROLE regress_ledger_admins;
+CREATE ROLE regress_ledger_admin IN ROLE regress_ledger_admins;
+CREATE SCHEMA ledger_hijack AUTHORIZATION regress_ledger_admin;
+GRANT USAGE ON SCHEMA ledger_hijack TO PUBLIC;
+SET SESSION AUTHORIZATION regress_ledger_admin;
+CREATE TABLE ledger_hijack.calls (what text, superuser boolean);
+GRANT INSERT ON ledger_hijack.calls TO PUBLIC;
+CREATE FUNCTION ledger_hijack.eq(bigint, bigint) RETURNS boolean LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO ledger_hijack.calls
+  SELECT 'operator', rolsuper FROM pg_catalog.pg_roles WHERE rolname = current_user;
+  RETURN $1 OPERATOR(pg_catalog.=) $2;
+END $$;
+CREATE OPERATOR ledger_hijack.= (LEFTARG = bigint, RIGHTARG = bigint,
+                                 FUNCTION = ledger_hijack.eq);
+CREATE FUNCTION ledger_hijack.fine(pg_catalog.text) RETURNS boolean LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO ledger_hijack.calls
+  SELECT 'domain', rolsuper FROM pg_catalog.pg_roles WHERE rolname = current_user;
+  RETURN true;
+END $$;
+CREATE DOMAIN ledger_hijack.text AS pg_catalog.text CHECK (ledger_hijack.fine(VALUE));
+RESET SESSION AUTHORIZATION;
+-- a) The administrator commits a budget change with their schema first.
+SET dp_agg.admin_role = 'regress_ledger_admins';
+SET SESSION AUTHORIZATION regress_ledger_admin;
+SET search_path = ledger_hijack, pg_catalog;
+SELECT dp_agg.add_budget('regress_ledger_other', 0.5);
+RESET search_path;
+RESET SESSION AUTHORIZATION;
+RESET dp_agg.admin_role;
+SELECT count(*) AS unchained FROM dp_agg.ledger_entry WHERE seq IS NULL;
+-- b) The database's search_path starts with the owner's schema; the next
+-- writer of this database (once the current one has exited) charges.
+SELECT format('ALTER DATABASE %I SET search_path = ledger_hijack, pg_catalog',
+              current_database()) \gexec
+DO $$
+BEGIN
+  FOR i IN 1..300 LOOP
+    EXIT WHEN NOT EXISTS (SELECT 1 FROM pg_stat_activity
+                          WHERE backend_type = 'dp_agg ledger writer'
+                            AND datname = current_database());
+    PERFORM pg_sleep(0.1);
+  END LOOP;
+END $$;
+SET SESSION AUTHORIZATION regress_ledger_analyst;
+SELECT dp_count(x, 0.0625) IS NOT NULL AS answered FROM ledger_integrity.t;
+RESET SESSION AUTHORIZATION;
+SELECT format('ALTER DATABASE %I RESET search_path', current_database()) \gexec
+SELECT what, superuser, count(*) FROM ledger_hijack.calls GROUP BY 1, 2 ORDER BY 1, 2;
+SELECT rolsuper FROM pg_roles WHERE rolname = 'regress_ledger_admin';
+-- The class: every SECURITY DEFINER function of dp_agg pins its search_path.
+SELECT p.oid::regprocedure AS definer_without_search_path
+FROM pg_proc p
+JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e'
+JOIN pg_extension x ON x.oid = d.refobjid AND x.extname = 'dp_agg'
+WHERE p.prosecdef
+  AND NOT EXISTS (SELECT 1 FROM unnest(p.proconfig) c WHERE c LIKE 'search\_path=%');
+SET client_min_messages = warning;
+DROP SCHEMA ledger_hijack CASCADE;
+RESET client_min_messages;
+DROP ROLE regress_ledger_admin, regress_ledger_admins;
 
 -- The ledger the next suites find is the honest one.
 SELECT ok FROM dp_agg.verify_ledger();

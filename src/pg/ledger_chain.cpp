@@ -306,7 +306,8 @@ constexpr const char* kStatements[] = {
     "system_identifier, role_name, session_user_name, current_user_name, epsilon, delta, rho, "
     "zcdp_delta, query_id, aggregates, query, budget_digest, entry_hash) "
     "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)",
-    "UPDATE dp_agg.ledger_entry SET seq = $1, entry_hash = $2 WHERE id = $3 AND seq IS NULL"};
+    "UPDATE dp_agg.ledger_entry SET seq = $1, entry_hash = $2 "
+    "WHERE id OPERATOR(pg_catalog.=) $3 AND seq IS NULL"};
 SPIPlanPtr plans[6] = {};
 
 SPIPlanPtr Plan(Statement statement) {

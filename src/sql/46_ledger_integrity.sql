@@ -69,9 +69,14 @@ CREATE FUNCTION dp_agg.append_ledger_entry(kind text, role_oid oid, role_name na
 -- At commit: chains the rows this transaction's administrative functions
 -- appended. A row without seq that they did not append was inserted outside
 -- dp_agg's functions: the commit is refused. SECURITY DEFINER: it runs as
--- whoever commits (an administrator need not be a superuser).
+-- whoever commits (an administrator need not be a superuser). Its search
+-- path is pinned like every SECURITY DEFINER function's: it runs at commit,
+-- outside the administrative function that appended the row, where the
+-- committing session's search_path would otherwise resolve the chain's
+-- operators (review 28: an administrator's own `=` ran as superuser).
 CREATE FUNCTION dp_agg.chain_deferred_entry() RETURNS trigger
-  AS 'MODULE_PATHNAME', 'dp_agg_chain_deferred_entry' LANGUAGE C VOLATILE SECURITY DEFINER;
+  AS 'MODULE_PATHNAME', 'dp_agg_chain_deferred_entry' LANGUAGE C VOLATILE SECURITY DEFINER
+  SET search_path = pg_catalog, pg_temp;
 
 -- UPDATE of a ledger row: only the chaining of a row appended in this
 -- transaction (seq and entry_hash set once); of the head: only its advance
