@@ -15,6 +15,8 @@ DROP ROLE IF EXISTS regress_ledger_nobudget;
 DROP SCHEMA IF EXISTS ledger_hijack CASCADE;
 DROP ROLE IF EXISTS regress_ledger_admin;
 DROP ROLE IF EXISTS regress_ledger_admins;
+DROP ROLE IF EXISTS regress_ledger_tampered;
+DROP ROLE IF EXISTS regress_ledger_forged;
 DROP SCHEMA IF EXISTS ledger_integrity CASCADE;
 RESET client_min_messages;
 CREATE ROLE regress_ledger_analyst;
@@ -346,6 +348,44 @@ SET client_min_messages = warning;
 DROP SCHEMA ledger_hijack CASCADE;
 RESET client_min_messages;
 DROP ROLE regress_ledger_admin, regress_ledger_admins;
+
+-- 11. A budget changed outside dp_agg's functions stays reported (review
+-- 28): its next charge or administrative change used to record the changed
+-- row as the budget's new state, after which verify_ledger said ok (its
+-- spent amounts still matched the charges). Now the change is refused
+-- (ZP006), nothing is charged or recorded, and the way out is one the
+-- ledger records. Same for a budget created outside them.
+CREATE ROLE regress_ledger_tampered;
+CREATE ROLE regress_ledger_forged;
+GRANT USAGE ON SCHEMA ledger_integrity TO regress_ledger_tampered, regress_ledger_forged;
+GRANT SELECT ON ledger_integrity.t TO regress_ledger_tampered, regress_ledger_forged;
+SELECT dp_agg.set_budget('regress_ledger_tampered', 1);
+UPDATE dp_agg.role_budget SET epsilon_total = 1000
+WHERE role_oid = 'regress_ledger_tampered'::regrole;
+INSERT INTO dp_agg.role_budget (role_oid, role_name, epsilon_total)
+VALUES ('regress_ledger_forged'::regrole, 'regress_ledger_forged', 1000);
+SELECT count(*) AS entries_before FROM dp_agg.ledger_entry \gset
+SET SESSION AUTHORIZATION regress_ledger_tampered;
+SELECT dp_count(x, 0.5) IS NOT NULL AS answered FROM ledger_integrity.t;
+RESET SESSION AUTHORIZATION;
+SET SESSION AUTHORIZATION regress_ledger_forged;
+SELECT dp_count(x, 0.5) IS NOT NULL AS answered FROM ledger_integrity.t;
+RESET SESSION AUTHORIZATION;
+SELECT dp_agg.add_budget('regress_ledger_tampered', 1);
+\echo :LAST_ERROR_SQLSTATE
+SELECT dp_agg.reset_spent('regress_ledger_forged');
+\echo :LAST_ERROR_SQLSTATE
+SELECT count(*) - :entries_before AS recorded,
+       (SELECT epsilon_spent FROM dp_agg.role_budget
+        WHERE role_oid = 'regress_ledger_tampered'::regrole) AS tampered_spent
+FROM dp_agg.ledger_entry;
+SELECT * FROM ledger_integrity.report();
+-- Revoked (recorded), they can be set again through dp_agg.
+SELECT dp_agg.revoke_budget('regress_ledger_tampered');
+SELECT dp_agg.revoke_budget('regress_ledger_forged');
+SELECT ok, problems FROM dp_agg.verify_ledger();
+DROP OWNED BY regress_ledger_tampered, regress_ledger_forged;
+DROP ROLE regress_ledger_tampered, regress_ledger_forged;
 
 -- The ledger the next suites find is the honest one.
 SELECT ok FROM dp_agg.verify_ledger();

@@ -128,11 +128,10 @@ ROLLBACK;
 -- charge (as before this check: the row changed, then re-attached) is
 -- reported by verify_ledger, whatever the budget looks like now.
 BEGIN;
-UPDATE dp_agg.role_budget SET epsilon_spent = 0
-WHERE role_oid = 1000001 AND system_identifier = 42;
 UPDATE dp_agg.role_budget
    SET role_oid = 'regress_dp_restore_dave'::regrole, system_identifier = dp_agg.system_identifier(),
-       role_name = 'regress_dp_restore_dave', reattached_from = '{1000001@42}'
+       role_name = 'regress_dp_restore_dave', reattached_from = '{1000001@42}',
+       epsilon_spent = 0
  WHERE role_oid = 1000001 AND system_identifier = 42;
 SELECT dp_agg.append_ledger_entry('reattach_budget', b.role_oid, b.role_name, 'postgres', NULL,
          0, 0, 0, 0, b, true, NULL, NULL,

@@ -508,6 +508,8 @@ void LedgerHeadCommitted() {
 
 void ForgetLedgerHead() { noted.valid = false; }
 
+bytea* BudgetRecordDigest(HeapTupleHeader budget) { return BudgetDigest(budget); }
+
 bool ChainedInThisTransaction() { return chained_transaction == MyProc->lxid; }
 
 }  // namespace dp_pg

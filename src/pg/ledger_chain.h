@@ -35,6 +35,10 @@ void LedgerHeadCommitted();
 // The writer's batch failed: what NoteLedgerHead read was not committed.
 void ForgetLedgerHead();
 
+// SHA-256 of a dp_agg.role_budget row's canonical record, as the ledger
+// records it with each entry (budget_digest). palloc'd.
+bytea* BudgetRecordDigest(HeapTupleHeader budget);
+
 }  // namespace dp_pg
 
 #endif  // DP_AGG_PG_LEDGER_CHAIN_H

@@ -114,6 +114,22 @@ ALTER TABLE dp_agg.ledger_entry ENABLE ALWAYS TRIGGER ledger_entry_no_removal;
 ALTER TABLE dp_agg.ledger_head ENABLE ALWAYS TRIGGER ledger_head_advance_only;
 ALTER TABLE dp_agg.ledger_head ENABLE ALWAYS TRIGGER ledger_head_no_removal;
 
+-- A budget changes only from the state its ledger recorded: BEFORE UPDATE
+-- of a budget row, refuses (ZP006) if the row is not the one its last ledger
+-- entry recorded (changed outside dp_agg's functions), or if no ledger row
+-- of its role exists at all (created outside them); else the next charge or
+-- administrative change would record the changed row as the budget's new
+-- state and verify_ledger would no longer see the change (review 28,
+-- src/pg/budget_guard.cpp). The index finds a budget's last record.
+CREATE INDEX ledger_entry_budget_records
+  ON dp_agg.ledger_entry (role_oid, system_identifier, id);
+CREATE FUNCTION dp_agg.guard_budget_record() RETURNS trigger
+  AS 'MODULE_PATHNAME', 'dp_agg_guard_budget_record' LANGUAGE C VOLATILE;
+CREATE TRIGGER role_budget_changes_recorded_state BEFORE UPDATE ON dp_agg.role_budget
+  FOR EACH ROW EXECUTE FUNCTION dp_agg.guard_budget_record();
+ALTER TABLE dp_agg.role_budget ENABLE ALWAYS TRIGGER role_budget_changes_recorded_state;
+
+
 -- What the ledger says the budget of one key ('role OID@system identifier',
 -- as in role_budget.reattached_from) had spent before entry before_seq: the
 -- amounts of its last reset_spent (nothing), revoke_budget (nothing) or
@@ -512,6 +528,8 @@ COMMENT ON FUNCTION dp_agg.guard_ledger_entry() IS
   'Trigger: refuses UPDATE of ledger rows except their chaining (internal)';
 COMMENT ON FUNCTION dp_agg.guard_ledger_head() IS
   'Trigger: refuses UPDATE of the chain head except its advance with an entry dp_agg appends (internal)';
+COMMENT ON FUNCTION dp_agg.guard_budget_record() IS
+  'Trigger: refuses to change a budget that is not the one its last ledger entry recorded (internal)';
 COMMENT ON FUNCTION dp_agg.refuse_ledger_removal() IS
   'Trigger: refuses DELETE and TRUNCATE of the ledger and its head (internal)';
 COMMENT ON FUNCTION dp_agg.ledger_spent(text, bigint) IS
