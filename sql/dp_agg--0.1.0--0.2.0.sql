@@ -2842,6 +2842,7 @@ END $$;
 --  - every budget restored from another cluster that is gone was
 --    re-attached, and every reattach_budget entry names the restored budget
 --    and records what that budget's own ledger rows charged;
+--  - no charge has a negative amount;
 --  - given an anchor (a seq and hash from the server log's "dp_agg ledger
 --    head" lines, or a copy kept elsewhere), the entry of that seq has that
 --    hash.
@@ -3113,6 +3114,24 @@ BEGIN
       END IF;
       first_bad_entry := least(first_bad_entry, r.seq);
     END IF;
+  END LOOP;
+
+  -- 6. A charge never gives budget back: one with a negative amount was
+  --    appended outside the ledger writer (review 28: with the budget's
+  --    spending lowered to match, it passed every other check).
+  FOR r IN
+    SELECT e.seq, e.role_name, e.epsilon, e.delta, e.rho, e.zcdp_delta
+    FROM dp_agg.ledger_entry e
+    WHERE e.kind = 'charge' AND e.seq IS NOT NULL
+      AND (e.epsilon < 0 OR e.delta < 0 OR e.rho < 0 OR e.zcdp_delta < 0)
+    ORDER BY e.seq
+  LOOP
+    found_count := found_count + 1;
+    IF found_count <= max_problems THEN
+      problems := problems || format('entry %s charges role "%s" a negative amount (epsilon %s, delta %s, rho %s, zCDP delta %s): appended outside the ledger writer',
+                                     r.seq, r.role_name, r.epsilon, r.delta, r.rho, r.zcdp_delta);
+    END IF;
+    first_bad_entry := least(first_bad_entry, r.seq);
   END LOOP;
 
   IF found_count > max_problems THEN

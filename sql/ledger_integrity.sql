@@ -387,5 +387,16 @@ SELECT ok, problems FROM dp_agg.verify_ledger();
 DROP OWNED BY regress_ledger_tampered, regress_ledger_forged;
 DROP ROLE regress_ledger_tampered, regress_ledger_forged;
 
+-- 12. A charge appended with a negative amount, the budget's spending
+-- lowered to match, gives budget back: reported (review 28).
+BEGIN;
+UPDATE dp_agg.role_budget SET epsilon_spent = epsilon_spent - 0.5
+WHERE role_oid = 'regress_ledger_analyst'::regrole;
+SELECT dp_agg.append_ledger_entry('charge', b.role_oid, b.role_name, b.role_name, NULL, -0.5, 0,
+                                  0, 0, b, true)
+FROM dp_agg.role_budget b WHERE b.role_oid = 'regress_ledger_analyst'::regrole;
+SELECT * FROM ledger_integrity.report();
+ROLLBACK;
+
 -- The ledger the next suites find is the honest one.
 SELECT ok FROM dp_agg.verify_ledger();
