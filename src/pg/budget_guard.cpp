@@ -85,12 +85,12 @@ Datum dp_agg_guard_budget_record(PG_FUNCTION_ARGS) {
   bool oid_null = true;
   bool cluster_null = true;
   bool name_null = true;
-  const Datum role_oid = heap_getattr(old_row, SPI_fnumber(description, "role_oid"), description,
-                                      &oid_null);
+  const Datum role_oid =
+      heap_getattr(old_row, SPI_fnumber(description, "role_oid"), description, &oid_null);
   const Datum cluster = heap_getattr(old_row, SPI_fnumber(description, "system_identifier"),
                                      description, &cluster_null);
-  const Datum role_name = heap_getattr(old_row, SPI_fnumber(description, "role_name"),
-                                       description, &name_null);
+  const Datum role_name =
+      heap_getattr(old_row, SPI_fnumber(description, "role_name"), description, &name_null);
   if (oid_null || cluster_null) return PointerGetDatum(trigger->tg_newtuple);
   const char* name = name_null ? "?" : pstrdup(NameStr(*DatumGetName(role_name)));
   // The row's digest, from its composite form (what append_ledger_entry gets).
@@ -99,14 +99,12 @@ Datum dp_agg_guard_budget_record(PG_FUNCTION_ARGS) {
 
   if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "dp_agg: SPI_connect failed");
   Datum arguments[2] = {role_oid, cluster};
-  int result = SPI_execute_plan(
-      dp_pg::Prepared(&dp_pg::last_record_plan, dp_pg::kLastRecordSql), arguments, nullptr,
-      true, 1);
+  int result = SPI_execute_plan(dp_pg::Prepared(&dp_pg::last_record_plan, dp_pg::kLastRecordSql),
+                                arguments, nullptr, true, 1);
   if (result != SPI_OK_SELECT) elog(ERROR, "dp_agg: the budget's last ledger record: %d", result);
   if (SPI_processed == 1) {
     bool is_null = true;
-    const Datum recorded =
-        SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &is_null);
+    const Datum recorded = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &is_null);
     const bytea* bytes = DatumGetByteaPP(recorded);
     if (VARSIZE_ANY_EXHDR(bytes) != VARSIZE_ANY_EXHDR(digest) ||
         std::memcmp(VARDATA_ANY(bytes), VARDATA_ANY(digest), VARSIZE_ANY_EXHDR(digest)) != 0)
@@ -117,8 +115,9 @@ Datum dp_agg_guard_budget_record(PG_FUNCTION_ARGS) {
     if (result != SPI_OK_SELECT) elog(ERROR, "dp_agg: the budget's ledger rows: %d", result);
     bool is_null = true;
     if (!DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &is_null)))
-      dp_pg::RefuseUnrecorded(name, "No ledger row records it: it was created outside "
-                                    "dp_agg's functions.");
+      dp_pg::RefuseUnrecorded(name,
+                              "No ledger row records it: it was created outside "
+                              "dp_agg's functions.");
   }
   SPI_finish();
   return PointerGetDatum(trigger->tg_newtuple);
