@@ -2636,7 +2636,18 @@ CREATE FUNCTION dp_agg.budget_digest(budget dp_agg.role_budget)
 CREATE FUNCTION dp_agg.mark_ledger_database() RETURNS void
   AS 'MODULE_PATHNAME', 'dp_agg_mark_ledger_database' LANGUAGE C VOLATILE;
 
--- The rows written so far, chained in the order of their ids.
+-- The rows written so far, chained in the order of their ids. The last row
+-- of each budget records the budget as the upgrade leaves it (its digest),
+-- so that a total changed by hand after the upgrade is reported like any
+-- other (review 28: without a recorded digest, only the spent amounts of a
+-- budget untouched since the upgrade were checked).
+UPDATE dp_agg.ledger_entry e SET budget_digest = dp_agg.budget_digest(b)
+FROM dp_agg.role_budget b,
+     (SELECT DISTINCT ON (l.role_oid, l.system_identifier) l.id
+      FROM dp_agg.ledger_entry l WHERE l.role_oid IS NOT NULL
+      ORDER BY l.role_oid, l.system_identifier, l.id DESC) last
+WHERE e.id = last.id AND e.kind <> 'revoke_budget'
+  AND b.role_oid = e.role_oid AND b.system_identifier = e.system_identifier;
 DO $$
 DECLARE
   entry dp_agg.ledger_entry;
