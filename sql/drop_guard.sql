@@ -85,6 +85,13 @@ SET ROLE dp_agg_regress_analyst;
 SECURITY LABEL FOR dp_agg ON DATABASE regress_dp_agg_ledger_db IS NULL;
 DROP DATABASE regress_dp_agg_ledger_db;
 RESET ROLE;
+-- A superuser removes it only with the confirmation that DROP DATABASE
+-- needs: without it, removing the label then dropping went through
+-- unconfirmed (review 28).
+SECURITY LABEL FOR dp_agg ON DATABASE regress_dp_agg_ledger_db IS NULL;
+\echo :LAST_ERROR_SQLSTATE
+DROP DATABASE regress_dp_agg_ledger_db;
+\echo :LAST_ERROR_SQLSTATE
 -- Confirmed by a superuser in the session: dropped.
 SET dp_agg.allow_drop_extension = on;
 DROP DATABASE regress_dp_agg_ledger_copy;

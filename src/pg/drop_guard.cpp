@@ -136,6 +136,14 @@ void CheckDatabaseLabel(const char* label) {
     ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
                     errmsg("invalid dp_agg label for a database: \"%s\"", label),
                     errhint("The only label of a database is 'ledger' (or NULL to remove it).")));
+  // Removing it lifts the guard: the same confirmation as the drop itself
+  // (review 28: the label removed, DROP DATABASE went through unconfirmed).
+  if (label == nullptr && !allow_drop_extension)
+    ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+                    errmsg("removing the dp_agg label of a database lifts its DROP DATABASE guard"),
+                    errdetail("The label 'ledger' marks a database that holds a dp_agg ledger."),
+                    errhint("Confirm with SET dp_agg.allow_drop_extension = on in the same "
+                            "session.")));
 }
 
 void InstallDropGuard() {

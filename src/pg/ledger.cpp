@@ -1136,6 +1136,11 @@ extern "C" void dp_agg_ledger_writer_main(Datum index) {
   // lock is not available is retried later; the others go on.
   SetConfigOption("lock_timeout", "10", PGC_SUSET, PGC_S_OVERRIDE);
   SetConfigOption("idle_in_transaction_session_timeout", "0", PGC_SUSET, PGC_S_OVERRIDE);
+  // The writer runs as the bootstrap superuser, but takes the database's
+  // settings (ALTER DATABASE ... SET), which its owner chooses: a search_path
+  // of the owner's schemas would resolve the types and functions of the
+  // writer's statements to the owner's objects, run as superuser (review 28).
+  SetConfigOption("search_path", "pg_catalog, pg_temp", PGC_SUSET, PGC_S_OVERRIDE);
 
   MemoryContext loop_context =
       AllocSetContextCreate(TopMemoryContext, "dp_agg ledger writer", ALLOCSET_DEFAULT_SIZES);

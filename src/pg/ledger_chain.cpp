@@ -306,7 +306,8 @@ constexpr const char* kStatements[] = {
     "system_identifier, role_name, session_user_name, current_user_name, epsilon, delta, rho, "
     "zcdp_delta, query_id, aggregates, query, budget_digest, entry_hash) "
     "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)",
-    "UPDATE dp_agg.ledger_entry SET seq = $1, entry_hash = $2 WHERE id = $3 AND seq IS NULL"};
+    "UPDATE dp_agg.ledger_entry SET seq = $1, entry_hash = $2 "
+    "WHERE id OPERATOR(pg_catalog.=) $3 AND seq IS NULL"};
 SPIPlanPtr plans[6] = {};
 
 SPIPlanPtr Plan(Statement statement) {
@@ -507,7 +508,20 @@ void LedgerHeadCommitted() {
 
 void ForgetLedgerHead() { noted.valid = false; }
 
+bytea* BudgetRecordDigest(HeapTupleHeader budget) { return BudgetDigest(budget); }
+
 bool ChainedInThisTransaction() { return chained_transaction == MyProc->lxid; }
+
+// A trigger function called as a plain function (SELECT dp_agg.guard_...())
+// gets PostgreSQL's own SQLSTATE for that mistake (39P01, as plpgsql's
+// "trigger functions can only be called as triggers"), never XX000.
+void RequireTriggerCall(FunctionCallInfo fcinfo, const char* name) {
+  if (!CALLED_AS_TRIGGER(fcinfo))
+    ereport(ERROR, (errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+                    errmsg("%s can only be called as a trigger", name),
+                    errdetail("It guards or chains dp_agg's ledger tables; it is not meant to be "
+                              "called directly.")));
+}
 
 }  // namespace dp_pg
 
@@ -607,24 +621,13 @@ Datum dp_agg_append_ledger_entry(PG_FUNCTION_ARGS) {
   PG_RETURN_VOID();
 }
 
-// A trigger function called as a plain function (SELECT dp_agg.guard_...())
-// gets PostgreSQL's own SQLSTATE for that mistake (39P01, as plpgsql's
-// "trigger functions can only be called as triggers"), never XX000.
-static void RequireTriggerCall(FunctionCallInfo fcinfo, const char* name) {
-  if (!CALLED_AS_TRIGGER(fcinfo))
-    ereport(ERROR, (errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
-                    errmsg("%s can only be called as a trigger", name),
-                    errdetail("It guards or chains dp_agg's ledger tables; it is not meant to be "
-                              "called directly.")));
-}
-
 // Trigger (deferred, at commit, AFTER INSERT of a row without seq): chains
 // the rows this transaction's administrative functions appended. Any other
 // row without seq was inserted outside dp_agg's functions: the commit is
 // refused.
 PG_FUNCTION_INFO_V1(dp_agg_chain_deferred_entry);
 Datum dp_agg_chain_deferred_entry(PG_FUNCTION_ARGS) {
-  RequireTriggerCall(fcinfo, "dp_agg.chain_deferred_entry");
+  dp_pg::RequireTriggerCall(fcinfo, "dp_agg.chain_deferred_entry");
   const auto* trigger = reinterpret_cast<TriggerData*>(fcinfo->context);
   Datum values[dp_pg::kEntryCount];
   bool nulls[dp_pg::kEntryCount];
@@ -652,7 +655,7 @@ Datum dp_agg_chain_deferred_entry(PG_FUNCTION_ARGS) {
 // appended in this transaction, by Chain.
 PG_FUNCTION_INFO_V1(dp_agg_guard_ledger_entry);
 Datum dp_agg_guard_ledger_entry(PG_FUNCTION_ARGS) {
-  RequireTriggerCall(fcinfo, "dp_agg.guard_ledger_entry");
+  dp_pg::RequireTriggerCall(fcinfo, "dp_agg.guard_ledger_entry");
   const auto* trigger = reinterpret_cast<TriggerData*>(fcinfo->context);
   if (dp_pg::entry_being_chained != 0) {
     bool is_null = true;
@@ -668,7 +671,7 @@ Datum dp_agg_guard_ledger_entry(PG_FUNCTION_ARGS) {
 // Trigger (BEFORE UPDATE of the chain head): only its advance by Chain.
 PG_FUNCTION_INFO_V1(dp_agg_guard_ledger_head);
 Datum dp_agg_guard_ledger_head(PG_FUNCTION_ARGS) {
-  RequireTriggerCall(fcinfo, "dp_agg.guard_ledger_head");
+  dp_pg::RequireTriggerCall(fcinfo, "dp_agg.guard_ledger_head");
   const auto* trigger = reinterpret_cast<TriggerData*>(fcinfo->context);
   if (dp_pg::head_advancing_to != 0) return PointerGetDatum(trigger->tg_newtuple);
   dp_pg::RefuseChange(

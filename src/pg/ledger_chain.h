@@ -35,6 +35,15 @@ void LedgerHeadCommitted();
 // The writer's batch failed: what NoteLedgerHead read was not committed.
 void ForgetLedgerHead();
 
+// SHA-256 of a dp_agg.role_budget row's canonical record, as the ledger
+// records it with each entry (budget_digest). palloc'd.
+bytea* BudgetRecordDigest(HeapTupleHeader budget);
+
+// Raises PostgreSQL's trigger-protocol error (39P01, as plpgsql's "trigger
+// functions can only be called as triggers"), never XX000, when one of the
+// ledger's trigger functions (`name`) is called as a plain function.
+void RequireTriggerCall(FunctionCallInfo fcinfo, const char* name);
+
 }  // namespace dp_pg
 
 #endif  // DP_AGG_PG_LEDGER_CHAIN_H

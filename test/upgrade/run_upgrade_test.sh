@@ -236,6 +236,22 @@ check "$CURRENT: the upgraded ledger is chained in id order, verifies, and its d
                                                    WHERE datname = current_database())))
                               || ' ' || array_to_string(v.problems, '; ')
                             FROM dp_agg.verify_ledger() v")" = "true "
+# Every budget has its state recorded in the ledger after the upgrade (the
+# last 0.1.0 row of each records it), so that a total raised by hand is
+# reported even for a budget untouched since (review 28).
+check "$CURRENT: every upgraded budget is recorded; a total raised by hand is reported" \
+  test "$(psql -X -q -A -t -v ON_ERROR_STOP=1 -U "$SUPERUSER" -d "$OLD_DB" \
+           -c "BEGIN" \
+           -c "SELECT count(*) FROM dp_agg.role_budget b
+               WHERE NOT EXISTS (SELECT 1 FROM dp_agg.ledger_entry e
+                                 WHERE e.role_oid = b.role_oid
+                                   AND e.system_identifier = b.system_identifier
+                                   AND e.budget_digest IS NOT NULL)" \
+           -c "UPDATE dp_agg.role_budget SET epsilon_total = epsilon_total + 1" \
+           -c "SELECT count(*) = (SELECT count(*) FROM dp_agg.role_budget)
+               FROM dp_agg.verify_ledger() v, unnest(v.problems) p
+               WHERE p LIKE '%changed outside dp_agg''s functions%'" \
+           -c "ROLLBACK" | tr '\n' ' ')" = "0 t "
 
 # ---- 3. upgraded == fresh
 sql postgres -c "CREATE DATABASE $FRESH_DB" || exit 1
