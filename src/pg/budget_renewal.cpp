@@ -23,18 +23,16 @@ namespace {
 // fixed length and are refused, as are lengths under a second (22023).
 std::int64_t RenewalLength(const Interval* every) {
   if (every->month != 0)
-    ereport(ERROR,
-            (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-             errmsg("a budget cannot renew every %d month(s)", every->month),
-             errdetail("A renewal period is a fixed length of time (days, hours, minutes, "
-                       "seconds); a month has no fixed length."),
-             errhint("Use a length such as interval '30 days' or interval '7 days', with "
-                     "renew_from => a timestamptz to choose where the periods start.")));
+    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                    errmsg("a budget cannot renew every %d month(s)", every->month),
+                    errdetail("A renewal period is a fixed length of time (days, hours, minutes, "
+                              "seconds); a month has no fixed length."),
+                    errhint("Use a length such as interval '30 days' or interval '7 days', with "
+                            "renew_from => a timestamptz to choose where the periods start.")));
   std::int64_t days = 0;
   std::int64_t length = 0;
   if (__builtin_mul_overflow(static_cast<std::int64_t>(every->day), USECS_PER_DAY, &days) ||
-      __builtin_add_overflow(days, every->time, &length) ||
-      length < dp::kShortestRenewalMicros)
+      __builtin_add_overflow(days, every->time, &length) || length < dp::kShortestRenewalMicros)
     ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
                     errmsg("a budget cannot renew every %s",
                            DatumGetCString(DirectFunctionCall1(
@@ -97,8 +95,8 @@ char* UtcText(TimestampTz stamp) {
   struct pg_tm tm;
   fsec_t fraction = 0;
   if (timestamp2tm(stamp, nullptr, &tm, &fraction, nullptr, nullptr) != 0)
-    ereport(ERROR, (errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
-                    errmsg("timestamp out of range")));
+    ereport(ERROR,
+            (errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE), errmsg("timestamp out of range")));
   if (fraction != 0)
     return psprintf("%04d-%02d-%02d %02d:%02d:%02d.%06d UTC", tm.tm_year, tm.tm_mon, tm.tm_mday,
                     tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(fraction));
@@ -135,8 +133,8 @@ Datum dp_agg_renewal_text(PG_FUNCTION_ARGS) {
   const TimestampTz anchor = PG_GETARG_TIMESTAMPTZ(1);
   const std::int64_t length = dp_pg::RenewalLength(every);
   dp_pg::RequireFinite(anchor, "anchor (renew_from)");
-  PG_RETURN_TEXT_P(cstring_to_text(psprintf("every %s from %s", dp_pg::LengthText(length),
-                                            dp_pg::UtcText(anchor))));
+  PG_RETURN_TEXT_P(cstring_to_text(
+      psprintf("every %s from %s", dp_pg::LengthText(length), dp_pg::UtcText(anchor))));
 }
 
 }  // extern "C"

@@ -100,9 +100,8 @@ constexpr int kBudgetCount = sizeof kBudgetFields / sizeof kBudgetFields[0];
 // 0.2.0, budgets that renew (src/sql/48_budget_renewal.sql): the v1 fields,
 // then these.
 constexpr const char* kBudgetRenewalTag = "dp_agg budget v2";
-constexpr Field kRenewalFields[] = {{"renew_every", INTERVALOID},
-                                    {"renew_from", TIMESTAMPTZOID},
-                                    {"period_start", TIMESTAMPTZOID}};
+constexpr Field kRenewalFields[] = {
+    {"renew_every", INTERVALOID}, {"renew_from", TIMESTAMPTZOID}, {"period_start", TIMESTAMPTZOID}};
 constexpr int kRenewalCount = sizeof kRenewalFields / sizeof kRenewalFields[0];
 
 char* HexText(const unsigned char* bytes, std::size_t length) {
@@ -237,8 +236,8 @@ int RenewalValues(HeapTupleHeader row, Datum* values, bool* nulls) {
     nulls[i] = true;
     for (int a = 0; a < description->natts; ++a) {
       const Form_pg_attribute attribute = TupleDescAttr(description, a);
-      if (attribute->attisdropped || std::strcmp(NameStr(attribute->attname),
-                                                 kRenewalFields[i].name) != 0)
+      if (attribute->attisdropped ||
+          std::strcmp(NameStr(attribute->attname), kRenewalFields[i].name) != 0)
         continue;
       if (attribute->atttypid != kRenewalFields[i].type)
         ereport(ERROR, (errcode(ERRCODE_UNDEFINED_COLUMN),
@@ -293,9 +292,8 @@ bytea* BudgetDigest(HeapTupleHeader budget) {
   const int renewal = RenewalValues(budget, values + kBudgetCount, nulls + kBudgetCount);
   if (renewal == 0) return DigestOf(kBudgetTag, fields, kBudgetCount);
   for (int i = 0; i < kRenewalCount; ++i)
-    fields[kBudgetCount + i] =
-        CanonicalField(kRenewalFields[i].name, values[kBudgetCount + i],
-                       nulls[kBudgetCount + i], kRenewalFields[i].type);
+    fields[kBudgetCount + i] = CanonicalField(kRenewalFields[i].name, values[kBudgetCount + i],
+                                              nulls[kBudgetCount + i], kRenewalFields[i].type);
   return DigestOf(kBudgetRenewalTag, fields, kBudgetCount + kRenewalCount);
 }
 
