@@ -3759,6 +3759,26 @@ BEGIN
   zcdp_delta_total := now_budget.zcdp_delta_total;
   zcdp_delta_spent := now_budget.zcdp_delta_spent;
 END $$;
+CREATE FUNCTION dp_agg.budget_ledger_entries(OUT owner_oid oid, OUT owner_cluster bigint,
+                                             OUT seq bigint, OUT kind text, OUT role_name name,
+                                             OUT budget_digest bytea, OUT epsilon numeric,
+                                             OUT delta numeric, OUT rho numeric,
+                                             OUT zcdp_delta numeric)
+RETURNS SETOF record LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
+  WITH budget_keys AS (
+    SELECT b.role_oid, b.system_identifier,
+           b.role_oid::text || '@' || b.system_identifier AS entry_key
+    FROM dp_agg.role_budget b
+    UNION ALL
+    SELECT b.role_oid, b.system_identifier, unnest(b.reattached_from)
+    FROM dp_agg.role_budget b)
+  SELECT coalesce(k.role_oid, e.role_oid), coalesce(k.system_identifier, e.system_identifier),
+         e.seq, e.kind, e.role_name, e.budget_digest, e.epsilon, e.delta, e.rho, e.zcdp_delta
+  FROM dp_agg.ledger_entry e
+  LEFT JOIN budget_keys k ON k.entry_key = e.role_oid::text || '@' || e.system_identifier
+  WHERE e.role_oid IS NOT NULL AND e.seq IS NOT NULL
+$$;
+
 CREATE OR REPLACE FUNCTION dp_agg.verify_ledger(anchor_seq bigint DEFAULT NULL,
                                      anchor_hash text DEFAULT NULL,
                                      OUT ok boolean, OUT entries bigint, OUT head_seq bigint,
@@ -3863,24 +3883,7 @@ BEGIN
 
   -- 4. Budgets against the ledger.
   FOR r IN
-    WITH budget_keys AS (
-      -- A budget is keyed by role OID and cluster; the ledger rows of the
-      -- budgets re-attached to it after a restore (42_budget_restores.sql)
-      -- are its rows too.
-      SELECT b.role_oid, b.system_identifier,
-             b.role_oid::text || '@' || b.system_identifier AS entry_key
-      FROM dp_agg.role_budget b
-      UNION ALL
-      SELECT b.role_oid, b.system_identifier, unnest(b.reattached_from)
-      FROM dp_agg.role_budget b),
-    entries AS (
-      SELECT coalesce(k.role_oid, e.role_oid) AS owner_oid,
-             coalesce(k.system_identifier, e.system_identifier) AS owner_cluster,
-             e.seq, e.kind, e.role_name, e.budget_digest, e.epsilon, e.delta, e.rho,
-             e.zcdp_delta
-      FROM dp_agg.ledger_entry e
-      LEFT JOIN budget_keys k ON k.entry_key = e.role_oid::text || '@' || e.system_identifier
-      WHERE e.role_oid IS NOT NULL AND e.seq IS NOT NULL),
+    WITH entries AS (SELECT * FROM dp_agg.budget_ledger_entries()),
     last_entry AS (
       SELECT DISTINCT ON (owner_oid, owner_cluster) owner_oid, owner_cluster, seq, kind, role_name
       FROM entries ORDER BY owner_oid, owner_cluster, seq DESC),
@@ -3983,27 +3986,14 @@ BEGIN
   -- 5. Each renewal forgot exactly what its period had spent: the charges
   -- since the checkpoint before it, counted as in 4.
   FOR r IN
-    WITH budget_keys AS (
-      SELECT b.role_oid, b.system_identifier,
-             b.role_oid::text || '@' || b.system_identifier AS entry_key
-      FROM dp_agg.role_budget b
-      UNION ALL
-      SELECT b.role_oid, b.system_identifier, unnest(b.reattached_from)
-      FROM dp_agg.role_budget b),
-    entries AS (
-      SELECT coalesce(k.role_oid, e.role_oid) AS owner_oid,
-             coalesce(k.system_identifier, e.system_identifier) AS owner_cluster,
-             e.seq, e.kind, e.role_name, e.epsilon, e.delta, e.rho, e.zcdp_delta,
+    WITH entries AS (
+      SELECT e.*,
              -- (the checkpoints up to this entry: an entry after the n-th
              -- checkpoint and the n-th itself are in segment n)
              count(*) FILTER (WHERE e.kind IN ('reset_spent', 'revoke_budget',
                                                 'reattach_budget', 'renewal'))
-               OVER (PARTITION BY coalesce(k.role_oid, e.role_oid),
-                                  coalesce(k.system_identifier, e.system_identifier)
-                     ORDER BY e.seq) AS segment
-      FROM dp_agg.ledger_entry e
-      LEFT JOIN budget_keys k ON k.entry_key = e.role_oid::text || '@' || e.system_identifier
-      WHERE e.role_oid IS NOT NULL AND e.seq IS NOT NULL),
+               OVER (PARTITION BY e.owner_oid, e.owner_cluster ORDER BY e.seq) AS segment
+      FROM dp_agg.budget_ledger_entries() e),
     spent AS (
       SELECT owner_oid, owner_cluster, segment,
              coalesce(sum(epsilon) FILTER (WHERE kind = 'reattach_budget'), 0)
@@ -4047,6 +4037,8 @@ BEGIN
   END IF;
   ok := found_count = 0;
 END $$;
+COMMENT ON FUNCTION dp_agg.budget_ledger_entries() IS
+  'The chained ledger rows of every budget, with the budget (role OID and cluster) each counts for after re-attachments (internal, for verify_ledger)';
 COMMENT ON FUNCTION dp_agg.set_budget(regrole, float8, float8, interval, timestamptz) IS
   'set_budget(role, epsilon[, delta][, renew_every => interval][, renew_from => timestamptz]): makes a role''s budget an (epsilon, delta) budget (basic composition) with these totals, keeping what it spent and, when delta is omitted, its delta total; renew_every makes the totals per period (administrators; leaves a ledger row)';
 COMMENT ON FUNCTION dp_agg.set_budget_zcdp(regrole, numeric, numeric, interval, timestamptz) IS
@@ -4186,7 +4178,8 @@ REVOKE ALL ON FUNCTION
   dp_agg.set_budget_zcdp(regrole, numeric, numeric, interval, timestamptz),
   dp_agg.renewal_description(dp_agg.role_budget),
   dp_agg.schedule_renewal(dp_agg.role_budget, interval, timestamptz),
-  dp_agg.renew_budget_if_due(oid, name, name)
+  dp_agg.renew_budget_if_due(oid, name, name),
+  dp_agg.budget_ledger_entries()
 FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION
   dp_agg.set_budget(regrole, float8, float8, interval, timestamptz),

@@ -109,6 +109,31 @@ ALTER TABLE dp_agg.ledger_entry ENABLE ALWAYS TRIGGER ledger_entry_no_removal;
 ALTER TABLE dp_agg.ledger_head ENABLE ALWAYS TRIGGER ledger_head_advance_only;
 ALTER TABLE dp_agg.ledger_head ENABLE ALWAYS TRIGGER ledger_head_no_removal;
 
+-- The chained ledger rows that concern a role's budget, each with the budget
+-- it counts for (owner_oid, owner_cluster): a budget is keyed by role OID and
+-- cluster, and the ledger rows of the budgets re-attached to it after a
+-- restore (42_budget_restores.sql) are its rows too. For verify_ledger
+-- (internal).
+CREATE FUNCTION dp_agg.budget_ledger_entries(OUT owner_oid oid, OUT owner_cluster bigint,
+                                             OUT seq bigint, OUT kind text, OUT role_name name,
+                                             OUT budget_digest bytea, OUT epsilon numeric,
+                                             OUT delta numeric, OUT rho numeric,
+                                             OUT zcdp_delta numeric)
+RETURNS SETOF record LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
+  WITH budget_keys AS (
+    SELECT b.role_oid, b.system_identifier,
+           b.role_oid::text || '@' || b.system_identifier AS entry_key
+    FROM dp_agg.role_budget b
+    UNION ALL
+    SELECT b.role_oid, b.system_identifier, unnest(b.reattached_from)
+    FROM dp_agg.role_budget b)
+  SELECT coalesce(k.role_oid, e.role_oid), coalesce(k.system_identifier, e.system_identifier),
+         e.seq, e.kind, e.role_name, e.budget_digest, e.epsilon, e.delta, e.rho, e.zcdp_delta
+  FROM dp_agg.ledger_entry e
+  LEFT JOIN budget_keys k ON k.entry_key = e.role_oid::text || '@' || e.system_identifier
+  WHERE e.role_oid IS NOT NULL AND e.seq IS NOT NULL
+$$;
+
 -- Checks the whole ledger (administrators): ok is true when
 --  - every row is chained (seq, entry_hash), seq runs 1, 2, ... without gap or
 --    repeat up to the head's seq, the last hash is the head's, and every
@@ -233,24 +258,7 @@ BEGIN
 
   -- 4. Budgets against the ledger.
   FOR r IN
-    WITH budget_keys AS (
-      -- A budget is keyed by role OID and cluster; the ledger rows of the
-      -- budgets re-attached to it after a restore (42_budget_restores.sql)
-      -- are its rows too.
-      SELECT b.role_oid, b.system_identifier,
-             b.role_oid::text || '@' || b.system_identifier AS entry_key
-      FROM dp_agg.role_budget b
-      UNION ALL
-      SELECT b.role_oid, b.system_identifier, unnest(b.reattached_from)
-      FROM dp_agg.role_budget b),
-    entries AS (
-      SELECT coalesce(k.role_oid, e.role_oid) AS owner_oid,
-             coalesce(k.system_identifier, e.system_identifier) AS owner_cluster,
-             e.seq, e.kind, e.role_name, e.budget_digest, e.epsilon, e.delta, e.rho,
-             e.zcdp_delta
-      FROM dp_agg.ledger_entry e
-      LEFT JOIN budget_keys k ON k.entry_key = e.role_oid::text || '@' || e.system_identifier
-      WHERE e.role_oid IS NOT NULL AND e.seq IS NOT NULL),
+    WITH entries AS (SELECT * FROM dp_agg.budget_ledger_entries()),
     last_entry AS (
       SELECT DISTINCT ON (owner_oid, owner_cluster) owner_oid, owner_cluster, seq, kind, role_name
       FROM entries ORDER BY owner_oid, owner_cluster, seq DESC),
@@ -353,27 +361,14 @@ BEGIN
   -- 5. Each renewal forgot exactly what its period had spent: the charges
   -- since the checkpoint before it, counted as in 4.
   FOR r IN
-    WITH budget_keys AS (
-      SELECT b.role_oid, b.system_identifier,
-             b.role_oid::text || '@' || b.system_identifier AS entry_key
-      FROM dp_agg.role_budget b
-      UNION ALL
-      SELECT b.role_oid, b.system_identifier, unnest(b.reattached_from)
-      FROM dp_agg.role_budget b),
-    entries AS (
-      SELECT coalesce(k.role_oid, e.role_oid) AS owner_oid,
-             coalesce(k.system_identifier, e.system_identifier) AS owner_cluster,
-             e.seq, e.kind, e.role_name, e.epsilon, e.delta, e.rho, e.zcdp_delta,
+    WITH entries AS (
+      SELECT e.*,
              -- (the checkpoints up to this entry: an entry after the n-th
              -- checkpoint and the n-th itself are in segment n)
              count(*) FILTER (WHERE e.kind IN ('reset_spent', 'revoke_budget',
                                                 'reattach_budget', 'renewal'))
-               OVER (PARTITION BY coalesce(k.role_oid, e.role_oid),
-                                  coalesce(k.system_identifier, e.system_identifier)
-                     ORDER BY e.seq) AS segment
-      FROM dp_agg.ledger_entry e
-      LEFT JOIN budget_keys k ON k.entry_key = e.role_oid::text || '@' || e.system_identifier
-      WHERE e.role_oid IS NOT NULL AND e.seq IS NOT NULL),
+               OVER (PARTITION BY e.owner_oid, e.owner_cluster ORDER BY e.seq) AS segment
+      FROM dp_agg.budget_ledger_entries() e),
     spent AS (
       SELECT owner_oid, owner_cluster, segment,
              coalesce(sum(epsilon) FILTER (WHERE kind = 'reattach_budget'), 0)
@@ -440,5 +435,7 @@ COMMENT ON FUNCTION dp_agg.guard_ledger_head() IS
   'Trigger: refuses UPDATE of the chain head except its advance with an entry dp_agg appends (internal)';
 COMMENT ON FUNCTION dp_agg.refuse_ledger_removal() IS
   'Trigger: refuses DELETE and TRUNCATE of the ledger and its head (internal)';
+COMMENT ON FUNCTION dp_agg.budget_ledger_entries() IS
+  'The chained ledger rows of every budget, with the budget (role OID and cluster) each counts for after re-attachments (internal, for verify_ledger)';
 COMMENT ON FUNCTION dp_agg.verify_ledger(bigint, text) IS
   'verify_ledger([anchor_seq, anchor_hash]): recomputes the ledger''s hash chain and compares every budget with its ledger entries; ok, the head (to keep as an anchor) and what is wrong (administrators)';
