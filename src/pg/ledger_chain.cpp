@@ -97,6 +97,12 @@ constexpr Field kBudgetFields[] = {{"role_oid", OIDOID},
                                    {"updated_at", TIMESTAMPTZOID},
                                    {"reattached_from", TEXTARRAYOID}};
 constexpr int kBudgetCount = sizeof kBudgetFields / sizeof kBudgetFields[0];
+// 0.2.0, budgets that renew (src/sql/48_budget_renewal.sql): the v1 fields,
+// then these.
+constexpr const char* kBudgetRenewalTag = "dp_agg budget v2";
+constexpr Field kRenewalFields[] = {
+    {"renew_every", INTERVALOID}, {"renew_from", TIMESTAMPTZOID}, {"period_start", TIMESTAMPTZOID}};
+constexpr int kRenewalCount = sizeof kRenewalFields / sizeof kRenewalFields[0];
 
 char* HexText(const unsigned char* bytes, std::size_t length) {
   char* text = static_cast<char*>(palloc(2 * length + 1));
@@ -156,6 +162,11 @@ dp::RecordField CanonicalField(const char* name, Datum value, bool is_null, Oid 
       }
       break;
     }
+    case INTERVALOID: {  // months, days and microseconds, as integers (no IntervalStyle)
+      const Interval* span = DatumGetIntervalP(value);
+      out = psprintf("%d:%d:" INT64_FORMAT, span->month, span->day, span->time);
+      break;
+    }
     case TEXTARRAYOID:  // PostgreSQL's text form, which no setting changes
       out = OidOutputFunctionCall(F_ARRAY_OUT, value);
       break;
@@ -208,6 +219,40 @@ void CompositeValues(HeapTupleHeader row, const Field* fields, int count, Datum*
   ReleaseTupleDesc(description);
 }
 
+// The renewal columns of a budget row (kRenewalFields), NULL where the row
+// type has no such column (a role_budget of before 0.2.0's renewals, during
+// the upgrade script). Returns how many are not NULL.
+int RenewalValues(HeapTupleHeader row, Datum* values, bool* nulls) {
+  TupleDesc description =
+      lookup_rowtype_tupdesc(HeapTupleHeaderGetTypeId(row), HeapTupleHeaderGetTypMod(row));
+  HeapTupleData tuple;
+  tuple.t_len = HeapTupleHeaderGetDatumLength(row);
+  ItemPointerSetInvalid(&tuple.t_self);
+  tuple.t_tableOid = InvalidOid;
+  tuple.t_data = row;
+  int present = 0;
+  for (int i = 0; i < kRenewalCount; ++i) {
+    values[i] = (Datum)0;
+    nulls[i] = true;
+    for (int a = 0; a < description->natts; ++a) {
+      const Form_pg_attribute attribute = TupleDescAttr(description, a);
+      if (attribute->attisdropped ||
+          std::strcmp(NameStr(attribute->attname), kRenewalFields[i].name) != 0)
+        continue;
+      if (attribute->atttypid != kRenewalFields[i].type)
+        ereport(ERROR, (errcode(ERRCODE_UNDEFINED_COLUMN),
+                        errmsg("dp_agg.role_budget has no column \"%s\" of type %s",
+                               kRenewalFields[i].name, format_type_be(kRenewalFields[i].type)),
+                        errdetail("The ledger's tables were changed outside dp_agg's scripts.")));
+      values[i] = heap_getattr(&tuple, a + 1, description, &nulls[i]);
+      break;
+    }
+    if (!nulls[i]) ++present;
+  }
+  ReleaseTupleDesc(description);
+  return present;
+}
+
 bytea* DigestOf(const char* tag, const dp::RecordField* fields, int count) {
   unsigned char digest[dp::kChainDigestBytes];
   const bool hashed = CallCore([&] { return dp::RecordDigest(tag, fields, count, digest); });
@@ -236,13 +281,20 @@ bytea* EntryHash(const bytea* previous, const Datum* values, const bool* nulls) 
 }
 
 bytea* BudgetDigest(HeapTupleHeader budget) {
-  Datum values[kBudgetCount];
-  bool nulls[kBudgetCount];
+  Datum values[kBudgetCount + kRenewalCount];
+  bool nulls[kBudgetCount + kRenewalCount];
   CompositeValues(budget, kBudgetFields, kBudgetCount, values, nulls, "role_budget");
-  dp::RecordField fields[kBudgetCount];
+  dp::RecordField fields[kBudgetCount + kRenewalCount];
   for (int i = 0; i < kBudgetCount; ++i)
     fields[i] = CanonicalField(kBudgetFields[i].name, values[i], nulls[i], kBudgetFields[i].type);
-  return DigestOf(kBudgetTag, fields, kBudgetCount);
+  // A budget that renews (or a row with any renewal column set) has the v2
+  // record, with the renewal columns; every other keeps its v1 digest.
+  const int renewal = RenewalValues(budget, values + kBudgetCount, nulls + kBudgetCount);
+  if (renewal == 0) return DigestOf(kBudgetTag, fields, kBudgetCount);
+  for (int i = 0; i < kRenewalCount; ++i)
+    fields[kBudgetCount + i] = CanonicalField(kRenewalFields[i].name, values[kBudgetCount + i],
+                                              nulls[kBudgetCount + i], kRenewalFields[i].type);
+  return DigestOf(kBudgetRenewalTag, fields, kBudgetCount + kRenewalCount);
 }
 
 // Ledger rows that dp_agg's own functions appended in this transaction

@@ -132,7 +132,7 @@ ALTER TABLE dp_agg.role_budget ENABLE ALWAYS TRIGGER role_budget_changes_recorde
 
 -- What the ledger says the budget of one key ('role OID@system identifier',
 -- as in role_budget.reattached_from) had spent before entry before_seq: the
--- amounts of its last reset_spent (nothing), revoke_budget (nothing) or
+-- amounts of its last reset_spent, renewal or revoke_budget (nothing) or
 -- reattach_budget (what that recorded, itself checked by verify_ledger)
 -- before it, plus its charges since (0.1.0's, without zCDP amounts, as the
 -- upgrade counted them). entries: how many ledger rows the key has before
@@ -156,7 +156,7 @@ LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
            CASE WHEN k.kind = 'reattach_budget' THEN k.delta ELSE 0 END AS delta,
            CASE WHEN k.kind = 'reattach_budget' THEN k.rho ELSE 0 END AS rho,
            CASE WHEN k.kind = 'reattach_budget' THEN k.zcdp_delta ELSE 0 END AS zcdp_delta
-    FROM keyed k WHERE k.kind IN ('reset_spent', 'revoke_budget', 'reattach_budget')
+    FROM keyed k WHERE k.kind IN ('reset_spent', 'revoke_budget', 'reattach_budget', 'renewal')
     ORDER BY k.seq DESC LIMIT 1),
   charges AS (
     SELECT coalesce(sum(k.epsilon), 0) AS epsilon, coalesce(sum(k.delta), 0) AS delta,
@@ -214,6 +214,31 @@ BEGIN
   RETURN NULL;
 END $$;
 
+-- The chained ledger rows that concern a role's budget, each with the budget
+-- it counts for (owner_oid, owner_cluster): a budget is keyed by role OID and
+-- cluster, and the ledger rows of the budgets re-attached to it after a
+-- restore (42_budget_restores.sql) are its rows too. For verify_ledger
+-- (internal).
+CREATE FUNCTION dp_agg.budget_ledger_entries(OUT owner_oid oid, OUT owner_cluster bigint,
+                                             OUT seq bigint, OUT kind text, OUT role_name name,
+                                             OUT budget_digest bytea, OUT epsilon numeric,
+                                             OUT delta numeric, OUT rho numeric,
+                                             OUT zcdp_delta numeric)
+RETURNS SETOF record LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
+  WITH budget_keys AS (
+    SELECT b.role_oid, b.system_identifier,
+           b.role_oid::text || '@' || b.system_identifier AS entry_key
+    FROM dp_agg.role_budget b
+    UNION ALL
+    SELECT b.role_oid, b.system_identifier, unnest(b.reattached_from)
+    FROM dp_agg.role_budget b)
+  SELECT coalesce(k.role_oid, e.role_oid), coalesce(k.system_identifier, e.system_identifier),
+         e.seq, e.kind, e.role_name, e.budget_digest, e.epsilon, e.delta, e.rho, e.zcdp_delta
+  FROM dp_agg.ledger_entry e
+  LEFT JOIN budget_keys k ON k.entry_key = e.role_oid::text || '@' || e.system_identifier
+  WHERE e.role_oid IS NOT NULL AND e.seq IS NOT NULL
+$$;
+
 -- Checks the whole ledger (administrators): ok is true when
 --  - every row is chained (seq, entry_hash), seq runs 1, 2, ... without gap or
 --    repeat up to the head's seq, the last hash is the head's, and every
@@ -222,7 +247,7 @@ END $$;
 --    budgets re-attached to it are its rows) is the one recorded
 --    (budget_digest) with its last ledger entry, every role whose last entry
 --    is not a revoke_budget has one, and its spent amounts are the sums of
---    its charges since its last reset_spent or revoke_budget, or since its
+--    its charges since its last reset_spent, renewal or revoke_budget, or since its
 --    last reattach_budget plus what that recorded (0.1.0's charges, which
 --    carry no zCDP amounts, count as the upgrade counted them: rho
 --    epsilon^2 / 2 of their epsilon sum, zCDP delta their delta);
@@ -230,6 +255,8 @@ END $$;
 --    re-attached, and every reattach_budget entry names the restored budget
 --    and records what that budget's own ledger rows charged;
 --  - no charge has a negative amount;
+--  - every renewal entry forgot exactly what its period had spent (the
+--    charges since the checkpoint before it);
 --  - given an anchor (a seq and hash from the server log's "dp_agg ledger
 --    head" lines, or a copy kept elsewhere), the entry of that seq has that
 --    hash.
@@ -340,24 +367,7 @@ BEGIN
 
   -- 4. Budgets against the ledger.
   FOR r IN
-    WITH budget_keys AS (
-      -- A budget is keyed by role OID and cluster; the ledger rows of the
-      -- budgets re-attached to it after a restore (42_budget_restores.sql)
-      -- are its rows too.
-      SELECT b.role_oid, b.system_identifier,
-             b.role_oid::text || '@' || b.system_identifier AS entry_key
-      FROM dp_agg.role_budget b
-      UNION ALL
-      SELECT b.role_oid, b.system_identifier, unnest(b.reattached_from)
-      FROM dp_agg.role_budget b),
-    entries AS (
-      SELECT coalesce(k.role_oid, e.role_oid) AS owner_oid,
-             coalesce(k.system_identifier, e.system_identifier) AS owner_cluster,
-             e.seq, e.kind, e.role_name, e.budget_digest, e.epsilon, e.delta, e.rho,
-             e.zcdp_delta
-      FROM dp_agg.ledger_entry e
-      LEFT JOIN budget_keys k ON k.entry_key = e.role_oid::text || '@' || e.system_identifier
-      WHERE e.role_oid IS NOT NULL AND e.seq IS NOT NULL),
+    WITH entries AS (SELECT * FROM dp_agg.budget_ledger_entries()),
     last_entry AS (
       SELECT DISTINCT ON (owner_oid, owner_cluster) owner_oid, owner_cluster, seq, kind, role_name
       FROM entries ORDER BY owner_oid, owner_cluster, seq DESC),
@@ -368,16 +378,17 @@ BEGIN
       SELECT DISTINCT ON (owner_oid, owner_cluster) owner_oid, owner_cluster, seq, budget_digest
       FROM entries WHERE budget_digest IS NOT NULL
       ORDER BY owner_oid, owner_cluster, seq DESC),
-    -- Where the spending now recorded starts: the last reset_spent (from
-    -- nothing), revoke_budget (no budget, then a new one from nothing) or
-    -- reattach_budget (from what the re-attached budget had spent).
+    -- Where the spending now recorded starts: the last reset_spent or
+    -- renewal (from nothing), revoke_budget (no budget, then a new one from
+    -- nothing) or reattach_budget (from what the re-attached budget had
+    -- spent).
     checkpoint AS (
       SELECT DISTINCT ON (owner_oid, owner_cluster) owner_oid, owner_cluster, seq,
              CASE WHEN kind = 'reattach_budget' THEN epsilon ELSE 0 END AS epsilon,
              CASE WHEN kind = 'reattach_budget' THEN delta ELSE 0 END AS delta,
              CASE WHEN kind = 'reattach_budget' THEN rho ELSE 0 END AS rho,
              CASE WHEN kind = 'reattach_budget' THEN zcdp_delta ELSE 0 END AS zcdp_delta
-      FROM entries WHERE kind IN ('reset_spent', 'revoke_budget', 'reattach_budget')
+      FROM entries WHERE kind IN ('reset_spent', 'revoke_budget', 'reattach_budget', 'renewal')
       ORDER BY owner_oid, owner_cluster, seq DESC),
     charges AS (
       SELECT e.owner_oid, e.owner_cluster,
@@ -462,7 +473,7 @@ BEGIN
        OR r.rho_spent <> r.charged_rho OR r.zcdp_delta_spent <> r.charged_zcdp_delta THEN
       found_count := found_count + 1;
       IF found_count <= max_problems THEN
-        problems := problems || format('the budget of role "%s" (OID %s) has spent epsilon %s, delta %s, rho %s, zCDP delta %s, but its charges since its last reset sum to epsilon %s, delta %s, rho %s, zCDP delta %s',
+        problems := problems || format('the budget of role "%s" (OID %s) has spent epsilon %s, delta %s, rho %s, zCDP delta %s, but its charges since its last reset or renewal sum to epsilon %s, delta %s, rho %s, zCDP delta %s',
                                        r.role_name, r.role_oid, r.epsilon_spent, r.delta_spent,
                                        r.rho_spent, r.zcdp_delta_spent, r.charged_epsilon,
                                        r.charged_delta, r.charged_rho, r.charged_zcdp_delta);
@@ -521,6 +532,55 @@ BEGIN
     first_bad_entry := least(first_bad_entry, r.seq);
   END LOOP;
 
+  -- 7. Each renewal forgot exactly what its period had spent: the charges
+  -- since the checkpoint before it, counted as in 4.
+  FOR r IN
+    WITH entries AS (
+      SELECT e.*,
+             -- (the checkpoints up to this entry: an entry after the n-th
+             -- checkpoint and the n-th itself are in segment n)
+             count(*) FILTER (WHERE e.kind IN ('reset_spent', 'revoke_budget',
+                                                'reattach_budget', 'renewal'))
+               OVER (PARTITION BY e.owner_oid, e.owner_cluster ORDER BY e.seq) AS segment
+      FROM dp_agg.budget_ledger_entries() e),
+    spent AS (
+      SELECT owner_oid, owner_cluster, segment,
+             coalesce(sum(epsilon) FILTER (WHERE kind = 'reattach_budget'), 0)
+               + coalesce(sum(epsilon) FILTER (WHERE kind = 'charge'), 0) AS epsilon,
+             coalesce(sum(delta) FILTER (WHERE kind = 'reattach_budget'), 0)
+               + coalesce(sum(delta) FILTER (WHERE kind = 'charge'), 0) AS delta,
+             coalesce(sum(rho) FILTER (WHERE kind = 'reattach_budget'), 0)
+               + coalesce(sum(epsilon) FILTER (WHERE kind = 'charge' AND rho IS NULL), 0)
+                 * coalesce(sum(epsilon) FILTER (WHERE kind = 'charge' AND rho IS NULL), 0)
+                 * 0.5
+               + coalesce(sum(rho) FILTER (WHERE kind = 'charge'), 0) AS rho,
+             coalesce(sum(zcdp_delta) FILTER (WHERE kind = 'reattach_budget'), 0)
+               + coalesce(sum(delta) FILTER (WHERE kind = 'charge' AND rho IS NULL), 0)
+               + coalesce(sum(zcdp_delta) FILTER (WHERE kind = 'charge'), 0) AS zcdp_delta
+      FROM entries GROUP BY owner_oid, owner_cluster, segment)
+    SELECT n.seq, n.role_name, n.epsilon, n.delta, n.rho, n.zcdp_delta,
+           coalesce(p.epsilon, 0) AS spent_epsilon, coalesce(p.delta, 0) AS spent_delta,
+           coalesce(p.rho, 0) AS spent_rho, coalesce(p.zcdp_delta, 0) AS spent_zcdp_delta
+    FROM entries n
+    LEFT JOIN spent p ON p.owner_oid = n.owner_oid AND p.owner_cluster = n.owner_cluster
+                     AND p.segment = n.segment - 1
+    WHERE n.kind = 'renewal'
+      AND (n.epsilon IS DISTINCT FROM coalesce(p.epsilon, 0)
+           OR n.delta IS DISTINCT FROM coalesce(p.delta, 0)
+           OR n.rho IS DISTINCT FROM coalesce(p.rho, 0)
+           OR n.zcdp_delta IS DISTINCT FROM coalesce(p.zcdp_delta, 0))
+    ORDER BY n.seq
+  LOOP
+    found_count := found_count + 1;
+    IF found_count <= max_problems THEN
+      problems := problems || format('the renewal entry %s of role "%s" forgot epsilon %s, delta %s, rho %s, zCDP delta %s, but the period it ended had spent epsilon %s, delta %s, rho %s, zCDP delta %s',
+                                     r.seq, r.role_name, r.epsilon, r.delta, r.rho, r.zcdp_delta,
+                                     r.spent_epsilon, r.spent_delta, r.spent_rho,
+                                     r.spent_zcdp_delta);
+    END IF;
+    first_bad_entry := least(first_bad_entry, r.seq);
+  END LOOP;
+
   IF found_count > max_problems THEN
     problems := problems || format('... and %s more problems', found_count - max_problems);
   END IF;
@@ -557,5 +617,7 @@ COMMENT ON FUNCTION dp_agg.reattached_key(text) IS
   'The key (role OID@system identifier) of the budget a reattach_budget entry re-attached (internal)';
 COMMENT ON FUNCTION dp_agg.restored_budget_disagreement(dp_agg.role_budget) IS
   'Why a restored budget may not be re-attached (its ledger rows do not vouch for it), or NULL (internal)';
+COMMENT ON FUNCTION dp_agg.budget_ledger_entries() IS
+  'The chained ledger rows of every budget, with the budget (role OID and cluster) each counts for after re-attachments (internal, for verify_ledger)';
 COMMENT ON FUNCTION dp_agg.verify_ledger(bigint, text) IS
   'verify_ledger([anchor_seq, anchor_hash]): recomputes the ledger''s hash chain and compares every budget with its ledger entries; ok, the head (to keep as an anchor) and what is wrong (administrators)';

@@ -253,6 +253,25 @@ check "$CURRENT: every upgraded budget is recorded; a total raised by hand is re
                WHERE p LIKE '%changed outside dp_agg''s functions%'" \
            -c "ROLLBACK" | tr '\n' ' ')" = "0 t "
 
+# A budget upgraded with 0.1.0's charges can be made to renew (issue 29):
+# the first charge after the boundary records a renewal that forgets exactly
+# what it had spent (0.1.0's charges in zCDP terms as the upgrade counted
+# them), counts from 0, and the ledger verifies.
+sql "$OLD_DB" -c "SELECT dp_agg.set_budget('$ANALYST', b.epsilon_total::float8, NULL,
+                                           interval '2 seconds', now())
+                  FROM dp_agg.budgets b WHERE b.role = '$ANALYST'" >/dev/null
+spent_before=$(value "$OLD_DB" "SELECT epsilon_spent || '/' || rho_spent FROM dp_agg.role_budget
+                                 WHERE role_name = '$ANALYST'")
+sleep 2.2
+check "$CURRENT: an upgraded budget renews: the renewal forgets its spending ($spent_before), the next charge counts from 0, the ledger verifies" \
+  test "$(psql -X -q -A -t -v ON_ERROR_STOP=1 -U "$ANALYST" -d "$OLD_DB" \
+            -c 'SELECT dp_count(id, 0.5) IS NOT NULL FROM clinic.visits' >/dev/null &&
+          value "$OLD_DB" "SELECT (SELECT epsilon || '/' || rho FROM dp_agg.ledger_entry
+                                   WHERE kind = 'renewal' AND role_name = '$ANALYST')
+                                  || ' ' || b.epsilon_spent || ' ' || v.ok
+                           FROM dp_agg.role_budget b, dp_agg.verify_ledger() v
+                           WHERE b.role_name = '$ANALYST'")" = "$spent_before 0.5 true"
+
 # ---- 3. upgraded == fresh
 sql postgres -c "CREATE DATABASE $FRESH_DB" || exit 1
 check "CREATE EXTENSION dp_agg (fresh $CURRENT)" sql "$FRESH_DB" -c "CREATE EXTENSION dp_agg"
