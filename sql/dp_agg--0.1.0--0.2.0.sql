@@ -3376,6 +3376,7 @@ DECLARE
   before dp_agg.role_budget;
   kept_delta numeric;
   now_set dp_agg.role_budget;
+  schedule dp_agg.role_budget;
 BEGIN
   PERFORM dp_agg.require_admin('set privacy budgets');
   IF name_of_role IS NULL THEN
@@ -3387,11 +3388,22 @@ BEGIN
   WHERE b.role_oid = role AND b.system_identifier = dp_agg.system_identifier();
   kept_delta := coalesce(delta::numeric, before.delta_total, 0);
   PERFORM dp_agg.check_amounts(epsilon, kept_delta::float8);
-  INSERT INTO dp_agg.role_budget AS b (role_oid, role_name, epsilon_total, delta_total)
-  VALUES (role, name_of_role, epsilon::numeric, kept_delta)
+  -- The new schedule is decided first and written by the same statement as
+  -- the totals: a budget row changes once per administrative call, so the
+  -- budget guard (budget_guard.cpp) sees the row its last ledger entry
+  -- recorded.
+  schedule := before;
+  schedule.role_name := name_of_role;
+  schedule := dp_agg.schedule_renewal(schedule, renew_every, renew_from);
+  INSERT INTO dp_agg.role_budget AS b (role_oid, role_name, epsilon_total, delta_total,
+                                       renew_every, renew_from, period_start)
+  VALUES (role, name_of_role, epsilon::numeric, kept_delta, schedule.renew_every,
+          schedule.renew_from, schedule.period_start)
   ON CONFLICT (role_oid, system_identifier) DO UPDATE
     SET role_name = excluded.role_name, epsilon_total = excluded.epsilon_total,
         delta_total = excluded.delta_total, budget_kind = 'epsilon_delta',
+        renew_every = excluded.renew_every, renew_from = excluded.renew_from,
+        period_start = excluded.period_start,
         epsilon_delta_binding = false,
         -- (the zCDP certificate binds on if it admitted anything since the
         -- last reset_spent: any sum > 0)
@@ -3411,7 +3423,6 @@ BEGIN
                                 THEN b.zcdp_delta_total END,
         updated_at = now()
   RETURNING * INTO now_set;
-  now_set := dp_agg.schedule_renewal(now_set, renew_every, renew_from);
   PERFORM dp_agg.append_ledger_entry('set_budget', role, name_of_role, session_user,
                                      current_user, epsilon::numeric, kept_delta, NULL, NULL,
                                      now_set, false, NULL, NULL,
@@ -3464,6 +3475,7 @@ DECLARE
   name_of_role name := (SELECT rolname FROM pg_roles WHERE oid = role);
   before dp_agg.role_budget;
   now_set dp_agg.role_budget;
+  schedule dp_agg.role_budget;
 BEGIN
   PERFORM dp_agg.require_admin('set privacy budgets');
   IF name_of_role IS NULL THEN
@@ -3484,11 +3496,19 @@ BEGIN
       USING ERRCODE = 'invalid_parameter_value',
             DETAIL = 'rho must be 0 or a number in [1e-300, 1e6] (dp_agg.zcdp_rho(1, 1e-6) is the rho of a (1, 1e-6) guarantee) and delta 0 or a number in [1e-300, 1) (needed by group selection only).';
   END IF;
+  -- (the schedule is written with the totals, as in set_budget)
+  schedule := before;
+  schedule.role_name := name_of_role;
+  schedule := dp_agg.schedule_renewal(schedule, renew_every, renew_from);
   INSERT INTO dp_agg.role_budget AS b (role_oid, role_name, epsilon_total, delta_total,
-                                       budget_kind, rho_total, zcdp_delta_total)
-  VALUES (role, name_of_role, 0, 0, 'zcdp', rho, delta)
+                                       budget_kind, rho_total, zcdp_delta_total,
+                                       renew_every, renew_from, period_start)
+  VALUES (role, name_of_role, 0, 0, 'zcdp', rho, delta, schedule.renew_every,
+          schedule.renew_from, schedule.period_start)
   ON CONFLICT (role_oid, system_identifier) DO UPDATE
     SET role_name = excluded.role_name, budget_kind = 'zcdp', rho_total = excluded.rho_total,
+        renew_every = excluded.renew_every, renew_from = excluded.renew_from,
+        period_start = excluded.period_start,
         zcdp_delta_total = excluded.zcdp_delta_total, zcdp_binding = false,
         epsilon_delta_binding = b.epsilon_delta_binding
                                 OR (b.budget_kind = 'epsilon_delta'
@@ -3496,7 +3516,6 @@ BEGIN
                                          OR b.rho_spent > 0 OR b.zcdp_delta_spent > 0)),
         updated_at = now()
   RETURNING * INTO now_set;
-  now_set := dp_agg.schedule_renewal(now_set, renew_every, renew_from);
   PERFORM dp_agg.append_ledger_entry('set_budget_zcdp', role, name_of_role, session_user,
                                      current_user, 0, 0, rho, delta, now_set, false, NULL, NULL,
                                      dp_agg.renewal_description(now_set));
@@ -3975,7 +3994,6 @@ LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   new_every interval;
   new_from timestamptz;
-  now_set dp_agg.role_budget;
 BEGIN
   IF every IS NULL AND anchor IS NULL THEN
     RETURN budget;
@@ -3989,11 +4007,10 @@ BEGIN
     IF budget.renew_every IS NULL THEN
       RETURN budget;
     END IF;
-    UPDATE dp_agg.role_budget b
-       SET renew_every = NULL, renew_from = NULL, period_start = NULL
-     WHERE b.role_oid = budget.role_oid AND b.system_identifier = budget.system_identifier
-    RETURNING * INTO now_set;
-    RETURN now_set;
+    budget.renew_every := NULL;
+    budget.renew_from := NULL;
+    budget.period_start := NULL;
+    RETURN budget;
   END IF;
   new_every := coalesce(every, budget.renew_every);
   IF new_every IS NULL THEN
@@ -4010,12 +4027,10 @@ BEGIN
          = dp_agg.renewal_text(budget.renew_every, budget.renew_from) THEN
     RETURN budget;
   END IF;
-  UPDATE dp_agg.role_budget b
-     SET renew_every = new_every, renew_from = new_from,
-         period_start = dp_agg.renewal_period_start(new_every, new_from, now())
-   WHERE b.role_oid = budget.role_oid AND b.system_identifier = budget.system_identifier
-  RETURNING * INTO now_set;
-  RETURN now_set;
+  budget.renew_every := new_every;
+  budget.renew_from := new_from;
+  budget.period_start := dp_agg.renewal_period_start(new_every, new_from, now());
+  RETURN budget;
 END $$;
 
 -- Applied by the ledger writer (from dp_agg.apply_charge, never by users),
@@ -4059,7 +4074,7 @@ END $$;
 COMMENT ON FUNCTION dp_agg.renewal_description(dp_agg.role_budget) IS
   'The renewal schedule and current period of a budget row, as the ledger records them (internal)';
 COMMENT ON FUNCTION dp_agg.schedule_renewal(dp_agg.role_budget, interval, timestamptz) IS
-  'Sets the renewal schedule of a budget row for set_budget and set_budget_zcdp (internal)';
+  'Decides the renewal schedule of a budget row for set_budget and set_budget_zcdp, which write it (internal)';
 COMMENT ON FUNCTION dp_agg.renew_budget_if_due(oid, name, name) IS
   'Renews a role''s budget at the first charge of a new period, with a ledger row of kind renewal (called by the ledger writer only)';
 

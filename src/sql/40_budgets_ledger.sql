@@ -228,6 +228,7 @@ DECLARE
   before dp_agg.role_budget;
   kept_delta numeric;
   now_set dp_agg.role_budget;
+  schedule dp_agg.role_budget;
 BEGIN
   PERFORM dp_agg.require_admin('set privacy budgets');
   IF name_of_role IS NULL THEN
@@ -239,11 +240,22 @@ BEGIN
   WHERE b.role_oid = role AND b.system_identifier = dp_agg.system_identifier();
   kept_delta := coalesce(delta::numeric, before.delta_total, 0);
   PERFORM dp_agg.check_amounts(epsilon, kept_delta::float8);
-  INSERT INTO dp_agg.role_budget AS b (role_oid, role_name, epsilon_total, delta_total)
-  VALUES (role, name_of_role, epsilon::numeric, kept_delta)
+  -- The new schedule is decided first and written by the same statement as
+  -- the totals: a budget row changes once per administrative call, so the
+  -- budget guard (budget_guard.cpp) sees the row its last ledger entry
+  -- recorded.
+  schedule := before;
+  schedule.role_name := name_of_role;
+  schedule := dp_agg.schedule_renewal(schedule, renew_every, renew_from);
+  INSERT INTO dp_agg.role_budget AS b (role_oid, role_name, epsilon_total, delta_total,
+                                       renew_every, renew_from, period_start)
+  VALUES (role, name_of_role, epsilon::numeric, kept_delta, schedule.renew_every,
+          schedule.renew_from, schedule.period_start)
   ON CONFLICT (role_oid, system_identifier) DO UPDATE
     SET role_name = excluded.role_name, epsilon_total = excluded.epsilon_total,
         delta_total = excluded.delta_total, budget_kind = 'epsilon_delta',
+        renew_every = excluded.renew_every, renew_from = excluded.renew_from,
+        period_start = excluded.period_start,
         epsilon_delta_binding = false,
         -- (the zCDP certificate binds on if it admitted anything since the
         -- last reset_spent: any sum > 0)
@@ -263,7 +275,6 @@ BEGIN
                                 THEN b.zcdp_delta_total END,
         updated_at = now()
   RETURNING * INTO now_set;
-  now_set := dp_agg.schedule_renewal(now_set, renew_every, renew_from);
   PERFORM dp_agg.append_ledger_entry('set_budget', role, name_of_role, session_user,
                                      current_user, epsilon::numeric, kept_delta, NULL, NULL,
                                      now_set, false, NULL, NULL,
@@ -474,6 +485,7 @@ DECLARE
   name_of_role name := (SELECT rolname FROM pg_roles WHERE oid = role);
   before dp_agg.role_budget;
   now_set dp_agg.role_budget;
+  schedule dp_agg.role_budget;
 BEGIN
   PERFORM dp_agg.require_admin('set privacy budgets');
   IF name_of_role IS NULL THEN
@@ -494,11 +506,19 @@ BEGIN
       USING ERRCODE = 'invalid_parameter_value',
             DETAIL = 'rho must be 0 or a number in [1e-300, 1e6] (dp_agg.zcdp_rho(1, 1e-6) is the rho of a (1, 1e-6) guarantee) and delta 0 or a number in [1e-300, 1) (needed by group selection only).';
   END IF;
+  -- (the schedule is written with the totals, as in set_budget)
+  schedule := before;
+  schedule.role_name := name_of_role;
+  schedule := dp_agg.schedule_renewal(schedule, renew_every, renew_from);
   INSERT INTO dp_agg.role_budget AS b (role_oid, role_name, epsilon_total, delta_total,
-                                       budget_kind, rho_total, zcdp_delta_total)
-  VALUES (role, name_of_role, 0, 0, 'zcdp', rho, delta)
+                                       budget_kind, rho_total, zcdp_delta_total,
+                                       renew_every, renew_from, period_start)
+  VALUES (role, name_of_role, 0, 0, 'zcdp', rho, delta, schedule.renew_every,
+          schedule.renew_from, schedule.period_start)
   ON CONFLICT (role_oid, system_identifier) DO UPDATE
     SET role_name = excluded.role_name, budget_kind = 'zcdp', rho_total = excluded.rho_total,
+        renew_every = excluded.renew_every, renew_from = excluded.renew_from,
+        period_start = excluded.period_start,
         zcdp_delta_total = excluded.zcdp_delta_total, zcdp_binding = false,
         epsilon_delta_binding = b.epsilon_delta_binding
                                 OR (b.budget_kind = 'epsilon_delta'
@@ -506,7 +526,6 @@ BEGIN
                                          OR b.rho_spent > 0 OR b.zcdp_delta_spent > 0)),
         updated_at = now()
   RETURNING * INTO now_set;
-  now_set := dp_agg.schedule_renewal(now_set, renew_every, renew_from);
   PERFORM dp_agg.append_ledger_entry('set_budget_zcdp', role, name_of_role, session_user,
                                      current_user, 0, 0, rho, delta, now_set, false, NULL, NULL,
                                      dp_agg.renewal_description(now_set));

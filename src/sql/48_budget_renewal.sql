@@ -45,9 +45,11 @@ LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
   WHERE budget.renew_every IS NOT NULL
 $$;
 
--- Sets the renewal schedule of `budget` (a role_budget row that the calling
--- administration function has just written and holds locked) and returns
--- the row as it is then:
+-- Decides the renewal schedule of `budget` (the role's row before the
+-- calling administration function changes it, or a row of NULLs but the
+-- role's name) and returns it with that schedule, without writing it: the
+-- caller writes schedule and totals in one statement, so that the budget
+-- guard (budget_guard.cpp) sees one change from the recorded row:
 --  - every and anchor NULL: the schedule is kept;
 --  - every interval '0': the budget stops renewing (anchor must be NULL);
 --  - otherwise the budget renews every `every` (the role's current length
@@ -62,7 +64,6 @@ LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   new_every interval;
   new_from timestamptz;
-  now_set dp_agg.role_budget;
 BEGIN
   IF every IS NULL AND anchor IS NULL THEN
     RETURN budget;
@@ -76,11 +77,10 @@ BEGIN
     IF budget.renew_every IS NULL THEN
       RETURN budget;
     END IF;
-    UPDATE dp_agg.role_budget b
-       SET renew_every = NULL, renew_from = NULL, period_start = NULL
-     WHERE b.role_oid = budget.role_oid AND b.system_identifier = budget.system_identifier
-    RETURNING * INTO now_set;
-    RETURN now_set;
+    budget.renew_every := NULL;
+    budget.renew_from := NULL;
+    budget.period_start := NULL;
+    RETURN budget;
   END IF;
   new_every := coalesce(every, budget.renew_every);
   IF new_every IS NULL THEN
@@ -97,12 +97,10 @@ BEGIN
          = dp_agg.renewal_text(budget.renew_every, budget.renew_from) THEN
     RETURN budget;
   END IF;
-  UPDATE dp_agg.role_budget b
-     SET renew_every = new_every, renew_from = new_from,
-         period_start = dp_agg.renewal_period_start(new_every, new_from, now())
-   WHERE b.role_oid = budget.role_oid AND b.system_identifier = budget.system_identifier
-  RETURNING * INTO now_set;
-  RETURN now_set;
+  budget.renew_every := new_every;
+  budget.renew_from := new_from;
+  budget.period_start := dp_agg.renewal_period_start(new_every, new_from, now());
+  RETURN budget;
 END $$;
 
 -- Applied by the ledger writer (from dp_agg.apply_charge, never by users),
@@ -146,6 +144,6 @@ END $$;
 COMMENT ON FUNCTION dp_agg.renewal_description(dp_agg.role_budget) IS
   'The renewal schedule and current period of a budget row, as the ledger records them (internal)';
 COMMENT ON FUNCTION dp_agg.schedule_renewal(dp_agg.role_budget, interval, timestamptz) IS
-  'Sets the renewal schedule of a budget row for set_budget and set_budget_zcdp (internal)';
+  'Decides the renewal schedule of a budget row for set_budget and set_budget_zcdp, which write it (internal)';
 COMMENT ON FUNCTION dp_agg.renew_budget_if_due(oid, name, name) IS
   'Renews a role''s budget at the first charge of a new period, with a ledger row of kind renewal (called by the ledger writer only)';
