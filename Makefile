@@ -27,8 +27,8 @@ DATA_built = dp_agg--$(EXTVERSION).sql
 DATA = sql/dp_agg--0.1.0.sql sql/dp_agg--0.1.0--0.2.0.sql
 
 CORE_SOURCES = $(sort $(wildcard src/core/*.cpp))
-PG_SOURCES = $(sort $(wildcard src/pg/*.cpp))
-OBJS = $(CORE_SOURCES:.cpp=.o) $(PG_SOURCES:.cpp=.o) src/pg/citus_plan.o
+PG_SOURCES = $(sort $(wildcard src/pg/*.cpp src/pg/citus/*.cpp))
+OBJS = $(CORE_SOURCES:.cpp=.o) $(PG_SOURCES:.cpp=.o) src/pg/citus/peer_certificate.o
 
 # pg_regress suites (sql/NAME.sql against expected/NAME.out)
 REGRESS = setup privileges errors count sum avg properties parallel rewinds session_channels work_bounds budget restored_budgets gaussian quantile select restricted restricted_holes owned_sequences breaches crash_findings units plain_aggregates surface drop_guard review_findings review_findings2 review_findings3 support_guard review_surface review_accountant review_accountant2 bi_constructs release_cache ledger_integrity spend_monitoring
@@ -112,7 +112,8 @@ upstream-regress: build
 
 # Formatting and static checks (test/lint/lint.sh); installs nothing.
 lint:
-	LINT_CXX='$(CXX)' LINT_CXXFLAGS='$(CPPFLAGS) $(CXXFLAGS) $(PG_CXXFLAGS)' bash test/lint/lint.sh
+	LINT_CXX='$(CXX)' LINT_CXXFLAGS='$(CPPFLAGS) $(CXXFLAGS) $(PG_CXXFLAGS)' \
+	  LINT_CC='$(CC)' LINT_CFLAGS='$(CPPFLAGS) $(CFLAGS)' bash test/lint/lint.sh
 
 # Reformat every C/C++ source with .clang-format (then lint checks them all).
 format:

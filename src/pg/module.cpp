@@ -1,6 +1,7 @@
 // Library entry point: settings and hooks.
 #include "call_sites.h"
-#include "distributed.h"
+#include "citus/function_guard.h"
+#include "citus/node_role.h"
 #include "drop_guard.h"
 #include "information_schema.h"
 #include "ledger.h"

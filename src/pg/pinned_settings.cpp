@@ -9,7 +9,7 @@ extern "C" {
 }
 
 #include "aggregate_catalog.h"
-#include "distributed.h"
+#include "citus/wrappers.h"
 #include "plan_children.h"
 #include "restriction.h"
 #include "settings.h"

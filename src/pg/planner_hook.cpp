@@ -5,7 +5,9 @@ extern "C" {
 #include "tcop/pquery.h"
 }
 
-#include "distributed.h"
+#include "citus/function_guard.h"
+#include "citus/planner.h"
+#include "citus/worker.h"
 #include "pinned_settings.h"
 #include "plain_aggregates.h"
 #include "public_estimates.h"
@@ -48,7 +50,7 @@ PlannedStmt* PlanJudged(Query* query, const char* query_string, int cursor_optio
   // So do a restricted role's simple regular expressions: LIKE (regex_like.h).
   if (RestrictedSession()) TranslateSimpleRegexes(query);
   // dp_agg on Citus: a worker runs the coordinator's partial-aggregation
-  // fragments of a query the coordinator judged (distributed.h).
+  // fragments of a query the coordinator judged (citus/worker.h).
   const bool fragment = AcceptCoordinatorFragment(query);
   // The coordinator judged the fragment's to_char calls; this backend's
   // dp_agg.total_to_char answers NULL until it has checked its own lc_time
@@ -64,7 +66,7 @@ PlannedStmt* PlanJudged(Query* query, const char* query_string, int cursor_optio
   // coordinator's.
   CachedStatement cached;
   const bool cacheable = !fragment && planner_depth == 1 && DescribeCachedStatement(query, &cached);
-  // dp_agg on Citus (distributed.cpp): before Citus plans the query.
+  // dp_agg on Citus (citus/planner.h): before Citus plans the query.
   const bool private_distributed = PrepareDistributedQuery(query);
   const planner_hook_type next = previous_planner != nullptr ? previous_planner : standard_planner;
   // A restricted session's private query, and a worker's fragment of one, is

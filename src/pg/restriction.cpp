@@ -5,7 +5,7 @@
 
 #include "column_bounds.h"
 
-#include "distributed.h"
+#include "citus/catalog.h"
 #include "drop_guard.h"
 #include "support_guard.h"
 
@@ -319,7 +319,7 @@ AttrNumber PrivacyUnitColumn(Oid relation) {
 bool IsProtectedRelation(Oid relation, bool with_children) {
   if (HasProtectedLabel(relation)) return true;
   // A Citus shard holds rows of its distributed table, which alone carries
-  // the label (distributed.h).
+  // the label (citus/catalog.h).
   const Oid shard_of = CitusShardParent(relation);
   if (OidIsValid(shard_of) && IsProtectedRelation(shard_of, true)) return true;
   // A partition of a protected table holds protected rows too (INHERITS

@@ -9,7 +9,8 @@
 #      taken for a return, foreach for a syntax error), with the justified suppressions of
 #      test/lint/cppcheck-suppressions.txt.
 #   3. Every file of src/ compiled with the build's flags (-Wall -Wextra) and -Werror, syntax
-#      only: set LINT_CXX and LINT_CXXFLAGS (the Makefile does).
+#      only: set LINT_CXX and LINT_CXXFLAGS, and LINT_CC and LINT_CFLAGS for the C files (the
+#      Makefile does).
 #   4. The C++/PostgreSQL error boundary rule (test/scripts/check_boundary.py and its self-test).
 # Installs nothing: clang-format and cppcheck come with `make deps`. Exit status 1 on findings.
 set -uo pipefail
@@ -42,9 +43,14 @@ fi
 
 echo "== compile src/ with -Werror"
 if [[ -n "${LINT_CXX:-}" ]]; then
-  for file in src/core/*.cpp src/pg/*.cpp; do
+  for file in src/core/*.cpp src/pg/*.cpp src/pg/citus/*.cpp; do
     # shellcheck disable=SC2086  # LINT_CXXFLAGS is a list of flags
     $LINT_CXX $LINT_CXXFLAGS -Werror -fsyntax-only "$file" || status=1
+  done
+  # The C files (the peer certificate reader), with the C compiler and flags.
+  for file in src/pg/citus/*.c; do
+    # shellcheck disable=SC2086  # LINT_CFLAGS is a list of flags
+    ${LINT_CC:-cc} ${LINT_CFLAGS:-} -Werror -fsyntax-only "$file" || status=1
   done
 else
   echo "lint: LINT_CXX not set (run through make lint, which needs pg_config): skipped"

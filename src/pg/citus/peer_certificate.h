@@ -1,7 +1,8 @@
-/* The worker job of a Citus distributed plan, read from Citus's CustomScan
- * (citus_plan.c, compiled as C against Citus's installed headers). */
-#ifndef DP_AGG_PG_CITUS_PLAN_H
-#define DP_AGG_PG_CITUS_PLAN_H
+/* The verified client certificate and the authentication method of this
+ * backend's connection (peer_certificate.c, C because libpq/libpq-be.h needs
+ * the GSSAPI headers when the server was built with GSSAPI). */
+#ifndef DP_AGG_PG_CITUS_PEER_CERTIFICATE_H
+#define DP_AGG_PG_CITUS_PEER_CERTIFICATE_H
 
 #ifdef __cplusplus
 extern "C" {

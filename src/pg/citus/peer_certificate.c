@@ -1,13 +1,13 @@
 /*
  * The verified client certificate of this backend's connection, for
- * distributed.cpp. C, because libpq/libpq-be.h is not C++-clean.
+ * node_role.cpp. C, because libpq/libpq-be.h is not C++-clean.
  */
 #include "postgres.h"
 
 #include "nodes/extensible.h"
 #include "nodes/plannodes.h"
 
-#include "citus_plan.h"
+#include "peer_certificate.h"
 
 #include "miscadmin.h"
 /* libpq-be.h includes the GSSAPI headers when the server was built with
