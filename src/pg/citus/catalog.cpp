@@ -3,8 +3,6 @@
 
 #include <cstdlib>
 #include <cstring>
-#include <initializer_list>
-#include <string>
 
 extern "C" {
 #include "access/genam.h"

@@ -4,8 +4,6 @@
 
 #include <cstdlib>
 #include <cstring>
-#include <initializer_list>
-#include <string>
 
 extern "C" {
 #include "access/genam.h"
@@ -33,6 +31,11 @@ extern "C" {
 #include "units.h"
 #include "wrappers.h"
 namespace dp_pg {
+
+// --- Constants --------------------------------------------------------------
+// One predicate for both sides: the coordinator lets Citus ship a constant
+// output (CoordinatorUnshippedColumn) exactly when a worker accepts it
+// (WorkerAcceptsOutputs).
 
 // A constant output of a restricted role's grouped query that the workers may
 // send along. Citus puts it into every group row of every worker's result,
@@ -91,6 +94,98 @@ bool IsShippableConstant(Node* node) {
   return PrintsPortably(constant);
 }
 
+// --- Outputs ------------------------------------------------------------------
+
+namespace {
+
+bool OnlyPartialAggregates(Node* node, void*) {
+  if (node == nullptr) return false;
+  if (IsA(node, Aggref)) {
+    auto* aggref = reinterpret_cast<Aggref*>(node);
+    // Anything but worker_partial_agg of a private aggregate stops the walk.
+    return WrapperOf(aggref->aggfnoid) != Wrapper::kWorkerPartial || !WrapsPrivateAggregate(aggref);
+  }
+  if (IsA(node, Query) || IsA(node, SubLink)) return true;
+  return expression_tree_walker(node, DP_EXPRESSION_WALKER(OnlyPartialAggregates), nullptr);
+}
+
+}  // namespace
+
+TargetEntry* CoordinatorUnshippedColumn(Query* query) {
+  ListCell* cell;
+  foreach (cell, query->targetList) {
+    auto* entry = static_cast<TargetEntry*>(lfirst(cell));
+    if (contain_agg_clause(reinterpret_cast<Node*>(entry->expr))) continue;
+    // A short constant of a portable type is accepted by the workers
+    // (WorkerAcceptsOutputs; IsShippableConstant says why only those).
+    if (IsShippableConstant(reinterpret_cast<Node*>(entry->expr))) continue;
+    // A constant group key is printed by Citus into the workers' fragment
+    // with the analyst's settings and read back there with the worker's:
+    // SET DateStyle = 'SQL, DMY' made '2020-03-02'::date the workers' 3
+    // February and '2020-02-13'::date an error on every worker after the
+    // charge (finding C3). Only the shipped types print the same everywhere.
+    Node* stripped = StripRelabel(reinterpret_cast<Node*>(entry->expr));
+    const bool grouped =
+        entry->ressortgroupref != 0 &&
+        get_sortgroupref_clause_noerr(entry->ressortgroupref, query->groupClause) != nullptr;
+    if (grouped && (stripped == nullptr || !IsA(stripped, Const))) continue;
+    // A constant group key stays a group key in the fragment however Citus
+    // prints it (the worker accepts any expression among its group keys), so
+    // it needs only to print the same whatever the settings: with a length
+    // or a collation too ('x'::varchar(1) in GROUP BY was answered before).
+    if (grouped && PrintsPortably(reinterpret_cast<Const*>(stripped))) continue;
+    return entry;
+  }
+  return nullptr;
+}
+
+bool WorkerAcceptsOutputs(Query* query) {
+  bool has_partial = false;
+  ListCell* cell;
+  foreach (cell, query->targetList) {
+    auto* entry = static_cast<TargetEntry*>(lfirst(cell));
+    Node* expression = StripRelabel(reinterpret_cast<Node*>(entry->expr));
+    if (expression != nullptr && IsA(expression, Aggref)) {
+      if (OnlyPartialAggregates(expression, nullptr)) return false;
+      has_partial = true;
+      continue;
+    }
+    // A constant output (SELECT 'total' AS label, region, dp_count(...)) is
+    // sent along by Citus: it reads no row, and IsShippableConstant admits
+    // only those the coordinator reads back whatever its settings.
+    if (IsShippableConstant(expression)) continue;
+    // Any other output is a group key, which the coordinator releases only
+    // through its own rules (group selection for restricted roles).
+    if (entry->ressortgroupref == 0 || OnlyPartialAggregates(expression, nullptr)) return false;
+    if (get_sortgroupref_clause_noerr(entry->ressortgroupref, query->groupClause) == nullptr)
+      return false;
+  }
+  return has_partial && !OnlyPartialAggregates(query->havingQual, nullptr);
+}
+
+// --- Clauses ------------------------------------------------------------------
+
+const char* CoordinatorJobClauseProblem(const Query* query) {
+  const char* problem = nullptr;
+  if (query->hasSubLinks) problem = "A condition in the tasks depends on a subquery.";
+  if (query->limitCount != nullptr || query->limitOffset != nullptr)
+    problem = "The tasks contain LIMIT or OFFSET below the aggregation.";
+  if (query->setOperations != nullptr) problem = "The tasks contain set operations.";
+  if (query->hasWindowFuncs) problem = "The tasks contain window functions.";
+  if (query->hasTargetSRFs) problem = "The tasks contain set-returning functions.";
+  if (query->groupingSets != NIL) problem = "The tasks contain grouping sets.";
+  if (query->hasDistinctOn || query->distinctClause != NIL) problem = "The tasks contain DISTINCT.";
+  return problem;
+}
+
+bool WorkerAcceptsFragmentClauses(const Query* query) {
+  return query->commandType == CMD_SELECT && query->hasAggs && !query->hasSubLinks &&
+         query->cteList == NIL && query->setOperations == nullptr && !query->hasWindowFuncs &&
+         !query->hasTargetSRFs && query->groupingSets == NIL && query->rowMarks == NIL;
+}
+
+// --- FROM ---------------------------------------------------------------------
+
 // In a worker job, Citus stands for "the shard of this task" with a function
 // range-table entry calling pg_catalog.citus_extradata_container(...).
 bool IsShardPlaceholder(RangeTblEntry* entry) {
@@ -104,6 +199,47 @@ bool IsShardPlaceholder(RangeTblEntry* entry) {
   const bool placeholder = name != nullptr && std::strcmp(name, "citus_extradata_container") == 0;
   return placeholder;
 }
+
+bool CoordinatorJobReadsOneShard(Query* query) {
+  bool one_table = list_length(query->jointree->fromlist) == 1 &&
+                   IsA(linitial(query->jointree->fromlist), RangeTblRef);
+  if (one_table) {
+    const int index = reinterpret_cast<RangeTblRef*>(linitial(query->jointree->fromlist))->rtindex;
+    one_table = IsShardPlaceholder(rt_fetch(index, query->rtable));
+  }
+  ListCell* entry_cell;
+  foreach (entry_cell, query->rtable) {
+    auto* entry = static_cast<RangeTblEntry*>(lfirst(entry_cell));
+    if (entry->rtekind != RTE_RESULT && !IsShardPlaceholder(entry)) one_table = false;
+  }
+  return one_table;
+}
+
+bool WorkerFragmentShards(Query* query, List** shards) {
+  *shards = NIL;
+  // Over privacy units the fragment reads its shard through the rewrite's
+  // per-unit level (WorkerUnitFragmentShard).
+  List* tables = query->rtable;
+  if (list_length(query->rtable) == 1 &&
+      static_cast<RangeTblEntry*>(linitial(query->rtable))->rtekind == RTE_SUBQUERY) {
+    RangeTblEntry* shard = WorkerUnitFragmentShard(query);
+    if (shard == nullptr) return false;
+    tables = list_make1(shard);
+  }
+  ListCell* cell;
+  foreach (cell, tables) {
+    auto* entry = static_cast<RangeTblEntry*>(lfirst(cell));
+    if (entry->rtekind == RTE_RESULT) continue;
+    if (entry->rtekind != RTE_RELATION ||
+        (entry->relkind != RELKIND_RELATION && entry->relkind != RELKIND_PARTITIONED_TABLE))
+      return false;
+    if (!OidIsValid(CitusShardParent(entry->relid))) return false;
+    *shards = lappend(*shards, entry);
+  }
+  return true;
+}
+
+// --- Privacy units --------------------------------------------------------------
 
 namespace {
 

@@ -4,8 +4,6 @@
 
 #include <cstdlib>
 #include <cstring>
-#include <initializer_list>
-#include <string>
 
 extern "C" {
 #include "access/genam.h"

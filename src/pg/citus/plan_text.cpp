@@ -4,8 +4,6 @@
 
 #include <cstdlib>
 #include <cstring>
-#include <initializer_list>
-#include <string>
 
 extern "C" {
 #include "access/genam.h"
@@ -136,23 +134,24 @@ bool ReadWorkerJob(CustomScan* scan, WorkerJob* job) {
   const char* begin = nullptr;
   const char* end = nullptr;
   if (!FieldText(plan_text, "workerJob", &begin, &end) || *begin != '{') return false;
-  const std::string worker_job(begin, end);
+  // Copies in palloc'd memory (no C++ object with a destructor lives across
+  // the PostgreSQL calls below, which may raise).
+  char* job_text = pnstrdup(begin, end - begin);
   if (FieldText(plan_text, "modLevel", &begin, &end))
     job->is_modification = std::atoi(begin) >= 2;  // ROW_MODIFY_COMMUTATIVE and above
   if (FieldText(plan_text, "subPlanList", &begin, &end))
     job->has_subplans = ListLength(begin, end) != 0;
   if (FieldText(plan_text, "relationIdList", &begin, &end))
     job->relation_count = ListLength(begin, end);
-  const char* job_text = worker_job.c_str();
   if (!FieldText(job_text, "jobQuery", &begin, &end) || *begin != '{') return false;
-  const std::string query_text(begin, end);
+  char* query_text = pnstrdup(begin, end - begin);
   if (FieldText(job_text, "taskList", &begin, &end)) {
     job->task_count = ListLength(begin, end);
     job->runs_on_coordinator = TaskOnCoordinatorGroup(begin, end);
   }
   if (FieldText(job_text, "dependentJobList", &begin, &end))
     job->has_dependent_jobs = ListLength(begin, end) != 0;
-  Node* query = static_cast<Node*>(stringToNode(pstrdup(query_text.c_str())));
+  Node* query = static_cast<Node*>(stringToNode(query_text));
   if (query == nullptr || !IsA(query, Query)) return false;
   job->job_query = reinterpret_cast<Query*>(query);
   pfree(plan_text);

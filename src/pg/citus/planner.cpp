@@ -4,7 +4,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <initializer_list>
-#include <string>
 
 extern "C" {
 #include "access/genam.h"
@@ -358,28 +357,7 @@ void RefuseUnsupportedDistributed(Query* query) {
 // before planning, so that nothing is charged.
 void RefuseWorkerComputedColumns(Query* query) {
   if (!RestrictedSession() || query->groupClause == NIL) return;
-  ListCell* cell;
-  foreach (cell, query->targetList) {
-    auto* entry = static_cast<TargetEntry*>(lfirst(cell));
-    if (contain_agg_clause(reinterpret_cast<Node*>(entry->expr))) continue;
-    // A short constant of a portable type is accepted by the workers
-    // (AcceptCoordinatorFragment; IsShippableConstant says why only those).
-    if (IsShippableConstant(reinterpret_cast<Node*>(entry->expr))) continue;
-    // A constant group key is printed by Citus into the workers' fragment
-    // with the analyst's settings and read back there with the worker's:
-    // SET DateStyle = 'SQL, DMY' made '2020-03-02'::date the workers' 3
-    // February and '2020-02-13'::date an error on every worker after the
-    // charge (finding C3). Only the shipped types print the same everywhere.
-    Node* stripped = StripRelabel(reinterpret_cast<Node*>(entry->expr));
-    const bool grouped =
-        entry->ressortgroupref != 0 &&
-        get_sortgroupref_clause_noerr(entry->ressortgroupref, query->groupClause) != nullptr;
-    if (grouped && (stripped == nullptr || !IsA(stripped, Const))) continue;
-    // A constant group key stays a group key in the fragment however Citus
-    // prints it (the worker accepts any expression among its group keys), so
-    // it needs only to print the same whatever the settings: with a length
-    // or a collation too ('x'::varchar(1) in GROUP BY was answered before).
-    if (grouped && PrintsPortably(reinterpret_cast<Const*>(stripped))) continue;
+  if (CoordinatorUnshippedColumn(query) != nullptr)
     ereport(ERROR,
             (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
              errmsg("dp_agg: on a Citus distributed table, every column of a restricted role's "
@@ -395,7 +373,6 @@ void RefuseWorkerComputedColumns(Query* query) {
                      "FROM t GROUP BY upper(region)), order by a selected column, write "
                      "'x'::varchar rather than 'x'::varchar(1), and add other constants in the "
                      "client.")));
-  }
 }
 
 // A column without an aggregate of an anonymous record type (ROW(...), a

@@ -4,8 +4,6 @@
 
 #include <cstdlib>
 #include <cstring>
-#include <initializer_list>
-#include <string>
 
 extern "C" {
 #include "access/genam.h"
@@ -203,17 +201,7 @@ int CheckCitusReleaseInput(Aggref* inner, Agg* plan) {
   if (job.has_subplans) problem = "The distributed plan runs subqueries or CTEs first.";
   if (job.has_dependent_jobs) problem = "The distributed plan repartitions rows between nodes.";
   if (job.relation_count != 1) problem = "The distributed plan reads several tables.";
-  bool one_table = list_length(query->jointree->fromlist) == 1 &&
-                   IsA(linitial(query->jointree->fromlist), RangeTblRef);
-  if (one_table) {
-    const int index = reinterpret_cast<RangeTblRef*>(linitial(query->jointree->fromlist))->rtindex;
-    one_table = IsShardPlaceholder(rt_fetch(index, query->rtable));
-  }
-  ListCell* entry_cell;
-  foreach (entry_cell, query->rtable) {
-    auto* entry = static_cast<RangeTblEntry*>(lfirst(entry_cell));
-    if (entry->rtekind != RTE_RESULT && !IsShardPlaceholder(entry)) one_table = false;
-  }
+  bool one_table = CoordinatorJobReadsOneShard(query);
   // Over privacy units (see above) each task reads the rewrite's per-unit
   // level of its shard instead: m groups per unit.
   int unit_groups = 1;
@@ -222,14 +210,7 @@ int CheckCitusReleaseInput(Aggref* inner, Agg* plan) {
     unit_groups = UnitJobGroups(query, &unit_problem);
     if (unit_groups == 0) problem = unit_problem;
   }
-  if (query->hasSubLinks) problem = "A condition in the tasks depends on a subquery.";
-  if (query->limitCount != nullptr || query->limitOffset != nullptr)
-    problem = "The tasks contain LIMIT or OFFSET below the aggregation.";
-  if (query->setOperations != nullptr) problem = "The tasks contain set operations.";
-  if (query->hasWindowFuncs) problem = "The tasks contain window functions.";
-  if (query->hasTargetSRFs) problem = "The tasks contain set-returning functions.";
-  if (query->groupingSets != NIL) problem = "The tasks contain grouping sets.";
-  if (query->hasDistinctOn || query->distinctClause != NIL) problem = "The tasks contain DISTINCT.";
+  if (const char* clause = CoordinatorJobClauseProblem(query)) problem = clause;
   if (problem != nullptr)
     ereport(
         ERROR,
