@@ -244,9 +244,9 @@ void PreparePlanState(PlanState* node, EState* estate, bool reexecuted, QueryCos
   }
 }
 
-ExecutorStart_hook_type previous_executor_start = nullptr;
+}  // namespace
 
-void ExecutorStartHook(QueryDesc* query, int flags) {
+void StartPrivateExecutor(QueryDesc* query, int flags, ExecutorStart_hook_type next) {
   // A parallel worker runs exactly one share of its leader's plan, and it is
   // the first executor it starts. Decided here, on entry: starting that share
   // can itself run queries (a STABLE function evaluated for partition
@@ -264,11 +264,7 @@ void ExecutorStartHook(QueryDesc* query, int flags) {
   // settings (pinned_settings.h).
   const bool pin = NeedsPinnedSettings(query->plannedstmt);
   const int pin_level = pin ? PinSettings(PlansAsRestricted()) : 0;
-  if (previous_executor_start != nullptr) {
-    previous_executor_start(query, flags);
-  } else {
-    standard_ExecutorStart(query, flags);
-  }
+  next(query, flags);
   if (pin) UnpinSettings(pin_level);
   // Plain EXPLAIN runs nothing, so there is nothing to check, prepare or pay.
   if ((flags & EXEC_FLAG_EXPLAIN_ONLY) != 0) return;
@@ -291,14 +287,6 @@ void ExecutorStartHook(QueryDesc* query, int flags) {
     return;
   }
   ChargeQueryCost(&cost);
-}
-
-}  // namespace
-
-void InstallExecutorHook() {
-  previous_executor_start = ExecutorStart_hook;
-  ExecutorStart_hook = ExecutorStartHook;
-  RegisterAggregateCacheInvalidation();
 }
 
 }  // namespace dp_pg

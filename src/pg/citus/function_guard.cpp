@@ -29,7 +29,6 @@ extern "C" {
 #include "../restriction.h"
 #include "catalog.h"
 #include "node_role.h"
-#include "peer_certificate.h"
 namespace dp_pg {
 
 namespace {
@@ -181,18 +180,12 @@ GuardedFunction GuardOf(Oid function) {
   return guard;
 }
 
-needs_fmgr_hook_type previous_needs_fmgr_hook = nullptr;
-fmgr_hook_type previous_fmgr_hook = nullptr;
+}  // namespace
 
-bool NeedsFmgrHook(Oid function) {
-  if (previous_needs_fmgr_hook != nullptr && previous_needs_fmgr_hook(function)) return true;
-  return GuardOf(function) != GuardedFunction::kNone;
-}
+bool CitusFunctionNeedsGuard(Oid function) { return GuardOf(function) != GuardedFunction::kNone; }
 
-void FmgrHook(FmgrHookEventType event, FmgrInfo* info, Datum* private_data) {
-  if (previous_fmgr_hook != nullptr) previous_fmgr_hook(event, info, private_data);
-  if (event != FHET_START) return;
-  const GuardedFunction guard = GuardOf(info->fn_oid);
+void GuardCitusFunctionCall(Oid function) {
+  const GuardedFunction guard = GuardOf(function);
   if (guard == GuardedFunction::kNone || !RestrictedSession()) return;
   // Only the functions Citus's execution calls on a worker, and only in the
   // coordinator's session; anything else a restricted analyst's query pushes
@@ -200,7 +193,7 @@ void FmgrHook(FmgrHookEventType event, FmgrInfo* info, Datum* private_data) {
   if (guard == GuardedFunction::kCitusWorkerExecution && IsWorkerNode() &&
       IsAuthenticatedCoordinator())
     return;
-  char* name = get_func_name(info->fn_oid);
+  char* name = get_func_name(function);
   if (guard == GuardedFunction::kRemote)
     ereport(ERROR,
             (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
@@ -222,6 +215,8 @@ void FmgrHook(FmgrHookEventType event, FmgrInfo* info, Datum* private_data) {
            errhint("Query distributed tables with dp_agg's private aggregates; an "
                    "administrator runs Citus's functions.")));
 }
+
+namespace {
 
 // Citus puts these into queries it plans itself through the planner hook (a
 // subquery it plans recursively reads the deeper ones' results with
@@ -388,12 +383,7 @@ void RefuseRestrictedCitusCalls(Query* query, bool citus_planning) {
                    "functions.")));
 }
 
-void InstallCitusFunctionGuard() {
-  dp_citus_install_authentication_hook();
-  previous_needs_fmgr_hook = needs_fmgr_hook;
-  needs_fmgr_hook = NeedsFmgrHook;
-  previous_fmgr_hook = fmgr_hook;
-  fmgr_hook = FmgrHook;
+void RegisterCitusFunctionCacheInvalidation() {
   CacheRegisterSyscacheCallback(PROCOID, InvalidateCitusFunctionCache, 0);
 }
 

@@ -18,8 +18,15 @@ namespace dp_pg {
 // worker compute an exact partial state of a hand-written fragment with them.
 // Checked when the function is called (an fmgr hook), so a call reached
 // through a view, an inlined SQL function, PL/pgSQL or a SECURITY DEFINER
-// function is refused too.
-void InstallCitusFunctionGuard();
+// function is refused too. The fmgr hooks of hooks.cpp ask
+// CitusFunctionNeedsGuard (needs_fmgr_hook) and call GuardCitusFunctionCall
+// when such a function starts (ERROR 42501 when it is refused).
+bool CitusFunctionNeedsGuard(Oid function);
+void GuardCitusFunctionCall(Oid function);
+
+// Forgets the guard's classification of functions when pg_proc changes
+// (from _PG_init).
+void RegisterCitusFunctionCacheInvalidation();
 
 // Planner hook, on the coordinator, for a restricted session's query before
 // it is judged or planned: refuses (ERROR 42501) a call of any function of
@@ -28,7 +35,7 @@ void InstallCitusFunctionGuard();
 // analyst's SQL down to the workers in sessions it opens as the analyst with
 // the coordinator's certificate, so a Citus function in it would run on a
 // worker (issue 25, finding 3); refused here before anything is charged, and
-// the worker refuses it again (InstallCitusFunctionGuard). When
+// the worker refuses it again (GuardCitusFunctionCall). When
 // `citus_planning` (a query planned inside another planning, or while a
 // query runs: Citus's recursive planning and local execution, but also
 // PL/pgSQL, EXPLAIN and EXECUTE), the functions Citus itself puts into the

@@ -15,8 +15,9 @@ const char *dp_citus_verified_peer_cn(void);
  * password, so not a dblink or postgres_fdw connection of a non-superuser). */
 bool dp_citus_authenticated_without_password(void);
 
-/* Installs the ClientAuthentication_hook that records it (from _PG_init). */
-void dp_citus_install_authentication_hook(void);
+/* Records it, from the ClientAuthentication hook (hooks.cpp). */
+struct Port;
+void dp_citus_record_authentication(struct Port *port, int status);
 
 #ifdef __cplusplus
 }
