@@ -42,6 +42,7 @@ extern "C" {
 #include "release_claims.h"
 #include "release_once.h"
 #include "release_replay.h"
+#include "remote_connection_guard.h"
 #include "restriction.h"
 #include "settings.h"
 #include "support_guard.h"
@@ -229,13 +230,15 @@ fmgr_hook_type previous_fmgr = nullptr;
 
 bool NeedsFmgr(Oid function) {
   if (previous_needs_fmgr != nullptr && previous_needs_fmgr(function)) return true;
-  return CitusFunctionNeedsGuard(function);  // citus/function_guard.h
+  return CitusFunctionNeedsGuard(function) ||  // citus/function_guard.h
+         RemoteConnectionFunctionNeedsGuard(function);  // remote_connection_guard.h
 }
 
 void Fmgr(FmgrHookEventType event, FmgrInfo* info, Datum* private_data) {
   if (previous_fmgr != nullptr) previous_fmgr(event, info, private_data);
   if (event != FHET_START) return;
   GuardCitusFunctionCall(info->fn_oid);
+  GuardRemoteConnectionCall(info->fn_oid);
 }
 
 }  // namespace
@@ -263,6 +266,7 @@ void _PG_init(void) {
   EnableQueryId();
   RegisterAggregateCacheInvalidation();
   RegisterCitusFunctionCacheInvalidation();
+  RegisterRemoteConnectionCacheInvalidation();
   InstallLedger();  // the pool of ledger writers
 
   previous_shmem_request = shmem_request_hook;

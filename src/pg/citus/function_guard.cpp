@@ -26,6 +26,7 @@ extern "C" {
 #include "nodes/extensible.h"
 }
 
+#include "../function_classes.h"
 #include "../restriction.h"
 #include "catalog.h"
 #include "node_role.h"
@@ -35,8 +36,6 @@ namespace {
 
 // --- the guard on Citus's functions ------------------------------------------
 
-HTAB* citus_function_cache = nullptr;  // Oid -> which guard applies
-
 // Functions refused to restricted roles by the fmgr hook below.
 enum class GuardedFunction : char {
   kNone,
@@ -45,29 +44,7 @@ enum class GuardedFunction : char {
   // calls on a worker (IsCitusWorkerExecutionFunction): the only ones a
   // restricted role's coordinator session on a worker may run.
   kCitusWorkerExecution,
-  kRemote,  // dblink's and postgres_fdw's, which open libpq connections
 };
-
-struct CitusFunctionEntry {
-  Oid function;
-  GuardedFunction guard;
-};
-
-// The last function looked up, in front of the hash table: Citus's
-// worker_partial_agg_sfunc calls fmgr_info on the private aggregate's
-// transition function for every row, and so this hook, which showed as 6% of
-// a worker's time on a private sum (perf, BENCHMARKS.md); the same function
-// again is the common case. Invalidated with the table.
-Oid last_function = InvalidOid;
-GuardedFunction last_function_guard = GuardedFunction::kNone;
-
-void InvalidateCitusFunctionCache(Datum, int, uint32) {
-  last_function = InvalidOid;
-  if (citus_function_cache != nullptr) {
-    hash_destroy(citus_function_cache);
-    citus_function_cache = nullptr;
-  }
-}
 
 // Citus's own plans call these per row or per group (worker_partial_agg and
 // coord_combine_agg are plain aggregates with them as support functions).
@@ -130,54 +107,22 @@ bool IsCitusCatalogVisibility(Oid function) {
   return visibility && get_func_namespace(function) == PG_CATALOG_NAMESPACE;
 }
 
-bool BelongsToExtension(Oid function, Oid extension) {
-  return OidIsValid(extension) && getExtensionOfObject(ProcedureRelationId, function) == extension;
-}
-
-GuardedFunction GuardOf(Oid function) {
-  if (function < FirstNormalObjectId || !IsTransactionState()) return GuardedFunction::kNone;
-  if (function == last_function) return last_function_guard;
-  if (citus_function_cache != nullptr) {
-    bool found = false;
-    auto* entry = static_cast<CitusFunctionEntry*>(
-        hash_search(citus_function_cache, &function, HASH_FIND, &found));
-    if (found) {
-      last_function = function;
-      last_function_guard = entry->guard;
-      return entry->guard;
-    }
-  }
+char ClassifyCitusFunction(Oid function) {
   GuardedFunction guard = GuardedFunction::kNone;
-  if (BelongsToExtension(function, get_extension_oid("citus", true)) &&
+  if (FunctionBelongsToExtension(function, get_extension_oid("citus", true)) &&
       !IsCitusAggregateSupport(function) && !IsCitusCatalogVisibility(function))
     guard = IsCitusWorkerExecutionFunction(function) ? GuardedFunction::kCitusWorkerExecution
                                                      : GuardedFunction::kCitus;
-  // A libpq connection opened by a server process can present the client
-  // certificate in citus.node_conninfo, whose key that process reads, and
-  // talks to the workers (and to this node) outside dp_agg's judgement of
-  // the analyst's query (review of privacy units on Citus, finding R2;
-  // IsAuthenticatedCoordinator is the primary defence). postgres_fdw's
-  // handler is called for every scan of its foreign tables, which are
-  // refused with it.
-  if (BelongsToExtension(function, get_extension_oid("dblink", true)) ||
-      BelongsToExtension(function, get_extension_oid("postgres_fdw", true)))
-    guard = GuardedFunction::kRemote;
-  if (citus_function_cache == nullptr) {
-    HASHCTL control;
-    std::memset(&control, 0, sizeof control);
-    control.keysize = sizeof(Oid);
-    control.entrysize = sizeof(CitusFunctionEntry);
-    control.hcxt = TopMemoryContext;
-    citus_function_cache =
-        hash_create("dp_agg Citus functions", 64, &control, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
-  }
-  bool found = false;
-  auto* entry = static_cast<CitusFunctionEntry*>(
-      hash_search(citus_function_cache, &function, HASH_ENTER, &found));
-  entry->guard = guard;
-  last_function = function;
-  last_function_guard = guard;
-  return guard;
+  return static_cast<char>(guard);
+}
+
+// Looked up for every fmgr_info (function_classes.h).
+FunctionClasses citus_functions{"dp_agg Citus functions", ClassifyCitusFunction, nullptr,
+                                InvalidOid, 0};
+
+GuardedFunction GuardOf(Oid function) {
+  if (function < FirstNormalObjectId || !IsTransactionState()) return GuardedFunction::kNone;
+  return static_cast<GuardedFunction>(FunctionClass(&citus_functions, function));
 }
 
 }  // namespace
@@ -194,17 +139,6 @@ void GuardCitusFunctionCall(Oid function) {
       IsAuthenticatedCoordinator())
     return;
   char* name = get_func_name(function);
-  if (guard == GuardedFunction::kRemote)
-    ereport(ERROR,
-            (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-             errmsg("dp_agg: restricted roles may not call %s, a function of dblink or "
-                    "postgres_fdw (foreign tables of postgres_fdw included)",
-                    name != nullptr ? name : "?"),
-             errdetail("Connections opened by a server process read outside dp_agg's rules and "
-                       "can present the certificate this server uses for its Citus "
-                       "connections. Query tables of this server with dp_agg's private "
-                       "aggregates; an administrator runs dblink and postgres_fdw."),
-             errhint("Query tables of this server with dp_agg's private aggregates.")));
   ereport(ERROR,
           (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
            errmsg("dp_agg: restricted roles may not call Citus's function %s",
@@ -300,8 +234,8 @@ bool IsRefusedPrivateCall(Oid function, void* context) {
   auto* search = static_cast<SqlCallSearch*>(context);
   if (function < FirstNormalObjectId) {
     if (!RunsSql(function)) return false;
-  } else if (BelongsToExtension(function, search->dp_agg) ||
-             BelongsToExtension(function, search->citus)) {
+  } else if (FunctionBelongsToExtension(function, search->dp_agg) ||
+             FunctionBelongsToExtension(function, search->citus)) {
     return false;  // Citus's functions are IsRefusedCitusCall's
   }
   search->found = function;
@@ -384,7 +318,7 @@ void RefuseRestrictedCitusCalls(Query* query, bool citus_planning) {
 }
 
 void RegisterCitusFunctionCacheInvalidation() {
-  CacheRegisterSyscacheCallback(PROCOID, InvalidateCitusFunctionCache, 0);
+  RegisterFunctionClassesInvalidation(&citus_functions);
 }
 
 }  // namespace dp_pg
