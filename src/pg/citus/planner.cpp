@@ -350,8 +350,9 @@ void RefuseUnsupportedDistributed(Query* query) {
 // column without an aggregate that is not itself a group key or a constant:
 // a second copy of a key, an expression of keys (upper(region)). Citus
 // computes such a column in the workers' fragment, which a worker then does
-// not accept as the coordinator's partial aggregation (AcceptCoordinatorFragment
-// takes group keys and wrapped private aggregates only) and refuses to the
+// not accept as the coordinator's partial aggregation (WorkerAcceptsOutputs
+// takes group keys and wrapped private aggregates only; contract.h, where
+// CoordinatorUnshippedColumn is its coordinator side) and refuses to the
 // restricted session, after the coordinator has charged the query
 // (adversarial review of the direct partial step, finding D1). Refused here,
 // before planning, so that nothing is charged.
