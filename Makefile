@@ -27,8 +27,8 @@ DATA_built = dp_agg--$(EXTVERSION).sql
 DATA = sql/dp_agg--0.1.0.sql sql/dp_agg--0.1.0--0.2.0.sql
 
 CORE_SOURCES = $(sort $(wildcard src/core/*.cpp))
-PG_SOURCES = $(sort $(wildcard src/pg/*.cpp))
-OBJS = $(CORE_SOURCES:.cpp=.o) $(PG_SOURCES:.cpp=.o) src/pg/citus_plan.o
+PG_SOURCES = $(sort $(wildcard src/pg/*.cpp src/pg/citus/*.cpp))
+OBJS = $(CORE_SOURCES:.cpp=.o) $(PG_SOURCES:.cpp=.o) src/pg/citus/peer_certificate.o
 
 # pg_regress suites: every sql/NAME.sql (against expected/NAME.out) except the
 # frozen install and upgrade scripts (sql/dp_agg--*.sql), in name order after

@@ -386,7 +386,7 @@ COMMENT ON FUNCTION dp_agg.unset_privacy_unit(regclass, name) IS
 COMMENT ON FUNCTION dp_agg.unit_group_sample(integer) IS
   'Window function: true for max_groups rows of the partition chosen uniformly at random from the CSPRNG, by which dp_agg keeps max_groups random groups per privacy unit (internal: used by the privacy-unit rewrite)';
 
--- dp_agg on Citus (src/pg/distributed.cpp; README, "Scaling out with Citus").
+-- dp_agg on Citus (src/pg/citus/; README, "Scaling out with Citus").
 --
 -- dp_count over a distributed table: Citus checks the ROW it passes to
 -- worker_partial_agg against pg_proc.proargtypes literally, so the

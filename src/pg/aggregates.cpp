@@ -23,7 +23,7 @@
 #include "../core/state_text.h"
 #include "aggregate_functions.h"
 #include "aggregate_state.h"
-#include "distributed.h"
+#include "citus/adapter.h"
 #include "error_boundary.h"
 #include "settings.h"
 #include "state_header.h"

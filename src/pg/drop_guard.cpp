@@ -63,19 +63,16 @@ bool HoldsLedger(Oid database) {
   return holds;
 }
 
-object_access_hook_type previous_object_access = nullptr;
-
 // The database this backend found labelled (LabelDatabaseAsHoldingLedger).
 Oid labelled_database = InvalidOid;
+
+}  // namespace
 
 // OAT_DROP is invoked for every object a DROP deletes, including those
 // reached by CASCADE, before the deletion: an ERROR here aborts it all. A
 // confirmed drop takes the database's ledger label with it (rolled back with
 // the drop).
-void ObjectAccessHook(ObjectAccessType access, Oid class_id, Oid object_id, int sub_id,
-                      void* argument) {
-  if (previous_object_access != nullptr)
-    previous_object_access(access, class_id, object_id, sub_id, argument);
+void RefuseUnconfirmedExtensionDrop(ObjectAccessType access, Oid class_id, Oid object_id) {
   if (access != OAT_DROP || class_id != ExtensionRelationId) return;
   if (object_id != get_extension_oid(kExtensionName, true)) return;
   if (!allow_drop_extension) RefuseDrop();
@@ -83,8 +80,6 @@ void ObjectAccessHook(ObjectAccessType access, Oid class_id, Oid object_id, int 
   if (HoldsLedger(MyDatabaseId)) SetSecurityLabel(&database, kLabelProvider, nullptr);
   labelled_database = InvalidOid;
 }
-
-}  // namespace
 
 void RefuseUnconfirmedLedgerDrop(Node* parse_tree) {
   if (allow_drop_extension) return;
@@ -144,11 +139,6 @@ void CheckDatabaseLabel(const char* label) {
                     errdetail("The label 'ledger' marks a database that holds a dp_agg ledger."),
                     errhint("Confirm with SET dp_agg.allow_drop_extension = on in the same "
                             "session.")));
-}
-
-void InstallDropGuard() {
-  previous_object_access = object_access_hook;
-  object_access_hook = ObjectAccessHook;
 }
 
 void LabelDatabaseAsHoldingLedger(bool trust_memory) {

@@ -130,8 +130,6 @@ struct LedgerShared {
 };
 
 LedgerShared* ledger = nullptr;
-shmem_request_hook_type previous_shmem_request = nullptr;
-shmem_startup_hook_type previous_shmem_startup = nullptr;
 
 // How many pool writers the postmaster registered (InstallLedger): fewer
 // than dp_agg.ledger_writers when max_worker_processes left no room; 0 means
@@ -146,13 +144,11 @@ Size LedgerSize() {
 }
 
 void LedgerShmemRequest() {
-  if (previous_shmem_request != nullptr) previous_shmem_request();
   RequestAddinShmemSpace(LedgerSize());
   RequestNamedLWLockTranche("dp_agg_ledger", 1);
 }
 
 void LedgerShmemStartup() {
-  if (previous_shmem_startup != nullptr) previous_shmem_startup();
   LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
   bool found = false;
   ledger = static_cast<LedgerShared*>(ShmemInitStruct("dp_agg ledger", LedgerSize(), &found));
@@ -905,13 +901,11 @@ static void RegisterLedgerWriters() {
                      max_worker_processes, wanted - registered_writers)));
 }
 
-void InstallLedger() {
-  RegisterLedgerWriters();
-  previous_shmem_request = shmem_request_hook;
-  shmem_request_hook = LedgerShmemRequest;
-  previous_shmem_startup = shmem_startup_hook;
-  shmem_startup_hook = LedgerShmemStartup;
-}
+void InstallLedger() { RegisterLedgerWriters(); }
+
+void RequestLedgerSharedMemory() { LedgerShmemRequest(); }
+
+void StartLedgerSharedMemory() { LedgerShmemStartup(); }
 
 namespace {
 

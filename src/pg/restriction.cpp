@@ -5,9 +5,8 @@
 
 #include "column_bounds.h"
 
-#include "distributed.h"
+#include "citus/catalog.h"
 #include "drop_guard.h"
-#include "support_guard.h"
 
 extern "C" {
 #include "access/genam.h"
@@ -319,7 +318,7 @@ AttrNumber PrivacyUnitColumn(Oid relation) {
 bool IsProtectedRelation(Oid relation, bool with_children) {
   if (HasProtectedLabel(relation)) return true;
   // A Citus shard holds rows of its distributed table, which alone carries
-  // the label (distributed.h).
+  // the label (citus/catalog.h).
   const Oid shard_of = CitusShardParent(relation);
   if (OidIsValid(shard_of) && IsProtectedRelation(shard_of, true)) return true;
   // A partition of a protected table holds protected rows too (INHERITS
@@ -659,27 +658,14 @@ void CheckUtilityForRestrictedRole(Node* statement) {
   }
 }
 
-ProcessUtility_hook_type previous_process_utility = nullptr;
+}  // namespace
 
-void RunUtility(PlannedStmt* statement, const char* query_string, bool read_only_tree,
-                ProcessUtilityContext context, ParamListInfo params, QueryEnvironment* environment,
-                DestReceiver* destination, QueryCompletion* completion) {
-  if (previous_process_utility != nullptr) {
-    previous_process_utility(statement, query_string, read_only_tree, context, params, environment,
-                             destination, completion);
-  } else {
-    standard_ProcessUtility(statement, query_string, read_only_tree, context, params, environment,
-                            destination, completion);
-  }
-}
-
-void ProcessUtilityHook(PlannedStmt* statement, const char* query_string, bool read_only_tree,
-                        ProcessUtilityContext context, ParamListInfo params,
-                        QueryEnvironment* environment, DestReceiver* destination,
-                        QueryCompletion* completion) {
+void RunUtilityForRestrictedRoles(PlannedStmt* statement, const char* query_string,
+                                  bool read_only_tree, ProcessUtilityContext context,
+                                  ParamListInfo params, QueryEnvironment* environment,
+                                  DestReceiver* destination, QueryCompletion* completion,
+                                  ProcessUtility_hook_type next) {
   Node* parse_tree = statement->utilityStmt;
-  RefuseUnconfirmedLedgerDrop(parse_tree);
-  RefuseAggregateOverSupportFunctions(parse_tree);
   // Sub-commands (the index of a PRIMARY KEY in CREATE TABLE) belong to a
   // statement that was already allowed.
   const bool restricted =
@@ -690,17 +676,16 @@ void ProcessUtilityHook(PlannedStmt* statement, const char* query_string, bool r
     PG_TRY();
     {
       ++explain_depth;
-      RunUtility(statement, query_string, read_only_tree, context, params, environment, destination,
-                 completion);
+      next(statement, query_string, read_only_tree, context, params, environment, destination,
+           completion);
     }
     PG_FINALLY();
     { explain_depth = depth; }
     PG_END_TRY();
     return;
   }
-  RunUtility(statement, query_string, read_only_tree, context, params, environment, destination,
-             completion);
-  LabelCopiedLedger(parse_tree);
+  next(statement, query_string, read_only_tree, context, params, environment, destination,
+       completion);
   if (IsA(parse_tree, VariableSetStmt) || IsA(parse_tree, DiscardStmt)) {
     // A new role (SET ROLE, SET SESSION AUTHORIZATION) is judged now, not
     // at the next statement.
@@ -732,6 +717,8 @@ void ProcessUtilityHook(PlannedStmt* statement, const char* query_string, bool r
   }
 }
 
+namespace {
+
 bool PlanReadsProtectedTable(PlannedStmt* plan) {
   ListCell* cell;
   foreach (cell, plan->rtable) {
@@ -755,27 +742,19 @@ void CheckExecutionForRestrictedRole(QueryDesc* query, int flags) {
                             "output about protected tables.")));
 }
 
-namespace {
-
-emit_log_hook_type previous_emit_log = nullptr;
-
 // Messages below INFO that are logged too pass here: a second guard behind
 // the clamped client_min_messages (a library loaded into the session rather
 // than preloaded has not clamped the setting it was started with).
-void EmitLogHook(ErrorData* error) {
+void KeepDebugMessageFromClient(ErrorData* error) {
   if (error->output_to_client && error->elevel < INFO && SessionKeepsDebugFromClient())
     error->output_to_client = false;
-  if (previous_emit_log != nullptr) previous_emit_log(error);
 }
 
 // The login role is judged once authentication has succeeded, inside the
 // transaction InitPostgres runs for it (shared catalogs are readable) and
 // before connection options or ALTER ROLE ... SET apply client_min_messages.
 // Until then only errors reach the client (ClientAuthInProgress).
-ClientAuthentication_hook_type previous_client_authentication = nullptr;
-
-void ClientAuthenticationHook(Port* port, int status) {
-  if (previous_client_authentication != nullptr) previous_client_authentication(port, status);
+void JudgeLoginRole(Port* port, int status) {
   if (status != STATUS_OK || port->user_name == nullptr || !IsTransactionState()) return;
   const Oid role = get_role_oid(port->user_name, true);
   if (!OidIsValid(role)) return;  // refused later, as an unknown role
@@ -786,33 +765,10 @@ void ClientAuthenticationHook(Port* port, int status) {
 // client_min_messages, however it is set (SET, set_config(), connection
 // options, ALTER ROLE ... SET, a function's SET clause, postgresql.conf on
 // reload), stays at NOTICE or above in a restricted session.
-GucEnumCheckHook previous_client_min_messages_check = nullptr;
-
-bool CheckClientMinMessages(int* new_value, void** extra, GucSource source) {
-  if (previous_client_min_messages_check != nullptr &&
-      !previous_client_min_messages_check(new_value, extra, source))
-    return false;
+void ClampClientMinMessages(int* new_value) {
   if (*new_value < NOTICE && IsUnderPostmaster && SessionKeepsDebugFromClient())
     *new_value = NOTICE;
-  return true;
 }
-
-void GuardClientMinMessages() {
-  struct config_generic** settings = get_guc_variables();
-  const int count = GetNumConfigOptions();
-  for (int i = 0; i < count; ++i) {
-    if (settings[i]->vartype != PGC_ENUM || strcmp(settings[i]->name, "client_min_messages") != 0)
-      continue;
-    auto* setting = reinterpret_cast<struct config_enum*>(settings[i]);
-    if (setting->check_hook == CheckClientMinMessages) return;
-    previous_client_min_messages_check = setting->check_hook;
-    setting->check_hook = CheckClientMinMessages;
-    return;
-  }
-  elog(ERROR, "dp_agg: setting client_min_messages not found");
-}
-
-}  // namespace
 
 bool IsAnalystSetting(const char* name) {
   static const char* const kAllowed[] = {"application_name",
@@ -852,18 +808,11 @@ bool IsAnalystSetting(const char* name) {
   return false;
 }
 
-void InstallRestrictionHooks() {
+void StartRestrictionRules() {
   register_label_provider(kProvider, CheckLabel);
-  previous_emit_log = emit_log_hook;
-  emit_log_hook = EmitLogHook;
-  previous_client_authentication = ClientAuthentication_hook;
-  ClientAuthentication_hook = ClientAuthenticationHook;
-  GuardClientMinMessages();
   // Loaded into a session that has started (not preloaded): its setting
   // was not checked.
   if (IsUnderPostmaster && SessionKeepsDebugFromClient()) KeepDebugFromClient();
-  previous_process_utility = ProcessUtility_hook;
-  ProcessUtility_hook = ProcessUtilityHook;
 }
 
 }  // namespace dp_pg

@@ -13,6 +13,11 @@
 
 #include "pg_includes.h"
 
+extern "C" {
+#include "libpq/libpq-be.h"
+#include "tcop/utility.h"
+}
+
 namespace dp_pg {
 
 // Whether the rules for restricted roles apply to the current statement: the
@@ -45,10 +50,29 @@ void CheckExecutionForRestrictedRole(QueryDesc* query, int flags);
 // debugging and dp_agg's other settings are not on the list.
 bool IsAnalystSetting(const char* name);
 
-// Registers the security label provider, the utility-statement hook and the
-// guards that keep DEBUG and LOG messages from restricted clients (log hook,
-// authentication hook, client_min_messages check).
-void InstallRestrictionHooks();
+// The ProcessUtility hook's work (hooks.cpp): refuses a restricted role's
+// utility statement that is not on the list, runs the statement with `next`
+// (the previous hook or standard_ProcessUtility; EXPLAIN counted for
+// CheckExecutionForRestrictedRole), then keeps the restriction invariants
+// after GRANT, ALTER and CREATE statements.
+void RunUtilityForRestrictedRoles(PlannedStmt* statement, const char* query_string,
+                                  bool read_only_tree, ProcessUtilityContext context,
+                                  ParamListInfo params, QueryEnvironment* environment,
+                                  DestReceiver* destination, QueryCompletion* completion,
+                                  ProcessUtility_hook_type next);
+
+// The guards that keep DEBUG and LOG messages from restricted clients, for
+// the hooks of hooks.cpp: the emit_log hook (messages below INFO stay off
+// the client), the ClientAuthentication hook (the login role is judged once
+// authenticated) and the check hook of client_min_messages (kept at NOTICE
+// or above in a restricted session).
+void KeepDebugMessageFromClient(ErrorData* error);
+void JudgeLoginRole(Port* port, int status);
+void ClampClientMinMessages(int* new_value);
+
+// Registers the security label provider and, in a session that started
+// before dp_agg was loaded, keeps DEBUG messages from a restricted client.
+void StartRestrictionRules();
 
 }  // namespace dp_pg
 

@@ -11,7 +11,7 @@
 #   3. Every file of src/ compiled with the build's flags (-Wall -Wextra) and -Werror, syntax
 #      only: set LINT_CXX and LINT_CXXFLAGS (the Makefile does).
 #   4. The C++/PostgreSQL error boundary rule (test/scripts/check_boundary.py and its self-test).
-#   5. The C files of src/ (citus_plan.c) compiled likewise with the build's C flags (LINT_CC,
+#   5. The C files of src/ (citus/peer_certificate.c) compiled likewise with the build's C flags (LINT_CC,
 #      LINT_CFLAGS; the Makefile sets them).
 #   6. Docs and records that must not drift: docs/architecture.md's map against src/ and the
 #      unit tests' names (check_architecture_doc.py, with its self-test), the released versions

@@ -267,10 +267,10 @@ class Checker:
         self.pg_files = {}
         self.pg_functions = {}  # name -> [Function]
         self.pg_types = set()
-        for name in sorted(os.listdir(pg_dir)):
-            if not name.endswith((".h", ".cpp")):
+        # src/pg and its subdirectories (src/pg/citus).
+        for path in sorted(os.path.join(d, n) for d, _, names in os.walk(pg_dir) for n in names):
+            if not path.endswith((".h", ".cpp")):
                 continue
-            path = os.path.join(pg_dir, name)
             text = strip(open(path).read())
             self.pg_files[path] = text
             functions, types = scan(text, path)

@@ -1,13 +1,13 @@
 /*
  * The verified client certificate of this backend's connection, for
- * distributed.cpp. C, because libpq/libpq-be.h is not C++-clean.
+ * node_role.cpp. C, because libpq/libpq-be.h is not C++-clean.
  */
 #include "postgres.h"
 
 #include "nodes/extensible.h"
 #include "nodes/plannodes.h"
 
-#include "citus_plan.h"
+#include "peer_certificate.h"
 
 #include "miscadmin.h"
 /* libpq-be.h includes the GSSAPI headers when the server was built with
@@ -50,22 +50,11 @@ const char *dp_citus_verified_peer_cn(void) {
  */
 static bool authenticated_without_password = false;
 
+void dp_citus_record_authentication(struct Port *port, int status) {
 #ifdef DP_AGG_READ_PORT
-static ClientAuthentication_hook_type previous_client_authentication_hook = NULL;
-
-static void RecordAuthentication(Port *port, int status) {
-  if (previous_client_authentication_hook != NULL)
-    previous_client_authentication_hook(port, status);
   authenticated_without_password =
       status == STATUS_OK && port != NULL && port->hba != NULL &&
       (port->hba->auth_method == uaCert || port->hba->auth_method == uaTrust);
-}
-#endif
-
-void dp_citus_install_authentication_hook(void) {
-#ifdef DP_AGG_READ_PORT
-  previous_client_authentication_hook = ClientAuthentication_hook;
-  ClientAuthentication_hook = RecordAuthentication;
 #endif
 }
 
