@@ -37,8 +37,7 @@ void DestructorViolations(int x, std::string by_value) {  // PLANTED (d) a by-va
   std::vector<int> values(4);  // PLANTED (d) a std::vector across ereport
   dp::Holder holder;  // PLANTED (d) a core class whose member has a destructor
   const auto described = dp::Describe(x);  // PLANTED (d) auto from a function returning a string
-  if (x > 0)
-    ereport(ERROR, (errmsg("%s %d %s", text.c_str(), values[0], holder.name.c_str())));
+  if (x > 0) ereport(ERROR, (errmsg("%s %d %s", text.c_str(), values[0], holder.name.c_str())));
   elog(ERROR, "%s", dp::Describe(x).c_str());  // PLANTED (d) a temporary string across elog
   (void)described;
 }
