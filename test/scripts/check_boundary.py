@@ -105,7 +105,9 @@ STD_TRIVIAL_WRAPPERS = {"array", "pair", "optional", "tuple", "atomic"}
 STD_SCALAR_RESULTS = NO_THROW_STD - {"move"} | {
     "strtod", "strtol", "strtoll", "strtoull", "llround", "lround", "round", "trunc", "exp",
     "log", "log1p", "expm1", "sqrt", "pow", "isinf", "any_of", "all_of", "none_of", "find_if",
-    "distance", "size", "strchr", "strstr", "strnlen", "to_chars", "from_chars", "exchange"}
+    "distance", "size", "strchr", "strstr", "strnlen", "to_chars", "from_chars", "exchange",
+    "snprintf", "memchr", "strrchr", "isdigit", "isspace", "isalpha", "tolower", "toupper",
+    "fmod", "hypot"}
 # PostgreSQL functions and macros that never raise (the short list): reading
 # arguments that are passed by value, Datum conversions of values passed by
 # value, list and varlena accessors, node tags, C string and memory functions.
@@ -684,7 +686,7 @@ class Checker:
 
     def return_is_nontrivial(self, qualifier, name, nontrivial):
         if qualifier.startswith("std::"):
-            return name not in STD_SCALAR_RESULTS and not name.startswith("str")
+            return name not in STD_SCALAR_RESULTS
         defs = []
         if self.is_core_name(qualifier, name) or qualifier.startswith("dp::"):
             defs = self.core_function_defs.get(name, [])

@@ -39,6 +39,7 @@ void DestructorViolations(int x, std::string by_value) {  // PLANTED (d) a by-va
   const auto described = dp::Describe(x);  // PLANTED (d) auto from a function returning a string
   if (x > 0) ereport(ERROR, (errmsg("%s %d %s", text.c_str(), values[0], holder.name.c_str())));
   elog(ERROR, "%s", dp::Describe(x).c_str());  // PLANTED (d) a temporary string across elog
+  elog(ERROR, "%s", std::string(4, 'x').c_str());  // PLANTED (d) a constructed temporary
   (void)described;
 }
 
