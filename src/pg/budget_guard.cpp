@@ -17,6 +17,7 @@
 
 #include "error_boundary.h"
 #include "ledger_chain.h"
+#include "ledger_records.h"
 #include "sqlstates.h"
 
 extern "C" {

@@ -6,7 +6,7 @@
 #include <cstring>
 
 #include "ledger.h"
-#include "ledger_chain.h"
+#include "ledger_head_log.h"
 #include "ledger_queue.h"
 
 extern "C" {
