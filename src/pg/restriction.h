@@ -8,6 +8,11 @@
 // the rules of query_judgement.h is given access as the table owner, the way a
 // view gives it. Without the preloaded library nothing grants that access,
 // so the restricted role reads nothing (fail closed).
+//
+// Defined in restriction.cpp (who is restricted, what its client is sent),
+// protected_tables.cpp (what is protected), restricted_statements.cpp (the
+// utility allow-list, settings, EXPLAIN refusal); the label provider is
+// security_labels.h's, the GRANT invariant grant_invariant.h's.
 #ifndef DP_AGG_PG_RESTRICTION_H
 #define DP_AGG_PG_RESTRICTION_H
 
@@ -60,6 +65,11 @@ void RunUtilityForRestrictedRoles(PlannedStmt* statement, const char* query_stri
                                   ParamListInfo params, QueryEnvironment* environment,
                                   DestReceiver* destination, QueryCompletion* completion,
                                   ProcessUtility_hook_type next);
+
+// After SET, RESET or DISCARD has run (RunUtilityForRestrictedRoles): judges
+// a new role at once, and keeps DEBUG messages from a restricted client
+// whose client_min_messages was restored without its check hook.
+void JudgeSessionAfterSettingsChange();
 
 // The guards that keep DEBUG and LOG messages from restricted clients, for
 // the hooks of hooks.cpp: the emit_log hook (messages below INFO stay off
