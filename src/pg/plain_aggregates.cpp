@@ -16,8 +16,6 @@ extern "C" {
 #include "parser/parsetree.h"
 #include "utils/fmgroids.h"
 #include "utils/snapmgr.h"
-#include "access/xact.h"
-#include "storage/proc.h"
 }
 
 #include "column_bounds.h"
@@ -67,10 +65,10 @@ PlainKind KindOf(const Aggref* call) {
   return PlainKind::kNone;
 }
 
-// The OID of the schema dp_agg's aggregates were installed into (CREATE
-// EXTENSION ... SCHEMA), looked up in pg_extension: never through the
-// search_path, which the analyst sets. InvalidOid: not installed.
-Oid ExtensionSchema() {
+// The schema dp_agg's aggregates were installed into (CREATE EXTENSION ...
+// SCHEMA), looked up in pg_extension: never through the search_path, which
+// the analyst sets.
+const char* ExtensionSchemaName() {
   Relation extensions = table_open(ExtensionRelationId, AccessShareLock);
   ScanKeyData key;
   ScanKeyInit(&key, Anum_pg_extension_extname, BTEqualStrategyNumber, F_NAMEEQ,
@@ -82,36 +80,7 @@ Oid ExtensionSchema() {
     schema = reinterpret_cast<Form_pg_extension>(GETSTRUCT(tuple))->extnamespace;
   systable_endscan(scan);
   table_close(extensions, AccessShareLock);
-  return schema;
-}
-
-// ExtensionSchema(), read once per command of a transaction (a rewritten
-// query asks once per aggregate call). Not per backend: pg_extension has no
-// syscache in PostgreSQL 15, so no invalidation message would tell a backend
-// that ALTER EXTENSION ... SET SCHEMA or DROP and CREATE EXTENSION moved the
-// aggregates. Within one command (same transaction, same command id) this
-// backend changes no catalog; another session's change that commits during
-// the command is seen at the command's first lookup instead of a later one,
-// the race an uncached lookup has between reading the schema and resolving
-// the function in it. A schema gone meanwhile is looked up again.
-struct SchemaCache {
-  LocalTransactionId transaction = InvalidLocalTransactionId;
-  CommandId command = InvalidCommandId;
-  Oid schema = InvalidOid;
-};
-SchemaCache schema_cache;
-
-const char* ExtensionSchemaName() {
-  const CommandId command = GetCurrentCommandId(false);
-  const char* name = nullptr;
-  if (schema_cache.transaction == MyProc->lxid && schema_cache.command == command &&
-      OidIsValid(schema_cache.schema))
-    name = get_namespace_name(schema_cache.schema);
-  if (name == nullptr) {
-    const Oid schema = ExtensionSchema();
-    name = OidIsValid(schema) ? get_namespace_name(schema) : nullptr;
-    schema_cache = SchemaCache{MyProc->lxid, command, name != nullptr ? schema : InvalidOid};
-  }
+  const char* name = OidIsValid(schema) ? get_namespace_name(schema) : nullptr;
   if (name == nullptr)
     ereport(ERROR, (errcode(ERRCODE_UNDEFINED_OBJECT),
                     errmsg("dp_agg: extension dp_agg is not installed in this database"),
