@@ -3384,8 +3384,13 @@ BEGIN
       USING ERRCODE = 'undefined_object';
   END IF;
   PERFORM dp_agg.refuse_beside_orphan(role, name_of_role);
+  -- (locked: the renewal schedule below is decided from this row, and a
+  -- renewal by the ledger writer in between would otherwise be undone by
+  -- writing back its old period_start, so that the next charge renewed again
+  -- and forgot what the new period had spent)
   SELECT * INTO before FROM dp_agg.role_budget b
-  WHERE b.role_oid = role AND b.system_identifier = dp_agg.system_identifier();
+  WHERE b.role_oid = role AND b.system_identifier = dp_agg.system_identifier()
+  FOR UPDATE;
   kept_delta := coalesce(delta::numeric, before.delta_total, 0);
   PERFORM dp_agg.check_amounts(epsilon, kept_delta::float8);
   -- The new schedule is decided first and written by the same statement as
@@ -3483,8 +3488,13 @@ BEGIN
       USING ERRCODE = 'undefined_object';
   END IF;
   PERFORM dp_agg.refuse_beside_orphan(role, name_of_role);
+  -- (locked: the renewal schedule below is decided from this row, and a
+  -- renewal by the ledger writer in between would otherwise be undone by
+  -- writing back its old period_start, so that the next charge renewed again
+  -- and forgot what the new period had spent)
   SELECT * INTO before FROM dp_agg.role_budget b
-  WHERE b.role_oid = role AND b.system_identifier = dp_agg.system_identifier();
+  WHERE b.role_oid = role AND b.system_identifier = dp_agg.system_identifier()
+  FOR UPDATE;
   IF rho IS NULL OR rho = 'NaN' OR rho = 'Infinity' OR rho < 0 OR rho > 1000000
      OR (rho > 0 AND rho < 1e-300) OR delta IS NULL OR delta = 'NaN' OR delta < 0
      OR delta >= 1 OR (delta > 0 AND delta < 1e-300) THEN
