@@ -76,12 +76,14 @@ FROM (SELECT i, dp_avg(f, 0, 1, 1) AS v FROM ten_rows WHERE i <= 20 GROUP BY i) 
 -- VOLATILE and PARALLEL SAFE; every private aggregate is marked VOLATILE,
 -- has a combine function and a real (not pseudo) state type. (The privacy
 -- unit rewrite's dp_agg.unit_sum is not private: a plain sum of one unit's
--- rows whose additions never raise, with IMMUTABLE support functions.)
+-- rows whose additions never raise, with IMMUTABLE support functions; nor are
+-- dp_rr_proportion and dp_rr_proportion_se: deterministic estimates over
+-- answers randomized when they were collected, which add no noise.)
 SELECT DISTINCT p.oid::regprocedure AS support_function, p.provolatile, p.proparallel
 FROM pg_aggregate a
 JOIN pg_proc p ON p.oid IN (a.aggtransfn, a.aggfinalfn, a.aggcombinefn)
 WHERE a.aggtransfn::regproc::text LIKE 'dp_agg.%'
-  AND a.aggfnoid::regproc::text <> 'dp_agg.unit_sum'
+  AND a.aggfnoid::regproc::text NOT IN ('dp_agg.unit_sum', 'dp_rr_proportion', 'dp_rr_proportion_se')
   AND (p.provolatile <> 'v' OR p.proparallel <> 's');
 SELECT ap.proname AS aggregate, count(*) AS signatures,
        bool_and(ap.provolatile = 'v') AS volatile,
@@ -89,7 +91,7 @@ SELECT ap.proname AS aggregate, count(*) AS signatures,
        bool_and(t.typtype = 'b') AS real_state_type
 FROM pg_aggregate a JOIN pg_proc ap ON ap.oid = a.aggfnoid JOIN pg_type t ON t.oid = a.aggtranstype
 WHERE a.aggtransfn::regproc::text LIKE 'dp_agg.%'
-  AND a.aggfnoid::regproc::text <> 'dp_agg.unit_sum'
+  AND a.aggfnoid::regproc::text NOT IN ('dp_agg.unit_sum', 'dp_rr_proportion', 'dp_rr_proportion_se')
 GROUP BY ap.proname ORDER BY ap.proname;
 
 -- 6. The state's text form round-trips (Citus moves partial states as text)

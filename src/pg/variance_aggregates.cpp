@@ -16,7 +16,7 @@
 #include "../core/grid_value.h"
 #include "../core/variance.h"
 #include "aggregate_state.h"
-#include "distributed.h"
+#include "citus/adapter.h"
 #include "error_boundary.h"
 #include "initial_state.h"
 #include "settings.h"
