@@ -1,0 +1,388 @@
+#include "public_keys.h"
+
+extern "C" {
+#include "access/genam.h"
+#include "access/table.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_collation.h"
+#include "catalog/pg_namespace.h"
+#include "nodes/makefuncs.h"
+#include "parser/parsetree.h"
+#include "utils/rel.h"
+#include "optimizer/optimizer.h"
+#include "utils/array.h"
+#include "utils/fmgroids.h"
+#include "utils/typcache.h"
+}
+
+#include "join_analysis.h"
+#include "refusal.h"
+#include "settings.h"
+
+namespace dp_pg {
+
+namespace {
+
+constexpr int kMaxKeyCombinations = 100000;
+
+// dp_agg.public_key_set (relation regclass, column_name name, keys text[]),
+// read directly (the judge runs as the analyst, who may not read it).
+// Returns the keys of `column` of `relation` as a text[] Datum copied into
+// the current context, or 0 when none are declared.
+Datum DeclaredKeyText(Oid relation, const char* column) {
+  const Oid schema = get_namespace_oid("dp_agg", true);
+  if (!OidIsValid(schema)) return 0;
+  const Oid catalog = get_relname_relid("public_key_set", schema);
+  if (!OidIsValid(catalog)) return 0;
+  Relation table = table_open(catalog, AccessShareLock);
+  ScanKeyData key;
+  ScanKeyInit(&key, 1, BTEqualStrategyNumber, F_OIDEQ, ObjectIdGetDatum(relation));
+  SysScanDesc scan = systable_beginscan(table, InvalidOid, false, nullptr, 1, &key);
+  Datum keys = 0;
+  HeapTuple tuple;
+  while (HeapTupleIsValid(tuple = systable_getnext(scan))) {
+    bool is_null = false;
+    const Datum name = heap_getattr(tuple, 2, RelationGetDescr(table), &is_null);
+    if (is_null || strcmp(NameStr(*DatumGetName(name)), column) != 0) continue;
+    const Datum value = heap_getattr(tuple, 3, RelationGetDescr(table), &is_null);
+    if (!is_null)
+      keys = PointerGetDatum(
+          PG_DETOAST_DATUM_COPY(value));  // a copy: the tuple goes with the scan
+    break;
+  }
+  systable_endscan(scan);
+  table_close(table, AccessShareLock);
+  return keys;
+}
+
+bool SupportedKeyType(Oid type) {
+  return type == TEXTOID || type == VARCHAROID || type == INT2OID || type == INT4OID ||
+         type == INT8OID || type == BOOLOID || type == UUIDOID || type_is_enum(type);
+}
+
+// The declared keys of `column` of `relation` as constants of the column's
+// type and collation; NIL when none are declared.
+List* DeclaredKeys(Oid relation, AttrNumber column) {
+  const char* name = get_attname(relation, column, false);
+  const Datum text_keys = DeclaredKeyText(relation, name);
+  if (text_keys == 0) return NIL;
+  Oid type = InvalidOid;
+  int32 typmod = -1;
+  Oid collation = InvalidOid;
+  get_atttypetypmodcoll(relation, column, &type, &typmod, &collation);
+  if (!SupportedKeyType(type))
+    Refuse(ERRCODE_FEATURE_NOT_SUPPORTED,
+           psprintf("the public keys declared for column \"%s\" do not fit its type %s", name,
+                    format_type_be(type)),
+           "The column's type was changed after its keys were declared.",
+           "An administrator declares them again (dp_agg.set_public_keys) or removes them "
+           "(dp_agg.unset_public_keys).");
+  Datum* elements = nullptr;
+  bool* nulls = nullptr;
+  int count = 0;
+  deconstruct_array(DatumGetArrayTypeP(text_keys), TEXTOID, -1, false, TYPALIGN_INT, &elements,
+                    &nulls, &count);
+  Oid input = InvalidOid;
+  Oid io_parameter = InvalidOid;
+  getTypeInputInfo(type, &input, &io_parameter);
+  int16 length = 0;
+  bool by_value = false;
+  get_typlenbyval(type, &length, &by_value);
+  List* keys = NIL;
+  for (int i = 0; i < count; ++i) {
+    if (nulls[i]) continue;
+    // The input functions of these types read no session setting.
+    const Datum value =
+        OidInputFunctionCall(input, TextDatumGetCString(elements[i]), io_parameter, -1);
+    keys = lappend(keys, makeConst(type, -1, collation, length, value, false, by_value));
+  }
+  return keys;
+}
+
+// Whether `relation` is known to Citus (pg_dist_partition), read without
+// Citus's headers.
+bool IsCitusTable(Oid relation) {
+  const Oid catalog = get_relname_relid("pg_dist_partition", PG_CATALOG_NAMESPACE);
+  if (!OidIsValid(catalog)) return false;
+  Relation table = table_open(catalog, AccessShareLock);
+  ScanKeyData key;
+  ScanKeyInit(&key, 1, BTEqualStrategyNumber, F_OIDEQ, ObjectIdGetDatum(relation));
+  SysScanDesc scan = systable_beginscan(table, InvalidOid, false, nullptr, 1, &key);
+  const bool found = HeapTupleIsValid(systable_getnext(scan));
+  systable_endscan(scan);
+  table_close(table, AccessShareLock);
+  return found;
+}
+
+// The declared keys of the column `var` reads, when it is a column of a
+// protected table of the level; NIL otherwise.
+List* KeysOfVar(Query* query, const Var* var, const Bitmapset* protected_items) {
+  if (var->varlevelsup != 0 || var->varattno <= 0 ||
+      !bms_is_member(static_cast<int>(var->varno), protected_items))
+    return NIL;
+  const RangeTblEntry* entry = rt_fetch(var->varno, query->rtable);
+  if (entry->rtekind != RTE_RELATION) return NIL;
+  List* keys = DeclaredKeys(entry->relid, var->varattno);
+  if (keys != NIL && IsCitusTable(entry->relid))
+    Refuse(ERRCODE_FEATURE_NOT_SUPPORTED,
+           "public keys are not supported on Citus tables yet",
+           "The column has declared public keys (dp_agg.public_keys), and dp_agg does not yet "
+           "release them on a distributed table; nothing was charged.",
+           "Group by the column on a local table, or ask an administrator to remove its keys "
+           "(dp_agg.unset_public_keys) to group it with group selection.");
+  return keys;
+}
+
+Node* CoerceTo(Node* node, Oid type) {
+  if (!OidIsValid(type) || exprType(node) == type || IsPolymorphicType(type)) return node;
+  return reinterpret_cast<Node*>(
+      makeRelabelType(reinterpret_cast<Expr*>(node), type, -1, InvalidOid, COERCE_IMPLICIT_CAST));
+}
+
+// Equality of values of `type` that holds only for the same value: the
+// type's default equality, under collation "C" for text types.
+Oid KeyCollation(Oid type) { return type_is_collatable(type) ? C_COLLATION_OID : InvalidOid; }
+
+Oid KeyEquality(Oid type) {
+  const TypeCacheEntry* entry = lookup_type_cache(type, TYPECACHE_EQ_OPR);
+  if (!OidIsValid(entry->eq_opr))
+    elog(ERROR, "dp_agg: no equality operator for type %s", format_type_be(type));
+  return entry->eq_opr;
+}
+
+// `column` = ANY(keys).
+Node* InKeys(Node* column, List* keys) {
+  const Oid type = exprType(column);
+  const Oid equality = KeyEquality(type);
+  Oid left = InvalidOid;
+  Oid right = InvalidOid;
+  op_input_types(equality, &left, &right);
+  const Oid element = IsPolymorphicType(right) ? type : right;
+  const int count = list_length(keys);
+  auto* values = static_cast<Datum*>(palloc(sizeof(Datum) * count));
+  int i = 0;
+  ListCell* cell;
+  foreach (cell, keys) values[i++] = static_cast<Const*>(lfirst(cell))->constvalue;
+  int16 length = 0;
+  bool by_value = false;
+  char align = 0;
+  get_typlenbyvalalign(element, &length, &by_value, &align);
+  ArrayType* array = construct_array(values, count, element, length, by_value, align);
+  const Oid array_type = get_array_type(element);
+  auto* test = makeNode(ScalarArrayOpExpr);
+  test->opno = equality;
+  test->opfuncid = get_opcode(equality);
+  test->hashfuncid = InvalidOid;
+  test->negfuncid = InvalidOid;
+  test->useOr = true;
+  test->inputcollid = KeyCollation(type);
+  test->args = list_make2(
+      CoerceTo(column, left),
+      makeConst(array_type, -1, KeyCollation(type), -1, PointerGetDatum(array), false, false));
+  test->location = -1;
+  return reinterpret_cast<Node*>(test);
+}
+
+// `key` = `column`, under the key equality.
+Node* KeyEquals(Node* key, Node* column) {
+  const Oid type = exprType(column);
+  const Oid equality = KeyEquality(type);
+  Oid left = InvalidOid;
+  Oid right = InvalidOid;
+  op_input_types(equality, &left, &right);
+  auto* test = makeNode(OpExpr);
+  test->opno = equality;
+  test->opfuncid = get_opcode(equality);
+  test->opresulttype = BOOLOID;
+  test->opretset = false;
+  test->opcollid = InvalidOid;
+  test->inputcollid = KeyCollation(type);
+  test->args = list_make2(CoerceTo(key, left), CoerceTo(column, right));
+  test->location = -1;
+  return reinterpret_cast<Node*>(test);
+}
+
+// PostgreSQL 15 declares expression_tree_mutator as taking `Node *(*)()`.
+#define DP_KEYS_MUTATOR(function) \
+  reinterpret_cast<Node* (*)()>(reinterpret_cast<void (*)()>(function))
+
+struct KeyReplacement {
+  List* columns;  // Node*: the group key expressions as the level computes them
+  List* keys;  // Var*: the key column that replaces each
+  Node* matched;  // non-NULL exactly on rows that met a key: the first group key
+};
+
+// Replaces the group keys by the key columns outside aggregates, and gives
+// every aggregate of the level FILTER (WHERE matched IS NOT NULL).
+Node* ReplaceKeys(Node* node, KeyReplacement* replacement) {
+  if (node == nullptr) return nullptr;
+  ListCell* column;
+  ListCell* key;
+  forboth (column, replacement->columns, key, replacement->keys) {
+    if (equal(node, lfirst(column))) return static_cast<Node*>(copyObjectImpl(lfirst(key)));
+  }
+  if (IsA(node, Aggref)) {
+    auto* aggref = static_cast<Aggref*>(copyObjectImpl(node));
+    if (aggref->agglevelsup != 0) return reinterpret_cast<Node*>(aggref);
+    auto* matched = makeNode(NullTest);
+    matched->arg = static_cast<Expr*>(copyObjectImpl(replacement->matched));
+    matched->nulltesttype = IS_NOT_NULL;
+    matched->argisrow = false;
+    matched->location = -1;
+    aggref->aggfilter = aggref->aggfilter == nullptr
+                            ? reinterpret_cast<Expr*>(matched)
+                            : reinterpret_cast<Expr*>(make_andclause(
+                                  list_make2(matched, aggref->aggfilter)));
+    return reinterpret_cast<Node*>(aggref);
+  }
+  if (IsA(node, Query)) return node;
+  return expression_tree_mutator(node, DP_KEYS_MUTATOR(ReplaceKeys), replacement);
+}
+
+// The rows of the key relation: the cross product of the key sets.
+List* KeyRows(const List* key_sets) {
+  List* rows = list_make1(NIL);
+  ListCell* set;
+  foreach (set, key_sets) {
+    List* extended = NIL;
+    ListCell* row;
+    foreach (row, rows) {
+      ListCell* key;
+      foreach (key, static_cast<List*>(lfirst(set)))
+        extended = lappend(extended, lappend(list_copy(static_cast<List*>(lfirst(row))),
+                                             copyObjectImpl(lfirst(key))));
+    }
+    rows = extended;
+  }
+  return rows;
+}
+
+}  // namespace
+
+PublicKeyPlan* PlanPublicKeys(Query* query, const Bitmapset* protected_items) {
+  if (query->groupClause == NIL || protected_items == nullptr) return nullptr;
+  auto* plan = static_cast<PublicKeyPlan*>(palloc0(sizeof(PublicKeyPlan)));
+  plan->release_all = true;
+  ListCell* cell;
+  foreach (cell, query->groupClause) {
+    auto* clause = static_cast<SortGroupClause*>(lfirst(cell));
+    Node* expression = FlatCopy(query, get_sortgroupclause_tle(clause, query->targetList)->expr);
+    List* bare_keys = NIL;
+    ListCell* var_cell;
+    foreach (var_cell, pull_var_clause(expression, 0)) {
+      auto* var = static_cast<Var*>(lfirst(var_cell));
+      List* keys = KeysOfVar(query, var, protected_items);
+      if (keys == NIL) continue;
+      if (!list_member(plan->filter_columns, var)) {
+        plan->filter_columns = lappend(plan->filter_columns, var);
+        plan->filter_keys = lappend(plan->filter_keys, keys);
+      }
+      if (IsA(expression, Var)) bare_keys = keys;
+    }
+    if (bare_keys == NIL) plan->release_all = false;
+    plan->group_keys = lappend(plan->group_keys, bare_keys);
+  }
+  if (plan->filter_columns == NIL) return nullptr;
+  // The same column twice: its groups are not the cross product.
+  if (list_length(plan->filter_columns) != list_length(query->groupClause))
+    plan->release_all = false;
+  if (plan->release_all) {
+    double combinations = 1;
+    foreach (cell, plan->group_keys) combinations *= list_length(static_cast<List*>(lfirst(cell)));
+    if (combinations > kMaxKeyCombinations)
+      Refuse(ERRCODE_PROGRAM_LIMIT_EXCEEDED,
+             "the GROUP BY has more than 100,000 combinations of public keys",
+             "Each combination of the declared keys is released, empty ones too.",
+             "Group by fewer columns with public keys.");
+  } else {
+    plan->group_keys = NIL;
+  }
+  return plan;
+}
+
+void FilterToPublicKeys(Query* level, const PublicKeyPlan* plan) {
+  ListCell* column;
+  ListCell* keys;
+  forboth (column, plan->filter_columns, keys, plan->filter_keys) {
+    Node* test = InKeys(static_cast<Node*>(copyObjectImpl(lfirst(column))),
+                        static_cast<List*>(lfirst(keys)));
+    level->jointree->quals = make_and_qual(level->jointree->quals, test);
+  }
+}
+
+void ReleasePublicKeys(Query* level, const PublicKeyPlan* plan) {
+  if (TestFaultIs(TestFault::kPublicKeysWithoutJoin)) return;
+  // The key relation: VALUES of the key combinations.
+  auto* values = makeNode(RangeTblEntry);
+  values->rtekind = RTE_VALUES;
+  values->values_lists = KeyRows(plan->group_keys);
+  List* names = NIL;
+  KeyReplacement replacement{NIL, NIL, nullptr};
+  const Index values_index = static_cast<Index>(list_length(level->rtable) + 1);
+  const Index join_index = values_index + 1;
+  Node* on = nullptr;
+  List* alias_vars = NIL;
+  List* left_columns = NIL;
+  AttrNumber position = 0;
+  ListCell* clause_cell;
+  ListCell* keys_cell;
+  forboth (clause_cell, level->groupClause, keys_cell, plan->group_keys) {
+    ++position;
+    auto* clause = static_cast<SortGroupClause*>(lfirst(clause_cell));
+    Node* column = reinterpret_cast<Node*>(
+        copyObjectImpl(get_sortgroupclause_tle(clause, level->targetList)->expr));
+    const auto* first = static_cast<Const*>(linitial(static_cast<List*>(lfirst(keys_cell))));
+    values->coltypes = lappend_oid(values->coltypes, first->consttype);
+    values->coltypmods = lappend_int(values->coltypmods, -1);
+    values->colcollations = lappend_oid(values->colcollations, first->constcollid);
+    names = lappend(names, makeString(psprintf("key%d", position)));
+    Var* key = makeVar(values_index, position, first->consttype, -1, first->constcollid, 0);
+    Node* key_node = CoerceTo(reinterpret_cast<Node*>(key), exprType(column));
+    replacement.columns = lappend(replacement.columns, column);
+    replacement.keys = lappend(replacement.keys, key_node);
+    if (replacement.matched == nullptr) replacement.matched = column;
+    on = make_and_qual(on, KeyEquals(reinterpret_cast<Node*>(key), column));
+    alias_vars = lappend(alias_vars, copyObjectImpl(key));
+    left_columns = lappend_int(left_columns, position);
+  }
+  values->eref = makeAlias("dp_agg_public_keys", names);
+  values->inFromCl = true;
+  level->rtable = lappend(level->rtable, values);
+
+  // (VALUES ...) LEFT JOIN (FROM ... WHERE ...) ON key = column.
+  FromExpr* from = level->jointree;
+  Node* data = list_length(from->fromlist) == 1 && from->quals == nullptr
+                   ? static_cast<Node*>(linitial(from->fromlist))
+                   : reinterpret_cast<Node*>(from);
+  auto* join_entry = makeNode(RangeTblEntry);
+  join_entry->rtekind = RTE_JOIN;
+  join_entry->jointype = JOIN_LEFT;
+  join_entry->joinmergedcols = 0;
+  join_entry->joinaliasvars = alias_vars;
+  join_entry->joinleftcols = left_columns;
+  join_entry->joinrightcols = NIL;
+  join_entry->eref = makeAlias("dp_agg_public_join", list_copy(names));
+  join_entry->inFromCl = true;
+  level->rtable = lappend(level->rtable, join_entry);
+  auto* reference = makeNode(RangeTblRef);
+  reference->rtindex = static_cast<int>(values_index);
+  auto* join = makeNode(JoinExpr);
+  join->jointype = JOIN_LEFT;
+  join->isNatural = false;
+  join->larg = reinterpret_cast<Node*>(reference);
+  join->rarg = data;
+  join->quals = on;
+  join->rtindex = static_cast<int>(join_index);
+  level->jointree = makeFromExpr(list_make1(join), nullptr);
+
+  // The select list (group keys, ORDER BY) and HAVING read the keys.
+  ListCell* cell;
+  foreach (cell, level->targetList) {
+    auto* entry = static_cast<TargetEntry*>(lfirst(cell));
+    entry->expr = reinterpret_cast<Expr*>(
+        ReplaceKeys(reinterpret_cast<Node*>(entry->expr), &replacement));
+  }
+  level->havingQual = ReplaceKeys(level->havingQual, &replacement);
+}
+
+}  // namespace dp_pg
