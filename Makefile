@@ -31,7 +31,7 @@ PG_SOURCES = $(sort $(wildcard src/pg/*.cpp))
 OBJS = $(CORE_SOURCES:.cpp=.o) $(PG_SOURCES:.cpp=.o) src/pg/citus_plan.o
 
 # pg_regress suites (sql/NAME.sql against expected/NAME.out)
-REGRESS = setup privileges errors count sum avg properties parallel rewinds session_channels work_bounds budget restored_budgets gaussian quantile select restricted restricted_holes owned_sequences breaches crash_findings units plain_aggregates surface drop_guard review_findings review_findings2 review_findings3 support_guard review_surface review_accountant review_accountant2 bi_constructs release_cache ledger_integrity spend_monitoring
+REGRESS = setup privileges errors count sum avg properties parallel rewinds session_channels work_bounds budget restored_budgets gaussian quantile select restricted restricted_holes owned_sequences breaches crash_findings units plain_aggregates surface drop_guard review_findings review_findings2 review_findings3 support_guard review_surface review_accountant review_accountant2 bi_constructs release_cache ledger_integrity spend_monitoring public_keys
 REGRESS_OPTS = --load-extension=dp_agg
 
 PG_CXXFLAGS = -std=c++17 -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -Wno-register

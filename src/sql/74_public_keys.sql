@@ -61,6 +61,9 @@ BEGIN
   EXECUTE format('SELECT array_agg(DISTINCT (k::%s)::text) FROM unnest($1) k',
                  format_type(column_type, NULL))
     INTO stored USING keys;
+  -- Key sets of tables dropped since (their OIDs) go too.
+  DELETE FROM dp_agg.public_key_set s
+  WHERE NOT EXISTS (SELECT 1 FROM pg_class c WHERE c.oid = s.relation);
   INSERT INTO dp_agg.public_key_set AS s (relation, column_name, keys)
   VALUES (target, set_public_keys.column_name, stored)
   ON CONFLICT (relation, column_name) DO UPDATE SET keys = EXCLUDED.keys;
@@ -77,7 +80,8 @@ END $$;
 CREATE VIEW dp_agg.public_keys AS
   SELECT s.relation AS table_name, s.column_name, s.keys,
          pg_catalog.cardinality(s.keys) AS key_count
-  FROM dp_agg.public_key_set s;
+  FROM dp_agg.public_key_set s
+  WHERE EXISTS (SELECT 1 FROM pg_catalog.pg_class c WHERE c.oid = s.relation);
 
 COMMENT ON TABLE dp_agg.public_key_set IS
   'Declared public key sets of group-key columns (dp_agg.set_public_keys); read it through dp_agg.public_keys';
