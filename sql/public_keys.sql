@@ -143,6 +143,15 @@ SELECT CASE WHEN region = 'atlantis' THEN 'x' ELSE 'y' END AS key,
 FROM pk.patients GROUP BY 1;
 SELECT substring(region FROM 1 FOR 1) AS initial, (dp_count(1.0) + 500) / 1000 AS thousands
 FROM pk.patients GROUP BY 1;
+-- Through a subquery or a WITH query that passes the column on: the same
+-- declared keys. A key computed from the column below the grouping level is
+-- refused before any charge (rows outside the keys could not be left out).
+SELECT region, (dp_count(1.0) + 500) / 1000 AS thousands
+FROM (SELECT region, age FROM pk.patients WHERE age >= 0) s GROUP BY region;
+WITH w AS (SELECT * FROM pk.patients) SELECT lower(region) AS key,
+  (dp_count(1.0) + 500) / 1000 AS thousands FROM w GROUP BY 1;
+SELECT key, dp_count(1.0) FROM (SELECT lower(region) AS key FROM pk.patients) s GROUP BY key;
+\echo :LAST_ERROR_SQLSTATE
 -- A declared column beside one that is not: group selection, on declared
 -- values only (no group of atlantis, with 250 rows each).
 SELECT region, age / 45 AS half, (dp_count(1.0) + 250) / 500 AS five_hundreds

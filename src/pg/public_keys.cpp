@@ -114,15 +114,94 @@ bool IsCitusTable(Oid relation) {
   return found;
 }
 
+// The table column that `var` (of `query`'s own range table) carries: the
+// column itself, or the column a subquery or WITH query in FROM passes
+// through unchanged, at any depth (so `FROM (SELECT * FROM t WHERE ...) s
+// GROUP BY s.region` is grouped by t.region). Returns the table's RTE and
+// sets *column; nullptr when the value is computed or not a table's.
+// The level that a FROM item of `query` (a subquery, or a WITH query of the
+// same level) reads rows from, when it passes rows through (no grouping,
+// set operation or set-returning function); nullptr otherwise.
+Query* PassThroughLevel(Query* query, const RangeTblEntry* entry) {
+  Query* inner = nullptr;
+  if (entry->rtekind == RTE_SUBQUERY) {
+    inner = entry->subquery;
+  } else if (entry->rtekind == RTE_CTE && entry->ctelevelsup == 0) {
+    ListCell* cell;
+    foreach (cell, query->cteList) {
+      auto* cte = static_cast<CommonTableExpr*>(lfirst(cell));
+      if (strcmp(cte->ctename, entry->ctename) == 0 && !cte->cterecursive)
+        inner = reinterpret_cast<Query*>(cte->ctequery);
+    }
+  }
+  if (inner == nullptr || inner->commandType != CMD_SELECT || inner->setOperations != nullptr ||
+      inner->groupClause != NIL || inner->hasAggs || inner->hasTargetSRFs)
+    return nullptr;
+  return inner;
+}
+
+// Whether `expression` of `query` computes its value from a column with
+// declared public keys, through subqueries in FROM at any depth.
+bool ComputedFromDeclared(Query* query, Node* expression) {
+  check_stack_depth();
+  ListCell* cell;
+  foreach (cell, pull_var_clause(FlatCopy(query, expression), 0)) {
+    const auto* var = static_cast<Var*>(lfirst(cell));
+    if (var->varlevelsup != 0 || var->varattno <= 0) continue;
+    const RangeTblEntry* entry = rt_fetch(var->varno, query->rtable);
+    if (entry->rtekind == RTE_RELATION) {
+      if (DeclaredKeyText(entry->relid, get_attname(entry->relid, var->varattno, false)) != 0)
+        return true;
+      continue;
+    }
+    Query* inner = PassThroughLevel(query, entry);
+    if (inner != nullptr && var->varattno <= list_length(inner->targetList) &&
+        ComputedFromDeclared(inner, reinterpret_cast<Node*>(static_cast<TargetEntry*>(
+                                        list_nth(inner->targetList, var->varattno - 1))
+                                                               ->expr)))
+      return true;
+  }
+  return false;
+}
+
+const RangeTblEntry* CarriedColumn(Query* query, const Var* var, AttrNumber* column) {
+  check_stack_depth();
+  if (var->varlevelsup != 0 || var->varattno <= 0) return nullptr;
+  const RangeTblEntry* entry = rt_fetch(var->varno, query->rtable);
+  if (entry->rtekind == RTE_RELATION) {
+    *column = var->varattno;
+    return entry;
+  }
+  Query* inner = PassThroughLevel(query, entry);
+  if (inner == nullptr || var->varattno > list_length(inner->targetList)) return nullptr;
+  auto* target = static_cast<TargetEntry*>(list_nth(inner->targetList, var->varattno - 1));
+  Node* expression = FlatCopy(inner, target->expr);
+  if (IsA(expression, Var))
+    return CarriedColumn(inner, reinterpret_cast<Var*>(expression), column);
+  // A value computed below from a column with public keys: the rows with
+  // other values cannot be told apart here.
+  if (ComputedFromDeclared(inner, expression))
+    Refuse(ERRCODE_FEATURE_NOT_SUPPORTED,
+           "a group key computed in a subquery from a column with public keys",
+           "The column has declared public keys (dp_agg.public_keys): a group key computed from "
+           "it must be computed in the query level that groups, where rows with other values "
+           "are left out; nothing was charged.",
+           "Select the column itself in the subquery and compute the key in the GROUP BY "
+           "level, e.g. SELECT lower(s.region) ... FROM (SELECT region ...) s GROUP BY 1.");
+  return nullptr;
+}
+
 // The declared keys of the column `var` reads, when it is a column of a
-// protected table of the level; NIL otherwise.
+// protected table of the level (directly or through subqueries in FROM);
+// NIL otherwise.
 List* KeysOfVar(Query* query, const Var* var, const Bitmapset* protected_items) {
   if (var->varlevelsup != 0 || var->varattno <= 0 ||
       !bms_is_member(static_cast<int>(var->varno), protected_items))
     return NIL;
-  const RangeTblEntry* entry = rt_fetch(var->varno, query->rtable);
-  if (entry->rtekind != RTE_RELATION) return NIL;
-  List* keys = DeclaredKeys(entry->relid, var->varattno);
+  AttrNumber column = InvalidAttrNumber;
+  const RangeTblEntry* entry = CarriedColumn(query, var, &column);
+  if (entry == nullptr) return NIL;
+  List* keys = DeclaredKeys(entry->relid, column);
   if (keys != NIL && IsCitusTable(entry->relid))
     Refuse(ERRCODE_FEATURE_NOT_SUPPORTED,
            "public keys are not supported on Citus tables yet",
