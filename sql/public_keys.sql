@@ -166,6 +166,40 @@ SELECT abs(dp_count(1.0) FILTER (WHERE id > 3000)) < 25 AS none_of_atlantis
 FROM pk.patients GROUP BY lower(region) HAVING dp_agg.group_selection(1.0, 1e-6);
 
 -- ---------------------------------------------------------------------------
+-- Keys the analyst supplies: a VALUES list or an array of constants, LEFT
+-- JOINed (Tumult's KeySet, BigQuery's public groups). Its keys are the
+-- query's own: every one is released (here atlantis too, which the analyst
+-- named), without selection. Count a protected column (dp_count(p.id, e)):
+-- a key without rows keeps one NULL-extended row, which dp_count(e) counts.
+-- ---------------------------------------------------------------------------
+SELECT k.region, (dp_count(p.id, 1.0) + 250) / 500 AS five_hundreds
+FROM (VALUES ('north'), ('west'), ('atlantis')) k(region)
+LEFT JOIN pk.patients p ON p.region = k.region GROUP BY k.region;
+SELECT k.region, (dp_count(p.id, 1.0) + 250) / 500 AS five_hundreds
+FROM unnest(ARRAY['south', 'nowhere']) k(region)
+LEFT JOIN pk.patients p ON p.region = k.region AND p.age >= 45 GROUP BY k.region;
+SELECT epsilon, delta, aggregates FROM dp_agg.query_cost(
+  $$SELECT k.r, dp_count(p.id, 1.0) FROM (VALUES ('north'), ('west')) k(r)
+    LEFT JOIN pk.patients p ON p.region = k.r GROUP BY k.r$$);
+-- Refused before any charge: repeated keys (a row would count twice), a
+-- NULL key, a key computed from a query, a join on an expression of the key.
+SELECT k.r, dp_count(p.id, 1.0) FROM unnest(ARRAY['north', 'north']) k(r)
+LEFT JOIN pk.patients p ON p.region = k.r GROUP BY k.r;
+\echo :LAST_ERROR_SQLSTATE
+SELECT k.r, dp_count(p.id, 1.0) FROM (VALUES ('north'), (NULL)) k(r)
+LEFT JOIN pk.patients p ON p.region = k.r GROUP BY k.r;
+\echo :LAST_ERROR_SQLSTATE
+SELECT k.r, dp_count(p.id, 1.0) FROM (VALUES ('north'), ((SELECT 'x'))) k(r)
+LEFT JOIN pk.patients p ON p.region = k.r GROUP BY k.r;
+\echo :LAST_ERROR_SQLSTATE
+SELECT k.r, dp_count(p.id, 1.0) FROM (VALUES ('north'), ('North')) k(r)
+LEFT JOIN pk.patients p ON p.region = lower(k.r) GROUP BY k.r;
+\echo :LAST_ERROR_SQLSTATE
+SELECT k.r, dp_count(p.id, 1.0) FROM generate_series(1, 3) k(r)
+LEFT JOIN pk.patients p ON p.id = k.r GROUP BY k.r;
+\echo :LAST_ERROR_SQLSTATE
+
+-- ---------------------------------------------------------------------------
 -- The saving: no delta, no group selection.
 -- ---------------------------------------------------------------------------
 SELECT epsilon, delta, aggregates FROM dp_agg.query_cost(

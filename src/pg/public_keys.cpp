@@ -336,7 +336,120 @@ List* KeyRows(const List* key_sets) {
   return rows;
 }
 
+constexpr int kMaxConstantKeyRows = 1000;
+
+// The values of column `column` (from 1) of a constant key list, folded;
+// nullptr when one is not a constant.
+// `(VALUES ...) k(a, b)` in FROM is a subquery over the VALUES item: the
+// VALUES item and its column that column `*column` of the subquery shows.
+const RangeTblEntry* ValuesBehindSubquery(const RangeTblEntry* entry, AttrNumber* column) {
+  const Query* query = entry->subquery;
+  if (query == nullptr || query->commandType != CMD_SELECT || query->setOperations != nullptr ||
+      query->cteList != NIL || query->hasAggs || query->hasWindowFuncs || query->hasTargetSRFs ||
+      query->hasSubLinks || query->groupClause != NIL || query->distinctClause != NIL ||
+      query->limitCount != nullptr || query->limitOffset != nullptr ||
+      query->jointree->quals != nullptr || list_length(query->jointree->fromlist) != 1 ||
+      !IsA(linitial(query->jointree->fromlist), RangeTblRef) || *column < 1 ||
+      *column > list_length(query->targetList))
+    return nullptr;
+  const auto* target = static_cast<TargetEntry*>(list_nth(query->targetList, *column - 1));
+  const int index = static_cast<RangeTblRef*>(linitial(query->jointree->fromlist))->rtindex;
+  const RangeTblEntry* values = rt_fetch(index, query->rtable);
+  if (values->rtekind != RTE_VALUES || !IsA(target->expr, Var)) return nullptr;
+  const auto* var = reinterpret_cast<Var*>(target->expr);
+  if (var->varno != index || var->varlevelsup != 0) return nullptr;
+  *column = var->varattno;
+  return values;
+}
+
+List* ConstantColumn(const RangeTblEntry* entry, AttrNumber column) {
+  List* values = NIL;
+  if (entry->rtekind == RTE_SUBQUERY) {
+    const RangeTblEntry* inner = ValuesBehindSubquery(entry, &column);
+    return inner == nullptr ? nullptr : ConstantColumn(inner, column);
+  }
+  if (entry->rtekind == RTE_VALUES) {
+    if (list_length(entry->values_lists) > kMaxConstantKeyRows) return nullptr;
+    ListCell* row;
+    foreach (row, entry->values_lists) {
+      auto* cells = static_cast<List*>(lfirst(row));
+      if (column < 1 || column > list_length(cells)) return nullptr;
+      Node* value = eval_const_expressions(
+          nullptr, static_cast<Node*>(copyObjectImpl(list_nth(cells, column - 1))));
+      if (!IsA(value, Const)) return nullptr;
+      values = lappend(values, value);
+    }
+    return values;
+  }
+  // unnest(<constant array>): one function, no ORDINALITY, one column.
+  if (entry->rtekind != RTE_FUNCTION || entry->funcordinality ||
+      list_length(entry->functions) != 1 || column != 1)
+    return nullptr;
+  const auto* function = static_cast<RangeTblFunction*>(linitial(entry->functions));
+  if (!IsA(function->funcexpr, FuncExpr)) return nullptr;
+  const auto* call = reinterpret_cast<FuncExpr*>(function->funcexpr);
+  if (call->funcid != F_UNNEST_ANYARRAY || list_length(call->args) != 1) return nullptr;
+  Node* argument = eval_const_expressions(
+      nullptr, static_cast<Node*>(copyObjectImpl(linitial(call->args))));
+  if (!IsA(argument, Const) || reinterpret_cast<Const*>(argument)->constisnull) return nullptr;
+  ArrayType* array = DatumGetArrayTypeP(reinterpret_cast<Const*>(argument)->constvalue);
+  if (ARR_NDIM(array) > 1) return nullptr;
+  const Oid element = ARR_ELEMTYPE(array);
+  int16 length = 0;
+  bool by_value = false;
+  char align = 0;
+  get_typlenbyvalalign(element, &length, &by_value, &align);
+  Datum* elements = nullptr;
+  bool* nulls = nullptr;
+  int count = 0;
+  deconstruct_array(array, element, length, by_value, align, &elements, &nulls, &count);
+  if (count > kMaxConstantKeyRows) return nullptr;
+  for (int i = 0; i < count; ++i)
+    values = lappend(values, makeConst(element, -1, InvalidOid, length, elements[i], nulls[i],
+                                       by_value));
+  return values;
+}
+
 }  // namespace
+
+bool IsConstantKeyList(const RangeTblEntry* entry) {
+  if (entry->lateral) return false;
+  if (entry->rtekind == RTE_SUBQUERY || entry->rtekind == RTE_VALUES) {
+    const int columns = entry->rtekind == RTE_SUBQUERY
+                            ? list_length(entry->subquery->targetList)
+                            : list_length(static_cast<List*>(linitial(entry->values_lists)));
+    for (int column = 1; column <= columns; ++column)
+      if (ConstantColumn(entry, static_cast<AttrNumber>(column)) == nullptr) return false;
+    return columns > 0;
+  }
+  return entry->rtekind == RTE_FUNCTION && ConstantColumn(entry, 1) != nullptr;
+}
+
+Oid ConstantKeyColumnType(const RangeTblEntry* entry, AttrNumber column) {
+  List* values = ConstantColumn(entry, column);
+  return values == nullptr ? InvalidOid : static_cast<Const*>(linitial(values))->consttype;
+}
+
+bool ConstantColumnDistinct(const RangeTblEntry* entry, AttrNumber column) {
+  List* values = ConstantColumn(entry, column);
+  if (values == nullptr) return false;
+  const Oid type = static_cast<Const*>(linitial(values))->consttype;
+  const Oid equality = get_opcode(KeyEquality(type));
+  const Oid collation = KeyCollation(type);
+  ListCell* a;
+  foreach (a, values) {
+    const auto* left = static_cast<Const*>(lfirst(a));
+    if (left->constisnull) return false;
+    for (ListCell* b = lnext(values, a); b != nullptr; b = lnext(values, b)) {
+      const auto* right = static_cast<Const*>(lfirst(b));
+      if (!right->constisnull &&
+          DatumGetBool(OidFunctionCall2Coll(equality, collation, left->constvalue,
+                                            right->constvalue)))
+        return false;
+    }
+  }
+  return true;
+}
 
 PublicKeyPlan* PlanPublicKeys(Query* query, const Bitmapset* protected_items) {
   if (query->groupClause == NIL || protected_items == nullptr) return nullptr;

@@ -51,6 +51,22 @@ struct PublicKeyPlan {
 // a Citus-distributed table, and more than 100,000 key combinations.
 PublicKeyPlan* PlanPublicKeys(Query* query, const Bitmapset* protected_items);
 
+// Keys the analyst supplies (Tumult's KeySet, BigQuery's public groups):
+// `(VALUES ('north'), ('south')) k(region) LEFT JOIN t ON t.region =
+// k.region GROUP BY k.region`, or `unnest(ARRAY[...]) k(region)` in its
+// place (a VALUES list in FROM is a subquery over a VALUES item). Such an item carries no protected data when every value in it is a
+// constant of the query (after folding): the judge then accepts it as a
+// public item (join_analysis.cpp), pinned to at most one row per protected
+// row when its join column's values are distinct (ConstantColumnDistinct).
+// At most kMaxConstantKeyRows rows.
+bool IsConstantKeyList(const RangeTblEntry* entry);
+// Whether column `column` of such an item holds pairwise distinct, non-NULL
+// values under `type`'s default btree equality (deterministic collations all
+// agree on it: byte equality for text).
+bool ConstantColumnDistinct(const RangeTblEntry* entry, AttrNumber column);
+// The type of column `column` of a constant key list (InvalidOid if none).
+Oid ConstantKeyColumnType(const RangeTblEntry* entry, AttrNumber column);
+
 // The rewrites (query_rewrites.cpp applies them).
 void FilterToPublicKeys(Query* level, const PublicKeyPlan* plan);
 void ReleasePublicKeys(Query* level, const PublicKeyPlan* plan);
