@@ -188,8 +188,8 @@ bool PinnedByUniqueKey(const FromAnalysis& analysis, Index item, Oid table, bool
 
 // A constant key list (public_keys.h) is pinned when one of its columns
 // holds distinct values and is pinned like a unique key's column.
-bool PinnedByDistinctConstants(const FromAnalysis& analysis, Index item,
-                               const RangeTblEntry* entry, const Bitmapset* known) {
+bool PinnedByDistinctConstants(const FromAnalysis& analysis, Index item, const RangeTblEntry* entry,
+                               const Bitmapset* known) {
   const int columns = list_length(entry->eref->colnames);
   for (int column = 1; column <= columns; ++column) {
     const Oid type = ConstantKeyColumnType(entry, static_cast<AttrNumber>(column));

@@ -46,8 +46,7 @@ Datum DeclaredKeyText(Oid relation, const char* column) {
     if (is_null || strcmp(NameStr(*DatumGetName(name)), column) != 0) continue;
     const Datum value = heap_getattr(tuple, 3, RelationGetDescr(table), &is_null);
     if (!is_null)
-      keys = PointerGetDatum(
-          PG_DETOAST_DATUM_COPY(value));  // a copy: the tuple goes with the scan
+      keys = PointerGetDatum(PG_DETOAST_DATUM_COPY(value));  // a copy: the tuple goes with the scan
     break;
   }
   systable_endscan(scan);
@@ -156,9 +155,10 @@ bool ComputedFromDeclared(Query* query, Node* expression) {
     }
     Query* inner = PassThroughLevel(query, entry);
     if (inner != nullptr && var->varattno <= list_length(inner->targetList) &&
-        ComputedFromDeclared(inner, reinterpret_cast<Node*>(static_cast<TargetEntry*>(
-                                        list_nth(inner->targetList, var->varattno - 1))
-                                                               ->expr)))
+        ComputedFromDeclared(
+            inner,
+            reinterpret_cast<Node*>(
+                static_cast<TargetEntry*>(list_nth(inner->targetList, var->varattno - 1))->expr)))
       return true;
   }
   return false;
@@ -176,8 +176,7 @@ const RangeTblEntry* CarriedColumn(Query* query, const Var* var, AttrNumber* col
   if (inner == nullptr || var->varattno > list_length(inner->targetList)) return nullptr;
   auto* target = static_cast<TargetEntry*>(list_nth(inner->targetList, var->varattno - 1));
   Node* expression = FlatCopy(inner, target->expr);
-  if (IsA(expression, Var))
-    return CarriedColumn(inner, reinterpret_cast<Var*>(expression), column);
+  if (IsA(expression, Var)) return CarriedColumn(inner, reinterpret_cast<Var*>(expression), column);
   // A value computed below from a column with public keys: the rows with
   // other values cannot be told apart here.
   if (ComputedFromDeclared(inner, expression))
@@ -203,8 +202,7 @@ List* KeysOfVar(Query* query, const Var* var, const Bitmapset* protected_items) 
   if (entry == nullptr) return NIL;
   List* keys = DeclaredKeys(entry->relid, column);
   if (keys != NIL && IsCitusTable(entry->relid))
-    Refuse(ERRCODE_FEATURE_NOT_SUPPORTED,
-           "public keys are not supported on Citus tables yet",
+    Refuse(ERRCODE_FEATURE_NOT_SUPPORTED, "public keys are not supported on Citus tables yet",
            "The column has declared public keys (dp_agg.public_keys), and dp_agg does not yet "
            "release them on a distributed table; nothing was charged.",
            "Group by the column on a local table, or ask an administrator to remove its keys "
@@ -229,14 +227,25 @@ Oid KeyEquality(Oid type) {
   return entry->eq_opr;
 }
 
+// The key equality of values of `type` and its input types.
+struct KeyOperator {
+  Oid opno;
+  Oid left;
+  Oid right;
+  Oid collation;
+};
+
+KeyOperator KeyOperatorOf(Oid type) {
+  KeyOperator key{KeyEquality(type), InvalidOid, InvalidOid, KeyCollation(type)};
+  op_input_types(key.opno, &key.left, &key.right);
+  return key;
+}
+
 // `column` = ANY(keys).
 Node* InKeys(Node* column, List* keys) {
   const Oid type = exprType(column);
-  const Oid equality = KeyEquality(type);
-  Oid left = InvalidOid;
-  Oid right = InvalidOid;
-  op_input_types(equality, &left, &right);
-  const Oid element = IsPolymorphicType(right) ? type : right;
+  const KeyOperator key = KeyOperatorOf(type);
+  const Oid element = IsPolymorphicType(key.right) ? type : key.right;
   const int count = list_length(keys);
   auto* values = static_cast<Datum*>(palloc(sizeof(Datum) * count));
   int i = 0;
@@ -247,38 +256,24 @@ Node* InKeys(Node* column, List* keys) {
   char align = 0;
   get_typlenbyvalalign(element, &length, &by_value, &align);
   ArrayType* array = construct_array(values, count, element, length, by_value, align);
-  const Oid array_type = get_array_type(element);
   auto* test = makeNode(ScalarArrayOpExpr);
-  test->opno = equality;
-  test->opfuncid = get_opcode(equality);
-  test->hashfuncid = InvalidOid;
-  test->negfuncid = InvalidOid;
+  test->opno = key.opno;
+  test->opfuncid = get_opcode(key.opno);
   test->useOr = true;
-  test->inputcollid = KeyCollation(type);
-  test->args = list_make2(
-      CoerceTo(column, left),
-      makeConst(array_type, -1, KeyCollation(type), -1, PointerGetDatum(array), false, false));
+  test->inputcollid = key.collation;
+  test->args =
+      list_make2(CoerceTo(column, key.left), makeConst(get_array_type(element), -1, key.collation,
+                                                       -1, PointerGetDatum(array), false, false));
   test->location = -1;
   return reinterpret_cast<Node*>(test);
 }
 
-// `key` = `column`, under the key equality.
-Node* KeyEquals(Node* key, Node* column) {
-  const Oid type = exprType(column);
-  const Oid equality = KeyEquality(type);
-  Oid left = InvalidOid;
-  Oid right = InvalidOid;
-  op_input_types(equality, &left, &right);
-  auto* test = makeNode(OpExpr);
-  test->opno = equality;
-  test->opfuncid = get_opcode(equality);
-  test->opresulttype = BOOLOID;
-  test->opretset = false;
-  test->opcollid = InvalidOid;
-  test->inputcollid = KeyCollation(type);
-  test->args = list_make2(CoerceTo(key, left), CoerceTo(column, right));
-  test->location = -1;
-  return reinterpret_cast<Node*>(test);
+// `key_column` = `column`, under the key equality.
+Node* KeyEquals(Node* key_column, Node* column) {
+  const KeyOperator key = KeyOperatorOf(exprType(column));
+  return reinterpret_cast<Node*>(make_opclause(
+      key.opno, BOOLOID, false, reinterpret_cast<Expr*>(CoerceTo(key_column, key.left)),
+      reinterpret_cast<Expr*>(CoerceTo(column, key.right)), InvalidOid, key.collation));
 }
 
 // PostgreSQL 15 declares expression_tree_mutator as taking `Node *(*)()`.
@@ -297,7 +292,7 @@ Node* ReplaceKeys(Node* node, KeyReplacement* replacement) {
   if (node == nullptr) return nullptr;
   ListCell* column;
   ListCell* key;
-  forboth (column, replacement->columns, key, replacement->keys) {
+  forboth(column, replacement->columns, key, replacement->keys) {
     if (equal(node, lfirst(column))) return static_cast<Node*>(copyObjectImpl(lfirst(key)));
   }
   if (IsA(node, Aggref)) {
@@ -308,10 +303,10 @@ Node* ReplaceKeys(Node* node, KeyReplacement* replacement) {
     matched->nulltesttype = IS_NOT_NULL;
     matched->argisrow = false;
     matched->location = -1;
-    aggref->aggfilter = aggref->aggfilter == nullptr
-                            ? reinterpret_cast<Expr*>(matched)
-                            : reinterpret_cast<Expr*>(make_andclause(
-                                  list_make2(matched, aggref->aggfilter)));
+    aggref->aggfilter =
+        aggref->aggfilter == nullptr
+            ? reinterpret_cast<Expr*>(matched)
+            : reinterpret_cast<Expr*>(make_andclause(list_make2(matched, aggref->aggfilter)));
     return reinterpret_cast<Node*>(aggref);
   }
   if (IsA(node, Query)) return node;
@@ -389,8 +384,8 @@ List* ConstantColumn(const RangeTblEntry* entry, AttrNumber column) {
   if (!IsA(function->funcexpr, FuncExpr)) return nullptr;
   const auto* call = reinterpret_cast<FuncExpr*>(function->funcexpr);
   if (call->funcid != F_UNNEST_ANYARRAY || list_length(call->args) != 1) return nullptr;
-  Node* argument = eval_const_expressions(
-      nullptr, static_cast<Node*>(copyObjectImpl(linitial(call->args))));
+  Node* argument =
+      eval_const_expressions(nullptr, static_cast<Node*>(copyObjectImpl(linitial(call->args))));
   if (!IsA(argument, Const) || reinterpret_cast<Const*>(argument)->constisnull) return nullptr;
   ArrayType* array = DatumGetArrayTypeP(reinterpret_cast<Const*>(argument)->constvalue);
   if (ARR_NDIM(array) > 1) return nullptr;
@@ -405,8 +400,8 @@ List* ConstantColumn(const RangeTblEntry* entry, AttrNumber column) {
   deconstruct_array(array, element, length, by_value, align, &elements, &nulls, &count);
   if (count > kMaxConstantKeyRows) return nullptr;
   for (int i = 0; i < count; ++i)
-    values = lappend(values, makeConst(element, -1, InvalidOid, length, elements[i], nulls[i],
-                                       by_value));
+    values = lappend(values,
+                     makeConst(element, -1, InvalidOid, length, elements[i], nulls[i], by_value));
   return values;
 }
 
@@ -442,9 +437,8 @@ bool ConstantColumnDistinct(const RangeTblEntry* entry, AttrNumber column) {
     if (left->constisnull) return false;
     for (ListCell* b = lnext(values, a); b != nullptr; b = lnext(values, b)) {
       const auto* right = static_cast<Const*>(lfirst(b));
-      if (!right->constisnull &&
-          DatumGetBool(OidFunctionCall2Coll(equality, collation, left->constvalue,
-                                            right->constvalue)))
+      if (!right->constisnull && DatumGetBool(OidFunctionCall2Coll(
+                                     equality, collation, left->constvalue, right->constvalue)))
         return false;
     }
   }
@@ -495,7 +489,7 @@ PublicKeyPlan* PlanPublicKeys(Query* query, const Bitmapset* protected_items) {
 void FilterToPublicKeys(Query* level, const PublicKeyPlan* plan) {
   ListCell* column;
   ListCell* keys;
-  forboth (column, plan->filter_columns, keys, plan->filter_keys) {
+  forboth(column, plan->filter_columns, keys, plan->filter_keys) {
     Node* test = InKeys(static_cast<Node*>(copyObjectImpl(lfirst(column))),
                         static_cast<List*>(lfirst(keys)));
     level->jointree->quals = make_and_qual(level->jointree->quals, test);
@@ -518,7 +512,7 @@ void ReleasePublicKeys(Query* level, const PublicKeyPlan* plan) {
   AttrNumber position = 0;
   ListCell* clause_cell;
   ListCell* keys_cell;
-  forboth (clause_cell, level->groupClause, keys_cell, plan->group_keys) {
+  forboth(clause_cell, level->groupClause, keys_cell, plan->group_keys) {
     ++position;
     auto* clause = static_cast<SortGroupClause*>(lfirst(clause_cell));
     Node* column = reinterpret_cast<Node*>(
@@ -571,8 +565,8 @@ void ReleasePublicKeys(Query* level, const PublicKeyPlan* plan) {
   ListCell* cell;
   foreach (cell, level->targetList) {
     auto* entry = static_cast<TargetEntry*>(lfirst(cell));
-    entry->expr = reinterpret_cast<Expr*>(
-        ReplaceKeys(reinterpret_cast<Node*>(entry->expr), &replacement));
+    entry->expr =
+        reinterpret_cast<Expr*>(ReplaceKeys(reinterpret_cast<Node*>(entry->expr), &replacement));
   }
   level->havingQual = ReplaceKeys(level->havingQual, &replacement);
 }

@@ -54,11 +54,10 @@ PublicKeyPlan* PlanPublicKeys(Query* query, const Bitmapset* protected_items);
 // Keys the analyst supplies (Tumult's KeySet, BigQuery's public groups):
 // `(VALUES ('north'), ('south')) k(region) LEFT JOIN t ON t.region =
 // k.region GROUP BY k.region`, or `unnest(ARRAY[...]) k(region)` in its
-// place (a VALUES list in FROM is a subquery over a VALUES item). Such an item carries no protected data when every value in it is a
-// constant of the query (after folding): the judge then accepts it as a
-// public item (join_analysis.cpp), pinned to at most one row per protected
-// row when its join column's values are distinct (ConstantColumnDistinct).
-// At most kMaxConstantKeyRows rows.
+// place (a VALUES list in FROM is a subquery over a VALUES item). Such an item carries no protected
+// data when every value in it is a constant of the query (after folding): the judge then accepts it
+// as a public item (join_analysis.cpp), pinned to at most one row per protected row when its join
+// column's values are distinct (ConstantColumnDistinct). At most kMaxConstantKeyRows rows.
 bool IsConstantKeyList(const RangeTblEntry* entry);
 // Whether column `column` of such an item holds pairwise distinct, non-NULL
 // values under `type`'s default btree equality (deterministic collations all

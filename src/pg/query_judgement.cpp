@@ -611,9 +611,9 @@ bool JudgeLevel(Query* query, const Level* parent, Judgement* judgement) {
   // Declared public keys: rows outside them are filtered out first, where
   // the level reads the table (before the privacy-unit rewrite moves the
   // WHERE into its per-unit level).
-  const PublicKeyPlan* public_keys =
-      restricted && IsAggregationLevel(query) ? PlanPublicKeys(query, sources.protected_items)
-                                              : nullptr;
+  const PublicKeyPlan* public_keys = restricted && IsAggregationLevel(query)
+                                         ? PlanPublicKeys(query, sources.protected_items)
+                                         : nullptr;
   if (public_keys != nullptr)
     Require(judgement, PublicKeysRewrite(RewriteKind::kFilterToPublicKeys, query, public_keys));
   if (units != nullptr) {
