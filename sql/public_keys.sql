@@ -35,6 +35,12 @@ CREATE TABLE pk.neighbours AS SELECT * FROM pk.patients WHERE region <> 'atlanti
 CREATE TABLE pk.visits (patient_id int NOT NULL, region text NOT NULL, cost int NOT NULL);
 INSERT INTO pk.visits SELECT id, region, v FROM pk.patients, generate_series(1, 3) v;
 CREATE TABLE pk.empty (LIKE pk.patients);
+-- Partitioned by sex: its partitions inherit the parent's public keys.
+CREATE TABLE pk.by_sex (id int NOT NULL, region text NOT NULL, sex text NOT NULL)
+  PARTITION BY LIST (sex);
+CREATE TABLE pk.by_sex_f PARTITION OF pk.by_sex FOR VALUES IN ('f');
+CREATE TABLE pk.by_sex_m PARTITION OF pk.by_sex FOR VALUES IN ('m');
+INSERT INTO pk.by_sex SELECT id, region, sex FROM pk.patients;
 
 CREATE ROLE regress_pk_analyst LOGIN;
 CREATE ROLE regress_pk_zcdp LOGIN;
@@ -42,7 +48,7 @@ CREATE ROLE regress_pk_outsider LOGIN;
 GRANT USAGE ON SCHEMA pk TO regress_pk_analyst, regress_pk_zcdp, regress_pk_outsider;
 GRANT SELECT ON pk.clinics TO regress_pk_analyst;
 SELECT dp_agg.protect_table(t) FROM unnest(ARRAY['pk.patients', 'pk.neighbours', 'pk.visits',
-                                                 'pk.empty']::regclass[]) t;
+                                                 'pk.empty', 'pk.by_sex']::regclass[]) t;
 SELECT dp_agg.set_privacy_unit('pk.visits', 'patient_id');
 SELECT dp_agg.restrict_role('regress_pk_analyst');
 SELECT dp_agg.restrict_role('regress_pk_zcdp');
@@ -57,6 +63,7 @@ SELECT dp_agg.set_public_keys('pk.patients', 'region', ARRAY['north', 'south', '
 SELECT dp_agg.set_public_keys('pk.neighbours', 'region', ARRAY['north', 'south', 'east', 'west']);
 SELECT dp_agg.set_public_keys('pk.visits', 'region', ARRAY['north', 'south', 'east', 'west']);
 SELECT dp_agg.set_public_keys('pk.empty', 'region', ARRAY['north', 'south', 'east', 'west']);
+SELECT dp_agg.set_public_keys('pk.by_sex', 'region', ARRAY['north', 'south', 'east', 'west']);
 -- Duplicates are one key; integers and enums are given as their values.
 SELECT dp_agg.set_public_keys('pk.patients', 'sex', ARRAY['f', 'm', 'f']);
 SELECT dp_agg.set_public_keys('pk.patients', 'clinic', ARRAY[0, 1, 2, 3, 4]);
@@ -152,6 +159,8 @@ WITH w AS (SELECT * FROM pk.patients) SELECT lower(region) AS key,
   (dp_count(1.0) + 500) / 1000 AS thousands FROM w GROUP BY 1;
 SELECT key, dp_count(1.0) FROM (SELECT lower(region) AS key FROM pk.patients) s GROUP BY key;
 \echo :LAST_ERROR_SQLSTATE
+-- A partition read by name is covered by its parent's declaration.
+SELECT region, (dp_count(1.0) + 250) / 500 AS five_hundreds FROM pk.by_sex_f GROUP BY region;
 -- A declared column beside one that is not: group selection, on declared
 -- values only (no group of atlantis, with 250 rows each).
 SELECT region, age / 45 AS half, (dp_count(1.0) + 250) / 500 AS five_hundreds

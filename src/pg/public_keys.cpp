@@ -5,6 +5,7 @@ extern "C" {
 #include "access/table.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_collation.h"
+#include "catalog/pg_inherits.h"
 #include "catalog/pg_namespace.h"
 #include "nodes/makefuncs.h"
 #include "parser/parsetree.h"
@@ -54,6 +55,44 @@ Datum DeclaredKeyText(Oid relation, const char* column) {
   return keys;
 }
 
+// The keys declared for column `column` of `relation` or, when it has none,
+// of its nearest ancestor (a partition or INHERITS child read by name holds
+// its ancestors' rows: the parent's declaration covers them), found by the
+// column's name.
+Datum InheritedKeyText(Oid relation, const char* column) {
+  const Datum own = DeclaredKeyText(relation, column);
+  if (own != 0) return own;
+  List* frontier = list_make1_oid(relation);
+  List* seen = NIL;
+  while (frontier != NIL) {
+    const Oid child = linitial_oid(frontier);
+    frontier = list_delete_first(frontier);
+    Relation inherits = table_open(InheritsRelationId, AccessShareLock);
+    ScanKeyData key;
+    ScanKeyInit(&key, Anum_pg_inherits_inhrelid, BTEqualStrategyNumber, F_OIDEQ,
+                ObjectIdGetDatum(child));
+    SysScanDesc scan =
+        systable_beginscan(inherits, InheritsRelidSeqnoIndexId, true, nullptr, 1, &key);
+    List* parents = NIL;
+    HeapTuple tuple;
+    while (HeapTupleIsValid(tuple = systable_getnext(scan)))
+      parents =
+          lappend_oid(parents, reinterpret_cast<Form_pg_inherits>(GETSTRUCT(tuple))->inhparent);
+    systable_endscan(scan);
+    table_close(inherits, AccessShareLock);
+    ListCell* cell;
+    foreach (cell, parents) {
+      const Oid parent = lfirst_oid(cell);
+      if (list_member_oid(seen, parent)) continue;
+      seen = lappend_oid(seen, parent);
+      const Datum keys = DeclaredKeyText(parent, column);
+      if (keys != 0) return keys;
+      frontier = lappend_oid(frontier, parent);
+    }
+  }
+  return 0;
+}
+
 bool SupportedKeyType(Oid type) {
   return type == TEXTOID || type == VARCHAROID || type == INT2OID || type == INT4OID ||
          type == INT8OID || type == BOOLOID || type == UUIDOID || type_is_enum(type);
@@ -63,7 +102,7 @@ bool SupportedKeyType(Oid type) {
 // type and collation; NIL when none are declared.
 List* DeclaredKeys(Oid relation, AttrNumber column) {
   const char* name = get_attname(relation, column, false);
-  const Datum text_keys = DeclaredKeyText(relation, name);
+  const Datum text_keys = InheritedKeyText(relation, name);
   if (text_keys == 0) return NIL;
   Oid type = InvalidOid;
   int32 typmod = -1;
@@ -149,7 +188,7 @@ bool ComputedFromDeclared(Query* query, Node* expression) {
     if (var->varlevelsup != 0 || var->varattno <= 0) continue;
     const RangeTblEntry* entry = rt_fetch(var->varno, query->rtable);
     if (entry->rtekind == RTE_RELATION) {
-      if (DeclaredKeyText(entry->relid, get_attname(entry->relid, var->varattno, false)) != 0)
+      if (InheritedKeyText(entry->relid, get_attname(entry->relid, var->varattno, false)) != 0)
         return true;
       continue;
     }
