@@ -159,6 +159,20 @@ WITH w AS (SELECT * FROM pk.patients) SELECT lower(region) AS key,
   (dp_count(1.0) + 500) / 1000 AS thousands FROM w GROUP BY 1;
 SELECT key, dp_count(1.0) FROM (SELECT lower(region) AS key FROM pk.patients) s GROUP BY key;
 \echo :LAST_ERROR_SQLSTATE
+-- A WITH query named in a subquery below the level that holds it
+-- (ctelevelsup > 0) passes the column on too: exactly the declared keys
+-- without selection, and atlantis never, not even through group selection.
+WITH w AS (SELECT * FROM pk.patients)
+SELECT region, (n + 500) / 1000 AS thousands
+FROM (SELECT region, dp_count(1.0) AS n FROM w GROUP BY region) s;
+WITH w AS (SELECT * FROM pk.patients)
+SELECT key, (n + 500) / 1000 AS thousands
+FROM (SELECT lower(region) AS key, dp_count(1.0) AS n FROM w GROUP BY 1) s;
+WITH w AS (SELECT lower(region) AS key FROM pk.patients)
+SELECT * FROM (SELECT key, dp_count(1.0) FROM w GROUP BY key) s;
+\echo :LAST_ERROR_SQLSTATE
+SELECT epsilon, delta FROM dp_agg.query_cost(
+  'WITH w AS (SELECT * FROM pk.patients) SELECT * FROM (SELECT region, dp_count(1.0) FROM w GROUP BY region) s');
 -- A partition read by name is covered by its parent's declaration.
 SELECT region, (dp_count(1.0) + 250) / 500 AS five_hundreds FROM pk.by_sex_f GROUP BY region;
 -- A declared column beside one that is not: group selection, on declared
@@ -251,13 +265,25 @@ RESET SESSION AUTHORIZATION;
 -- and removing the keys brings group selection back.
 -- ---------------------------------------------------------------------------
 SELECT region, dp_count(1.0) > 0 AS counted FROM pk.patients GROUP BY region ORDER BY region;
+-- A prepared statement (a generic plan: it has no parameters) is planned
+-- again when the key set changes (a relcache invalidation of the table).
+SET SESSION AUTHORIZATION regress_pk_analyst;
+PREPARE listing AS SELECT region, dp_count(1.0) > 250 AS counted FROM pk.patients
+GROUP BY region;
+EXECUTE listing;
+RESET SESSION AUTHORIZATION;
 SELECT dp_agg.unset_public_keys('pk.patients', 'region');
 -- (atlantis's 500 rows pass selection; every count is above 250 unless
 -- |noise| >= 250.)
 SET SESSION AUTHORIZATION regress_pk_analyst;
 SELECT region, dp_count(1.0) > 250 AS counted FROM pk.patients GROUP BY region;
+EXECUTE listing;
 RESET SESSION AUTHORIZATION;
 SELECT dp_agg.set_public_keys('pk.patients', 'region', ARRAY['north', 'south', 'east', 'west']);
+SET SESSION AUTHORIZATION regress_pk_analyst;
+EXECUTE listing;
+DEALLOCATE listing;
+RESET SESSION AUTHORIZATION;
 
 -- The planted fault: without the join to the key set, only the keys present
 -- in the data appear (west's absence would reveal that no row has it).

@@ -152,25 +152,29 @@ bool IsCitusTable(Oid relation) {
   return found;
 }
 
-// The table column that `var` (of `query`'s own range table) carries: the
-// column itself, or the column a subquery or WITH query in FROM passes
-// through unchanged, at any depth (so `FROM (SELECT * FROM t WHERE ...) s
-// GROUP BY s.region` is grouped by t.region). Returns the table's RTE and
-// sets *column; nullptr when the value is computed or not a table's.
-// The level that a FROM item of `query` (a subquery, or a WITH query of the
-// same level) reads rows from, when it passes rows through (no grouping,
-// set operation or set-returning function); nullptr otherwise.
-Query* PassThroughLevel(Query* query, const RangeTblEntry* entry) {
+// The level that a FROM item of `query` (a subquery, or a WITH query of
+// this level or of an enclosing one) reads rows from, when it passes rows
+// through (no grouping, set operation or set-returning function); nullptr
+// otherwise. `outer` lists the levels enclosing `query`, innermost first;
+// *inner_outer is set to those enclosing the returned level.
+Query* PassThroughLevel(Query* query, List* outer, const RangeTblEntry* entry, List** inner_outer) {
   Query* inner = nullptr;
   if (entry->rtekind == RTE_SUBQUERY) {
     inner = entry->subquery;
-  } else if (entry->rtekind == RTE_CTE && entry->ctelevelsup == 0) {
+    *inner_outer = lcons(query, list_copy(outer));
+  } else if (entry->rtekind == RTE_CTE) {
+    // A WITH query named in a subquery below its own level (ctelevelsup >
+    // 0) belongs to that enclosing level.
+    const auto up = static_cast<int>(entry->ctelevelsup);
+    if (up > list_length(outer)) return nullptr;
+    Query* owner = up == 0 ? query : static_cast<Query*>(list_nth(outer, up - 1));
     ListCell* cell;
-    foreach (cell, query->cteList) {
+    foreach (cell, owner->cteList) {
       auto* cte = static_cast<CommonTableExpr*>(lfirst(cell));
       if (strcmp(cte->ctename, entry->ctename) == 0 && !cte->cterecursive)
         inner = reinterpret_cast<Query*>(cte->ctequery);
     }
+    *inner_outer = up == 0 ? lcons(query, list_copy(outer)) : list_copy_tail(outer, up - 1);
   }
   if (inner == nullptr || inner->commandType != CMD_SELECT || inner->setOperations != nullptr ||
       inner->groupClause != NIL || inner->hasAggs || inner->hasTargetSRFs)
@@ -180,7 +184,7 @@ Query* PassThroughLevel(Query* query, const RangeTblEntry* entry) {
 
 // Whether `expression` of `query` computes its value from a column with
 // declared public keys, through subqueries in FROM at any depth.
-bool ComputedFromDeclared(Query* query, Node* expression) {
+bool ComputedFromDeclared(Query* query, List* outer, Node* expression) {
   check_stack_depth();
   ListCell* cell;
   foreach (cell, pull_var_clause(FlatCopy(query, expression), 0)) {
@@ -192,10 +196,11 @@ bool ComputedFromDeclared(Query* query, Node* expression) {
         return true;
       continue;
     }
-    Query* inner = PassThroughLevel(query, entry);
+    List* inner_outer = NIL;
+    Query* inner = PassThroughLevel(query, outer, entry, &inner_outer);
     if (inner != nullptr && var->varattno <= list_length(inner->targetList) &&
         ComputedFromDeclared(
-            inner,
+            inner, inner_outer,
             reinterpret_cast<Node*>(
                 static_cast<TargetEntry*>(list_nth(inner->targetList, var->varattno - 1))->expr)))
       return true;
@@ -203,7 +208,12 @@ bool ComputedFromDeclared(Query* query, Node* expression) {
   return false;
 }
 
-const RangeTblEntry* CarriedColumn(Query* query, const Var* var, AttrNumber* column) {
+// The table column that `var` (of `query`'s own range table) carries: the
+// column itself, or the column a subquery or WITH query in FROM passes
+// through unchanged, at any depth (so `FROM (SELECT * FROM t WHERE ...) s
+// GROUP BY s.region` is grouped by t.region). Returns the table's RTE and
+// sets *column; nullptr when the value is computed or not a table's.
+const RangeTblEntry* CarriedColumn(Query* query, List* outer, const Var* var, AttrNumber* column) {
   check_stack_depth();
   if (var->varlevelsup != 0 || var->varattno <= 0) return nullptr;
   const RangeTblEntry* entry = rt_fetch(var->varno, query->rtable);
@@ -211,14 +221,16 @@ const RangeTblEntry* CarriedColumn(Query* query, const Var* var, AttrNumber* col
     *column = var->varattno;
     return entry;
   }
-  Query* inner = PassThroughLevel(query, entry);
+  List* inner_outer = NIL;
+  Query* inner = PassThroughLevel(query, outer, entry, &inner_outer);
   if (inner == nullptr || var->varattno > list_length(inner->targetList)) return nullptr;
   auto* target = static_cast<TargetEntry*>(list_nth(inner->targetList, var->varattno - 1));
   Node* expression = FlatCopy(inner, target->expr);
-  if (IsA(expression, Var)) return CarriedColumn(inner, reinterpret_cast<Var*>(expression), column);
+  if (IsA(expression, Var))
+    return CarriedColumn(inner, inner_outer, reinterpret_cast<Var*>(expression), column);
   // A value computed below from a column with public keys: the rows with
   // other values cannot be told apart here.
-  if (ComputedFromDeclared(inner, expression))
+  if (ComputedFromDeclared(inner, inner_outer, expression))
     Refuse(ERRCODE_FEATURE_NOT_SUPPORTED,
            "a group key computed in a subquery from a column with public keys",
            "The column has declared public keys (dp_agg.public_keys): a group key computed from "
@@ -232,12 +244,12 @@ const RangeTblEntry* CarriedColumn(Query* query, const Var* var, AttrNumber* col
 // The declared keys of the column `var` reads, when it is a column of a
 // protected table of the level (directly or through subqueries in FROM);
 // NIL otherwise.
-List* KeysOfVar(Query* query, const Var* var, const Bitmapset* protected_items) {
+List* KeysOfVar(Query* query, List* outer, const Var* var, const Bitmapset* protected_items) {
   if (var->varlevelsup != 0 || var->varattno <= 0 ||
       !bms_is_member(static_cast<int>(var->varno), protected_items))
     return NIL;
   AttrNumber column = InvalidAttrNumber;
-  const RangeTblEntry* entry = CarriedColumn(query, var, &column);
+  const RangeTblEntry* entry = CarriedColumn(query, outer, var, &column);
   if (entry == nullptr) return NIL;
   List* keys = DeclaredKeys(entry->relid, column);
   if (keys != NIL && IsCitusTable(entry->relid))
@@ -484,7 +496,7 @@ bool ConstantColumnDistinct(const RangeTblEntry* entry, AttrNumber column) {
   return true;
 }
 
-PublicKeyPlan* PlanPublicKeys(Query* query, const Bitmapset* protected_items) {
+PublicKeyPlan* PlanPublicKeys(Query* query, List* outer, const Bitmapset* protected_items) {
   if (query->groupClause == NIL || protected_items == nullptr) return nullptr;
   auto* plan = static_cast<PublicKeyPlan*>(palloc0(sizeof(PublicKeyPlan)));
   plan->release_all = true;
@@ -496,7 +508,7 @@ PublicKeyPlan* PlanPublicKeys(Query* query, const Bitmapset* protected_items) {
     ListCell* var_cell;
     foreach (var_cell, pull_var_clause(expression, 0)) {
       auto* var = static_cast<Var*>(lfirst(var_cell));
-      List* keys = KeysOfVar(query, var, protected_items);
+      List* keys = KeysOfVar(query, outer, var, protected_items);
       if (keys == NIL) continue;
       if (!list_member(plan->filter_columns, var)) {
         plan->filter_columns = lappend(plan->filter_columns, var);

@@ -47,9 +47,12 @@ struct PublicKeyPlan {
 
 // For a restricted role's level that groups protected rows: reads the
 // declared key sets of the group keys' columns (items of `protected_items`
-// that are tables). Refuses (0A000, before any charge) a declared column of
-// a Citus-distributed table, and more than 100,000 key combinations.
-PublicKeyPlan* PlanPublicKeys(Query* query, const Bitmapset* protected_items);
+// that are tables, or subqueries and WITH queries passing a table's column
+// on; `outer` lists the levels enclosing `query`, innermost first, where the
+// WITH queries it names may be). Refuses (0A000, before any charge) a
+// declared column of a Citus-distributed table, and more than 100,000 key
+// combinations.
+PublicKeyPlan* PlanPublicKeys(Query* query, List* outer, const Bitmapset* protected_items);
 
 // Keys the analyst supplies (Tumult's KeySet, BigQuery's public groups):
 // `(VALUES ('north'), ('south')) k(region) LEFT JOIN t ON t.region =

@@ -611,8 +611,11 @@ bool JudgeLevel(Query* query, const Level* parent, Judgement* judgement) {
   // Declared public keys: rows outside them are filtered out first, where
   // the level reads the table (before the privacy-unit rewrite moves the
   // WHERE into its per-unit level).
+  List* outer = NIL;  // the enclosing levels, innermost first (their WITH queries)
+  for (const Level* up = level.parent; up != nullptr; up = up->parent)
+    outer = lappend(outer, up->query);
   const PublicKeyPlan* public_keys = restricted && IsAggregationLevel(query)
-                                         ? PlanPublicKeys(query, sources.protected_items)
+                                         ? PlanPublicKeys(query, outer, sources.protected_items)
                                          : nullptr;
   if (public_keys != nullptr)
     Require(judgement, PublicKeysRewrite(RewriteKind::kFilterToPublicKeys, query, public_keys));

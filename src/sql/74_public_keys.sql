@@ -16,6 +16,30 @@ CREATE TABLE dp_agg.public_key_set (
 );
 SELECT pg_catalog.pg_extension_config_dump('dp_agg.public_key_set', '');
 
+-- Cached plans (prepared statements, generic plans) read the key sets when
+-- they were planned: a change plans them again. The column's own dp_agg
+-- label is set again, unchanged, and the label hook invalidates the
+-- cached plans of the table and of its partitions and INHERITS children.
+CREATE FUNCTION dp_agg.replan_public_keys(target regclass, column_name name) RETURNS void
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  column_number int2;
+BEGIN
+  PERFORM dp_agg.require_admin('declare public keys');
+  SELECT a.attnum INTO column_number
+  FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
+  WHERE a.attrelid = target AND a.attname = replan_public_keys.column_name AND a.attnum > 0
+    AND NOT a.attisdropped AND c.relkind IN ('r', 'p', 'm', 'f');
+  IF NOT FOUND THEN
+    RETURN;  -- no table column: no plan reads its keys
+  END IF;
+  EXECUTE format('SECURITY LABEL FOR dp_agg ON COLUMN %s.%I IS %L', target,
+                 replan_public_keys.column_name,
+                 (SELECT l.label FROM pg_seclabel l
+                  WHERE l.objoid = target AND l.classoid = 'pg_class'::regclass
+                    AND l.objsubid = column_number AND l.provider = 'dp_agg'));
+END $$;
+
 CREATE FUNCTION dp_agg.set_public_keys(target regclass, column_name name, keys anyarray)
 RETURNS void LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
 AS $$
@@ -67,6 +91,7 @@ BEGIN
   INSERT INTO dp_agg.public_key_set AS s (relation, column_name, keys)
   VALUES (target, set_public_keys.column_name, stored)
   ON CONFLICT (relation, column_name) DO UPDATE SET keys = EXCLUDED.keys;
+  PERFORM dp_agg.replan_public_keys(target, set_public_keys.column_name);
 END $$;
 
 CREATE FUNCTION dp_agg.unset_public_keys(target regclass, column_name name) RETURNS void
@@ -75,6 +100,7 @@ BEGIN
   PERFORM dp_agg.require_admin('remove public keys');
   DELETE FROM dp_agg.public_key_set s
   WHERE s.relation = target AND s.column_name = unset_public_keys.column_name;
+  PERFORM dp_agg.replan_public_keys(target, unset_public_keys.column_name);
 END $$;
 
 CREATE VIEW dp_agg.public_keys AS
@@ -89,5 +115,7 @@ COMMENT ON FUNCTION dp_agg.set_public_keys(regclass, name, anyarray) IS
   'set_public_keys(table, column, keys): declares the public keys of a column, so that a restricted role''s GROUP BY on it releases exactly those keys, every one, without group selection (administrators)';
 COMMENT ON FUNCTION dp_agg.unset_public_keys(regclass, name) IS
   'unset_public_keys(table, column): removes the declared public keys of a column (administrators)';
+COMMENT ON FUNCTION dp_agg.replan_public_keys(regclass, name) IS
+  'replan_public_keys(table, column): plans cached under a changed key set are made again (set_public_keys and unset_public_keys call it; administrators)';
 COMMENT ON VIEW dp_agg.public_keys IS
   'Declared public key sets (dp_agg.set_public_keys): the keys a GROUP BY on the column releases';
