@@ -221,6 +221,16 @@ LEFT JOIN pk.patients p ON p.region = lower(k.r) GROUP BY k.r;
 SELECT k.r, dp_count(p.id, 1.0) FROM generate_series(1, 3) k(r)
 LEFT JOIN pk.patients p ON p.id = k.r GROUP BY k.r;
 \echo :LAST_ERROR_SQLSTATE
+-- More than 1,000 keys: refused with the limit named, before any charge
+-- (1,000 distinct keys are accepted).
+SELECT '{' || string_agg('k' || g, ',') || '}' AS keys_1001,
+       '{' || string_agg('k' || g, ',') FILTER (WHERE g <= 1000) || '}' AS keys_1000
+FROM generate_series(1, 1001) g \gset
+SELECT k.r, dp_count(p.id, 1.0) FROM unnest(:'keys_1001'::text[]) k(r)
+LEFT JOIN pk.patients p ON p.region = k.r GROUP BY k.r;
+\echo :LAST_ERROR_SQLSTATE
+SELECT count(*) AS keys FROM (SELECT k.r, dp_count(p.id, 1.0) FROM unnest(:'keys_1000'::text[]) k(r)
+  LEFT JOIN pk.patients p ON p.region = k.r GROUP BY k.r) s;
 
 -- ---------------------------------------------------------------------------
 -- The saving: no delta, no group selection.

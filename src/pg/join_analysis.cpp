@@ -217,6 +217,12 @@ void CheckPublicItemKinds(Query* query, const Bitmapset* public_items,
     if (lateral)
       Refuse(code, "LATERAL next to protected rows is not supported",
              "A LATERAL item runs once per row of the items before it.", kJoinHint);
+    if (entry->rtekind != RTE_RELATION && IsLongKeyList(entry))
+      Refuse(code, "a list of keys joined to protected rows has more than 1,000 rows",
+             "A VALUES list or unnest of constants LEFT JOINed to protected rows releases every "
+             "key it lists, up to 1,000 keys; nothing was charged.",
+             "List at most 1,000 keys per query, or ask an administrator to declare the keys "
+             "(dp_agg.set_public_keys, up to 100,000) and GROUP BY the column itself.");
     if (entry->rtekind != RTE_RELATION && !IsConstantKeyList(entry))
       Refuse(code,
              "protected rows are combined with a function, VALUES list, subquery or WITH "

@@ -408,6 +408,22 @@ const RangeTblEntry* ValuesBehindSubquery(const RangeTblEntry* entry, AttrNumber
   return values;
 }
 
+// The array of `unnest(<constant array>)` (one function, no ORDINALITY, a
+// one-dimensional array that folds to a constant); nullptr otherwise.
+ArrayType* UnnestedConstantArray(const RangeTblEntry* entry) {
+  if (entry->rtekind != RTE_FUNCTION || entry->funcordinality || list_length(entry->functions) != 1)
+    return nullptr;
+  const auto* function = static_cast<RangeTblFunction*>(linitial(entry->functions));
+  if (!IsA(function->funcexpr, FuncExpr)) return nullptr;
+  const auto* call = reinterpret_cast<FuncExpr*>(function->funcexpr);
+  if (call->funcid != F_UNNEST_ANYARRAY || list_length(call->args) != 1) return nullptr;
+  Node* argument =
+      eval_const_expressions(nullptr, static_cast<Node*>(copyObjectImpl(linitial(call->args))));
+  if (!IsA(argument, Const) || reinterpret_cast<Const*>(argument)->constisnull) return nullptr;
+  ArrayType* array = DatumGetArrayTypeP(reinterpret_cast<Const*>(argument)->constvalue);
+  return ARR_NDIM(array) > 1 ? nullptr : array;
+}
+
 List* ConstantColumn(const RangeTblEntry* entry, AttrNumber column) {
   List* values = NIL;
   if (entry->rtekind == RTE_SUBQUERY) {
@@ -427,19 +443,8 @@ List* ConstantColumn(const RangeTblEntry* entry, AttrNumber column) {
     }
     return values;
   }
-  // unnest(<constant array>): one function, no ORDINALITY, one column.
-  if (entry->rtekind != RTE_FUNCTION || entry->funcordinality ||
-      list_length(entry->functions) != 1 || column != 1)
-    return nullptr;
-  const auto* function = static_cast<RangeTblFunction*>(linitial(entry->functions));
-  if (!IsA(function->funcexpr, FuncExpr)) return nullptr;
-  const auto* call = reinterpret_cast<FuncExpr*>(function->funcexpr);
-  if (call->funcid != F_UNNEST_ANYARRAY || list_length(call->args) != 1) return nullptr;
-  Node* argument =
-      eval_const_expressions(nullptr, static_cast<Node*>(copyObjectImpl(linitial(call->args))));
-  if (!IsA(argument, Const) || reinterpret_cast<Const*>(argument)->constisnull) return nullptr;
-  ArrayType* array = DatumGetArrayTypeP(reinterpret_cast<Const*>(argument)->constvalue);
-  if (ARR_NDIM(array) > 1) return nullptr;
+  ArrayType* array = column == 1 ? UnnestedConstantArray(entry) : nullptr;
+  if (array == nullptr) return nullptr;
   const Oid element = ARR_ELEMTYPE(array);
   int16 length = 0;
   bool by_value = false;
@@ -469,6 +474,16 @@ bool IsConstantKeyList(const RangeTblEntry* entry) {
     return columns > 0;
   }
   return entry->rtekind == RTE_FUNCTION && ConstantColumn(entry, 1) != nullptr;
+}
+
+bool IsLongKeyList(const RangeTblEntry* entry) {
+  if (entry->lateral) return false;
+  AttrNumber column = 1;
+  if (entry->rtekind == RTE_SUBQUERY) entry = ValuesBehindSubquery(entry, &column);
+  if (entry == nullptr) return false;
+  if (entry->rtekind == RTE_VALUES) return list_length(entry->values_lists) > kMaxConstantKeyRows;
+  ArrayType* array = UnnestedConstantArray(entry);
+  return array != nullptr && ArrayGetNItems(ARR_NDIM(array), ARR_DIMS(array)) > kMaxConstantKeyRows;
 }
 
 Oid ConstantKeyColumnType(const RangeTblEntry* entry, AttrNumber column) {

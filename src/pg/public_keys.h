@@ -62,6 +62,9 @@ PublicKeyPlan* PlanPublicKeys(Query* query, List* outer, const Bitmapset* protec
 // as a public item (join_analysis.cpp), pinned to at most one row per protected row when its join
 // column's values are distinct (ConstantColumnDistinct). At most kMaxConstantKeyRows rows.
 bool IsConstantKeyList(const RangeTblEntry* entry);
+// Whether the item is a VALUES list or an unnest of a constant array with
+// more rows than such a list may have (the refusal then says so).
+bool IsLongKeyList(const RangeTblEntry* entry);
 // Whether column `column` of such an item holds pairwise distinct, non-NULL
 // values under `type`'s default btree equality (deterministic collations all
 // agree on it: byte equality for text).
