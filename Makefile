@@ -27,11 +27,14 @@ DATA_built = dp_agg--$(EXTVERSION).sql
 DATA = sql/dp_agg--0.1.0.sql sql/dp_agg--0.1.0--0.2.0.sql
 
 CORE_SOURCES = $(sort $(wildcard src/core/*.cpp))
-PG_SOURCES = $(sort $(wildcard src/pg/*.cpp))
-OBJS = $(CORE_SOURCES:.cpp=.o) $(PG_SOURCES:.cpp=.o) src/pg/citus_plan.o
+PG_SOURCES = $(sort $(wildcard src/pg/*.cpp src/pg/citus/*.cpp))
+OBJS = $(CORE_SOURCES:.cpp=.o) $(PG_SOURCES:.cpp=.o) src/pg/citus/peer_certificate.o
 
-# pg_regress suites (sql/NAME.sql against expected/NAME.out)
-REGRESS = setup privileges errors count sum avg properties parallel rewinds session_channels work_bounds budget restored_budgets gaussian quantile select restricted restricted_holes owned_sequences breaches crash_findings units plain_aggregates surface drop_guard review_findings review_findings2 review_findings3 support_guard review_surface review_accountant review_accountant2 bi_constructs release_cache ledger_integrity spend_monitoring public_keys
+# pg_regress suites: every sql/NAME.sql (against expected/NAME.out) except the
+# frozen install and upgrade scripts (sql/dp_agg--*.sql), in name order after
+# setup. Each suite creates what it needs and removes it, so the order does not
+# matter; a new suite is a new file, never an edit here.
+REGRESS = setup $(filter-out setup dp_agg--%,$(sort $(basename $(notdir $(wildcard sql/*.sql)))))
 REGRESS_OPTS = --load-extension=dp_agg
 
 PG_CXXFLAGS = -std=c++17 -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -Wno-register
@@ -51,7 +54,7 @@ endif
 
 # pg_regress drops its database before it creates it again, but a database
 # that holds a dp_agg ledger is dropped only with a superuser's confirmation
-# in the same session (README "Removing dp_agg"), which pg_regress cannot
+# in the same session (docs/administrator_guide.md "Removing dp_agg"), which pg_regress cannot
 # give: drop it here first (not with --use-existing, which keeps it).
 installcheck: regress-database-dropped
 .PHONY: regress-database-dropped
@@ -112,7 +115,8 @@ upstream-regress: build
 
 # Formatting and static checks (test/lint/lint.sh); installs nothing.
 lint:
-	LINT_CXX='$(CXX)' LINT_CXXFLAGS='$(CPPFLAGS) $(CXXFLAGS) $(PG_CXXFLAGS)' bash test/lint/lint.sh
+	LINT_CXX='$(CXX)' LINT_CXXFLAGS='$(CPPFLAGS) $(CXXFLAGS) $(PG_CXXFLAGS)' \
+	  LINT_CC='$(CC)' LINT_CFLAGS='$(CPPFLAGS) $(CFLAGS)' bash test/lint/lint.sh
 
 # Reformat every C/C++ source with .clang-format (then lint checks them all).
 format:

@@ -338,7 +338,7 @@ RESET SESSION AUTHORIZATION;
 REVOKE SELECT ON visits FROM dp_budget_renamed;
 DROP ROLE dp_budget_renamed;
 
--- 20. zCDP budgets (README "Privacy budgets"): the issue's target. A role
+-- 20. zCDP budgets (docs/administrator_guide.md "Privacy budgets"): the issue's target. A role
 -- that must be (1, 1e-6)-DP gets the rho of that guarantee; 100 Gaussian
 -- counts, each at the epsilon whose rho is a hundredth of it, are all
 -- admitted (their epsilons add up to about 11: an (epsilon, delta) budget
@@ -417,7 +417,7 @@ FROM dp_agg.budgets;
 RESET SESSION AUTHORIZATION;
 -- To a zCDP budget of rho 0.2: everything spent so far counts in rho, and
 -- as the role has spent, its (epsilon, delta) certificate keeps binding
--- with its totals (README "Switching kinds"): a charge must fit both.
+-- with its totals (docs/administrator_guide.md "Switching kinds"): a charge must fit both.
 SELECT dp_agg.set_budget_zcdp('dp_budget_switch', 0.2);
 SET SESSION AUTHORIZATION dp_budget_switch;
 SELECT budget_kind, binding_certificates, epsilon_total, delta_total, rho_total,

@@ -85,9 +85,40 @@ SET ROLE dp_agg_regress_analyst;
 SECURITY LABEL FOR dp_agg ON DATABASE regress_dp_agg_ledger_db IS NULL;
 DROP DATABASE regress_dp_agg_ledger_db;
 RESET ROLE;
+-- A superuser removes it only with the confirmation that DROP DATABASE
+-- needs: without it, removing the label then dropping went through
+-- unconfirmed (review 28).
+SECURITY LABEL FOR dp_agg ON DATABASE regress_dp_agg_ledger_db IS NULL;
+\echo :LAST_ERROR_SQLSTATE
+DROP DATABASE regress_dp_agg_ledger_db;
+\echo :LAST_ERROR_SQLSTATE
 -- Confirmed by a superuser in the session: dropped.
 SET dp_agg.allow_drop_extension = on;
 DROP DATABASE regress_dp_agg_ledger_copy;
 DROP DATABASE regress_dp_agg_ledger_db;
 RESET dp_agg.allow_drop_extension;
 SELECT count(*) AS left_over FROM pg_database WHERE datname LIKE 'regress_dp_agg_%';
+
+\set VERBOSITY terse
+-- ---------------------------------------------------------------------------
+-- DROP EXTENSION IF EXISTS dp_agg where dp_agg is not installed is a NOTICE,
+-- not the guard's refusal: the idempotent statement of migration scripts and
+-- of `pg_restore --clean --if-exists` into a database without dp_agg works,
+-- as there is no ledger to lose.
+-- Found by: the issue-17 privacy review (the guard refused a statement naming
+-- dp_agg even where it was not installed, "would delete every privacy budget").
+-- Shown in this database after a confirmed drop (rolled back).
+-- ---------------------------------------------------------------------------
+BEGIN;
+SET LOCAL dp_agg.allow_drop_extension = on;
+SET LOCAL client_min_messages = warning;
+DROP EXTENSION dp_agg CASCADE;
+RESET dp_agg.allow_drop_extension;
+SET LOCAL client_min_messages = notice;
+SELECT count(*) AS installed FROM pg_extension WHERE extname = 'dp_agg';
+-- Nothing to drop: a NOTICE, not the guard's refusal.
+DROP EXTENSION IF EXISTS dp_agg;
+SELECT 'continues' AS transaction_state;
+ROLLBACK;
+SELECT count(*) AS installed FROM pg_extension WHERE extname = 'dp_agg';
+\set VERBOSITY default

@@ -12,6 +12,11 @@ SET client_min_messages = warning;
 DROP ROLE IF EXISTS regress_ledger_analyst;
 DROP ROLE IF EXISTS regress_ledger_other;
 DROP ROLE IF EXISTS regress_ledger_nobudget;
+DROP SCHEMA IF EXISTS ledger_hijack CASCADE;
+DROP ROLE IF EXISTS regress_ledger_admin;
+DROP ROLE IF EXISTS regress_ledger_admins;
+DROP ROLE IF EXISTS regress_ledger_tampered;
+DROP ROLE IF EXISTS regress_ledger_forged;
 DROP SCHEMA IF EXISTS ledger_integrity CASCADE;
 RESET client_min_messages;
 CREATE ROLE regress_ledger_analyst;
@@ -271,6 +276,139 @@ SELECT ok FROM dp_agg.verify_ledger();
 SELECT count(*) AS analyst_reads_head FROM dp_agg.ledger_head;
 \echo :LAST_ERROR_SQLSTATE
 RESET SESSION AUTHORIZATION;
+
+-- 10. Code that runs as superuser never resolves names through a search_path
+-- someone else chose (review 28). a) The deferred chaining trigger runs at
+-- commit as the extension's owner, outside the administrative function: a
+-- non-superuser administrator's own `=` first on the search_path used to run
+-- there as superuser. b) The ledger writer runs as the bootstrap superuser
+-- with the database's settings, which its owner sets: a search_path of the
+-- owner's schema made the writer's statements use the owner's `text`
+-- domain, whose check ran as superuser. Both record who ran them in
+-- ledger_hijack.calls: nothing may be recorded.
+CREATE ROLE regress_ledger_admins;
+CREATE ROLE regress_ledger_admin IN ROLE regress_ledger_admins;
+CREATE SCHEMA ledger_hijack AUTHORIZATION regress_ledger_admin;
+GRANT USAGE ON SCHEMA ledger_hijack TO PUBLIC;
+SET SESSION AUTHORIZATION regress_ledger_admin;
+CREATE TABLE ledger_hijack.calls (what text, superuser boolean);
+GRANT INSERT ON ledger_hijack.calls TO PUBLIC;
+CREATE FUNCTION ledger_hijack.eq(bigint, bigint) RETURNS boolean LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO ledger_hijack.calls
+  SELECT 'operator', rolsuper FROM pg_catalog.pg_roles WHERE rolname = current_user;
+  RETURN $1 OPERATOR(pg_catalog.=) $2;
+END $$;
+CREATE OPERATOR ledger_hijack.= (LEFTARG = bigint, RIGHTARG = bigint,
+                                 FUNCTION = ledger_hijack.eq);
+CREATE FUNCTION ledger_hijack.fine(pg_catalog.text) RETURNS boolean LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO ledger_hijack.calls
+  SELECT 'domain', rolsuper FROM pg_catalog.pg_roles WHERE rolname = current_user;
+  RETURN true;
+END $$;
+CREATE DOMAIN ledger_hijack.text AS pg_catalog.text CHECK (ledger_hijack.fine(VALUE));
+RESET SESSION AUTHORIZATION;
+-- a) The administrator commits a budget change with their schema first.
+SET dp_agg.admin_role = 'regress_ledger_admins';
+SET SESSION AUTHORIZATION regress_ledger_admin;
+SET search_path = ledger_hijack, pg_catalog;
+SELECT dp_agg.add_budget('regress_ledger_other', 0.5);
+RESET search_path;
+RESET SESSION AUTHORIZATION;
+RESET dp_agg.admin_role;
+SELECT count(*) AS unchained FROM dp_agg.ledger_entry WHERE seq IS NULL;
+-- b) The database's search_path starts with the owner's schema; the next
+-- writer of this database (once the current one has exited) charges.
+SELECT format('ALTER DATABASE %I SET search_path = ledger_hijack, pg_catalog',
+              current_database()) \gexec
+DO $$
+BEGIN
+  FOR i IN 1..300 LOOP
+    EXIT WHEN NOT EXISTS (SELECT 1 FROM pg_stat_activity
+                          WHERE backend_type = 'dp_agg ledger writer'
+                            AND datname = current_database());
+    PERFORM pg_sleep(0.1);
+  END LOOP;
+END $$;
+SET SESSION AUTHORIZATION regress_ledger_analyst;
+SELECT dp_count(x, 0.0625) IS NOT NULL AS answered FROM ledger_integrity.t;
+RESET SESSION AUTHORIZATION;
+SELECT format('ALTER DATABASE %I RESET search_path', current_database()) \gexec
+SELECT what, superuser, count(*) FROM ledger_hijack.calls GROUP BY 1, 2 ORDER BY 1, 2;
+SELECT rolsuper FROM pg_roles WHERE rolname = 'regress_ledger_admin';
+-- The class: every SECURITY DEFINER function of dp_agg pins its search_path.
+SELECT p.oid::regprocedure AS definer_without_search_path
+FROM pg_proc p
+JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e'
+JOIN pg_extension x ON x.oid = d.refobjid AND x.extname = 'dp_agg'
+WHERE p.prosecdef
+  AND NOT EXISTS (SELECT 1 FROM unnest(p.proconfig) c WHERE c LIKE 'search\_path=%');
+SET client_min_messages = warning;
+DROP SCHEMA ledger_hijack CASCADE;
+RESET client_min_messages;
+DROP ROLE regress_ledger_admin, regress_ledger_admins;
+
+-- 11. A budget changed outside dp_agg's functions stays reported (review
+-- 28): its next charge or administrative change used to record the changed
+-- row as the budget's new state, after which verify_ledger said ok (its
+-- spent amounts still matched the charges). Now the change is refused
+-- (ZP006), nothing is charged or recorded, and the way out is one the
+-- ledger records. Same for a budget created outside them.
+CREATE ROLE regress_ledger_tampered;
+CREATE ROLE regress_ledger_forged;
+GRANT USAGE ON SCHEMA ledger_integrity TO regress_ledger_tampered, regress_ledger_forged;
+GRANT SELECT ON ledger_integrity.t TO regress_ledger_tampered, regress_ledger_forged;
+SELECT dp_agg.set_budget('regress_ledger_tampered', 1);
+UPDATE dp_agg.role_budget SET epsilon_total = 1000
+WHERE role_oid = 'regress_ledger_tampered'::regrole;
+INSERT INTO dp_agg.role_budget (role_oid, role_name, epsilon_total)
+VALUES ('regress_ledger_forged'::regrole, 'regress_ledger_forged', 1000);
+SELECT count(*) AS entries_before FROM dp_agg.ledger_entry \gset
+SET SESSION AUTHORIZATION regress_ledger_tampered;
+SELECT dp_count(x, 0.5) IS NOT NULL AS answered FROM ledger_integrity.t;
+RESET SESSION AUTHORIZATION;
+SET SESSION AUTHORIZATION regress_ledger_forged;
+SELECT dp_count(x, 0.5) IS NOT NULL AS answered FROM ledger_integrity.t;
+RESET SESSION AUTHORIZATION;
+SELECT dp_agg.add_budget('regress_ledger_tampered', 1);
+\echo :LAST_ERROR_SQLSTATE
+SELECT dp_agg.reset_spent('regress_ledger_forged');
+\echo :LAST_ERROR_SQLSTATE
+SELECT count(*) - :entries_before AS recorded,
+       (SELECT epsilon_spent FROM dp_agg.role_budget
+        WHERE role_oid = 'regress_ledger_tampered'::regrole) AS tampered_spent
+FROM dp_agg.ledger_entry;
+SELECT * FROM ledger_integrity.report();
+-- Revoked (recorded), they can be set again through dp_agg.
+SELECT dp_agg.revoke_budget('regress_ledger_tampered');
+SELECT dp_agg.revoke_budget('regress_ledger_forged');
+SELECT ok, problems FROM dp_agg.verify_ledger();
+DROP OWNED BY regress_ledger_tampered, regress_ledger_forged;
+DROP ROLE regress_ledger_tampered, regress_ledger_forged;
+
+-- 12. A charge appended with a negative amount, the budget's spending
+-- lowered to match, gives budget back: reported (review 28).
+BEGIN;
+UPDATE dp_agg.role_budget SET epsilon_spent = epsilon_spent - 0.5
+WHERE role_oid = 'regress_ledger_analyst'::regrole;
+SELECT dp_agg.append_ledger_entry('charge', b.role_oid, b.role_name, b.role_name, NULL, -0.5, 0,
+                                  0, 0, b, true)
+FROM dp_agg.role_budget b WHERE b.role_oid = 'regress_ledger_analyst'::regrole;
+SELECT * FROM ledger_integrity.report();
+ROLLBACK;
+
+-- 13. The chain's trigger functions called as plain functions: PostgreSQL's
+-- trigger-protocol error (39P01), never an internal error (found by the crash
+-- fuzzer's all-functions pass).
+SELECT dp_agg.guard_ledger_entry();
+\echo :LAST_ERROR_SQLSTATE
+SELECT dp_agg.guard_ledger_head();
+\echo :LAST_ERROR_SQLSTATE
+SELECT dp_agg.chain_deferred_entry();
+\echo :LAST_ERROR_SQLSTATE
+SELECT dp_agg.guard_budget_record();
+\echo :LAST_ERROR_SQLSTATE
 
 -- The ledger the next suites find is the honest one.
 SELECT ok FROM dp_agg.verify_ledger();

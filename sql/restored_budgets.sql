@@ -32,13 +32,14 @@ VALUES ('regress_dp_restore_alice', 10, 3.3, 0.0001, 0, 'regress_dp_restore_zed'
        ('regress_dp_restore_carol', 2, 0.5, 0, 0, 1000001, 42, '2024-01-01'),
        ('regress_dp_restore_carol', 4, 0.25, 0, 0, 1000002, 42, '2025-01-01'),
        ('regress_dp_restore_nobody', 1, 1, 0, 0, 1000003, 42, '2025-01-01');
--- (A restored ledger row arrives chained, with its hash: here it is appended
--- to this database's chain as one, with the other cluster's identifier.)
-SELECT dp_agg.append_ledger_entry('charge', 'regress_dp_restore_zed'::regrole,
-         'regress_dp_restore_alice', 'regress_dp_restore_alice', NULL, 3.3, 0, NULL, NULL, b,
-         true, NULL, NULL, 'SELECT alice''s secret question', 42)
-FROM dp_agg.role_budget b
-WHERE b.role_oid = 'regress_dp_restore_zed'::regrole AND b.system_identifier = 42;
+-- (Restored ledger rows arrive chained, with their hashes: here each
+-- budget's charge is appended to this database's chain as one, with the
+-- other cluster's identifier, recording the budget after it.)
+SELECT count(dp_agg.append_ledger_entry('charge', b.role_oid, b.role_name, b.role_name, NULL,
+         b.epsilon_spent, b.delta_spent, 0, 0, b, true, NULL, NULL,
+         'SELECT ' || b.role_name || '''s secret question', 42)) AS restored_charges
+FROM (SELECT * FROM dp_agg.role_budget WHERE system_identifier = 42
+      ORDER BY role_oid) b;
 SELECT role, epsilon_spent, orphaned, role_dropped FROM dp_agg.budgets
 WHERE role LIKE 'regress_dp_restore%' ORDER BY role, epsilon_spent;
 
@@ -112,12 +113,50 @@ SET SESSION AUTHORIZATION regress_dp_restore_zed;
 SELECT kind, epsilon FROM dp_agg.ledger ORDER BY id;
 RESET SESSION AUTHORIZATION;
 
--- Clean up: the budgets of this cluster through dp_agg (the ledger records
--- their removal, and stays verifiable); the orphaned rows, which no ledger
--- row names, go with their names.
+-- 8. Review 28: a restored budget is re-attached only as its own ledger rows
+-- recorded it. Changed before its re-attachment (here: its spending set
+-- back), it is refused (ZP004), and verify_ledger says what differs.
+BEGIN;
+UPDATE dp_agg.role_budget SET epsilon_spent = 0
+WHERE role_oid = 1000001 AND system_identifier = 42;
+SELECT ok, cardinality(problems) AS problems FROM dp_agg.verify_ledger();
+SELECT role, reattached, outcome FROM dp_agg.reattach_budgets() WHERE previous_role_oid = 1000001;
+SELECT dp_agg.reattach_budget('regress_dp_restore_dave', 1000001, 42);
+\echo :LAST_ERROR_SQLSTATE
+ROLLBACK;
+-- A re-attachment recorded with amounts its budget's ledger rows do not
+-- charge (as before this check: the row changed, then re-attached) is
+-- reported by verify_ledger, whatever the budget looks like now.
+BEGIN;
+UPDATE dp_agg.role_budget
+   SET role_oid = 'regress_dp_restore_dave'::regrole, system_identifier = dp_agg.system_identifier(),
+       role_name = 'regress_dp_restore_dave', reattached_from = '{1000001@42}',
+       epsilon_spent = 0
+ WHERE role_oid = 1000001 AND system_identifier = 42;
+SELECT dp_agg.append_ledger_entry('reattach_budget', b.role_oid, b.role_name, 'postgres', NULL,
+         0, 0, 0, 0, b, true, NULL, NULL,
+         're-attached the budget restored from role regress_dp_restore_carol (OID 1000001 in the cluster with system identifier 42): epsilon_delta budget, epsilon 0 of 2 and delta 0 of 0 spent')
+FROM dp_agg.role_budget b WHERE b.role_oid = 'regress_dp_restore_dave'::regrole;
+SELECT ok, regexp_replace(array_to_string(problems, '; '), 'entry [0-9]+', 'entry N', 'g') AS problems
+FROM dp_agg.verify_ledger();
+ROLLBACK;
+-- A restored budget removed while it waits for its re-attachment (no
+-- trigger refuses it) is reported: its ledger rows say it exists.
+BEGIN;
+DELETE FROM dp_agg.role_budget WHERE role_oid = 1000001 AND system_identifier = 42;
+SELECT ok, regexp_replace(array_to_string(problems, '; '), 'entry [0-9]+', 'entry N', 'g') AS problems
+FROM dp_agg.verify_ledger();
+ROLLBACK;
+
+-- Clean up through dp_agg, so that the ledger records every removal and
+-- stays verifiable: the restored budgets left are re-attached to dave and
+-- revoked with the budgets of this cluster.
+SELECT dp_agg.reattach_budget('regress_dp_restore_dave', 1000001, 42);
+SELECT dp_agg.revoke_budget('regress_dp_restore_dave');
+SELECT dp_agg.reattach_budget('regress_dp_restore_dave', 1000003, 42);
 SELECT dp_agg.revoke_budget(b.role_oid::regrole) FROM dp_agg.role_budget b
 WHERE b.role_name LIKE 'regress_dp_restore%' AND b.system_identifier = dp_agg.system_identifier();
-DELETE FROM dp_agg.role_budget WHERE role_name LIKE 'regress_dp_restore%';
+SELECT count(*) AS left_over FROM dp_agg.role_budget WHERE role_name LIKE 'regress_dp_restore%';
 SELECT ok, problems FROM dp_agg.verify_ledger();
 DROP TABLE restore_t;
 DROP ROLE regress_dp_restore_alice, regress_dp_restore_zed, regress_dp_restore_carol,

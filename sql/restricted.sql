@@ -465,7 +465,7 @@ CREATE TEMP TABLE answers AS SELECT region, dp_count(id, 1.0) AS n FROM s.t GROU
 SELECT region FROM answers ORDER BY 1;
 RESET dp_agg.group_selection_delta;
 RESET SESSION AUTHORIZATION;
--- W8. Group selection under a zCDP budget (README "Privacy budgets"): it is
+-- W8. Group selection under a zCDP budget (docs/administrator_guide.md "Privacy budgets"): it is
 -- delta-approximately (epsilon^2 / 2)-zCDP, so a zCDP budget with a delta
 -- total pays for it: dp_count(id, 1.0) costs rho 1/2, selection at epsilon 1
 -- another 1/2 and its delta 1e-10. With a delta total of 0 it is refused

@@ -28,3 +28,13 @@ DROP ROLE IF EXISTS dp_agg_regress_analyst;
 RESET client_min_messages;
 CREATE ROLE dp_agg_regress_analyst;
 GRANT SELECT ON numbers, empty_table TO dp_agg_regress_analyst;
+
+-- 300 groups of 3 rows (v = 1, 2, 3), for answers that must stay within the
+-- bounds (avg, quantile).
+CREATE TABLE three_rows AS SELECT g, v FROM generate_series(1, 300) g, generate_series(1, 3) v;
+
+-- 200,000 rows, large enough for parallel plans (parallel, quantile).
+CREATE TABLE big AS
+SELECT g AS x, ((g % 1000) / 1000.0)::float8 AS f, (g % 1000 / 1000.0)::numeric AS n, g % 4 AS grp
+FROM generate_series(1, 200000) g;
+ANALYZE big;

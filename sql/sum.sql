@@ -101,7 +101,7 @@ BEGIN
   EXECUTE format('SELECT array_agg(s ORDER BY id) FROM (SELECT id, dp_sum(n::float8, -%1$s::float8, %1$s::float8, 524288) s
                   FROM numeric_edges GROUP BY id) q', bound) INTO double_sums;
   -- numeric answers are rounded to the decimal places their noise leaves
-  -- meaningful (README "Secure noise"): each must be the double answer
+  -- meaningful (docs/privacy_guarantees.md "Secure noise"): each must be the double answer
   -- rounded to its scale (within half its last place, plus the shortest
   -- decimal's error of the double). This no longer sees the last bit of a
   -- double near the bound through the numeric output.

@@ -442,3 +442,201 @@ DROP SCHEMA units CASCADE;
 DROP OWNED BY regress_unit_analyst, regress_unit_outsider;
 DROP ROLE regress_unit_analyst;
 DROP ROLE regress_unit_outsider;
+
+-- ===========================================================================
+-- Privacy units of partitions and inheritance children.
+-- Found by: the second privacy review.
+-- ===========================================================================
+\set VERBOSITY terse
+
+SET client_min_messages = warning;
+DROP SCHEMA IF EXISTS unit_parts CASCADE;
+DROP ROLE IF EXISTS regress_unit_parts_analyst;
+RESET client_min_messages;
+CREATE SCHEMA unit_parts;
+CREATE ROLE regress_unit_parts_analyst LOGIN;
+SELECT dp_agg.restrict_role('regress_unit_parts_analyst');
+GRANT USAGE ON SCHEMA unit_parts TO regress_unit_parts_analyst;
+SELECT dp_agg.set_budget('regress_unit_parts_analyst', 1000, 0.001);
+
+-- ---------------------------------------------------------------------------
+-- The privacy unit of a partitioned or inherited table is read
+-- from the queried relation only (PrivacyUnitColumn, restriction.cpp), while
+-- protection is inherited (IsProtectedRelation walks the partition ancestors,
+-- PropagateProtection labels INHERITS children). A restricted role that
+-- names a partition or child directly gets row-level semantics: one unit
+-- with 500 rows counts 500 times.
+-- Patient 7 has 503 rows in partition part_low (and 500 in child
+-- inh_child): at unit level the count of patient 7 is 1 + Z, and |Z| < 25
+-- at epsilon 1 fails with probability 2 e^-25 / (1 + e^-1) < 1e-10.
+-- ---------------------------------------------------------------------------
+CREATE TABLE unit_parts.part (patient_id int, cost int NOT NULL) PARTITION BY RANGE (patient_id);
+CREATE TABLE unit_parts.part_low PARTITION OF unit_parts.part FOR VALUES FROM (0) TO (500);
+CREATE TABLE unit_parts.part_high PARTITION OF unit_parts.part FOR VALUES FROM (500) TO (2000);
+INSERT INTO unit_parts.part SELECT g % 1000, 1 FROM generate_series(1, 3000) g;
+INSERT INTO unit_parts.part SELECT 7, 1 FROM generate_series(1, 500);
+SELECT dp_agg.protect_table('unit_parts.part');
+SELECT dp_agg.set_privacy_unit('unit_parts.part', 'patient_id');
+CREATE TABLE unit_parts.inh_parent (patient_id int, cost int NOT NULL);
+SELECT dp_agg.protect_table('unit_parts.inh_parent');
+SELECT dp_agg.set_privacy_unit('unit_parts.inh_parent', 'patient_id');
+CREATE TABLE unit_parts.inh_child () INHERITS (unit_parts.inh_parent);
+INSERT INTO unit_parts.inh_child SELECT 7, 1 FROM generate_series(1, 500);
+SET SESSION AUTHORIZATION regress_unit_parts_analyst;
+-- Through the parent the unit holds (control).
+SELECT abs(dp_count(1, 1.0) - 1) < 25 AS one_unit_via_parent
+FROM unit_parts.part WHERE patient_id = 7;
+-- The partition itself: must be unit level too (or refused).
+SELECT abs(dp_count(1, 1.0) - 1) < 25 AS one_unit_via_partition
+FROM unit_parts.part_low WHERE patient_id = 7;
+SELECT abs(dp_count(1, 1.0) - 1) < 25 AS one_unit_via_inheritance_child
+FROM unit_parts.inh_child WHERE patient_id = 7;
+RESET SESSION AUTHORIZATION;
+
+SET client_min_messages = warning;
+DROP SCHEMA unit_parts CASCADE;
+DROP OWNED BY regress_unit_parts_analyst;
+DROP ROLE regress_unit_parts_analyst;
+RESET client_min_messages;
+
+-- ===========================================================================
+-- Unit-level answers over grouped subqueries, per-call limits under the unit
+-- rewrite, units whose totals are NULL.
+-- ===========================================================================
+
+SET client_min_messages = warning;
+DROP SCHEMA IF EXISTS unit_levels CASCADE;
+DROP ROLE IF EXISTS regress_unit_levels_analyst;
+DROP ROLE IF EXISTS regress_unit_levels_reader;
+RESET client_min_messages;
+CREATE SCHEMA unit_levels;
+CREATE ROLE regress_unit_levels_analyst LOGIN;
+CREATE ROLE regress_unit_levels_reader LOGIN;
+SELECT dp_agg.restrict_role('regress_unit_levels_analyst');
+GRANT USAGE ON SCHEMA unit_levels TO regress_unit_levels_analyst, regress_unit_levels_reader;
+SELECT dp_agg.set_budget('regress_unit_levels_analyst', 100000, 0.1);
+SELECT dp_agg.set_budget('regress_unit_levels_reader', 1000, 0.001);
+
+-- How a statement ends: 'ok', or the SQLSTATE of its error. An analyst sees
+-- exactly this (and more), so two neighbouring databases must give the same.
+CREATE FUNCTION unit_levels.outcome(statement text) RETURNS text
+LANGUAGE plpgsql AS $$
+BEGIN
+  EXECUTE statement;
+  RETURN 'ok';
+EXCEPTION WHEN OTHERS THEN
+  RETURN SQLSTATE;
+END $$;
+-- The first value of a statement's first row as float8, or NULL if it is
+-- refused (any error).
+CREATE FUNCTION unit_levels.answer(statement text) RETURNS float8
+LANGUAGE plpgsql AS $$
+DECLARE result float8;
+BEGIN
+  EXECUTE statement INTO result;
+  RETURN result;
+EXCEPTION WHEN OTHERS THEN
+  RETURN NULL;
+END $$;
+GRANT EXECUTE ON FUNCTION unit_levels.outcome(text), unit_levels.answer(text)
+  TO regress_unit_levels_analyst, regress_unit_levels_reader;
+
+-- 200 patients with one visit each; patient 5 exists, patient 5000 does not.
+CREATE TABLE unit_levels.visits (patient_id int, diagnosis text NOT NULL, cost int NOT NULL);
+INSERT INTO unit_levels.visits
+  SELECT g, CASE WHEN g % 2 = 0 THEN 'flu' ELSE 'cold' END, 10 FROM generate_series(1, 200) g;
+SELECT dp_agg.set_privacy_unit('unit_levels.visits', 'patient_id');
+SELECT dp_agg.protect_table('unit_levels.visits');
+-- One patient (0) with 500 visits, each with a different code; an
+-- unprotected unit table that regress_unit_levels_reader may read.
+CREATE TABLE unit_levels.codes (patient_id int, code int NOT NULL);
+INSERT INTO unit_levels.codes SELECT 0, g FROM generate_series(1, 500) g;
+SELECT dp_agg.set_privacy_unit('unit_levels.codes', 'patient_id');
+GRANT SELECT ON unit_levels.codes TO regress_unit_levels_reader;
+
+-- ---------------------------------------------------------------------------
+-- An unrestricted role's private aggregate over a
+-- GROUP BY subquery of a unit table is answered at row level: the subquery
+-- is an aggregation level without private aggregates, so JudgePrivacyUnits
+-- neither rewrites it nor records it in unit_row_levels, and the outer level
+-- does not see the unit table at all (the executor accepts grouping without
+-- aggregates, and aggregates under a hand-written dp_agg.unit_group_sample
+-- partitioned by anything). Patient 0 alone then counts 500 times. At unit
+-- level the answer is within noise of 1 (or of 0, the database without
+-- patient 0); |Z| >= 25 at epsilon 1 has probability
+-- 2 e^-25 / (1 + e^-1) < 1e-10. Refusing is fine too (NULL here).
+-- Found by: the third privacy review of privacy units (severity medium).
+-- ---------------------------------------------------------------------------
+SET SESSION AUTHORIZATION regress_unit_levels_reader;
+SELECT coalesce(abs(unit_levels.answer($q$
+  SELECT dp_count(1, 1.0) FROM (SELECT patient_id, code FROM unit_levels.codes
+                                GROUP BY patient_id, code) q
+$q$)) < 26, true) AS unit_level_count_over_grouped_subquery;
+SELECT coalesce(abs(unit_levels.answer($q$
+  SELECT dp_count(1, 1.0) FROM (SELECT code FROM unit_levels.codes GROUP BY code) q
+$q$)) < 26, true) AS unit_level_count_over_keys_subquery;
+-- The same with built-in aggregates under a sampler the query writes itself
+-- (partitioned by the code, not the unit): per-unit sums in [0, 10] give
+-- at most 10 + Z, Laplace scale 10, |Z| >= 230 with probability e^-23 < 1e-9.
+SELECT coalesce(unit_levels.answer($q$
+  SELECT dp_sum(c, 0, 10, 1.0)
+  FROM (SELECT code, count(*)::int AS c,
+               dp_agg.unit_group_sample(1) OVER (PARTITION BY code) AS s
+        FROM unit_levels.codes GROUP BY code) q
+$q$) < 240, true) AS unit_level_sum_over_sampled_subquery;
+RESET SESSION AUTHORIZATION;
+
+-- ---------------------------------------------------------------------------
+-- dp_agg.max_epsilon and dp_agg.max_delta (superuser
+-- settings: "largest epsilon one aggregate call may use") are checked
+-- against the per-group epsilon / m and delta / m of the unit rewrite, not
+-- against the call's epsilon and delta, which the call site is charged. Any
+-- role may SET dp_agg.max_groups_contributed up to 1000000, so one call may
+-- use epsilon up to 10^7 and delta up to 10 (capped only by the budget).
+-- Both calls must be refused with 22023 as at row level.
+-- Found by: the third privacy review of privacy units (severity medium).
+-- ---------------------------------------------------------------------------
+SET SESSION AUTHORIZATION regress_unit_levels_analyst;
+SET dp_agg.max_groups_contributed = 1000;
+SELECT unit_levels.outcome($q$ SELECT dp_count(1, 5000.0) FROM unit_levels.visits $q$)
+  AS epsilon_above_max_epsilon;
+SELECT unit_levels.outcome($q$ SELECT dp_sum(cost, 0, 10, 1.0, 0.001) FROM unit_levels.visits $q$)
+  AS delta_above_max_delta;
+RESET dp_agg.max_groups_contributed;
+RESET SESSION AUTHORIZATION;
+
+-- ---------------------------------------------------------------------------
+-- dp_sum over privacy units clamps each unit's
+-- total with GREATEST(sum, lower) and LEAST(..., upper), which skip NULLs: a
+-- unit whose values in the group are all NULL, or whose numeric total is
+-- beyond numeric's range (dp_agg.unit_sum gives NULL), adds the lower bound,
+-- not nothing (docs/analyst_guide.md "Privacy units": "a numeric total beyond numeric's
+-- range is NULL, so that unit adds nothing"; dp_sum skips NULL rows at row
+-- level). 100 units with only NULL values, and 100 units whose two values
+-- overflow numeric, summed with bounds [5, 10]: the answer must be 0 + Z,
+-- Laplace scale 10 / 5 = 2, |Z| >= 42 with probability e^-21 < 1e-9 (today
+-- about 100 x 5 = 500 before the fix).
+-- Found by: the third privacy review of privacy units (accuracy).
+-- ---------------------------------------------------------------------------
+CREATE TABLE unit_levels.empty_values (patient_id int, x int, big numeric);
+INSERT INTO unit_levels.empty_values SELECT g, NULL, NULL FROM generate_series(1, 100) g;
+INSERT INTO unit_levels.empty_values
+  SELECT g, NULL, ('9' || repeat('0', 131071))::numeric
+  FROM generate_series(101, 200) g, generate_series(1, 2);
+SELECT dp_agg.set_privacy_unit('unit_levels.empty_values', 'patient_id');
+GRANT SELECT ON unit_levels.empty_values TO regress_unit_levels_reader;
+SET SESSION AUTHORIZATION regress_unit_levels_reader;
+SELECT abs(dp_sum(x, 5, 10, 5.0)) < 42 AS null_units_add_nothing
+FROM unit_levels.empty_values WHERE patient_id <= 100;
+SELECT abs(dp_sum(big, 5, 10, 5.0)) < 42 AS overflowing_units_add_nothing
+FROM unit_levels.empty_values WHERE patient_id > 100;
+RESET SESSION AUTHORIZATION;
+
+SET client_min_messages = warning;
+DROP SCHEMA unit_levels CASCADE;
+DROP OWNED BY regress_unit_levels_analyst;
+DROP OWNED BY regress_unit_levels_reader;
+DROP ROLE regress_unit_levels_analyst;
+DROP ROLE regress_unit_levels_reader;
+RESET client_min_messages;
+\set VERBOSITY default

@@ -1,6 +1,6 @@
 -- Issue 26, findings 1 and 3: what a restricted analyst's expression does on
 -- one protected row may depend neither in its errors nor in its work on
--- that row's values (README "Text that cannot fail", "Work per row").
+-- that row's values (docs/administrator_guide.md "Text that cannot fail", "Work per row").
 --   1. A query can make text that is not valid UTF-8 (a timestamptz printed
 --      under DateStyle Postgres in a time zone whose abbreviation is cut at
 --      10 bytes inside a character); lower(), upper(), ILIKE, length() and

@@ -13,11 +13,14 @@
 // is added for the rounding; that grid is >= 2^30 times finer than the noise,
 // so the extra width is invisible.
 //
-// Mean: conservative. The count and the centred sum each get an interval at
-// level 1 - alpha/2 (alpha = 1 - confidence); by the union bound both hold
-// with probability >= confidence, and on that event the true mean lies in
-// the range of mid + S / n over the box they define, clamped to the bounds.
-// Its actual coverage is therefore >= confidence, typically well above.
+// Mean: dp_avg_interval's interval is the test inversion of mean_interval.h
+// (nominal coverage, no union bound). This file keeps only its FALLBACK, used
+// when that inversion is intractable (tiny epsilon: see
+// LaplaceMeanTestIsTractable): the count and the centred sum each get an
+// interval at level 1 - alpha/2 (alpha = 1 - confidence); by the union bound
+// both hold with probability >= confidence, and on that event the true mean
+// lies in the range of mid + S / n over the box they define, clamped to the
+// bounds. Its actual coverage is therefore >= confidence, typically well above.
 #ifndef DP_AGG_CORE_CONFIDENCE_H
 #define DP_AGG_CORE_CONFIDENCE_H
 

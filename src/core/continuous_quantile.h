@@ -66,8 +66,9 @@
 // data-dependent sum before the output is formed.
 //
 // Cost. Memory: 8 bytes per row (the state keeps every clamped value, like
-// percentile_cont's sort), so it grows with the group's rows; use
-// QuantileGrid (quantile.h) for bounded memory with its bin-width floor.
+// percentile_cont's sort), so it grows with the group's rows (QuantileGrid,
+// quantile.h, has bounded memory with its bin-width floor, but SQL does not
+// reach it: it is kept as the benchmark's baseline).
 // Time: O(n log n) for the sort plus O(n) for the blocks; the MPFR work is
 // only for the uncapped blocks (one or two directed-rounding products each:
 // every uncapped distance is k + phi rows for an integer k and one of two

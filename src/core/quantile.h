@@ -1,3 +1,13 @@
+// Why this file stays although SQL no longer reaches QuantileGrid (dp_median
+// and dp_percentile release through continuous_quantile.h since issue 25):
+// CheckFraction and ToDyadic below are the one check and exact form of a
+// quantile's fraction, used by continuous_quantile.cpp and the pg layer; and
+// QuantileGrid is the fixed-grid baseline that test/bench/accuracy_bench.cpp
+// measures the lattice mechanism against (BENCHMARKS.md "Quantiles"), with
+// its unit tests (test/unit/quantile_test.cpp) and the privacy audit's bin
+// count (test/audit/dp_audit/constants.py). Delete QuantileGrid together
+// with that comparison, not before.
+//
 // Private quantiles (dp_median, dp_quantile) over a fixed public grid: the
 // exponential mechanism for quantiles (A. Smith, "Privacy-preserving
 // statistical estimation with optimal convergence rates", STOC 2011), with a

@@ -56,7 +56,7 @@ const PrivateAggregateKind* LookupPrivateAggregate(Oid aggregate);
 
 // The name of aggregate `aggregate` as the analyst wrote it, for messages:
 // dp_agg.citus_count and dp_agg.citus_select, the monomorphic forms the
-// Citus rewrite substitutes (distributed.cpp), are named dp_count and
+// Citus rewrite substitutes (citus/planner.cpp), are named dp_count and
 // dp_select. A palloc'd string.
 char* AggregateName(Oid aggregate);
 

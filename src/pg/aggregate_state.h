@@ -66,6 +66,11 @@ inline void SetSum(AggregateState* state, dp::int128 sum) {
 // A palloc'd state in CurrentMemoryContext, all zero but for its header.
 AggregateState* NewAggregateState();
 
+// A read-only state argument of dp_count/sum/avg (final functions; the second
+// combine input, which may come from a tuple). Copies it out so alignment
+// never matters.
+void ReadState(FunctionCallInfo fcinfo, int argument, AggregateState* out);
+
 // The support functions of every private aggregate (dp_count/sum/avg,
 // dp_percentile, dp_select) run only inside an aggregate: their states hold
 // exact sums and counts, which must never be read out directly.

@@ -20,7 +20,7 @@
 #include "pinned_settings.h"
 
 #include "aggregate_catalog.h"
-#include "distributed.h"
+#include "citus/sites.h"
 #include "cost_probe.h"
 #include "initial_state.h"
 #include "input_checks.h"
@@ -48,7 +48,7 @@ void PrepareAggregates(AggState* node, EState* estate, bool reexecuted, QueryCos
   for (int i = 0; i < node->numtrans; ++i) {
     AggStatePerTrans transition = &node->pertrans[i];
     Aggref* aggref = transition->aggref;
-    // dp_agg on Citus (distributed.cpp): Citus's wrappers are prepared as the
+    // dp_agg on Citus (citus/sites.cpp): Citus's wrappers are prepared as the
     // private aggregate they run.
     CitusSiteRole citus_role = CitusSiteRole::kNone;
     bool wrapped = false;  // a Citus wrapper, whose own state is Citus's
@@ -57,7 +57,7 @@ void PrepareAggregates(AggState* node, EState* estate, bool reexecuted, QueryCos
       wrapped = inner != aggref;
       aggref = inner;
     }
-    // Before anything is prepared or charged (distributed.h).
+    // Before anything is prepared or charged (citus/sites.h).
     if (citus_role == CitusSiteRole::kRelease) RefuseInstrumentedCitusRelease(aggref, estate);
     const AggregateCacheEntry* entry = LookupAggregate(aggref->aggfnoid);
     if (entry->kind == nullptr) continue;
@@ -92,7 +92,7 @@ void PrepareAggregates(AggState* node, EState* estate, bool reexecuted, QueryCos
     MemoryContextSwitchTo(previous);
     if (wrapped) {
       // dp_agg on Citus: the wrapper's own state is Citus's; the private
-      // state is fetched by the support functions (distributed.cpp).
+      // state is fetched by the support functions (citus/adapter.h).
       RegisterCitusPreparedState(transition->aggref, initial, VARSIZE(DatumGetPointer(initial)),
                                  aggref->inputcollid, estate);
     } else {
@@ -244,9 +244,9 @@ void PreparePlanState(PlanState* node, EState* estate, bool reexecuted, QueryCos
   }
 }
 
-ExecutorStart_hook_type previous_executor_start = nullptr;
+}  // namespace
 
-void ExecutorStartHook(QueryDesc* query, int flags) {
+void StartPrivateExecutor(QueryDesc* query, int flags, ExecutorStart_hook_type next) {
   // A parallel worker runs exactly one share of its leader's plan, and it is
   // the first executor it starts. Decided here, on entry: starting that share
   // can itself run queries (a STABLE function evaluated for partition
@@ -264,17 +264,13 @@ void ExecutorStartHook(QueryDesc* query, int flags) {
   // settings (pinned_settings.h).
   const bool pin = NeedsPinnedSettings(query->plannedstmt);
   const int pin_level = pin ? PinSettings(PlansAsRestricted()) : 0;
-  if (previous_executor_start != nullptr) {
-    previous_executor_start(query, flags);
-  } else {
-    standard_ExecutorStart(query, flags);
-  }
+  next(query, flags);
   if (pin) UnpinSettings(pin_level);
   // Plain EXPLAIN runs nothing, so there is nothing to check, prepare or pay.
   if ((flags & EXEC_FLAG_EXPLAIN_ONLY) != 0) return;
   QueryCost cost;
   // EXPLAIN ANALYZE of a private level that Citus runs as a subplan
-  // (distributed.h), before any charge of this statement.
+  // (citus/sites.h), before any charge of this statement.
   RefuseInstrumentedCitusSubplans(query->planstate, query->estate);
   StartQueryCost(&cost, leader_paid);
   cost.constants_decide = query->params == nullptr || query->params->numParams == 0;
@@ -291,14 +287,6 @@ void ExecutorStartHook(QueryDesc* query, int flags) {
     return;
   }
   ChargeQueryCost(&cost);
-}
-
-}  // namespace
-
-void InstallExecutorHook() {
-  previous_executor_start = ExecutorStart_hook;
-  ExecutorStart_hook = ExecutorStartHook;
-  RegisterAggregateCacheInvalidation();
 }
 
 }  // namespace dp_pg

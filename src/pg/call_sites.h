@@ -12,7 +12,10 @@
 
 namespace dp_pg {
 
-void InstallExecutorHook();
+// The ExecutorStart hook's work (hooks.cpp): starts the executor with
+// `next` (the previous hook or standard_ExecutorStart), then prepares every
+// private call site of the query and charges it once.
+void StartPrivateExecutor(QueryDesc* query, int flags, ExecutorStart_hook_type next);
 
 }  // namespace dp_pg
 

@@ -1,5 +1,7 @@
 #include "column_bounds.h"
 
+#include "security_labels.h"
+
 extern "C" {
 #include "catalog/objectaddress.h"
 #include "catalog/pg_class.h"
@@ -11,7 +13,6 @@ namespace dp_pg {
 
 namespace {
 
-constexpr const char* kProvider = "dp_agg";
 constexpr const char* kPrefix = "bounds [";
 
 [[noreturn]] void RefuseBounds(const char* message, const char* detail) {
@@ -187,7 +188,7 @@ bool DeclaredColumnBounds(Oid relation, AttrNumber column, Oid as, Const** lower
   address.classId = RelationRelationId;
   address.objectId = relation;
   address.objectSubId = column;
-  const char* label = GetSecurityLabel(&address, kProvider);
+  const char* label = GetSecurityLabel(&address, kLabelProvider);
   if (label == nullptr || !IsBoundsLabel(label)) return false;
   Datum lower_numeric = 0;
   Datum upper_numeric = 0;

@@ -63,19 +63,16 @@ bool HoldsLedger(Oid database) {
   return holds;
 }
 
-object_access_hook_type previous_object_access = nullptr;
-
 // The database this backend found labelled (LabelDatabaseAsHoldingLedger).
 Oid labelled_database = InvalidOid;
+
+}  // namespace
 
 // OAT_DROP is invoked for every object a DROP deletes, including those
 // reached by CASCADE, before the deletion: an ERROR here aborts it all. A
 // confirmed drop takes the database's ledger label with it (rolled back with
 // the drop).
-void ObjectAccessHook(ObjectAccessType access, Oid class_id, Oid object_id, int sub_id,
-                      void* argument) {
-  if (previous_object_access != nullptr)
-    previous_object_access(access, class_id, object_id, sub_id, argument);
+void RefuseUnconfirmedExtensionDrop(ObjectAccessType access, Oid class_id, Oid object_id) {
   if (access != OAT_DROP || class_id != ExtensionRelationId) return;
   if (object_id != get_extension_oid(kExtensionName, true)) return;
   if (!allow_drop_extension) RefuseDrop();
@@ -83,8 +80,6 @@ void ObjectAccessHook(ObjectAccessType access, Oid class_id, Oid object_id, int 
   if (HoldsLedger(MyDatabaseId)) SetSecurityLabel(&database, kLabelProvider, nullptr);
   labelled_database = InvalidOid;
 }
-
-}  // namespace
 
 void RefuseUnconfirmedLedgerDrop(Node* parse_tree) {
   if (allow_drop_extension) return;
@@ -136,11 +131,14 @@ void CheckDatabaseLabel(const char* label) {
     ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
                     errmsg("invalid dp_agg label for a database: \"%s\"", label),
                     errhint("The only label of a database is 'ledger' (or NULL to remove it).")));
-}
-
-void InstallDropGuard() {
-  previous_object_access = object_access_hook;
-  object_access_hook = ObjectAccessHook;
+  // Removing it lifts the guard: the same confirmation as the drop itself
+  // (review 28: the label removed, DROP DATABASE went through unconfirmed).
+  if (label == nullptr && !allow_drop_extension)
+    ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+                    errmsg("removing the dp_agg label of a database lifts its DROP DATABASE guard"),
+                    errdetail("The label 'ledger' marks a database that holds a dp_agg ledger."),
+                    errhint("Confirm with SET dp_agg.allow_drop_extension = on in the same "
+                            "session.")));
 }
 
 void LabelDatabaseAsHoldingLedger(bool trust_memory) {

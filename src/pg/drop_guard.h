@@ -21,6 +21,10 @@
 
 #include "pg_includes.h"
 
+extern "C" {
+#include "catalog/objectaccess.h"
+}
+
 namespace dp_pg {
 
 // Called by the utility hook before a statement runs: refuses DROP EXTENSION
@@ -45,10 +49,10 @@ void CheckDatabaseLabel(const char* label);
 // there still (no catalog read for every entry).
 void LabelDatabaseAsHoldingLedger(bool trust_memory);
 
-// Installs an object-access hook that refuses the same drop when it comes by
-// another path: DROP SCHEMA <schema of the extension> CASCADE, DROP OWNED BY
-// the extension's owner.
-void InstallDropGuard();
+// The object-access hook's work (hooks.cpp): refuses the same drop when it
+// comes by another path: DROP SCHEMA <schema of the extension> CASCADE, DROP
+// OWNED BY the extension's owner.
+void RefuseUnconfirmedExtensionDrop(ObjectAccessType access, Oid class_id, Oid object_id);
 
 }  // namespace dp_pg
 

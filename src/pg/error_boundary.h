@@ -16,12 +16,15 @@
 //    palloc, ereport or GUC checks such as superuser(); NoiseSource() only
 //    reads what DecideNoiseSource() decided in the executor hook). Core
 //    functions called outside CallCore are noexcept (UnitScale, ToUnits,
-//    ChooseUnitExponent, QuantileGrid::BinIndex, ToDouble,
-//    ToInt64Saturating, SumSensitivity, and NoiseMechanism's accessors).
+//    ChooseUnitExponent, ToDouble, ToInt64Saturating, SumSensitivity, and
+//    NoiseMechanism's accessors).
 //  * test/scripts/check_boundary.py (make test, make lint) checks these
 //    rules on the source: CallCore bodies call only core, std and pure
 //    helpers; core functions and helpers that may throw are called only
-//    inside CallCore; src/core includes no PostgreSQL header.
+//    inside CallCore; src/core includes no PostgreSQL header; outside
+//    CallCore, no value with a non-trivial destructor is alive where a
+//    PostgreSQL call that may raise is made (rule (d), its approximation
+//    described in the script).
 //
 // The idea follows pg_duckdb's cpp_wrapper.hpp; the code is our own.
 #ifndef DP_AGG_PG_ERROR_BOUNDARY_H

@@ -17,8 +17,6 @@ namespace dp_pg {
 
 namespace {
 
-post_parse_analyze_hook_type previous_post_parse_analyze = nullptr;
-
 struct Swap {
   Oid tables;  // information_schema.tables
   Oid columns;  // information_schema.columns
@@ -63,16 +61,10 @@ void PointToListingViews(Query* query) {
   SwapViews(reinterpret_cast<Node*>(query), &swap);
 }
 
-void PostParseAnalyze(ParseState* state, Query* query, JumbleState* jumble) {
-  if (previous_post_parse_analyze != nullptr) previous_post_parse_analyze(state, query, jumble);
-  if (IsTransactionState() && RestrictedSession()) PointToListingViews(query);
-}
-
 }  // namespace
 
-void InstallInformationSchemaHook() {
-  previous_post_parse_analyze = post_parse_analyze_hook;
-  post_parse_analyze_hook = PostParseAnalyze;
+void PointRestrictedQueryToListingViews(Query* query) {
+  if (IsTransactionState() && RestrictedSession()) PointToListingViews(query);
 }
 
 }  // namespace dp_pg

@@ -20,9 +20,13 @@
 #ifndef DP_AGG_PG_INFORMATION_SCHEMA_H
 #define DP_AGG_PG_INFORMATION_SCHEMA_H
 
+#include "pg_includes.h"
+
 namespace dp_pg {
 
-void InstallInformationSchemaHook();
+// After parse analysis (hooks.cpp): in a restricted session, points the
+// query's references to the two views to dp_agg's copies.
+void PointRestrictedQueryToListingViews(Query* query);
 
 }  // namespace dp_pg
 

@@ -58,8 +58,13 @@ struct QueryCharge {
   char description[512];  // which aggregates, e.g. "dp_count(eps 0.1); dp_sum(eps 0.5 x 2 sets)"
 };
 
-// Shared memory, hooks and the pool of writers (from _PG_init, when preloaded).
+// The pool of writers (from _PG_init, when preloaded).
 void InstallLedger();
+
+// The ledger's shared memory: requested and attached from the
+// shmem_request and shmem_startup hooks (hooks.cpp).
+void RequestLedgerSharedMemory();
+void StartLedgerSharedMemory();
 
 // Durably charges `charge` to the session user's budget, or raises an ERROR
 // (no budget, exhausted, ledger unavailable, hot standby).

@@ -1,11 +1,9 @@
-// The tamper-evident ledger's C functions (see ledger_chain.h).
+// The tamper-evident ledger's chain: appending entries, chaining them, and
+// the triggers that keep the ledger append-only (see ledger_chain.h).
 #include "ledger_chain.h"
 
-#include <cstring>
-
-#include "../core/ledger_chain.h"
 #include "drop_guard.h"
-#include "error_boundary.h"
+#include "ledger_records.h"
 #include "sqlstates.h"
 
 extern "C" {
@@ -33,217 +31,6 @@ extern "C" {
 namespace dp_pg {
 
 namespace {
-
-// The fields of each record, in order, with their column types
-// (core/ledger_chain.h). A new column of these tables needs a new version of
-// the record (a new tag): the hashes of existing rows must never change.
-struct Field {
-  const char* name;
-  Oid type;
-};
-constexpr const char* kEntryTag = "dp_agg ledger entry v1";
-constexpr Field kEntryFields[] = {{"seq", INT8OID},
-                                  {"id", INT8OID},
-                                  {"recorded_at", TIMESTAMPTZOID},
-                                  {"kind", TEXTOID},
-                                  {"role_oid", OIDOID},
-                                  {"system_identifier", INT8OID},
-                                  {"role_name", NAMEOID},
-                                  {"session_user_name", NAMEOID},
-                                  {"current_user_name", NAMEOID},
-                                  {"epsilon", NUMERICOID},
-                                  {"delta", NUMERICOID},
-                                  {"rho", NUMERICOID},
-                                  {"zcdp_delta", NUMERICOID},
-                                  {"query_id", INT8OID},
-                                  {"aggregates", TEXTOID},
-                                  {"query", TEXTOID},
-                                  {"budget_digest", BYTEAOID}};
-constexpr int kEntryCount = sizeof kEntryFields / sizeof kEntryFields[0];
-enum EntryField {
-  kSeq,
-  kId,
-  kRecordedAt,
-  kKind,
-  kRoleOid,
-  kSystemIdentifier,
-  kRoleName,
-  kSessionUserName,
-  kCurrentUserName,
-  kEpsilon,
-  kDelta,
-  kRho,
-  kZcdpDelta,
-  kQueryId,
-  kAggregates,
-  kQuery,
-  kBudgetDigest
-};
-constexpr const char* kBudgetTag = "dp_agg budget v1";
-constexpr Field kBudgetFields[] = {{"role_oid", OIDOID},
-                                   {"system_identifier", INT8OID},
-                                   {"role_name", NAMEOID},
-                                   {"budget_kind", TEXTOID},
-                                   {"epsilon_total", NUMERICOID},
-                                   {"epsilon_spent", NUMERICOID},
-                                   {"delta_total", NUMERICOID},
-                                   {"delta_spent", NUMERICOID},
-                                   {"rho_total", NUMERICOID},
-                                   {"rho_spent", NUMERICOID},
-                                   {"zcdp_delta_total", NUMERICOID},
-                                   {"zcdp_delta_spent", NUMERICOID},
-                                   {"epsilon_delta_binding", BOOLOID},
-                                   {"zcdp_binding", BOOLOID},
-                                   {"updated_at", TIMESTAMPTZOID},
-                                   {"reattached_from", TEXTARRAYOID}};
-constexpr int kBudgetCount = sizeof kBudgetFields / sizeof kBudgetFields[0];
-
-char* HexText(const unsigned char* bytes, std::size_t length) {
-  char* text = static_cast<char*>(palloc(2 * length + 1));
-  dp::HexEncode(bytes, length, text);
-  return text;
-}
-
-// The canonical text of `value` (core/ledger_chain.h): the same bytes in
-// every session, whatever its settings (DateStyle, TimeZone, extra_float_digits,
-// bytea_output, lc_*): numerics as the numeric's own text (its digits and
-// display scale), timestamps as integer microseconds since 1970-01-01 00:00
-// UTC, booleans as t or f, bytea as lower-case hex, names and text as their
-// bytes in the database encoding. palloc'd.
-dp::RecordField CanonicalField(const char* name, Datum value, bool is_null, Oid type) {
-  dp::RecordField field{name, nullptr, 0};
-  if (is_null) return field;
-  const char* out = nullptr;
-  switch (type) {
-    case NUMERICOID:
-      out = DatumGetCString(DirectFunctionCall1(numeric_out, value));
-      break;
-    case INT8OID:
-      out = DatumGetCString(DirectFunctionCall1(int8out, value));
-      break;
-    case OIDOID:
-      out = DatumGetCString(DirectFunctionCall1(oidout, value));
-      break;
-    case BOOLOID:
-      out = DatumGetBool(value) ? "t" : "f";
-      break;
-    case NAMEOID:
-      out = pstrdup(NameStr(*DatumGetName(value)));
-      break;
-    case TEXTOID: {
-      const text* content = DatumGetTextPP(value);
-      field.value = VARDATA_ANY(content);
-      field.length = VARSIZE_ANY_EXHDR(content);
-      return field;
-    }
-    case BYTEAOID: {
-      const bytea* content = DatumGetByteaPP(value);
-      out = HexText(reinterpret_cast<const unsigned char*>(VARDATA_ANY(content)),
-                    VARSIZE_ANY_EXHDR(content));
-      break;
-    }
-    case TIMESTAMPTZOID: {
-      const TimestampTz stamp = DatumGetTimestampTz(value);
-      if (TIMESTAMP_IS_NOBEGIN(stamp)) {
-        out = "-infinity";
-      } else if (TIMESTAMP_IS_NOEND(stamp)) {
-        out = "infinity";
-      } else {
-        // PostgreSQL counts from 2000-01-01; no finite timestamp overflows here.
-        const int64 unix_micros =
-            stamp + static_cast<int64>(POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * USECS_PER_DAY;
-        out = psprintf(INT64_FORMAT, unix_micros);
-      }
-      break;
-    }
-    case TEXTARRAYOID:  // PostgreSQL's text form, which no setting changes
-      out = OidOutputFunctionCall(F_ARRAY_OUT, value);
-      break;
-    default:
-      ereport(ERROR,
-              (errcode(ERRCODE_DATATYPE_MISMATCH),
-               errmsg("dp_agg cannot hash column \"%s\" of type %s", name, format_type_be(type)),
-               errdetail("The ledger's columns were changed outside dp_agg's scripts.")));
-  }
-  field.value = out;
-  field.length = std::strlen(out);
-  return field;
-}
-
-// Reads the columns named by `fields` (of their types) from `tuple`, in
-// order. Raises an ERROR if one is missing or of another type (the table
-// was altered).
-void TupleValues(HeapTuple tuple, TupleDesc description, const Field* fields, int count,
-                 Datum* values, bool* nulls, const char* table) {
-  for (int i = 0; i < count; ++i) {
-    int column = -1;
-    for (int a = 0; a < description->natts; ++a) {
-      const Form_pg_attribute attribute = TupleDescAttr(description, a);
-      if (!attribute->attisdropped &&
-          std::strcmp(NameStr(attribute->attname), fields[i].name) == 0) {
-        column = a;
-        break;
-      }
-    }
-    if (column < 0 || TupleDescAttr(description, column)->atttypid != fields[i].type)
-      ereport(ERROR, (errcode(ERRCODE_UNDEFINED_COLUMN),
-                      errmsg("dp_agg.%s has no column \"%s\" of type %s", table, fields[i].name,
-                             format_type_be(fields[i].type)),
-                      errdetail("The ledger's tables were changed outside dp_agg's scripts.")));
-    values[i] = heap_getattr(tuple, column + 1, description, &nulls[i]);
-  }
-}
-
-// The same, from a composite datum.
-void CompositeValues(HeapTupleHeader row, const Field* fields, int count, Datum* values,
-                     bool* nulls, const char* table) {
-  TupleDesc description =
-      lookup_rowtype_tupdesc(HeapTupleHeaderGetTypeId(row), HeapTupleHeaderGetTypMod(row));
-  HeapTupleData tuple;
-  tuple.t_len = HeapTupleHeaderGetDatumLength(row);
-  ItemPointerSetInvalid(&tuple.t_self);
-  tuple.t_tableOid = InvalidOid;
-  tuple.t_data = row;
-  TupleValues(&tuple, description, fields, count, values, nulls, table);
-  ReleaseTupleDesc(description);
-}
-
-bytea* DigestOf(const char* tag, const dp::RecordField* fields, int count) {
-  unsigned char digest[dp::kChainDigestBytes];
-  const bool hashed = CallCore([&] { return dp::RecordDigest(tag, fields, count, digest); });
-  if (!hashed)
-    ereport(ERROR, (errcode(ERRCODE_SYSTEM_ERROR),
-                    errmsg("dp_agg could not compute a SHA-256 digest (OpenSSL failed)")));
-  bytea* result = static_cast<bytea*>(palloc(VARHDRSZ + dp::kChainDigestBytes));
-  SET_VARSIZE(result, VARHDRSZ + dp::kChainDigestBytes);
-  std::memcpy(VARDATA(result), digest, dp::kChainDigestBytes);
-  return result;
-}
-
-// SHA-256 of an entry's canonical record (values in kEntryFields order) and
-// of `previous` (the previous entry's hash; nullptr for the first entry).
-bytea* EntryHash(const bytea* previous, const Datum* values, const bool* nulls) {
-  dp::RecordField fields[kEntryCount + 1];
-  fields[0] = dp::RecordField{"previous", nullptr, 0};
-  if (previous != nullptr) {
-    const char* hex = HexText(reinterpret_cast<const unsigned char*>(VARDATA_ANY(previous)),
-                              VARSIZE_ANY_EXHDR(previous));
-    fields[0] = dp::RecordField{"previous", hex, std::strlen(hex)};
-  }
-  for (int i = 0; i < kEntryCount; ++i)
-    fields[i + 1] = CanonicalField(kEntryFields[i].name, values[i], nulls[i], kEntryFields[i].type);
-  return DigestOf(kEntryTag, fields, kEntryCount + 1);
-}
-
-bytea* BudgetDigest(HeapTupleHeader budget) {
-  Datum values[kBudgetCount];
-  bool nulls[kBudgetCount];
-  CompositeValues(budget, kBudgetFields, kBudgetCount, values, nulls, "role_budget");
-  dp::RecordField fields[kBudgetCount];
-  for (int i = 0; i < kBudgetCount; ++i)
-    fields[i] = CanonicalField(kBudgetFields[i].name, values[i], nulls[i], kBudgetFields[i].type);
-  return DigestOf(kBudgetTag, fields, kBudgetCount);
-}
 
 // Ledger rows that dp_agg's own functions appended in this transaction
 // without chaining them (an administrator's changes): their ids, in
@@ -306,7 +93,8 @@ constexpr const char* kStatements[] = {
     "system_identifier, role_name, session_user_name, current_user_name, epsilon, delta, rho, "
     "zcdp_delta, query_id, aggregates, query, budget_digest, entry_hash) "
     "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)",
-    "UPDATE dp_agg.ledger_entry SET seq = $1, entry_hash = $2 WHERE id = $3 AND seq IS NULL"};
+    "UPDATE dp_agg.ledger_entry SET seq = $1, entry_hash = $2 "
+    "WHERE id OPERATOR(pg_catalog.=) $3 AND seq IS NULL"};
 SPIPlanPtr plans[6] = {};
 
 SPIPlanPtr Plan(Statement statement) {
@@ -415,125 +203,24 @@ void Chain(Datum* values, bool* nulls, bool inserted) {
   LabelDatabaseAsHoldingLedger(true);
 }
 
-// The chain head as the ledger writer last read it, and as it last logged it.
-struct Head {
-  bool valid;
-  int64 seq;
-  char hash[2 * dp::kChainDigestBytes + 1];
-};
-Head noted{};
-Head pending{};
-Head logged{};
-TimestampTz last_logged = 0;
-bool exit_callback_registered = false;
-char database_name[NAMEDATALEN];
-constexpr long kHeadLogIntervalMs = 1000;
-
-bool SameHead(const Head& a, const Head& b) {
-  return a.valid == b.valid && a.seq == b.seq && std::strcmp(a.hash, b.hash) == 0;
-}
-
-void LogHead(const Head& head) {
-  ereport(LOG, (errmsg("dp_agg ledger head of database \"%s\": entry " INT64_FORMAT ", hash %s",
-                       database_name, head.seq, head.hash),
-                errhidestmt(true), errhidecontext(true)));
-}
-
-void LogPendingHeadAtExit(int, Datum) {
-  if (pending.valid && !SameHead(pending, logged)) LogHead(pending);
-}
-
 }  // namespace
 
-void NoteLedgerHead() {
-  noted.valid = false;
-  const Oid schema = get_namespace_oid("dp_agg", true);
-  if (!OidIsValid(schema)) return;
-  const Oid head = get_relname_relid("ledger_head", schema);
-  if (!OidIsValid(head) || !ConditionalLockRelationOid(head, AccessShareLock)) return;
-  Relation relation = table_open(head, NoLock);
-  const AttrNumber seq_column = get_attnum(head, "seq");
-  const AttrNumber hash_column = get_attnum(head, "entry_hash");
-  if (relation->rd_rel->relkind != RELKIND_RELATION ||
-      relation->rd_rel->relam != HEAP_TABLE_AM_OID || seq_column == InvalidAttrNumber ||
-      hash_column == InvalidAttrNumber) {
-    table_close(relation, NoLock);
-    return;
-  }
-  CommandCounterIncrement();
-  Snapshot snapshot = RegisterSnapshot(GetLatestSnapshot());
-  TableScanDesc scan = table_beginscan(relation, snapshot, 0, nullptr);
-  HeapTuple tuple = heap_getnext(scan, ForwardScanDirection);
-  if (tuple != nullptr) {
-    bool seq_null = true;
-    bool hash_null = true;
-    const Datum seq = heap_getattr(tuple, seq_column, RelationGetDescr(relation), &seq_null);
-    const Datum hash = heap_getattr(tuple, hash_column, RelationGetDescr(relation), &hash_null);
-    if (!seq_null && !hash_null) {
-      const bytea* bytes = DatumGetByteaPP(hash);
-      if (VARSIZE_ANY_EXHDR(bytes) == dp::kChainDigestBytes) {
-        noted.seq = DatumGetInt64(seq);
-        dp::HexEncode(reinterpret_cast<const unsigned char*>(VARDATA_ANY(bytes)),
-                      dp::kChainDigestBytes, noted.hash);
-        noted.valid = true;
-      }
-    }
-  }
-  table_endscan(scan);
-  UnregisterSnapshot(snapshot);
-  table_close(relation, NoLock);
-  if (noted.valid && database_name[0] == '\0') {
-    const char* name = get_database_name(MyDatabaseId);
-    strlcpy(database_name, name != nullptr ? name : "?", sizeof database_name);
-  }
-}
-
-void LedgerHeadCommitted() {
-  if (!noted.valid) return;
-  pending = noted;
-  noted.valid = false;
-  if (!exit_callback_registered) {
-    before_shmem_exit(LogPendingHeadAtExit, 0);
-    exit_callback_registered = true;
-  }
-  if (SameHead(pending, logged)) return;
-  const TimestampTz now = GetCurrentTimestamp();
-  if (logged.valid && TimestampDifferenceMilliseconds(last_logged, now) < kHeadLogIntervalMs)
-    return;
-  LogHead(pending);
-  logged = pending;
-  last_logged = now;
-}
-
-void ForgetLedgerHead() { noted.valid = false; }
-
 bool ChainedInThisTransaction() { return chained_transaction == MyProc->lxid; }
+
+// A trigger function called as a plain function (SELECT dp_agg.guard_...())
+// gets PostgreSQL's own SQLSTATE for that mistake (39P01, as plpgsql's
+// "trigger functions can only be called as triggers"), never XX000.
+void RequireTriggerCall(FunctionCallInfo fcinfo, const char* name) {
+  if (!CALLED_AS_TRIGGER(fcinfo))
+    ereport(ERROR, (errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+                    errmsg("%s can only be called as a trigger", name),
+                    errdetail("It guards or chains dp_agg's ledger tables; it is not meant to be "
+                              "called directly.")));
+}
 
 }  // namespace dp_pg
 
 extern "C" {
-
-// dp_agg.ledger_entry_hash(previous, entry): SHA-256 of the canonical record
-// of `entry` (every column but entry_hash) and of `previous`, the hash of the
-// entry before it (NULL for the first entry). What dp_agg.verify_ledger
-// recomputes; the same code as the chain's.
-PG_FUNCTION_INFO_V1(dp_agg_ledger_entry_hash);
-Datum dp_agg_ledger_entry_hash(PG_FUNCTION_ARGS) {
-  if (PG_ARGISNULL(1)) PG_RETURN_NULL();
-  Datum values[dp_pg::kEntryCount];
-  bool nulls[dp_pg::kEntryCount];
-  dp_pg::CompositeValues(PG_GETARG_HEAPTUPLEHEADER(1), dp_pg::kEntryFields, dp_pg::kEntryCount,
-                         values, nulls, "ledger_entry");
-  PG_RETURN_BYTEA_P(
-      dp_pg::EntryHash(PG_ARGISNULL(0) ? nullptr : PG_GETARG_BYTEA_PP(0), values, nulls));
-}
-
-// dp_agg.budget_digest(budget): SHA-256 of the canonical record of a
-// dp_agg.role_budget row (every column).
-PG_FUNCTION_INFO_V1(dp_agg_budget_digest);
-Datum dp_agg_budget_digest(PG_FUNCTION_ARGS) {
-  PG_RETURN_BYTEA_P(dp_pg::BudgetDigest(PG_GETARG_HEAPTUPLEHEADER(0)));
-}
 
 // dp_agg.append_ledger_entry(kind, role_oid, role_name, session_user_name,
 // current_user_name, epsilon, delta, rho, zcdp_delta, budget, chain_now
@@ -573,7 +260,7 @@ Datum dp_agg_append_ledger_entry(PG_FUNCTION_ARGS) {
     bool no_role = true;
     (void)GetAttributeByName(budget, "role_oid", &no_role);
     if (!no_role) {
-      values[dp_pg::kBudgetDigest] = PointerGetDatum(dp_pg::BudgetDigest(budget));
+      values[dp_pg::kBudgetDigest] = PointerGetDatum(dp_pg::BudgetRecordDigest(budget));
       nulls[dp_pg::kBudgetDigest] = false;
     }
   }
@@ -613,7 +300,7 @@ Datum dp_agg_append_ledger_entry(PG_FUNCTION_ARGS) {
 // refused.
 PG_FUNCTION_INFO_V1(dp_agg_chain_deferred_entry);
 Datum dp_agg_chain_deferred_entry(PG_FUNCTION_ARGS) {
-  if (!CALLED_AS_TRIGGER(fcinfo)) elog(ERROR, "dp_agg: not called as a trigger");
+  dp_pg::RequireTriggerCall(fcinfo, "dp_agg.chain_deferred_entry");
   const auto* trigger = reinterpret_cast<TriggerData*>(fcinfo->context);
   Datum values[dp_pg::kEntryCount];
   bool nulls[dp_pg::kEntryCount];
@@ -641,7 +328,7 @@ Datum dp_agg_chain_deferred_entry(PG_FUNCTION_ARGS) {
 // appended in this transaction, by Chain.
 PG_FUNCTION_INFO_V1(dp_agg_guard_ledger_entry);
 Datum dp_agg_guard_ledger_entry(PG_FUNCTION_ARGS) {
-  if (!CALLED_AS_TRIGGER(fcinfo)) elog(ERROR, "dp_agg: not called as a trigger");
+  dp_pg::RequireTriggerCall(fcinfo, "dp_agg.guard_ledger_entry");
   const auto* trigger = reinterpret_cast<TriggerData*>(fcinfo->context);
   if (dp_pg::entry_being_chained != 0) {
     bool is_null = true;
@@ -657,7 +344,7 @@ Datum dp_agg_guard_ledger_entry(PG_FUNCTION_ARGS) {
 // Trigger (BEFORE UPDATE of the chain head): only its advance by Chain.
 PG_FUNCTION_INFO_V1(dp_agg_guard_ledger_head);
 Datum dp_agg_guard_ledger_head(PG_FUNCTION_ARGS) {
-  if (!CALLED_AS_TRIGGER(fcinfo)) elog(ERROR, "dp_agg: not called as a trigger");
+  dp_pg::RequireTriggerCall(fcinfo, "dp_agg.guard_ledger_head");
   const auto* trigger = reinterpret_cast<TriggerData*>(fcinfo->context);
   if (dp_pg::head_advancing_to != 0) return PointerGetDatum(trigger->tg_newtuple);
   dp_pg::RefuseChange(

@@ -6,10 +6,12 @@
 // recomputes the chain and compares the budgets with it
 // (src/sql/45_ledger_integrity.sql).
 //
-// This file holds the SQL-callable C functions of the chain (the hashes, the
-// deferred-chaining registry) and the ledger writer's logging of the chain
-// head, so that an outside copy of the server log anchors it. The database
-// label that guards DROP DATABASE is drop_guard.h's.
+// This file holds the SQL-callable C functions of the chain (appending and
+// chaining entries, the deferred-chaining registry) and the triggers that keep
+// the ledger append-only. The canonical records and their hashes are
+// ledger_records.h's, the ledger writer's logging of the chain head
+// ledger_head_log.h's; the database label that guards DROP DATABASE is
+// drop_guard.h's.
 #ifndef DP_AGG_PG_LEDGER_CHAIN_H
 #define DP_AGG_PG_LEDGER_CHAIN_H
 
@@ -23,17 +25,10 @@ namespace dp_pg {
 // private query in it would wait for the writer, which waits for it.
 bool ChainedInThisTransaction();
 
-// The ledger writer, inside the transaction of a batch, after applying it:
-// reads the chain head (nothing if it cannot without waiting).
-void NoteLedgerHead();
-
-// The ledger writer, after the batch committed: logs the head read by
-// NoteLedgerHead at LOG level if it moved, at most once a second; a head not
-// yet logged is logged when the writer exits.
-void LedgerHeadCommitted();
-
-// The writer's batch failed: what NoteLedgerHead read was not committed.
-void ForgetLedgerHead();
+// Raises PostgreSQL's trigger-protocol error (39P01, as plpgsql's "trigger
+// functions can only be called as triggers"), never XX000, when one of the
+// ledger's trigger functions (`name`) is called as a plain function.
+void RequireTriggerCall(FunctionCallInfo fcinfo, const char* name);
 
 }  // namespace dp_pg
 

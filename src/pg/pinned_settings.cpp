@@ -9,7 +9,7 @@ extern "C" {
 }
 
 #include "aggregate_catalog.h"
-#include "distributed.h"
+#include "citus/wrappers.h"
 #include "plan_children.h"
 #include "restriction.h"
 #include "settings.h"
@@ -174,42 +174,6 @@ Plan* FindPrivateCall(Plan* plan, void* context) {
   return plan;
 }
 
-ExecutorRun_hook_type previous_executor_run = nullptr;
-ExecutorFinish_hook_type previous_executor_finish = nullptr;
-ExecutorEnd_hook_type previous_executor_end = nullptr;
-
-// Runs one executor step (`step`, the previous hook or the standard one) of
-// `query`, under pinned settings when the statement needs them. `step`
-// captures only pointers and values: nothing with a destructor is alive
-// across the PostgreSQL calls.
-template <typename Step>
-void RunPinned(QueryDesc* query, Step step) {
-  const bool pin = NeedsPinnedSettings(query->plannedstmt);
-  const int level = pin ? PinSettings(PlansAsRestricted()) : 0;
-  step();
-  if (pin) UnpinSettings(level);
-}
-
-void PinnedExecutorRun(QueryDesc* query, ScanDirection direction, uint64 count, bool execute_once) {
-  RunPinned(query, [=] {
-    (previous_executor_run != nullptr ? previous_executor_run : standard_ExecutorRun)(
-        query, direction, count, execute_once);
-  });
-}
-
-void PinnedExecutorFinish(QueryDesc* query) {
-  RunPinned(query, [=] {
-    (previous_executor_finish != nullptr ? previous_executor_finish
-                                         : standard_ExecutorFinish)(query);
-  });
-}
-
-void PinnedExecutorEnd(QueryDesc* query) {
-  RunPinned(query, [=] {
-    (previous_executor_end != nullptr ? previous_executor_end : standard_ExecutorEnd)(query);
-  });
-}
-
 }  // namespace
 
 bool CitusLoaded() { return GetConfigOption("citus.node_conninfo", true, false) != nullptr; }
@@ -245,13 +209,12 @@ int PinSettings(bool planner_and_executor) {
 
 void UnpinSettings(int nest_level) { AtEOXact_GUC(true, nest_level); }
 
-void InstallPinnedSettingsHooks() {
-  previous_executor_run = ExecutorRun_hook;
-  ExecutorRun_hook = PinnedExecutorRun;
-  previous_executor_finish = ExecutorFinish_hook;
-  ExecutorFinish_hook = PinnedExecutorFinish;
-  previous_executor_end = ExecutorEnd_hook;
-  ExecutorEnd_hook = PinnedExecutorEnd;
+int PinExecutorStep(const QueryDesc* query) {
+  return NeedsPinnedSettings(query->plannedstmt) ? PinSettings(PlansAsRestricted()) : 0;
+}
+
+void UnpinExecutorStep(int nest_level) {
+  if (nest_level != 0) UnpinSettings(nest_level);
 }
 
 }  // namespace dp_pg

@@ -52,10 +52,12 @@ bool NeedsPinnedSettings(const PlannedStmt* plan);
 int PinSettings(bool planner_and_executor);
 void UnpinSettings(int nest_level);
 
-// Installs ExecutorRun/Finish/End hooks that pin the settings around the
-// executor of a statement for which NeedsPinnedSettings holds (ExecutorStart
-// pins in call_sites.cpp's hook).
-void InstallPinnedSettingsHooks();
+// Around the executor's Run, Finish and End steps of a statement (hooks.cpp;
+// ExecutorStart pins in call_sites.cpp): when NeedsPinnedSettings holds,
+// pins (PinSettings) and returns the level for UnpinExecutorStep; 0 (no
+// level) otherwise.
+int PinExecutorStep(const QueryDesc* query);
+void UnpinExecutorStep(int nest_level);
 
 }  // namespace dp_pg
 

@@ -5,7 +5,9 @@ extern "C" {
 #include "tcop/pquery.h"
 }
 
-#include "distributed.h"
+#include "citus/function_guard.h"
+#include "citus/planner.h"
+#include "citus/worker.h"
 #include "pinned_settings.h"
 #include "plain_aggregates.h"
 #include "public_estimates.h"
@@ -24,14 +26,12 @@ namespace dp_pg {
 
 namespace {
 
-planner_hook_type previous_planner = nullptr;
-
 // How many planner calls are running: more than one while Citus plans a
 // subquery recursively inside the planning of the statement.
 int planner_depth = 0;
 
 PlannedStmt* PlanJudged(Query* query, const char* query_string, int cursor_options,
-                        ParamListInfo bound_parameters) {
+                        ParamListInfo bound_parameters, planner_hook_type next) {
   // dp_agg on Citus: a restricted role calls no Citus function, at any level,
   // before it is judged and charged (issue 25, finding 3). Only the outermost
   // planning with no query running is the analyst's statement as written;
@@ -48,7 +48,7 @@ PlannedStmt* PlanJudged(Query* query, const char* query_string, int cursor_optio
   // So do a restricted role's simple regular expressions: LIKE (regex_like.h).
   if (RestrictedSession()) TranslateSimpleRegexes(query);
   // dp_agg on Citus: a worker runs the coordinator's partial-aggregation
-  // fragments of a query the coordinator judged (distributed.h).
+  // fragments of a query the coordinator judged (citus/worker.h).
   const bool fragment = AcceptCoordinatorFragment(query);
   // The coordinator judged the fragment's to_char calls; this backend's
   // dp_agg.total_to_char answers NULL until it has checked its own lc_time
@@ -64,9 +64,8 @@ PlannedStmt* PlanJudged(Query* query, const char* query_string, int cursor_optio
   // coordinator's.
   CachedStatement cached;
   const bool cacheable = !fragment && planner_depth == 1 && DescribeCachedStatement(query, &cached);
-  // dp_agg on Citus (distributed.cpp): before Citus plans the query.
+  // dp_agg on Citus (citus/planner.h): before Citus plans the query.
   const bool private_distributed = PrepareDistributedQuery(query);
-  const planner_hook_type next = previous_planner != nullptr ? previous_planner : standard_planner;
   // A restricted session's private query, and a worker's fragment of one, is
   // planned from public estimates under settings the session did not choose
   // (public_estimates.h, pinned_settings.h); the caller restores the flag.
@@ -97,15 +96,17 @@ PlannedStmt* PlanJudged(Query* query, const char* query_string, int cursor_optio
   return plan;
 }
 
-PlannedStmt* PlannerHook(Query* query, const char* query_string, int cursor_options,
-                         ParamListInfo bound_parameters) {
+}  // namespace
+
+PlannedStmt* PlanPrivateQuery(Query* query, const char* query_string, int cursor_options,
+                              ParamListInfo bound_parameters, planner_hook_type next) {
   PlannedStmt* volatile plan = nullptr;
   ++planner_depth;
   // A planning inside this one (Citus's recursive planning, a function
   // inlined) decides its own estimates; this one's resume after it.
   const bool outer_public_estimates = PublicEstimatesActive();
   PG_TRY();
-  { plan = PlanJudged(query, query_string, cursor_options, bound_parameters); }
+  { plan = PlanJudged(query, query_string, cursor_options, bound_parameters, next); }
   PG_FINALLY();
   {
     --planner_depth;
@@ -113,13 +114,6 @@ PlannedStmt* PlannerHook(Query* query, const char* query_string, int cursor_opti
   }
   PG_END_TRY();
   return plan;
-}
-
-}  // namespace
-
-void InstallPlannerHook() {
-  previous_planner = planner_hook;
-  planner_hook = PlannerHook;
 }
 
 }  // namespace dp_pg

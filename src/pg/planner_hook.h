@@ -7,9 +7,17 @@
 
 #include "pg_includes.h"
 
+extern "C" {
+#include "optimizer/planner.h"
+}
+
 namespace dp_pg {
 
-void InstallPlannerHook();
+// The planner hook's work (hooks.cpp): judges a query (query_judgement.h),
+// rewrites it, plans it with `next` (the previous planner hook or
+// standard_planner) and wraps its releases.
+PlannedStmt* PlanPrivateQuery(Query* query, const char* query_string, int cursor_options,
+                              ParamListInfo bound_parameters, planner_hook_type next);
 
 }  // namespace dp_pg
 

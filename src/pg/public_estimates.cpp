@@ -80,11 +80,9 @@ bool CostedFromEstimates(Oid access_method) {
          access_method == GIST_AM_OID || access_method == SPGIST_AM_OID;
 }
 
-get_relation_info_hook_type previous_relation_info = nullptr;
+}  // namespace
 
-void PublicRelationInfo(PlannerInfo* root, Oid relation, bool inheritance_parent, RelOptInfo* rel) {
-  if (previous_relation_info != nullptr)
-    previous_relation_info(root, relation, inheritance_parent, rel);
+void PublicRelationInfo(Oid relation, bool inheritance_parent, RelOptInfo* rel) {
   if (!Applies(relation, inheritance_parent)) return;
   // CREATE STATISTICS objects: their data is computed from the rows.
   rel->statlist = NIL;
@@ -113,6 +111,8 @@ void PublicRelationInfo(PlannerInfo* root, Oid relation, bool inheritance_parent
   rel->indexlist = kept;
 }
 
+namespace {
+
 // A VariableStatData with no statistics: the caller uses its defaults.
 bool NoStatistics(VariableStatData* data) {
   data->statsTuple = nullptr;
@@ -120,24 +120,19 @@ bool NoStatistics(VariableStatData* data) {
   return true;
 }
 
-get_relation_stats_hook_type previous_relation_stats = nullptr;
+}  // namespace
 
-bool PublicRelationStats(PlannerInfo* root, RangeTblEntry* entry, AttrNumber column,
-                         VariableStatData* data) {
+bool PublicRelationStats(RangeTblEntry* entry, VariableStatData* data) {
   if (entry->rtekind == RTE_RELATION && Applies(entry->relid, entry->inh))
     return NoStatistics(data);
-  return previous_relation_stats != nullptr && previous_relation_stats(root, entry, column, data);
+  return false;
 }
-
-get_index_stats_hook_type previous_index_stats = nullptr;
 
 // Statistics of an expression index's expressions.
-bool PublicIndexStats(PlannerInfo* root, Oid index, AttrNumber column, VariableStatData* data) {
+bool PublicIndexStats(Oid index, VariableStatData* data) {
   if (public_estimates && Applies(IndexGetRelation(index, false), false)) return NoStatistics(data);
-  return previous_index_stats != nullptr && previous_index_stats(root, index, column, data);
+  return false;
 }
-
-get_attavgwidth_hook_type previous_attavgwidth = nullptr;
 
 // The width of a column's type (its typmod's, for varchar(n) and the like)
 // instead of pg_statistic's measured average; a positive answer is final.
@@ -149,27 +144,14 @@ int32 PublicAverageWidth(Oid relation, AttrNumber column) {
     get_atttypetypmodcoll(relation, column, &type, &typmod, &collation);
     return std::max<int32>(1, get_typavgwidth(type, typmod));
   }
-  return previous_attavgwidth != nullptr ? previous_attavgwidth(relation, column) : 0;
+  return 0;
 }
-
-}  // namespace
 
 bool PublicEstimatesActive() { return public_estimates; }
 
 void SetPublicEstimatesActive(bool active) {
   public_estimates = active;
   answer_count = 0;
-}
-
-void InstallPublicEstimatesHooks() {
-  previous_relation_info = get_relation_info_hook;
-  get_relation_info_hook = PublicRelationInfo;
-  previous_relation_stats = get_relation_stats_hook;
-  get_relation_stats_hook = PublicRelationStats;
-  previous_index_stats = get_index_stats_hook;
-  get_index_stats_hook = PublicIndexStats;
-  previous_attavgwidth = get_attavgwidth_hook;
-  get_attavgwidth_hook = PublicAverageWidth;
 }
 
 }  // namespace dp_pg

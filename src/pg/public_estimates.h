@@ -25,6 +25,11 @@
 
 #include "pg_includes.h"
 
+extern "C" {
+#include "nodes/pathnodes.h"
+#include "utils/selfuncs.h"
+}
+
 namespace dp_pg {
 
 // Whether the planner is planning with public estimates now; set by the
@@ -32,9 +37,16 @@ namespace dp_pg {
 bool PublicEstimatesActive();
 void SetPublicEstimatesActive(bool active);
 
-// Installs get_relation_info_hook, get_relation_stats_hook,
-// get_index_stats_hook and get_attavgwidth_hook.
-void InstallPublicEstimatesHooks();
+// The work of the four planner hooks (hooks.cpp), each for a protected
+// table while public estimates are active: get_relation_info (the row
+// estimate, no extended statistics, indexes sized from it);
+// get_relation_stats and get_index_stats (no statistics: returns true, the
+// answer is final; false: ask the next hook); get_attavgwidth (the type's
+// width, > 0 and final; 0: ask the next hook).
+void PublicRelationInfo(Oid relation, bool inheritance_parent, RelOptInfo* rel);
+bool PublicRelationStats(RangeTblEntry* entry, VariableStatData* data);
+bool PublicIndexStats(Oid index, VariableStatData* data);
+int32 PublicAverageWidth(Oid relation, AttrNumber column);
 
 }  // namespace dp_pg
 

@@ -14,7 +14,7 @@
 #include "../core/parameters.h"
 #include "../core/state_text.h"
 #include "aggregate_state.h"
-#include "distributed.h"
+#include "citus/adapter.h"
 #include "error_boundary.h"
 #include "initial_state.h"
 #include "quantile_aggregates.h"

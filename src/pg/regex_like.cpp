@@ -6,6 +6,7 @@ extern "C" {
 #include "utils/fmgroids.h"
 }
 
+#include <cstring>
 #include <string>
 
 #include "../core/regex_like.h"
@@ -44,12 +45,30 @@ void Translate(OpExpr* operation) {
   const auto* constant = reinterpret_cast<Const*>(pattern);
   if (constant->constisnull || constant->consttype != TEXTOID) return;
   text* value = DatumGetTextPP(constant->constvalue);
-  std::string like;
-  if (!dp::SimpleRegexAsLike(VARDATA_ANY(value), VARSIZE_ANY_EXHDR(value), &like)) return;
-  Const* like_pattern = makeConst(
-      TEXTOID, -1, constant->constcollid, -1,
-      PointerGetDatum(cstring_to_text_with_len(like.data(), static_cast<int>(like.size()))), false,
-      false);
+  // The LIKE pattern is at most 2 bytes per regex byte plus a leading and a
+  // trailing %. It is copied out of its std::string, whose block ends before
+  // the next PostgreSQL call: an ERROR's longjmp must not skip a destructor
+  // (check_boundary.py rule (d)).
+  const std::size_t length = VARSIZE_ANY_EXHDR(value);
+  const std::size_t capacity = 2 * length + 2;
+  char* buffer = static_cast<char*>(palloc(capacity));
+  std::size_t like_length = 0;
+  bool translated = false;
+  {
+    std::string like;
+    translated =
+        dp::SimpleRegexAsLike(VARDATA_ANY(value), length, &like) && like.size() <= capacity;
+    if (translated) std::memcpy(buffer, like.data(), like.size());
+    like_length = like.size();
+  }
+  if (!translated) {
+    pfree(buffer);
+    return;
+  }
+  Const* like_pattern =
+      makeConst(TEXTOID, -1, constant->constcollid, -1,
+                PointerGetDatum(cstring_to_text_with_len(buffer, static_cast<int>(like_length))),
+                false, false);
   like_pattern->location = constant->location;
   operation->opno = like_opno;
   operation->opfuncid = get_opcode(like_opno);

@@ -16,7 +16,7 @@ extern "C" {
 #include "utils/tuplestore.h"
 }
 
-#include "distributed.h"
+#include "citus/sites.h"
 #include "ledger.h"
 #include "scan_above.h"
 #include "release_claims.h"

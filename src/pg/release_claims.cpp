@@ -34,8 +34,6 @@ struct ClaimTable {
 };
 
 ClaimTable* claims = nullptr;
-shmem_request_hook_type previous_shmem_request = nullptr;
-shmem_startup_hook_type previous_shmem_startup = nullptr;
 
 // Two per backend: a query that computes a release may run a nested query
 // that computes another one (a function in its select list).
@@ -46,13 +44,11 @@ Size TableSize() {
 }
 
 void ClaimsShmemRequest() {
-  if (previous_shmem_request != nullptr) previous_shmem_request();
   RequestAddinShmemSpace(TableSize());
   RequestNamedLWLockTranche("dp_agg_release_claims", 1);
 }
 
 void ClaimsShmemStartup() {
-  if (previous_shmem_startup != nullptr) previous_shmem_startup();
   LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
   bool found = false;
   claims = static_cast<ClaimTable*>(ShmemInitStruct("dp_agg release claims", TableSize(), &found));
@@ -155,12 +151,9 @@ void RegisterCallbacks() {
 
 }  // namespace
 
-void InstallReleaseClaims() {
-  previous_shmem_request = shmem_request_hook;
-  shmem_request_hook = ClaimsShmemRequest;
-  previous_shmem_startup = shmem_startup_hook;
-  shmem_startup_hook = ClaimsShmemStartup;
-}
+void RequestClaimsSharedMemory() { ClaimsShmemRequest(); }
+
+void StartClaimsSharedMemory() { ClaimsShmemStartup(); }
 
 ClaimResult TryClaimRelease(const unsigned char* key, int* slot) {
   if (claims == nullptr || num_own_claims >= kMaxOwnClaims) return ClaimResult::kTableFull;

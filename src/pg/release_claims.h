@@ -30,8 +30,10 @@ enum class ClaimResult {
   kTableFull,  // no free slot: nothing claimed
 };
 
-// Shared memory and the exit callback (from _PG_init, when preloaded).
-void InstallReleaseClaims();
+// The claims' shared memory: requested and attached from the shmem_request
+// and shmem_startup hooks (hooks.cpp).
+void RequestClaimsSharedMemory();
+void StartClaimsSharedMemory();
 
 // Claims `key` for this backend unless a live backend holds it.
 ClaimResult TryClaimRelease(const unsigned char* key, int* slot);

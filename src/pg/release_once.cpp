@@ -51,12 +51,10 @@ bool LevelHasPrivateAggregates(const Query* query) {
           ContainsPrivateAggregate(query->havingQual, nullptr));
 }
 
-create_upper_paths_hook_type previous_upper_paths_hook = nullptr;
+}  // namespace
 
-void UpperPathsHook(PlannerInfo* root, UpperRelationKind stage, RelOptInfo* input_rel,
-                    RelOptInfo* output_rel, void* extra) {
-  if (previous_upper_paths_hook != nullptr)
-    previous_upper_paths_hook(root, stage, input_rel, output_rel, extra);
+void KeepReleasesOutOfParallelPaths(PlannerInfo* root, UpperRelationKind stage,
+                                    RelOptInfo* output_rel) {
   if (stage != UPPERREL_GROUP_AGG || !LevelHasPrivateAggregates(root->parse)) return;
   // Every complete path of the grouped relation releases answers; none may
   // run in several processes. A path that already gathers (Finalize above
@@ -68,6 +66,8 @@ void UpperPathsHook(PlannerInfo* root, UpperRelationKind stage, RelOptInfo* inpu
   foreach (cell, output_rel->pathlist) static_cast<Path*>(lfirst(cell))->parallel_safe = false;
   output_rel->partial_pathlist = NIL;
 }
+
+namespace {
 
 struct PlanWalk {
   PlannedStmt* statement;
@@ -134,11 +134,6 @@ void WalkPlan(Plan* plan, PlanWalk walk) {
 }
 
 }  // namespace
-
-void InstallReleaseOnceHook() {
-  previous_upper_paths_hook = create_upper_paths_hook;
-  create_upper_paths_hook = UpperPathsHook;
-}
 
 void VerifyReleasedOnce(PlannedStmt* plan) {
   if (!plan->parallelModeNeeded) return;  // no Gather anywhere

@@ -5,11 +5,17 @@
 
 #include "pg_includes.h"
 
+extern "C" {
+#include "nodes/pathnodes.h"
+#include "optimizer/planner.h"
+}
+
 namespace dp_pg {
 
-// Installs the path hook that keeps complete private aggregations out of
-// the parallel part of a plan.
-void InstallReleaseOnceHook();
+// The create_upper_paths hook's work (hooks.cpp): keeps complete private
+// aggregations out of the parallel part of a plan.
+void KeepReleasesOutOfParallelPaths(PlannerInfo* root, UpperRelationKind stage,
+                                    RelOptInfo* output_rel);
 
 // Proves on the final plan that no private aggregate runs, other than as
 // the partial step of a Finalize above the Gather, below a Gather or Gather

@@ -12,7 +12,7 @@ extern "C" {
 }
 
 #include "aggregate_catalog.h"
-#include "distributed.h"
+#include "citus/wrappers.h"
 #include "plan_children.h"
 #include "scan_above.h"
 #include "settings.h"

@@ -8,10 +8,20 @@
 // the rules of query_judgement.h is given access as the table owner, the way a
 // view gives it. Without the preloaded library nothing grants that access,
 // so the restricted role reads nothing (fail closed).
+//
+// Defined in restriction.cpp (who is restricted, what its client is sent),
+// protected_tables.cpp (what is protected), restricted_statements.cpp (the
+// utility allow-list, settings, EXPLAIN refusal); the label provider is
+// security_labels.h's, the GRANT invariant grant_invariant.h's.
 #ifndef DP_AGG_PG_RESTRICTION_H
 #define DP_AGG_PG_RESTRICTION_H
 
 #include "pg_includes.h"
+
+extern "C" {
+#include "libpq/libpq-be.h"
+#include "tcop/utility.h"
+}
 
 namespace dp_pg {
 
@@ -45,10 +55,34 @@ void CheckExecutionForRestrictedRole(QueryDesc* query, int flags);
 // debugging and dp_agg's other settings are not on the list.
 bool IsAnalystSetting(const char* name);
 
-// Registers the security label provider, the utility-statement hook and the
-// guards that keep DEBUG and LOG messages from restricted clients (log hook,
-// authentication hook, client_min_messages check).
-void InstallRestrictionHooks();
+// The ProcessUtility hook's work (hooks.cpp): refuses a restricted role's
+// utility statement that is not on the list, runs the statement with `next`
+// (the previous hook or standard_ProcessUtility; EXPLAIN counted for
+// CheckExecutionForRestrictedRole), then keeps the restriction invariants
+// after GRANT, ALTER and CREATE statements.
+void RunUtilityForRestrictedRoles(PlannedStmt* statement, const char* query_string,
+                                  bool read_only_tree, ProcessUtilityContext context,
+                                  ParamListInfo params, QueryEnvironment* environment,
+                                  DestReceiver* destination, QueryCompletion* completion,
+                                  ProcessUtility_hook_type next);
+
+// After SET, RESET or DISCARD has run (RunUtilityForRestrictedRoles): judges
+// a new role at once, and keeps DEBUG messages from a restricted client
+// whose client_min_messages was restored without its check hook.
+void JudgeSessionAfterSettingsChange();
+
+// The guards that keep DEBUG and LOG messages from restricted clients, for
+// the hooks of hooks.cpp: the emit_log hook (messages below INFO stay off
+// the client), the ClientAuthentication hook (the login role is judged once
+// authenticated) and the check hook of client_min_messages (kept at NOTICE
+// or above in a restricted session).
+void KeepDebugMessageFromClient(ErrorData* error);
+void JudgeLoginRole(Port* port, int status);
+void ClampClientMinMessages(int* new_value);
+
+// Registers the security label provider and, in a session that started
+// before dp_agg was loaded, keeps DEBUG messages from a restricted client.
+void StartRestrictionRules();
 
 }  // namespace dp_pg
 

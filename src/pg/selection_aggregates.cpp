@@ -40,7 +40,7 @@
 #include "selection_aggregates.h"
 #include "settings.h"
 #include "state_header.h"
-#include "distributed.h"
+#include "citus/adapter.h"
 #include "support_guard.h"
 
 extern "C" {

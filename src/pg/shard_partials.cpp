@@ -17,7 +17,7 @@
 // aggregate's own partial step whose state is printed by an I/O conversion
 // to cstring, the type worker_partial_agg returns: the coordinator receives
 // the same text it received from the wrapper and merges it exactly as
-// before, into the state it prepared and charged (distributed.cpp). Nothing
+// before, into the state it prepared and charged (citus/sites.cpp). Nothing
 // changes for the coordinator, the charge or the noise, and the worker sends
 // the coordinator nothing it did not send before (an exact partial state of
 // the fragment, over the same authenticated connection).
@@ -37,7 +37,8 @@
 //    again at every execution, as it does for the wrapper.
 #include "shard_partials.h"
 
-#include "distributed.h"
+#include "citus/node_role.h"
+#include "citus/wrappers.h"
 #include "settings.h"
 
 namespace dp_pg {
@@ -82,7 +83,7 @@ Expr* DirectPartialStep(Aggref* outer) {
 
 void RunShardPartialsDirectly(PlannedStmt* statement) {
   if (!DirectShardPartialsEnabled()) return;
-  // Test fault distributed_subquery_unseen (distributed.cpp,
+  // Test fault distributed_subquery_unseen (citus/planner.cpp,
   // ReadsDistributedTable) replays a coordinator bug found while every shard
   // still ran Citus's wrapper, whose per-row type check made it a
   // data-dependent error; the direct step has no such check and would hide

@@ -10,7 +10,7 @@ extern "C" {
 }
 
 #include "aggregate_catalog.h"
-#include "distributed.h"
+#include "citus/adapter.h"
 
 namespace dp_pg {
 

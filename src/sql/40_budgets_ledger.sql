@@ -68,12 +68,24 @@ CREATE TABLE dp_agg.role_budget (
   -- The earlier owners of this budget, 'role OID@system identifier', one per
   -- re-attachment after a restore: their ledger rows are this role's too.
   reattached_from text[] NOT NULL DEFAULT '{}',
+  -- 0.2.0, budgets that renew (README "Budgets that renew",
+  -- 38_budget_periods.sql, 48_budget_renewal.sql): NULL for a budget that
+  -- never renews. Otherwise its spent amounts are those of the period that
+  -- starts at period_start, one of the boundaries renew_from + k *
+  -- renew_every; the first charge after the next boundary records a
+  -- 'renewal' ledger row with the amounts forgotten and starts again from 0.
+  renew_every interval,
+  renew_from timestamptz,
+  period_start timestamptz,
   CONSTRAINT role_budget_pkey PRIMARY KEY (role_oid, system_identifier),
   CONSTRAINT role_budget_kind_has_totals
     CHECK ((budget_kind = 'zcdp' OR zcdp_binding) = (rho_total IS NOT NULL)
            AND (rho_total IS NULL) = (zcdp_delta_total IS NULL)
            AND NOT (budget_kind = 'zcdp' AND zcdp_binding)
-           AND NOT (budget_kind = 'epsilon_delta' AND epsilon_delta_binding))
+           AND NOT (budget_kind = 'epsilon_delta' AND epsilon_delta_binding)),
+  CONSTRAINT role_budget_renewal
+    CHECK ((renew_every IS NULL) = (renew_from IS NULL)
+           AND (renew_every IS NULL) = (period_start IS NULL))
 );
 
 -- One row per charge, per reuse of a stored release (kind 'reused', epsilon
@@ -88,7 +100,7 @@ CREATE TABLE dp_agg.ledger_entry (
   recorded_at timestamptz NOT NULL DEFAULT now(),
   kind text NOT NULL CHECK (kind IN ('charge', 'set_budget', 'add_budget', 'reset_spent',
                                      'revoke_budget', 'set_budget_zcdp', 'reused',
-                                     'reattach_budget')),
+                                     'reattach_budget', 'renewal')),
   role_name name NOT NULL,           -- whose budget
   session_user_name name NOT NULL,   -- who ran the query or made the change
   current_user_name name,            -- the active role at that moment (audit only)
@@ -107,6 +119,9 @@ CREATE TABLE dp_agg.ledger_entry (
   -- A reattach_budget row: role_oid is the role that now holds the budget,
   -- epsilon, delta, rho and zcdp_delta what it had spent, query what it
   -- was attached from.
+  -- A renewal row (0.2.0, 48_budget_renewal.sql): epsilon, delta, rho and
+  -- zcdp_delta what the period that ended had spent (forgotten from here
+  -- on), query the schedule and the period that starts.
   system_identifier bigint NOT NULL DEFAULT dp_agg.system_identifier(),
   seq bigint,                        -- 0.2.0: position in the chain, 1, 2, 3, ...; NULL only
                                      -- until the commit of an administrator's change
@@ -199,13 +214,21 @@ END $$;
 -- counts all past spending; if it had spent anything, its zCDP certificate
 -- (with its rho and zCDP delta totals) keeps binding too, until reset_spent
 -- (README "Switching kinds").
-CREATE FUNCTION dp_agg.set_budget(role regrole, epsilon float8, delta float8 DEFAULT NULL)
+-- renew_every, renew_from (README "Budgets that renew"): make the budget
+-- renew every renew_every (a fixed length of at least a second) at the
+-- boundaries renew_from + k * renew_every (renew_from 1970-01-01 00:00:00
+-- UTC unless given); NULL (the default) keeps the role's schedule, interval
+-- '0' stops the renewals (dp_agg.schedule_renewal).
+CREATE FUNCTION dp_agg.set_budget(role regrole, epsilon float8, delta float8 DEFAULT NULL,
+                                  renew_every interval DEFAULT NULL,
+                                  renew_from timestamptz DEFAULT NULL)
 RETURNS void LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   name_of_role name := (SELECT rolname FROM pg_roles WHERE oid = role);
   before dp_agg.role_budget;
   kept_delta numeric;
   now_set dp_agg.role_budget;
+  schedule dp_agg.role_budget;
 BEGIN
   PERFORM dp_agg.require_admin('set privacy budgets');
   IF name_of_role IS NULL THEN
@@ -213,15 +236,31 @@ BEGIN
       USING ERRCODE = 'undefined_object';
   END IF;
   PERFORM dp_agg.refuse_beside_orphan(role, name_of_role);
+  -- (locked: the renewal schedule below is decided from this row, and a
+  -- renewal by the ledger writer in between would otherwise be undone by
+  -- writing back its old period_start, so that the next charge renewed again
+  -- and forgot what the new period had spent)
   SELECT * INTO before FROM dp_agg.role_budget b
-  WHERE b.role_oid = role AND b.system_identifier = dp_agg.system_identifier();
+  WHERE b.role_oid = role AND b.system_identifier = dp_agg.system_identifier()
+  FOR UPDATE;
   kept_delta := coalesce(delta::numeric, before.delta_total, 0);
   PERFORM dp_agg.check_amounts(epsilon, kept_delta::float8);
-  INSERT INTO dp_agg.role_budget AS b (role_oid, role_name, epsilon_total, delta_total)
-  VALUES (role, name_of_role, epsilon::numeric, kept_delta)
+  -- The new schedule is decided first and written by the same statement as
+  -- the totals: a budget row changes once per administrative call, so the
+  -- budget guard (budget_guard.cpp) sees the row its last ledger entry
+  -- recorded.
+  schedule := before;
+  schedule.role_name := name_of_role;
+  schedule := dp_agg.schedule_renewal(schedule, renew_every, renew_from);
+  INSERT INTO dp_agg.role_budget AS b (role_oid, role_name, epsilon_total, delta_total,
+                                       renew_every, renew_from, period_start)
+  VALUES (role, name_of_role, epsilon::numeric, kept_delta, schedule.renew_every,
+          schedule.renew_from, schedule.period_start)
   ON CONFLICT (role_oid, system_identifier) DO UPDATE
     SET role_name = excluded.role_name, epsilon_total = excluded.epsilon_total,
         delta_total = excluded.delta_total, budget_kind = 'epsilon_delta',
+        renew_every = excluded.renew_every, renew_from = excluded.renew_from,
+        period_start = excluded.period_start,
         epsilon_delta_binding = false,
         -- (the zCDP certificate binds on if it admitted anything since the
         -- last reset_spent: any sum > 0)
@@ -243,7 +282,8 @@ BEGIN
   RETURNING * INTO now_set;
   PERFORM dp_agg.append_ledger_entry('set_budget', role, name_of_role, session_user,
                                      current_user, epsilon::numeric, kept_delta, NULL, NULL,
-                                     now_set, false);
+                                     now_set, false, NULL, NULL,
+                                     dp_agg.renewal_description(now_set));
   -- An administrator who lowers a total is told, with both numbers: the
   -- call reads the same whether it grants or takes away.
   IF before.budget_kind = 'epsilon_delta'
@@ -373,6 +413,9 @@ DECLARE
   here bigint := dp_agg.system_identifier();
   now_budget dp_agg.role_budget;
 BEGIN
+  -- A budget that renews starts its new period first, if one has begun
+  -- (48_budget_renewal.sql): the charge then counts in exactly that period.
+  PERFORM dp_agg.renew_budget_if_due(apply_charge.role_oid, role, session_role);
   UPDATE dp_agg.role_budget b
      SET epsilon_spent = b.epsilon_spent + apply_charge.epsilon,
          delta_spent = b.delta_spent + apply_charge.delta,
@@ -437,12 +480,17 @@ END $$;
 -- (README "Switching kinds"). rho is at most 1e6 (zcdp_epsilon(1e6, 1e-6)
 -- is about 1e6: no protection left) and 0 or at least 1e-300, so that the
 -- totals convert to float8 for display.
-CREATE FUNCTION dp_agg.set_budget_zcdp(role regrole, rho numeric, delta numeric DEFAULT 0)
+-- renew_every, renew_from: as for dp_agg.set_budget (rho and delta per
+-- period).
+CREATE FUNCTION dp_agg.set_budget_zcdp(role regrole, rho numeric, delta numeric DEFAULT 0,
+                                       renew_every interval DEFAULT NULL,
+                                       renew_from timestamptz DEFAULT NULL)
 RETURNS void LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   name_of_role name := (SELECT rolname FROM pg_roles WHERE oid = role);
   before dp_agg.role_budget;
   now_set dp_agg.role_budget;
+  schedule dp_agg.role_budget;
 BEGIN
   PERFORM dp_agg.require_admin('set privacy budgets');
   IF name_of_role IS NULL THEN
@@ -450,8 +498,13 @@ BEGIN
       USING ERRCODE = 'undefined_object';
   END IF;
   PERFORM dp_agg.refuse_beside_orphan(role, name_of_role);
+  -- (locked: the renewal schedule below is decided from this row, and a
+  -- renewal by the ledger writer in between would otherwise be undone by
+  -- writing back its old period_start, so that the next charge renewed again
+  -- and forgot what the new period had spent)
   SELECT * INTO before FROM dp_agg.role_budget b
-  WHERE b.role_oid = role AND b.system_identifier = dp_agg.system_identifier();
+  WHERE b.role_oid = role AND b.system_identifier = dp_agg.system_identifier()
+  FOR UPDATE;
   IF rho IS NULL OR rho = 'NaN' OR rho = 'Infinity' OR rho < 0 OR rho > 1000000
      OR (rho > 0 AND rho < 1e-300) OR delta IS NULL OR delta = 'NaN' OR delta < 0
      OR delta >= 1 OR (delta > 0 AND delta < 1e-300) THEN
@@ -463,11 +516,19 @@ BEGIN
       USING ERRCODE = 'invalid_parameter_value',
             DETAIL = 'rho must be 0 or a number in [1e-300, 1e6] (dp_agg.zcdp_rho(1, 1e-6) is the rho of a (1, 1e-6) guarantee) and delta 0 or a number in [1e-300, 1) (needed by group selection only).';
   END IF;
+  -- (the schedule is written with the totals, as in set_budget)
+  schedule := before;
+  schedule.role_name := name_of_role;
+  schedule := dp_agg.schedule_renewal(schedule, renew_every, renew_from);
   INSERT INTO dp_agg.role_budget AS b (role_oid, role_name, epsilon_total, delta_total,
-                                       budget_kind, rho_total, zcdp_delta_total)
-  VALUES (role, name_of_role, 0, 0, 'zcdp', rho, delta)
+                                       budget_kind, rho_total, zcdp_delta_total,
+                                       renew_every, renew_from, period_start)
+  VALUES (role, name_of_role, 0, 0, 'zcdp', rho, delta, schedule.renew_every,
+          schedule.renew_from, schedule.period_start)
   ON CONFLICT (role_oid, system_identifier) DO UPDATE
     SET role_name = excluded.role_name, budget_kind = 'zcdp', rho_total = excluded.rho_total,
+        renew_every = excluded.renew_every, renew_from = excluded.renew_from,
+        period_start = excluded.period_start,
         zcdp_delta_total = excluded.zcdp_delta_total, zcdp_binding = false,
         epsilon_delta_binding = b.epsilon_delta_binding
                                 OR (b.budget_kind = 'epsilon_delta'
@@ -476,7 +537,8 @@ BEGIN
         updated_at = now()
   RETURNING * INTO now_set;
   PERFORM dp_agg.append_ledger_entry('set_budget_zcdp', role, name_of_role, session_user,
-                                     current_user, 0, 0, rho, delta, now_set, false);
+                                     current_user, 0, 0, rho, delta, now_set, false, NULL, NULL,
+                                     dp_agg.renewal_description(now_set));
   IF before.budget_kind = 'zcdp'
      AND (now_set.rho_total < before.rho_total
           OR now_set.zcdp_delta_total < before.zcdp_delta_total) THEN
@@ -552,6 +614,41 @@ AS 'MODULE_PATHNAME', 'dp_agg_zcdp_pure_epsilon' LANGUAGE C IMMUTABLE STRICT PAR
 -- budgets; for zcdp ones (zcdp_epsilon(rho_total, 1e-6), zcdp_delta_total +
 -- 1e-6), the conversion at d = 1e-6 (dp_agg.zcdp_epsilon gives it at any
 -- other d).
+-- (Budgets that renew: every amount above is the current period's. A row
+-- whose period ended but that no charge has renewed yet (renewal is lazy,
+-- 48_budget_renewal.sql) is shown as the renewal will leave it:
+-- dp_agg.budget_in_period. renew_every and renew_from are its schedule,
+-- period_start the start of the current period, next_renewal its end; all
+-- NULL for a budget that never renews.)
+CREATE FUNCTION dp_agg.budget_in_period(budget dp_agg.role_budget, at timestamptz)
+RETURNS dp_agg.role_budget
+LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  starts timestamptz;
+BEGIN
+  IF budget.renew_every IS NULL THEN
+    RETURN budget;
+  END IF;
+  starts := dp_agg.renewal_period_start(budget.renew_every, budget.renew_from, at);
+  IF starts <= budget.period_start THEN
+    RETURN budget;
+  END IF;
+  -- A new period: nothing spent in it, and (as after reset_spent) only the
+  -- current kind's certificate binds, with its own totals.
+  budget.epsilon_spent := 0;
+  budget.delta_spent := 0;
+  budget.rho_spent := 0;
+  budget.zcdp_delta_spent := 0;
+  budget.epsilon_delta_binding := false;
+  budget.zcdp_binding := false;
+  IF budget.budget_kind <> 'zcdp' THEN
+    budget.rho_total := NULL;
+    budget.zcdp_delta_total := NULL;
+  END IF;
+  budget.period_start := starts;
+  RETURN budget;
+END $$;
+
 CREATE VIEW dp_agg.budgets WITH (security_barrier) AS
   SELECT coalesce(r.rolname, b.role_name) AS role,
          CASE WHEN c.epsilon_delta_binds THEN b.epsilon_total END AS epsilon_total,
@@ -585,8 +682,10 @@ CREATE VIEW dp_agg.budgets WITH (security_barrier) AS
          CASE WHEN c.over_totals THEN NULL
               WHEN b.budget_kind = 'zcdp' THEN b.zcdp_delta_total + 0.000001
               ELSE b.delta_total END AS guarantee_delta,
-         c.binding_certificates, o.orphaned
-  FROM dp_agg.role_budget b
+         c.binding_certificates, o.orphaned, b.renew_every, b.renew_from, b.period_start,
+         dp_agg.renewal_period_end(b.renew_every, b.renew_from, now()) AS next_renewal
+  FROM dp_agg.role_budget stored
+  CROSS JOIN LATERAL dp_agg.budget_in_period(stored, now()) b
   CROSS JOIN LATERAL (SELECT b.system_identifier <> dp_agg.system_identifier() AS orphaned) o
   LEFT JOIN pg_catalog.pg_roles r ON r.oid = b.role_oid AND NOT o.orphaned
   CROSS JOIN LATERAL (
@@ -656,8 +755,8 @@ COMMENT ON FUNCTION dp_agg.system_identifier() IS
   'The system identifier of this cluster (as pg_control_system() shows it), recorded with every budget and ledger row: role OIDs mean something only in the cluster that assigned them';
 COMMENT ON FUNCTION dp_agg.refuse_beside_orphan(oid, name) IS
   'Raises ZP004 when a role without a budget here has a budget restored from another cluster under its name, not yet re-attached (internal)';
-COMMENT ON FUNCTION dp_agg.set_budget(regrole, float8, float8) IS
-  'set_budget(role, epsilon[, delta]): makes a role''s budget an (epsilon, delta) budget (basic composition) with these totals, keeping what it spent and, when delta is omitted, its delta total (administrators; leaves a ledger row)';
+COMMENT ON FUNCTION dp_agg.set_budget(regrole, float8, float8, interval, timestamptz) IS
+  'set_budget(role, epsilon[, delta][, renew_every => interval][, renew_from => timestamptz]): makes a role''s budget an (epsilon, delta) budget (basic composition) with these totals, keeping what it spent and, when delta is omitted, its delta total; renew_every makes the totals per period (administrators; leaves a ledger row)';
 COMMENT ON FUNCTION dp_agg.add_budget(regrole, float8, float8) IS
   'add_budget(role, epsilon, delta): adds to a role''s (epsilon, delta) budget totals; refused for zCDP budgets (administrators; leaves a ledger row)';
 COMMENT ON FUNCTION dp_agg.reset_spent(regrole) IS
@@ -666,8 +765,8 @@ COMMENT ON FUNCTION dp_agg.revoke_budget(regrole) IS
   'revoke_budget(role): removes a role''s budget, so its private queries are refused (administrators; leaves a ledger row)';
 COMMENT ON FUNCTION dp_agg.apply_charge(oid, name, name, numeric, numeric, bigint, text, text, numeric, numeric) IS
   'Records one charge atomically against the limit of the budget''s own kind (called by the ledger writer only)';
-COMMENT ON FUNCTION dp_agg.set_budget_zcdp(regrole, numeric, numeric) IS
-  'set_budget_zcdp(role, rho[, delta]): makes a role''s budget a zCDP budget (approximate zCDP: rho and delta add up), keeping what it spent (administrators; leaves a ledger row)';
+COMMENT ON FUNCTION dp_agg.set_budget_zcdp(regrole, numeric, numeric, interval, timestamptz) IS
+  'set_budget_zcdp(role, rho[, delta][, renew_every => interval][, renew_from => timestamptz]): makes a role''s budget a zCDP budget (approximate zCDP: rho and delta add up), keeping what it spent; renew_every makes the totals per period (administrators; leaves a ledger row)';
 COMMENT ON FUNCTION dp_agg.zcdp_epsilon(float8, float8) IS
   'zcdp_epsilon(rho, d): the epsilon at which rho-zCDP is (epsilon, d)-DP (Canonne, Kamath and Steinke 2020), rounded up';
 COMMENT ON FUNCTION dp_agg.zcdp_rho(float8, float8) IS
@@ -679,7 +778,9 @@ COMMENT ON FUNCTION dp_agg.gaussian_count_rho(numeric, numeric) IS
 COMMENT ON FUNCTION dp_agg.zcdp_pure_epsilon(numeric) IS
   'zcdp_pure_epsilon(rho): the largest epsilon (12 decimals) of a pure release whose charge (epsilon^2 / 2, rounded up as the ledger does) rho pays for';
 COMMENT ON VIEW dp_agg.budgets IS
-  'Privacy budgets: administrators see every role, everyone else their own';
+  'Privacy budgets: administrators see every role, everyone else their own (a renewing budget''s amounts are its current period''s)';
+COMMENT ON FUNCTION dp_agg.budget_in_period(dp_agg.role_budget, timestamptz) IS
+  'budget_in_period(budget, at): a budget row as it is in the period containing at: a renewing budget whose period ended is shown renewed (nothing spent) (internal)';
 COMMENT ON VIEW dp_agg.ledger IS
   'The privacy ledger: administrators see every row, everyone else the rows of their own budget';
 COMMENT ON FUNCTION dp_agg.remaining_budget() IS

@@ -33,9 +33,20 @@ DECLARE
   name_of_role name := (SELECT rolname FROM pg_roles WHERE oid = role);
   orphan dp_agg.role_budget;
   attached dp_agg.role_budget;
+  disagreement text;
 BEGIN
   SELECT * INTO orphan FROM dp_agg.role_budget b
   WHERE b.role_oid = previous_role_oid AND b.system_identifier = previous_system_identifier;
+  -- Only the budget its own ledger rows vouch for: its amounts start the
+  -- role's sums here (review 28).
+  disagreement := dp_agg.restored_budget_disagreement(orphan);
+  IF disagreement IS NOT NULL THEN
+    RAISE EXCEPTION 'the budget restored for role "%" (OID % in the cluster with system identifier %) cannot be re-attached',
+      orphan.role_name, previous_role_oid, previous_system_identifier
+      USING ERRCODE = 'ZP004',
+            DETAIL = format('Its ledger rows do not vouch for it: %s. Nothing was changed.', disagreement),
+            HINT = 'SELECT * FROM dp_agg.verify_ledger() shows what differs. Restore the budget with its ledger rows from the dump: re-attaching never changes what a budget recorded.';
+  END IF;
   UPDATE dp_agg.role_budget b
      SET role_oid = role, system_identifier = dp_agg.system_identifier(),
          role_name = name_of_role,
@@ -67,6 +78,7 @@ DECLARE
   orphan dp_agg.role_budget;
   target oid;
   same_name bigint;
+  disagreement text;
 BEGIN
   PERFORM dp_agg.require_admin('re-attach privacy budgets');
   -- No charge, set_budget or other re-attachment in between (the ledger
@@ -83,7 +95,11 @@ BEGIN
     target := (SELECT r.oid FROM pg_roles r WHERE r.rolname = orphan.role_name);
     same_name := (SELECT count(*) FROM dp_agg.role_budget b
                   WHERE b.system_identifier <> here AND b.role_name = orphan.role_name);
-    IF target IS NULL THEN
+    disagreement := dp_agg.restored_budget_disagreement(orphan);
+    IF disagreement IS NOT NULL THEN
+      outcome := format('not re-attached: its ledger rows do not vouch for it: %s. SELECT * FROM dp_agg.verify_ledger() shows what differs; restore the budget with its ledger rows from the dump.',
+                        disagreement);
+    ELSIF target IS NULL THEN
       outcome := format('not re-attached: no role is named %I here. Create it (or rename the role that spent this budget to %I) and run dp_agg.reattach_budgets() again, or attach it to a role of another name with dp_agg.reattach_budget(role, %s, %s).',
                         orphan.role_name, orphan.role_name, orphan.role_oid,
                         orphan.system_identifier);

@@ -1,4 +1,4 @@
--- dp_agg on Citus (src/pg/distributed.cpp; README, "Scaling out with Citus").
+-- dp_agg on Citus (src/pg/citus/; README, "Scaling out with Citus").
 --
 -- dp_count over a distributed table: Citus checks the ROW it passes to
 -- worker_partial_agg against pg_proc.proargtypes literally, so the

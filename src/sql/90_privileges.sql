@@ -27,8 +27,8 @@ GRANT EXECUTE ON FUNCTION
   dp_agg.is_admin(),
   dp_agg.remaining_budget(),
   dp_agg.query_cost(text),
-  dp_agg.set_budget(regrole, float8, float8),
-  dp_agg.set_budget_zcdp(regrole, numeric, numeric),
+  dp_agg.set_budget(regrole, float8, float8, interval, timestamptz),
+  dp_agg.set_budget_zcdp(regrole, numeric, numeric, interval, timestamptz),
   dp_agg.zcdp_epsilon(float8, float8),
   dp_agg.zcdp_rho(float8, float8),
   dp_agg.gaussian_count_epsilon(numeric, float8),
@@ -53,6 +53,14 @@ GRANT EXECUTE ON FUNCTION
   dp_agg.unset_public_keys(regclass, name),
   dp_agg.release_cache_entries(),
   dp_agg.clear_release_cache(regrole)
+TO PUBLIC;
+
+-- Budgets that renew: the period arithmetic (pure functions of their
+-- arguments), called by dp_agg.budgets as the querying user.
+GRANT EXECUTE ON FUNCTION
+  dp_agg.renewal_period_start(interval, timestamptz, timestamptz),
+  dp_agg.renewal_period_end(interval, timestamptz, timestamptz),
+  dp_agg.budget_in_period(dp_agg.role_budget, timestamptz)
 TO PUBLIC;
 
 -- dp_agg's privacy-unit rewrite puts this window function into a query over

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Benchmark (not a test): a unit-level private query (README "Privacy units")
+# Benchmark (not a test): a unit-level private query (docs/analyst_guide.md "Privacy units")
 # against the hand-written non-private two-level SQL that does the same work,
 #   SELECT g, sum(s) FROM (SELECT g, unit, least(greatest(sum(v), L), U) s
 #                          FROM t GROUP BY g, unit) x GROUP BY g

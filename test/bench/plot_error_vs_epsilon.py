@@ -21,7 +21,7 @@ query
 returns one independent release per group (every group of a GROUP BY is a
 separate release).
 
-Sharing a budget (README "Privacy budgets"): the same query also releases
+Sharing a budget (docs/administrator_guide.md "Privacy budgets"): the same query also releases
 each aggregate as ONE OF 100 releases that share an (epsilon, delta)
 guarantee: the Laplace form at epsilon / 100 (an (epsilon, delta) budget,
 basic composition), and the Gaussian form at

@@ -206,13 +206,13 @@ SELECT dp_count(id, 1.0) FROM @TABLE@ WHERE region LIKE 'n%'
 SELECT dp_count(id, 1.0) FROM @TABLE@ WHERE region ILIKE 'N%'
 
 -- shape: regex_match
--- expect: works  -- a simple pattern runs as LIKE (README "Regular expressions")
+-- expect: works  -- a simple pattern runs as LIKE (docs/administrator_guide.md "Regular expressions")
 -- rows: 1 1
 -- values: 175 225
 SELECT dp_count(id, 1.0) FROM @TABLE@ WHERE region ~ '^s'
 
 -- shape: regex_complex
--- expect: refused 42501  -- other regular expressions stay refused (README "Regular expressions")
+-- expect: refused 42501  -- other regular expressions stay refused (docs/administrator_guide.md "Regular expressions")
 -- rows: 1 1
 -- values: 175 225
 SELECT dp_count(id, 1.0) FROM @TABLE@ WHERE region ~ '^(s|n)'

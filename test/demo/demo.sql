@@ -65,7 +65,7 @@ GROUP BY cholesterol
 ORDER BY cholesterol;
 
 \echo '== 5. The same query three times: the answer released first is reused, free'
-\echo '   (the release cache: the same question in the same hour, README "Reusing released answers")'
+\echo '   (the release cache: the same question in the same hour, docs/analyst_guide.md "Reusing released answers")'
 SELECT round(avg(weight_kg)::numeric, 3)                  AS true_avg_weight,
        round(dp_avg(weight_kg, 30, 200, 0.1)::numeric, 3) AS dp_avg_weight
 FROM patients;

@@ -29,7 +29,7 @@ def _admin():
 
 def _drop(cur, databases, roles):
     # Databases that hold a dp_agg ledger are dropped only with the
-    # confirmation (README "Removing dp_agg").
+    # confirmation (docs/administrator_guide.md "Removing dp_agg").
     cur.execute("SET dp_agg.allow_drop_extension = on")
     for db in databases:
         cur.execute(f"DROP DATABASE IF EXISTS {db} WITH (FORCE)")

@@ -200,7 +200,7 @@ SELECT g, (ARRAY['alice','bob','carol','dave'])[k % 4 + 1],
        k % 7, CASE WHEN k % 5 = 0 THEN NULL ELSE k % 5 END,
        ARRAY[(ARRAY['x','y'])[k % 2 + 1]]
 FROM (SELECT g, g % {n_cohorts} AS k FROM generate_series(1, {n_rows}) g) s;
--- Unit-level neighbours (README "Privacy units"): hr.visits has the columns of
+-- Unit-level neighbours (docs/analyst_guide.md "Privacy units"): hr.visits has the columns of
 -- hr.patients and a privacy unit pid. Each common patient is a unit of
 -- {visits_per_unit} visits on consecutive days (so a unit spans several groups of
 -- GROUP BY visit), and the neighbour is the unit pid 0: {neighbour_visits} visits

@@ -16,6 +16,35 @@ unwind through PostgreSQL's C frames. The rule, checked here on the source:
      only pure helpers declared noexcept.
  (c) src/core includes no PostgreSQL header (only its own headers, the
      C++ standard library and the libraries listed below).
+ (d) Outside CallCore lambdas, no value with a non-trivial destructor is
+     alive where src/pg makes a PostgreSQL call that may raise (a longjmp
+     would skip the destructor: a leak, or a lock or state never released).
+     The approximation, sound for this code base's style:
+       - a value is a local variable, a by-value parameter, or a temporary of
+         a function body in src/pg (not `static`, not a pointer or a
+         reference, except a reference that binds a temporary);
+       - its destructor is non-trivial when its type names a standard type
+         other than the scalar typedefs and the wrappers of STD_TRIVIAL_*
+         (std::string, std::vector, std::unique_ptr, std::map, std::function
+         ...), or a class or struct of src/core or src/pg that has a
+         user-declared destructor, a virtual base or destructor, or a member
+         or base with a non-trivial destructor (a fixpoint over their
+         definitions); an `auto` variable takes the return type of the core
+         or src/pg function that initialises it, or is non-trivial when
+         initialised by a lambda that captures by copy or by a standard
+         call that returns a class;
+       - it is alive from the end of its declaration (from the declaration
+         itself inside parentheses: a for or if head) to the end of its
+         enclosing block; a temporary for its whole statement;
+       - a PostgreSQL call that may raise is any call there that is not a
+         member call, std::, a core function or type, a pure helper (rule
+         (a)), a language keyword, a call inside a CallCore lambda, an
+         ereport/elog whose level is a constant below ERROR (with its
+         arguments), or a name on the short list NON_RAISING_PG.
+     Not seen: a value whose class is hidden behind a typedef of a PostgreSQL
+     header, an `auto` copy of a member whose type the script cannot see,
+     objects reached through pointers (new without delete leaks on any path).
+     Files on TEMPORARY_EXEMPT_D are skipped (each with the reason).
 
 The parser is deliberately small (comments and literals stripped, braces
 matched, `name(` taken as a call); it reads this code base's style, not
@@ -23,7 +52,8 @@ arbitrary C++. Usage:
   check_boundary.py [--core DIR] [--pg DIR]   check (default: src/core, src/pg)
   check_boundary.py --self-test               each planted violation in
                                               test/scripts/boundary_fixture
-                                              must be found
+                                              must be found (of every rule,
+                                              (a) to (d))
 Exit status 0 when clean, 1 with one line per violation otherwise.
 """
 import argparse
@@ -61,6 +91,51 @@ NO_THROW_STD = {"memcpy", "memset", "memcmp", "strlen", "strcmp", "strncmp", "st
                 "copy", "binary_search", "lower_bound", "upper_bound", "fill", "begin", "end"}
 
 IDENT = r"[A-Za-z_]\w*"
+
+# Rule (d). Standard types whose destructor is trivial, and wrappers that are
+# trivially destructible when what they hold is (checked as the other names
+# of the same type text).
+STD_TRIVIAL_TYPES = {"size_t", "ptrdiff_t", "nullptr_t", "byte", "max_align_t", "int8_t",
+                     "int16_t", "int32_t", "int64_t", "uint8_t", "uint16_t", "uint32_t",
+                     "uint64_t", "intptr_t", "uintptr_t", "memory_order", "nothrow_t",
+                     "numeric_limits", "float_round_style", "errc"}
+STD_TRIVIAL_WRAPPERS = {"array", "pair", "optional", "tuple", "atomic"}
+# Standard functions that return a scalar (or a pointer/reference): an `auto`
+# initialised by them is trivial.
+STD_SCALAR_RESULTS = NO_THROW_STD - {"move"} | {
+    "strtod", "strtol", "strtoll", "strtoull", "llround", "lround", "round", "trunc", "exp",
+    "log", "log1p", "expm1", "sqrt", "pow", "isinf", "any_of", "all_of", "none_of", "find_if",
+    "distance", "size", "strchr", "strstr", "strnlen", "to_chars", "from_chars", "exchange",
+    "snprintf", "memchr", "strrchr", "isdigit", "isspace", "isalpha", "tolower", "toupper",
+    "fmod", "hypot"}
+# PostgreSQL functions and macros that never raise (the short list): reading
+# arguments that are passed by value, Datum conversions of values passed by
+# value, list and varlena accessors, node tags, C string and memory functions.
+NON_RAISING_PG = {
+    "Assert", "AssertArg", "AssertState", "StaticAssertStmt", "OidIsValid", "PG_ARGISNULL",
+    "PG_NARGS", "PG_GETARG_DATUM", "PG_GETARG_INT32", "PG_GETARG_INT64", "PG_GETARG_FLOAT8",
+    "PG_GETARG_OID", "PG_GETARG_BOOL", "PG_GETARG_POINTER", "PG_GETARG_INT16",
+    "PG_GETARG_FLOAT4", "PG_RETURN_NULL", "PG_RETURN_VOID", "PG_RETURN_BOOL", "PG_RETURN_INT32",
+    "PG_RETURN_INT64", "PG_RETURN_DATUM", "PG_RETURN_POINTER", "PG_RETURN_FLOAT8",
+    "PG_RETURN_OID", "IsA", "nodeTag", "castNode", "list_length", "linitial", "lsecond",
+    "lthird", "llast", "lfirst", "lfirst_node", "linitial_node", "lsecond_node", "lfirst_oid",
+    "lfirst_int", "list_nth", "list_nth_node", "foreach", "VARDATA", "VARDATA_ANY",
+    "VARSIZE", "VARSIZE_ANY", "VARSIZE_ANY_EXHDR", "VARHDRSZ", "SET_VARSIZE", "NameStr",
+    "DatumGetBool", "DatumGetInt16", "DatumGetInt32", "DatumGetInt64", "DatumGetFloat8",
+    "DatumGetObjectId", "DatumGetPointer", "DatumGetCString", "DatumGetName", "BoolGetDatum",
+    "Int16GetDatum", "Int32GetDatum", "Int64GetDatum", "Float8GetDatum", "ObjectIdGetDatum",
+    "PointerGetDatum", "CStringGetDatum", "UInt32GetDatum", "UInt64GetDatum",
+    "TransactionIdIsValid", "pfree", "MemoryContextSwitchTo", "strlcpy", "snprintf", "memcpy",
+    "memset", "memcmp", "strlen", "strnlen", "strcmp", "strncmp", "strchr", "strstr",
+    "pg_unreachable", "likely", "unlikely", "lengthof", "offsetof", "PG_USED_FOR_ASSERTS_ONLY",
+    "errcode", "errmsg", "errdetail", "errhint", "errmsg_internal", "errdetail_internal",
+    "errcontext", "errposition"}
+# Levels of ereport/elog that do not raise.
+NON_RAISING_LEVELS = {"DEBUG5", "DEBUG4", "DEBUG3", "DEBUG2", "DEBUG1", "LOG", "LOG_SERVER_ONLY",
+                      "COMMERROR", "INFO", "NOTICE", "WARNING"}
+# Rule (d): files not checked yet, each with the reason. TEMPORARY: the lead
+# deletes this list when the branches that fix these files are merged.
+TEMPORARY_EXEMPT_D = set()  # (none: every file of src/pg is held to rule (d))
 
 
 def strip(source):
@@ -248,29 +323,137 @@ def local_callables(text, start, end):
     return set(re.findall(r"\bauto\s+(" + IDENT + r")\s*=\s*\[", text[start:end]))
 
 
+def top_level_statements(body):
+    """The statements of a class body: nested braces dropped, split at ';'
+    and at the end of a nested block."""
+    statements, current, depth = [], [], 0
+    for c in body:
+        if c == "{":
+            depth += 1
+        elif c == "}":
+            depth -= 1
+            if depth == 0:
+                statements.append("".join(current))
+                current = []
+        elif depth == 0:
+            if c == ";":
+                statements.append("".join(current))
+                current = []
+            else:
+                current.append(c)
+    statements.append("".join(current))
+    return [s for s in statements if s.strip()]
+
+
+def split_top_level(text):
+    parts, current, depth = [], [], 0
+    for c in text:
+        if c in "(<[{":
+            depth += 1
+        elif c in ")>]}":
+            depth -= 1
+        if c == "," and depth == 0:
+            parts.append("".join(current))
+            current = []
+        else:
+            current.append(c)
+    parts.append("".join(current))
+    return parts
+
+
+def template_arguments_end(text, i, end):
+    """The offset after the '>' that closes the template arguments opening
+    at text[i] ('<'), or -1 when this is no argument list."""
+    depth = 0
+    for j in range(i, end):
+        c = text[j]
+        if c == "<":
+            depth += 1
+        elif c == ">":
+            if text[j - 1] == "-":
+                return -1
+            depth -= 1
+            if depth == 0:
+                return j + 1
+        elif c in ";{}.|&=!" or (c == "-" and text[j + 1] == ">"):
+            return -1
+    return -1
+
+
+def paren_depth(text, start, offset):
+    """Open parentheses at offset since the innermost block start."""
+    depth = 0
+    for j in range(offset - 1, start - 1, -1):
+        c = text[j]
+        if c == ")":
+            depth -= 1
+        elif c == "(":
+            depth += 1
+        elif c in "{};" and depth <= 0:
+            break
+    return max(depth, 0)
+
+
+def statement_end(text, offset, end):
+    """The ';' that ends the statement at offset (parentheses and braces of
+    the statement skipped)."""
+    depth = 0
+    for j in range(offset, end):
+        c = text[j]
+        if c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+            if depth < 0:
+                return j
+        elif c == ";" and depth == 0:
+            return j
+    return end
+
+
+def enclosing_block_end(text, start, offset):
+    """The '}' that closes the innermost block around offset."""
+    depth = 0
+    for j in range(offset, start - 1, -1):
+        if text[j] == "}":
+            depth += 1
+        elif text[j] == "{":
+            if depth == 0:
+                return match_close(text, j, "{", "}")
+            depth -= 1
+    return len(text)
+
+
 class Checker:
     def __init__(self, core_dir, pg_dir):
         self.violations = []
         self.core_functions = {}  # name -> all declarations noexcept
         self.core_types = set()
         self.core_namespaces = {"dp"}
+        self.core_texts = {}
         for name in sorted(os.listdir(core_dir)):
             path = os.path.join(core_dir, name)
             if name.endswith((".h", ".cpp")):
                 self.check_core_includes(path)
             if not name.endswith(".h"):
                 continue
-            functions, types = scan(strip(open(path).read()), path)
+            self.core_texts[path] = strip(open(path).read())
+            functions, types = scan(self.core_texts[path], path)
             self.core_types |= types
             for f in functions:
                 self.core_functions[f.name] = self.core_functions.get(f.name, True) and f.noexcept
         self.pg_files = {}
         self.pg_functions = {}  # name -> [Function]
         self.pg_types = set()
-        for name in sorted(os.listdir(pg_dir)):
-            if not name.endswith((".h", ".cpp")):
+        self.core_function_defs = {}  # name -> [Function] (for return types)
+        for path, text in self.core_texts.items():
+            for f in scan(text, path)[0]:
+                self.core_function_defs.setdefault(f.name, []).append(f)
+        pg_paths = sorted(os.path.join(directory, name)
+                          for directory, _, names in os.walk(pg_dir) for name in names)
+        for path in pg_paths:
+            if not path.endswith((".h", ".cpp")):
                 continue
-            path = os.path.join(pg_dir, name)
             text = strip(open(path).read())
             self.pg_files[path] = text
             functions, types = scan(text, path)
@@ -431,6 +614,246 @@ class Checker:
                                 "(b) %s%s() may throw (not noexcept) and is called outside "
                                 "CallCore" % (q, name))
 
+    # ---- rule (d): values with destructors across PostgreSQL calls that may raise
+
+    def find_nontrivial_classes(self):
+        """Classes and structs of src/core headers and src/pg whose destructor
+        is not trivial (a fixpoint: a member or base of such a class makes
+        the class so too)."""
+        definitions = []  # (name, text, body_open, body_close, bases)
+        pattern = re.compile(r"\b(class|struct)\s+(" + IDENT + r")\s*(?:final\s*)?"
+                             r"(:[^{;()]*)?\{")
+        for text in list(self.core_texts.values()) + list(self.pg_files.values()):
+            for m in pattern.finditer(text):
+                if re.search(r"\benum\s*$", text[:m.start()]):
+                    continue
+                body_open = m.end() - 1
+                definitions.append((m.group(2), text, body_open,
+                                    match_close(text, body_open, "{", "}"), m.group(3) or ""))
+        nontrivial = set()
+        changed = True
+        while changed:
+            changed = False
+            for name, text, body_open, body_close, bases in definitions:
+                if name not in nontrivial and self.class_is_nontrivial(
+                        name, text[body_open + 1:body_close], bases, nontrivial):
+                    nontrivial.add(name)
+                    changed = True
+        return nontrivial
+
+    def class_is_nontrivial(self, name, body, bases, nontrivial):
+        if self.names_nontrivial_type(bases, nontrivial):
+            return True
+        for statement in top_level_statements(body):
+            statement = re.sub(r"\b(public|private|protected)\s*:", " ", statement).strip()
+            if re.search(r"~\s*" + re.escape(name) + r"\s*\(", statement):
+                if not re.search(r"=\s*default\b", statement) or "virtual" in statement:
+                    return True
+                continue
+            if "(" in statement or re.match(r"(using|typedef|friend|static|template)\b",
+                                            statement):
+                continue  # a member function, alias or static member
+            if self.is_value_type(statement, nontrivial):
+                return True
+        return False
+
+    def names_nontrivial_type(self, text, nontrivial):
+        """Whether a type text names a type with a non-trivial destructor."""
+        for m in re.finditer(r"((?:" + IDENT + r"\s*::\s*)*)(" + IDENT + r")", text):
+            qualifier = re.sub(r"\s+", "", m.group(1))
+            name = m.group(2)
+            if qualifier.startswith("std::"):
+                if name not in STD_TRIVIAL_TYPES and name not in STD_TRIVIAL_WRAPPERS:
+                    return True
+            elif name in nontrivial:
+                return True
+        return False
+
+    def is_value_type(self, type_text, nontrivial):
+        """A declared type (with its declarator) that holds a value with a
+        non-trivial destructor: not a pointer or reference."""
+        outer = re.sub(r"<[^<>]*>", " ", type_text)
+        while re.search(r"<[^<>]*>", outer):
+            outer = re.sub(r"<[^<>]*>", " ", outer)
+        outer = outer.split("=")[0]
+        if "*" in outer or "&" in outer:
+            return False
+        return self.names_nontrivial_type(type_text, nontrivial)
+
+    def return_is_nontrivial(self, qualifier, name, nontrivial):
+        if qualifier.startswith("std::"):
+            return name not in STD_SCALAR_RESULTS
+        defs = []
+        if self.is_core_name(qualifier, name) or qualifier.startswith("dp::"):
+            defs = self.core_function_defs.get(name, [])
+        elif qualifier in ("", "dp_pg::"):
+            defs = self.pg_functions.get(name, [])
+        for f in defs:
+            head = re.sub(r"\b(static|inline|constexpr|extern|virtual|explicit)\b", " ",
+                          f.head[:f.head.find("(")])
+            head = re.sub(r"\[\[[^\]]*\]\]", " ", head)
+            result = re.sub(r"(?:" + IDENT + r"\s*::\s*)*~?" + IDENT + r"\s*$", "", head)
+            if self.is_value_type(result, nontrivial):
+                return True
+        if name in nontrivial:  # a constructor call
+            return True
+        return False
+
+    def raising_calls(self, text, start, end, skip):
+        """Offsets and names of the PostgreSQL calls in text[start:end] that
+        may raise (rule (d))."""
+        result = []
+        quiet = []  # argument lists of ereport/elog below ERROR
+        for q, name, offset, how in calls(text, start, end):
+            if any(s <= offset <= e for s, e in skip + quiet):
+                continue
+            if name in ("ereport", "elog"):
+                paren = text.find("(", offset)
+                level = re.match(r"\(\s*(" + IDENT + r")", text[paren:])
+                if level and level.group(1) in NON_RAISING_LEVELS:
+                    quiet.append((paren, match_close(text, paren, "(", ")")))
+                    continue
+            if how in ("member", "declaration") or q.startswith("std::"):
+                continue
+            if name in KEYWORDS or name in BUILTIN_TYPES or name in NON_RAISING_PG:
+                continue
+            if self.is_core_name(q, name) or q.startswith("dp::"):
+                continue
+            if q in ("", "dp_pg::") and name in self.pure:
+                continue
+            if name in ("CallCore",):
+                continue
+            result.append((offset, name))
+        return result
+
+    def declared_values(self, text, start, end, nontrivial):
+        """(offset, alive_from, description) of the local variables in
+        text[start:end] whose destructor is not trivial."""
+        found = []
+        decl = re.compile(r"(?<![\w.>:])((?:const\s+|volatile\s+)*)((?:" + IDENT +
+                          r"\s*::\s*)*" + IDENT + r")")
+        i = start
+        while i < end:
+            m = decl.search(text, i, end)
+            if not m:
+                break
+            i = m.end()
+            type_name = re.sub(r"\s+", "", m.group(2))
+            if type_name.split("::")[-1] in KEYWORDS and type_name != "auto":
+                continue
+            j = m.end()
+            while j < end and text[j].isspace():
+                j += 1
+            if j < end and text[j] == "<":
+                j = template_arguments_end(text, j, end)
+                if j < 0:
+                    continue  # a comparison, not template arguments
+            declarator = re.match(r"(\s*(?:const\b|\*|&)\s*)*\s*(" + IDENT + r")\s*([;=({,:\[])",
+                                  text[j:end])
+            if not declarator or declarator.group(2) in KEYWORDS:
+                continue
+            type_text = text[m.start(2):j] + (declarator.group(1) or "")
+            line_start = text.rfind("\n", 0, m.start()) + 1
+            if re.search(r"\b(static|thread_local)\b", text[line_start:m.start()]):
+                continue
+            name = declarator.group(2)
+            name_end = j + declarator.end(2)
+            if type_name == "auto":
+                if not self.auto_is_nontrivial(text, j + declarator.end(), end,
+                                               declarator.group(1) or "", nontrivial):
+                    continue
+            elif not self.is_value_type(type_text, nontrivial):
+                continue
+            # Inside parentheses (a for or if head): alive from here; else
+            # from the end of the declaration statement.
+            depth = paren_depth(text, start, m.start())
+            alive_from = name_end if depth > 0 else statement_end(text, name_end, end)
+            found.append((m.start(), alive_from, "%s %s" % (re.sub(r"\s+", " ",
+                                                                     type_text.strip()), name)))
+        return found
+
+    def auto_is_nontrivial(self, text, init, end, declarator, nontrivial):
+        if "*" in declarator:
+            return False
+        if text[init - 1] != "=":
+            return True  # auto x(...) / auto x{...}: unknown, assume the worst
+        expression = text[init:statement_end(text, init, end)].strip()
+        if expression.startswith("["):
+            captures = expression[1:match_close(expression, 0, "[", "]")]
+            return any(c.strip() not in ("", "&", "this") and not c.strip().startswith("&")
+                       for c in captures.split(","))
+        call = re.match(r"((?:" + IDENT + r"\s*::\s*)*)(" + IDENT + r")\s*(<[^;]*?>)?\s*\(",
+                        expression)
+        if call:
+            return self.return_is_nontrivial(re.sub(r"\s+", "", call.group(1)), call.group(2),
+                                             nontrivial)
+        return self.names_nontrivial_type(expression, nontrivial)
+
+    def check_destructors(self):
+        nontrivial = self.find_nontrivial_classes()
+        for path, text in self.pg_files.items():
+            if os.path.basename(path) in TEMPORARY_EXEMPT_D:
+                continue
+            bodies = callcore_bodies(text)
+            for defs in self.pg_functions.values():
+                for f in defs:
+                    if f.path != path or f.body_start is None or f.name in self.pure or \
+                            f.name == "CallCore":
+                        continue
+                    if any(s < f.body_start < e for s, e in bodies):
+                        continue
+                    self.check_function_destructors(path, text, f, bodies, nontrivial)
+
+    def check_function_destructors(self, path, text, f, bodies, nontrivial):
+        start, end = f.body_start, f.body_end
+        skip = [(s, e) for s, e in bodies if start <= s <= end]
+        raising = self.raising_calls(text, start, end, skip)
+        if not raising:
+            return
+        values = []
+        # By-value parameters live for the whole body.
+        head = f.head
+        paren = head.find("(")
+        for parameter in split_top_level(head[paren + 1:match_close(head, paren, "(", ")")]):
+            parameter = parameter.split("=")[0].strip()
+            if parameter and self.is_value_type(parameter, nontrivial):
+                values.append((start, start, "parameter " + re.sub(r"\s+", " ", parameter)))
+        values += self.declared_values(text, start, end, nontrivial)
+        for offset, alive_from, description in values:
+            if any(s <= offset <= e for s, e in skip):
+                continue  # declared inside a CallCore lambda
+            block_end = enclosing_block_end(text, start, offset)
+            hit = next(((o, n) for o, n in raising if alive_from <= o <= block_end), None)
+            if hit:
+                self.report(path, text, offset,
+                            "(d) %s has a non-trivial destructor and is alive at %s() "
+                            "(line %d), which may raise" %
+                            (description, hit[1], text.count("\n", 0, hit[0]) + 1))
+        # Temporaries: a call that returns such a value, or constructs one, in
+        # a statement that also makes a raising call outside its arguments.
+        for q, name, offset, how in calls(text, start, end):
+            if any(s <= offset <= e for s, e in skip) or how == "declaration":
+                continue
+            if how == "member" or not self.return_is_nontrivial(q, name, nontrivial):
+                continue
+            if q.startswith("std::") and not (name in nontrivial or
+                                              self.names_nontrivial_type(q + name, nontrivial)):
+                continue
+            statement_start = max(text.rfind(c, start, offset) for c in ";{}") + 1
+            statement_stop = statement_end(text, offset, end)
+            prefix = text[statement_start:offset].strip()
+            if re.match(r"^(return|(const\s+)?[\w:<>, ]+\s+\w+\s*=)\s*$", prefix):
+                continue  # the value initialises a variable or is returned
+            paren = text.find("(", offset)
+            own = (offset, match_close(text, paren, "(", ")"))
+            hit = next(((o, n) for o, n in raising
+                        if statement_start <= o <= statement_stop and not own[0] <= o <= own[1]),
+                       None)
+            if hit:
+                self.report(path, text, offset,
+                            "(d) the temporary of %s%s() has a non-trivial destructor and is "
+                            "alive at %s(), which may raise" % (q, name, hit[1]))
+
     def inside_declaration_head(self, path, offset):
         """A call's offset that is the name of a function being declared."""
         for defs in self.pg_functions.values():
@@ -445,6 +868,7 @@ class Checker:
 def run(core_dir, pg_dir):
     checker = Checker(core_dir, pg_dir)
     checker.check_pg()
+    checker.check_destructors()
     return checker.violations
 
 
@@ -466,7 +890,7 @@ def main():
             directory = os.path.join(fixture, base)
             for name in sorted(os.listdir(directory)):
                 for number, line in enumerate(open(os.path.join(directory, name)), 1):
-                    m = re.search(r"PLANTED (\([abc]\))", line)
+                    m = re.search(r"PLANTED (\([abcd]\))", line)
                     if m:
                         expected.append((os.path.join(directory, name), number, m.group(1)))
         missing = [e for e in expected
@@ -478,7 +902,7 @@ def main():
         for v in extra:
             print("UNEXPECTED finding in the clean part of the fixture: %s" % v)
         kinds = {e[2] for e in expected}
-        if missing or extra or kinds != {"(a)", "(b)", "(c)"}:
+        if missing or extra or kinds != {"(a)", "(b)", "(c)", "(d)"}:
             print("check_boundary self-test: FAILED")
             return 1
         print("check_boundary self-test: %d planted violations found, none missed" % len(expected))

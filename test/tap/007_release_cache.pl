@@ -90,7 +90,10 @@ sub finish {
 # 2. Two sessions, the same question at the same time: the second waits for
 # the first (wait event Extension), then reuses its rows. One charge.
 $mark = mark();
-my $slow = 'SELECT dp_count(x, 0.25) FROM t WHERE pg_sleep(0.02) IS NOT NULL';  # 2 s
+# (The owner's query sleeps 10 s: long enough for the second session to
+# connect and start waiting on a loaded machine, where that alone took 2 s;
+# cancelling or terminating the owner ends it at once.)
+my $slow = 'SELECT dp_count(x, 0.25) FROM t WHERE pg_sleep(0.1) IS NOT NULL';  # 10 s
 my ($owner) = start_query($slow, 'PgSleep');
 my ($waiter) = start_query($slow, 'Extension');
 my ($owner_answer) = finish($owner);
@@ -102,7 +105,7 @@ is(kinds_since($mark), 'charge,reused', 'exactly one charge for the two sessions
 # 3. The owner is cancelled while it computes: the waiting session takes the
 # question over and pays; a later session reuses its answer.
 $mark = mark();
-$slow = 'SELECT dp_count(x, 0.125) FROM t WHERE pg_sleep(0.02) IS NOT NULL';
+$slow = 'SELECT dp_count(x, 0.125) FROM t WHERE pg_sleep(0.1) IS NOT NULL';
 my $owner_pid;
 ($owner, $owner_pid) = start_query($slow, 'PgSleep');
 ($waiter) = start_query($slow, 'Extension');
@@ -117,11 +120,16 @@ is(kinds_since($mark), 'charge,charge,reused',
 
 # 4. The owner's backend is terminated: the same.
 $mark = mark();
-$slow = 'SELECT dp_count(x, 0.0625) FROM t WHERE pg_sleep(0.02) IS NOT NULL';
+$slow = 'SELECT dp_count(x, 0.0625) FROM t WHERE pg_sleep(0.1) IS NOT NULL';
 ($owner, $owner_pid) = start_query($slow, 'PgSleep');
 ($waiter) = start_query($slow, 'Extension');
 $node->safe_psql('postgres', "SELECT pg_terminate_backend($owner_pid)");
-$owner->quit;
+{
+	# The terminated owner's psql may already have exited: writing its \q
+	# then meets a closed pipe, which must not end this test.
+	local $SIG{PIPE} = 'IGNORE';
+	eval { $owner->quit; 1 };
+}
 ($waiter_answer) = finish($waiter);
 like($waiter_answer, qr/^-?\d+$/, 'the waiting session answers after the owner was terminated');
 is(kinds_since($mark), 'charge,charge', 'the session that took over paid');
@@ -130,7 +138,7 @@ is(kinds_since($mark), 'charge,charge', 'the session that took over paid');
 # and nothing is charged to the waiting session.
 $node->safe_psql('postgres', q(ALTER ROLE analyst SET dp_agg.charge_timeout = '1s'));
 $mark = mark();
-$slow = 'SELECT dp_count(x, 0.03125) FROM t WHERE pg_sleep(0.03) IS NOT NULL';  # 3 s
+$slow = 'SELECT dp_count(x, 0.03125) FROM t WHERE pg_sleep(0.1) IS NOT NULL';  # 10 s
 ($owner) = start_query($slow, 'PgSleep');
 my ($ret, $out, $err) = $node->psql('postgres', "\\set VERBOSITY verbose\n$slow",
 	extra_params => [ '-U', 'analyst' ]);

@@ -213,7 +213,7 @@ TEST(NoiseIntervalTest, EmpiricalCoverageMatchesTheExactCoverage) {
     // The rounding shifts the coverage by < 1e-8 here (R / sigma < 2^-29).
     // sigma ~ 6e8 steps is too large for brute force: the tail comes from
     // DiscreteGaussianLogUpperTail (checked against summation in
-    // gaussian_test.cpp).
+    // gaussian_mechanism_test.cpp).
     const double exact = 1 - 2 * std::exp(dp::DiscreteGaussianLogUpperTail(
                                      plan.sigma2_numerator, plan.sigma2_denominator,
                                      static_cast<int128>(interval.quantile_steps) + 1));

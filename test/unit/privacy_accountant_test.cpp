@@ -262,7 +262,7 @@ TEST(PrivacyAccountantTest, ZcdpIsNeverPureAndConversionsAreConsistent) {
 }
 
 TEST(PrivacyAccountantTest, HundredGaussianCountsAdmittedNearTheOptimum) {
-  // The analyst's recipe of README "How much a query costs": share the rho
+  // The analyst's recipe of docs/analyst_guide.md "How much a query costs": share the rho
   // that (1, 1e-6) buys among 100 counts written in (epsilon, delta).
   const double budget_rho = dp::RhoForEpsilonDelta(1.0, 1e-6);
   const double epsilon = dp::GaussianCountEpsilonForRho(budget_rho / 100, 1e-6);

@@ -53,7 +53,7 @@ on P[released] and FAILS when it exceeds delta. Its self-check: under
 halve_noise (noise and threshold for 2 epsilon), at epsilon x1.25, and with
 a threshold one too low (a larger delta), the audits must FAIL.
 
-Privacy units (README "Privacy units"): neighbours differ by all rows of one
+Privacy units (docs/analyst_guide.md "Privacy units"): neighbours differ by all rows of one
 unit. The table's rows are (u, k, x) with u labelled privacy_unit (made
 distinct per group g), and the release is group k = 1 of
     SELECT k, dp_...(x, ...) FROM dataset WHERE g <= n GROUP BY g, k
@@ -66,7 +66,7 @@ skip_unit_bounding (the per-unit rewrite left out, rows counted one by one)
 the self-check of dp_count, dp_sum, dp_median and dp_select must FAIL
 (dp_count(DISTINCT u) row by row still counts each unit once in the group).
 
-The release cache (README "Reusing released answers"): a statement of 1,000
+The release cache (docs/analyst_guide.md "Reusing released answers"): a statement of 1,000
 releases asked twice, and again after a row is added to its table (D becomes
 D') inside the period, must give exactly the same answers, be charged once and
 leave 'reused' ledger rows of epsilon 0; with the period 0 (as every other

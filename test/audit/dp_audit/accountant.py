@@ -1,4 +1,4 @@
-"""The accountant audited as a whole (README "Privacy budgets"): a sequence of
+"""The accountant audited as a whole (docs/administrator_guide.md "Privacy budgets"): a sequence of
 K Gaussian counts that share a budget of (1, 1e-6) by the recipe the README
 gives (each at dp_agg.gaussian_count_epsilon(dp_agg.zcdp_rho(1, 1e-6) / K,
 1e-6)) must certify no more loss than the accountant reports for it.

@@ -203,7 +203,7 @@ class Auditor:
     def check_grid(self, audit: PrivacyLossAudit, d: "Releases", d_prime: "Releases",
                    exponent: int):
         """Every dp_sum answer must be an exact multiple of r = 2^exponent
-        (README "Secure noise"), r computed from the documented rule:
+        (docs/privacy_guarantees.md "Secure noise"), r computed from the documented rule:
         deterministic, no false failures. Double and numeric answers must also
         use the grid: noise of 2^40 steps makes the last grid bit a fair coin,
         so a correct implementation shows no odd multiple with probability
@@ -227,7 +227,7 @@ class Auditor:
     def check_decimal_rounding(self, audit: PrivacyLossAudit, d: "Releases",
                                d_prime: "Releases", grid: Tuple[int, int]):
         """Numeric dp_sum answers are the grid value rounded to P decimal
-        places (README "Secure noise"), P = max(0, -floor(log10(s / 10))) for
+        places (docs/privacy_guarantees.md "Secure noise"), P = max(0, -floor(log10(s / 10))) for
         the noise's standard deviation s: for discrete Laplace of scale b
         steps, s = sqrt(2q) / (1 - q) steps of 2^k, q = exp(-1/b). Every answer
         must carry exactly P places (numeric_round pads to them):

@@ -51,7 +51,7 @@ def _read_constant(texts: Dict[str, str], pattern: str, convert: Callable[[str],
 _TEXTS = _source_texts()
 
 # Noise of a release is scaled so that the grid is 2^-40 of the noise scale
-# (README "Secure noise"; laplace_mechanism.h kGridBitsBelowScale).
+# (docs/privacy_guarantees.md "Secure noise"; laplace_mechanism.h kGridBitsBelowScale).
 GRID_BITS_BELOW_SCALE = _read_constant(
     _TEXTS, r"constexpr int kGridBitsBelowScale = (\d+);", int,
     "release grid bits below the Laplace scale")

@@ -27,7 +27,7 @@ class AuditDatabase:
     over by an interrupted run is dropped, a fresh one is created with the
     extension and a privacy budget for the session user, and it is dropped at
     the end. Its budget is not anyone's: every query of the audit is paid
-    from it (README "Privacy budgets"; a role without a budget is refused).
+    from it (docs/administrator_guide.md "Privacy budgets"; a role without a budget is refused).
 
     The delta budget is below 1 (a CHECK on dp_agg.role_budget), and every
     Gaussian statement costs its delta (0.01), a partition-selection one
@@ -70,7 +70,7 @@ class AuditDatabase:
                 raise AuditSetupError("needs a superuser connection (the test faults are "
                                       "superuser-only settings)")
             # A database that holds a dp_agg ledger is dropped only with
-            # the confirmation (README "Removing dp_agg").
+            # the confirmation (docs/administrator_guide.md "Removing dp_agg").
             cur.execute("SET dp_agg.allow_drop_extension = on")
             cur.execute(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
             cur.execute("RESET dp_agg.allow_drop_extension")

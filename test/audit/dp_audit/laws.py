@@ -18,7 +18,7 @@ from .constants import (DELTA_SAFETY_MARGIN_BITS, GRID_BITS_BELOW_SCALE, MAX_SEL
 
 def epsilon_rounded_down(epsilon: float) -> fractions.Fraction:
     """epsilon rounded DOWN to 24 significant bits, exactly as the extension
-    does before planning the noise (README "Secure noise", RoundEpsilonDown)."""
+    does before planning the noise (docs/privacy_guarantees.md "Secure noise", RoundEpsilonDown)."""
     fraction, exponent = math.frexp(epsilon)  # epsilon = fraction * 2^exponent
     mantissa = math.floor(math.ldexp(fraction, 24))
     return fractions.Fraction(mantissa) * fractions.Fraction(2) ** (exponent - 24)
@@ -142,7 +142,7 @@ def discrete_gaussian_sigma2(epsilon: float, delta: float, sensitivity: int) -> 
 def gaussian_sigma2_for(epsilon: float, delta: float, sensitivity: int) -> float:
     """sigma^2 in grid steps of the server's Gaussian noise: epsilon and
     delta are both rounded down to 24 significant bits first, as every
-    mechanism does (README "How much a query costs"; EffectivePrivacyParameter)."""
+    mechanism does (docs/analyst_guide.md "How much a query costs"; EffectivePrivacyParameter)."""
     return discrete_gaussian_sigma2(float(epsilon_rounded_down(epsilon)),
                                     float(epsilon_rounded_down(delta)), sensitivity)
 

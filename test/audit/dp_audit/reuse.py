@@ -1,4 +1,4 @@
-"""The release cache (issue 27, item 3; README "Reusing released answers"),
+"""The release cache (issue 27, item 3; docs/analyst_guide.md "Reusing released answers"),
 seen from outside through SQL. A reused answer is post-processing of a past
 release and costs nothing, so the audit checks that a reuse is exactly that,
 on a statement of many releases (one per group, as the audits draw them):

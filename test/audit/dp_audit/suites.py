@@ -32,7 +32,7 @@ class Mechanism:
     fraction: Optional[float] = None  # dp_percentile
     candidates: Tuple = ()  # dp_select
     weighted: bool = False  # dp_select(x, w, lower, upper, ...): rows are (x, w)
-    # Privacy units (README "Privacy units"): rows are (u, k, x), u the unit
+    # Privacy units (docs/analyst_guide.md "Privacy units"): rows are (u, k, x), u the unit
     # (labelled privacy_unit, made distinct per group g), k a group key; the
     # release is the answer of group k = 1 of GROUP BY g, k.
     unit: bool = False
@@ -120,7 +120,7 @@ class Mechanism:
 
     def exact_law(self, rows: Tuple, epsilon: float) -> np.ndarray:
         """P[answer = answer_set()[i]] on the dataset `rows`. Over privacy
-        units (README "Privacy units"), the rows (u, k, x) of the released
+        units (docs/analyst_guide.md "Privacy units"), the rows (u, k, x) of the released
         group k = 1 are first combined into one value per unit: its lower
         median (percentile_disc(0.5)) for the quantiles, its most frequent
         value (mode(), the least among ties) for dp_select. A unit with rows
@@ -371,7 +371,7 @@ MEDIAN = Mechanism("dp_median [0,1024]", "dp_median", "double precision", 0.0, 1
 PERCENTILE_75 = Mechanism("dp_percentile 0.75 [0,1024]", "dp_percentile", "double precision",
                           0.0, 1024.0, "float8", fraction=0.75)
 # Privacy units: dp_median over each unit's lower median and dp_select over
-# each unit's most frequent value in the group (README "Privacy units"). The
+# each unit's most frequent value in the group (docs/analyst_guide.md "Privacy units"). The
 # added unit has 20 rows, 10 in each of groups 1 and 2; row by row
 # (skip_unit_bounding) its 10 rows at 1000.5 would move the median from 512.5
 # to 1000.5, and its 10 votes (8 for 2, 2 for 1) would turn a tie into 7 to 13.
@@ -581,7 +581,7 @@ GROUP_SELECTION_AUDITS = [
 GROUP_SELECTION_MAX_COUNT = max(max(a.counts) for a in GROUP_SELECTION_AUDITS)
 
 
-# Partition selection over privacy units (README "Privacy units"): a key is
+# Partition selection over privacy units (docs/analyst_guide.md "Privacy units"): a key is
 # selected on the number of distinct units kept in its group, at
 # group_selection_epsilon / m (m = max_groups_contributed, 1 here).
 # Neighbours differ by every row of one unit: the heavy unit has heavy_rows

@@ -4,6 +4,8 @@
 #define FIXTURE_CORE_H
 
 #include <cstdint>
+#include <string>
+#include <vector>
 #include "postgres.h"  // PLANTED (c) a PostgreSQL header in the core
 
 namespace dp {
@@ -12,6 +14,18 @@ int Safe(int x) noexcept;
 struct Thing {
   int Method() const;
 };
+// Rule (d): a class with a destructor through its member, a plain one, and a
+// function that returns a std::string by value.
+struct Holder {
+  int count;
+  std::string name;
+};
+struct Plain {
+  int count;
+  double share;
+  const char* label() const;
+};
+std::string Describe(int x) noexcept;
 }  // namespace dp
 
 #endif
