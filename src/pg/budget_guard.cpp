@@ -99,9 +99,16 @@ Datum dp_agg_guard_budget_record(PG_FUNCTION_ARGS) {
       DatumGetHeapTupleHeader(heap_copy_tuple_as_datum(old_row, description)));
 
   if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "dp_agg: SPI_connect failed");
+  // The lookups run with a new snapshot (read_only false: READ COMMITTED takes
+  // one per query), not the UPDATE's: the row lock this trigger fires under
+  // may have been waited for while the ledger writer charged the role, and
+  // the UPDATE then changes the charged row (EvalPlanQual) whose ledger entry
+  // the statement's older snapshot cannot see, which refused an honest
+  // reset_spent during the audit's charges. Charges of the role that are
+  // committed now are all visible; none can commit meanwhile (the row lock).
   Datum arguments[2] = {role_oid, cluster};
   int result = SPI_execute_plan(dp_pg::Prepared(&dp_pg::last_record_plan, dp_pg::kLastRecordSql),
-                                arguments, nullptr, true, 1);
+                                arguments, nullptr, false, 1);
   if (result != SPI_OK_SELECT) elog(ERROR, "dp_agg: the budget's last ledger record: %d", result);
   if (SPI_processed == 1) {
     bool is_null = true;
@@ -112,7 +119,7 @@ Datum dp_agg_guard_budget_record(PG_FUNCTION_ARGS) {
       dp_pg::RefuseUnrecorded(name, "It is not the budget that its last ledger row recorded.");
   } else {
     result = SPI_execute_plan(dp_pg::Prepared(&dp_pg::any_entry_plan, dp_pg::kAnyEntrySql),
-                              arguments, nullptr, true, 1);
+                              arguments, nullptr, false, 1);
     if (result != SPI_OK_SELECT) elog(ERROR, "dp_agg: the budget's ledger rows: %d", result);
     bool is_null = true;
     if (!DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &is_null)))

@@ -8,11 +8,13 @@ extern "C" {
 #include "catalog/pg_class.h"
 #include "catalog/pg_index.h"
 #include "catalog/pg_inherits.h"
+#include "commands/defrem.h"
 #include "nodes/makefuncs.h"
 #include "parser/parsetree.h"
 #include "utils/rel.h"
 }
 
+#include "public_keys.h"
 #include "refusal.h"
 
 namespace dp_pg {
@@ -184,6 +186,24 @@ bool PinnedByUniqueKey(const FromAnalysis& analysis, Index item, Oid table, bool
   return pinned;
 }
 
+// A constant key list (public_keys.h) is pinned when one of its columns
+// holds distinct values and is pinned like a unique key's column.
+bool PinnedByDistinctConstants(const FromAnalysis& analysis, Index item, const RangeTblEntry* entry,
+                               const Bitmapset* known) {
+  const int columns = list_length(entry->eref->colnames);
+  for (int column = 1; column <= columns; ++column) {
+    const Oid type = ConstantKeyColumnType(entry, static_cast<AttrNumber>(column));
+    if (!OidIsValid(type)) continue;
+    const Oid opclass = GetDefaultOpClass(type, BTREE_AM_OID);
+    if (!OidIsValid(opclass)) continue;
+    if (PinsColumn(analysis, item, static_cast<AttrNumber>(column), get_opclass_family(opclass),
+                   known) &&
+        ConstantColumnDistinct(entry, static_cast<AttrNumber>(column)))
+      return true;
+  }
+  return false;
+}
+
 // Only plain tables can be looked up by a unique key: refuses any other
 // public item, and a LATERAL one (it runs once per row of the items before
 // it).
@@ -197,7 +217,13 @@ void CheckPublicItemKinds(Query* query, const Bitmapset* public_items,
     if (lateral)
       Refuse(code, "LATERAL next to protected rows is not supported",
              "A LATERAL item runs once per row of the items before it.", kJoinHint);
-    if (entry->rtekind != RTE_RELATION)
+    if (entry->rtekind != RTE_RELATION && IsLongKeyList(entry))
+      Refuse(code, "a list of keys joined to protected rows has more than 1,000 rows",
+             "A VALUES list or unnest of constants LEFT JOINed to protected rows releases every "
+             "key it lists, up to 1,000 keys; nothing was charged.",
+             "List at most 1,000 keys per query, or ask an administrator to declare the keys "
+             "(dp_agg.set_public_keys, up to 100,000) and GROUP BY the column itself.");
+    if (entry->rtekind != RTE_RELATION && !IsConstantKeyList(entry))
       Refuse(code,
              "protected rows are combined with a function, VALUES list, subquery or WITH "
              "query",
@@ -293,7 +319,9 @@ FromAnalysis CheckFrom(Query* query, const Bitmapset* items, const Bitmapset* pr
     while ((item = bms_next_member(public_items, item)) >= 0) {
       if (bms_is_member(item, known)) continue;
       const RangeTblEntry* entry = rt_fetch(item, query->rtable);
-      if (PinnedByUniqueKey(analysis, item, entry->relid, entry->inh, known)) {
+      if (entry->rtekind == RTE_RELATION
+              ? PinnedByUniqueKey(analysis, item, entry->relid, entry->inh, known)
+              : PinnedByDistinctConstants(analysis, item, entry, known)) {
         known = bms_add_member(known, item);
         progress = true;
       }
@@ -303,8 +331,16 @@ FromAnalysis CheckFrom(Query* query, const Bitmapset* items, const Bitmapset* pr
   while ((item = bms_next_member(public_items, item)) >= 0) {
     if (bms_is_member(item, known)) continue;
     char rule[NAMEDATALEN + 128];
+    const RangeTblEntry* entry = rt_fetch(item, query->rtable);
+    if (entry->rtekind != RTE_RELATION)
+      Refuse(code, "a list of keys is joined to protected rows without a column of distinct keys",
+             "Each protected row must meet at most one of its rows: join with = on the list's "
+             "own column (not an expression of it), whose values in the list are distinct and "
+             "not NULL.",
+             "Remove the duplicate keys, e.g. FROM (VALUES ('north'), ('south')) k(region) LEFT "
+             "JOIN t ON t.region = k.region GROUP BY k.region.");
     snprintf(rule, sizeof rule, "table \"%s\" is joined to protected rows without a unique key",
-             get_rel_name(rt_fetch(item, query->rtable)->relid));
+             get_rel_name(entry->relid));
     Refuse(code, rule,
            "Each protected row could meet many of its rows and count many times (this includes "
            "cross joins).",

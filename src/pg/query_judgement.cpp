@@ -15,6 +15,7 @@ extern "C" {
 #include "catalog_access.h"
 #include "group_keys.h"
 #include "join_analysis.h"
+#include "public_keys.h"
 #include "query_rewrites.h"
 #include "refusal.h"
 #include "restriction.h"
@@ -393,11 +394,17 @@ bool GroupsNeedSelection(Query* query, const FromAnalysis& from, Bitmapset* key_
 // An aggregation level releases only private aggregates' answers and the
 // keys of the groups that partition selection lets through, in key order.
 void JudgeAggregationLevel(Query* query, const FromAnalysis& from, int max_groups,
-                           bool calls_private, Judgement* judgement) {
+                           bool calls_private, const PublicKeyPlan* public_keys,
+                           Judgement* judgement) {
   Bitmapset* key_items = CheckGroupKeys(query);
-  const bool gated = GroupsNeedSelection(query, from, key_items);
+  // Groups of declared public keys exist whatever the rows (public_keys.h);
+  // a listing of them charges nothing.
+  const bool public_groups = public_keys != nullptr && public_keys->release_all;
+  const bool gated = GroupsNeedSelection(query, from, key_items) && !public_groups;
   if (gated && !calls_private) RefuseKeyListing();
   CheckHavingExpression(query->havingQual, gated);
+  if (public_groups)
+    Require(judgement, PublicKeysRewrite(RewriteKind::kReleasePublicKeys, query, public_keys));
   if (gated) {
     Rewrite* selection = LevelRewrite(RewriteKind::kAddGroupSelection, query);
     selection->max_groups = max_groups;
@@ -601,6 +608,17 @@ bool JudgeLevel(Query* query, const Level* parent, Judgement* judgement) {
   }
   // Before the levels' other rewrites: they apply to the rewritten level.
   Rewrite* units = JudgePrivacyUnits(query, sources, &level, judgement);
+  // Declared public keys: rows outside them are filtered out first, where
+  // the level reads the table (before the privacy-unit rewrite moves the
+  // WHERE into its per-unit level).
+  List* outer = NIL;  // the enclosing levels, innermost first (their WITH queries)
+  for (const Level* up = level.parent; up != nullptr; up = up->parent)
+    outer = lappend(outer, up->query);
+  const PublicKeyPlan* public_keys = restricted && IsAggregationLevel(query)
+                                         ? PlanPublicKeys(query, outer, sources.protected_items)
+                                         : nullptr;
+  if (public_keys != nullptr)
+    Require(judgement, PublicKeysRewrite(RewriteKind::kFilterToPublicKeys, query, public_keys));
   if (units != nullptr) {
     // The unit rewrite moves the level's WHERE, group keys and aggregate
     // arguments into its inner level, where they run on protected rows:
@@ -635,7 +653,7 @@ bool JudgeLevel(Query* query, const Level* parent, Judgement* judgement) {
     return true;  // protected rows: an outer level must aggregate them
   }
   JudgeAggregationLevel(query, from, units != nullptr ? units->max_groups : 1, calls_private,
-                        judgement);
+                        public_keys, judgement);
   // Last for the level: its expressions are final (group selection added).
   Require(judgement, LevelRewrite(RewriteKind::kTotalArithmetic, query));
   return false;

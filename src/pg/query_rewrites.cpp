@@ -13,6 +13,7 @@ extern "C" {
 #include "allow_list.h"
 #include "catalog_access.h"
 #include "group_keys.h"
+#include "public_keys.h"
 #include "settings.h"
 #include "total_functions.h"
 #include "unit_rewrite.h"
@@ -336,6 +337,12 @@ void ApplyRewrite(const Rewrite& rewrite) {
     case RewriteKind::kAddGroupSelection:
       AddGroupSelection(rewrite.level, rewrite.max_groups);
       return;
+    case RewriteKind::kFilterToPublicKeys:
+      FilterToPublicKeys(rewrite.level, rewrite.public_keys);
+      return;
+    case RewriteKind::kReleasePublicKeys:
+      ReleasePublicKeys(rewrite.level, rewrite.public_keys);
+      return;
     case RewriteKind::kOrderByGroupKeys:
       OrderByGroupKeys(rewrite.level);
       return;
@@ -375,6 +382,12 @@ Rewrite* SubLinkRewrite(SubLink* sublink) {
 Rewrite* OwnerAccessRewrite(RangeTblEntry* entry, Oid owner) {
   Rewrite* rewrite = EntryRewrite(RewriteKind::kOwnerAccess, entry);
   rewrite->owner = owner;
+  return rewrite;
+}
+
+Rewrite* PublicKeysRewrite(RewriteKind kind, Query* level, const PublicKeyPlan* plan) {
+  Rewrite* rewrite = LevelRewrite(kind, level);
+  rewrite->public_keys = plan;
   return rewrite;
 }
 

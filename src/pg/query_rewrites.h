@@ -13,6 +13,8 @@
 
 namespace dp_pg {
 
+struct PublicKeyPlan;  // public_keys.h
+
 enum class RewriteKind {
   // entry (a subquery): security_barrier, so that the planner pushes no
   // outer condition that is not LEAKPROOF into it.
@@ -30,6 +32,13 @@ enum class RewriteKind {
   // level: dp_agg.group_selection(epsilon / max_groups, delta / max_groups)
   // ANDed in front of HAVING.
   kAddGroupSelection,
+  // level: `col = ANY(keys)` ANDed to its WHERE for every column with
+  // declared public keys that a group key uses (public_keys.h); comes
+  // before the privacy-unit rewrite.
+  kFilterToPublicKeys,
+  // level: grouped by its declared public keys, every one released
+  // (public_keys.h ReleasePublicKeys), in place of group selection.
+  kReleasePublicKeys,
   // level: its group keys appended to its ORDER BY (group_keys.h).
   kOrderByGroupKeys,
   // entry (a protected table): read with the privileges of `owner`.
@@ -56,6 +65,8 @@ struct Rewrite {
   Index unit_item;
   AttrNumber unit_column;
   int max_groups;
+  // kFilterToPublicKeys and kReleasePublicKeys: the judge's plan.
+  const PublicKeyPlan* public_keys;
 };
 
 // A palloc'd Rewrite of `kind` on `level`, `entry` or `sublink`.
@@ -63,6 +74,7 @@ Rewrite* LevelRewrite(RewriteKind kind, Query* level);
 Rewrite* EntryRewrite(RewriteKind kind, RangeTblEntry* entry);
 Rewrite* SubLinkRewrite(SubLink* sublink);
 Rewrite* OwnerAccessRewrite(RangeTblEntry* entry, Oid owner);
+Rewrite* PublicKeysRewrite(RewriteKind kind, Query* level, const PublicKeyPlan* plan);
 Rewrite* PrivacyUnitsRewrite(Query* level, Index unit_item, AttrNumber unit_column, int max_groups);
 
 // Applies `rewrites` (Rewrite*) in list order. The judge lists them as it

@@ -91,6 +91,9 @@ enum class TestFault {
   // query's tables, so that a write drops the stored answer (issue 27,
   // item 3): a fresh charge would tell the analyst that a row changed.
   kCacheInvalidatedByWrites = 40,
+  // A GROUP BY over declared public keys released without joining the key
+  // set: the data's own keys appear, unselected (issue 29, item 2).
+  kPublicKeysWithoutJoin = 55,
 };
 extern int test_fault;  // a TestFault
 inline bool TestFaultIs(TestFault fault) { return test_fault == static_cast<int>(fault); }

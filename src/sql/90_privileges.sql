@@ -15,7 +15,7 @@ REVOKE ALL ON ALL SEQUENCES IN SCHEMA dp_agg FROM PUBLIC;
 -- Views that filter rows by the session user (spend_by_query: administrators
 -- see every row, everyone else none).
 GRANT SELECT ON dp_agg.budgets, dp_agg.ledger, dp_agg.protected_tables, dp_agg.restricted_roles,
-  dp_agg.column_bounds, dp_agg.release_cache, dp_agg.spend_by_query TO PUBLIC;
+  dp_agg.column_bounds, dp_agg.release_cache, dp_agg.spend_by_query, dp_agg.public_keys TO PUBLIC;
 
 -- The budget and label administration functions check dp_agg.is_admin()
 -- themselves (judged by the session user), and is_admin() is called by the
@@ -49,6 +49,8 @@ GRANT EXECUTE ON FUNCTION
   dp_agg.unset_privacy_unit(regclass, name),
   dp_agg.set_column_bounds(regclass, name, numeric, numeric),
   dp_agg.unset_column_bounds(regclass, name),
+  dp_agg.set_public_keys(regclass, name, anyarray),
+  dp_agg.unset_public_keys(regclass, name),
   dp_agg.release_cache_entries(),
   dp_agg.clear_release_cache(regrole)
 TO PUBLIC;

@@ -1135,5 +1135,22 @@ as_postgres "$PG_BINDIR/pg_ctl" -D "$root/node1" -l "$root/node1.log" -w start >
 [ "$c3" = "$c1" ] && [ "$n3" = "$n1" ] && [ "$(cache_kinds analyst)" = "charge,reused,reused" ] && ok "issue 27: with a worker stopped, both questions are answered from the stored releases (no worker contacted)" || ko "issue 27: worker stopped: $(head -c 200 <<<"$c3") / $n3 (ledger $(cache_kinds analyst))"
 grep -q ERROR <<<"$fresh" && ok "issue 27: (control) a new release fails while the worker is stopped" || ko "issue 27: control: a new release answered with a worker stopped: $fresh"
 # --- end issue 27 ---
+# --- issue 29, item 2: public keys on a distributed table are refused, with
+# the fix, before anything is charged (the analyst's GROUP BY of the column,
+# and of keys computed from it) ---
+q $base "SELECT dp_agg.set_public_keys('t', 'region', ARRAY['r0','r1','r2','r3','r4','r9'])" >/dev/null
+pk_before=$(a_spent analyst); pk_rows=$(ledger_rows)
+for pk_query in "SELECT region, dp_count(id, 1.0) FROM t GROUP BY region" \
+                "SELECT lower(region), dp_count(id, 1.0) FROM t GROUP BY 1"; do
+  out=$(qa $base analyst "$pk_query")
+  if grep -q "public keys are not supported on Citus tables yet" <<<"$out"; then
+    ok "public keys on a distributed table refused: $pk_query"
+  else ko "public keys on a distributed table: $pk_query: $out"; fi
+done
+[ "$(a_spent analyst)" = "$pk_before" ] && [ "$(ledger_rows)" = "$pk_rows" ] \
+  && ok "refused public-key queries charged nothing" \
+  || ko "refused public-key queries charged: $pk_before -> $(a_spent analyst)"
+q $base "SELECT dp_agg.unset_public_keys('t', 'region')" >/dev/null
+# --- end issue 29 ---
 echo "dp_agg citus tests: $pass passed, $fail failed"
 [ $fail = 0 ]

@@ -20,6 +20,7 @@ from .statistics import (DirectionalBound, certify_delta, certify_privacy_loss,
                          clopper_pearson_lower, pooled_groups)
 from .accountant import STATISTICAL_TESTS as ACCOUNTANT_STATISTICAL_TESTS, AccountantAudit
 from .reuse import ReuseAudit
+from .public_keys import PublicKeyAudit, STATISTICAL_TESTS as PUBLIC_KEY_STATISTICAL_TESTS
 from .suites import (CI_GROUP_SELECTION_SELF_CHECKS, CI_SELF_CHECKS, EXACT_NOISE_AUDITS,
                      ExactNoiseAudit, GAUSS_CALIBRATIONS, GROUP_SELECTION_AUDITS,
                      GroupSelectionAudit, HALVE, LOW_BITS_AUDIT, NeighbourPair, PLOTTED_AUDITS,
@@ -97,7 +98,7 @@ class Auditor:
         # The accountant audited as a whole (accountant.py).
         accountant_tests = ACCOUNTANT_STATISTICAL_TESTS
         return (privacy_loss_tests + exact_tests + low_bit_tests + law_tests + group_tests
-                + accountant_tests)
+                + accountant_tests + PUBLIC_KEY_STATISTICAL_TESTS)
 
     def record(self, outcome: Outcome):
         self.outcomes.append(outcome)
@@ -112,6 +113,7 @@ class Auditor:
             self.run_unit_group_selection_audits()
             self.run_accountant_audit()
             self.run_reuse_audit()
+            self.run_public_key_audit()
         self.run_self_checks()
         if self.plan.ci_self_check_replicates:
             self.run_self_check_replicates()
@@ -412,6 +414,11 @@ class Auditor:
         for outcome in ReuseAudit(self).run():
             self.record(outcome)
 
+    # --- public key sets: no selection, exactly the declared keys -----------
+    def run_public_key_audit(self):
+        for outcome in PublicKeyAudit(self).run():
+            self.record(outcome)
+
     # --- partition selection (dp_agg.group_selection) ---------------------
     def run_group_selection_audits(self):
         """For each setting, groups of every size 1 .. T + 3, drawn together:
@@ -709,6 +716,8 @@ class Auditor:
         for outcome in AccountantAudit(self).self_check(self.ACCOUNTANT_SAMPLES):
             self.record(outcome)
         for outcome in ReuseAudit(self).self_check():
+            self.record(outcome)
+        for outcome in PublicKeyAudit(self).self_check():
             self.record(outcome)
 
     @staticmethod
