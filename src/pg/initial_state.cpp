@@ -51,8 +51,8 @@ AggregateState* PrepareGroupSelectionState(const dp::PrivacyParameters& effectiv
 // dp_count, dp_sum, dp_avg and their *_interval and Gaussian forms.
 AggregateState* PrepareStatisticState(const PrivateAggregateKind& kind, FinalKind final_kind,
                                       const dp::PublicParameters& values,
-                                      const dp::PrivacyParameters& effective,
-                                      bool leader_prepared, double* gaussian_rho) {
+                                      const dp::PrivacyParameters& effective, bool leader_prepared,
+                                      double* gaussian_rho) {
   AggregateState* state = NewPreparedState(kind.value_kind, effective);
   state->confidence = values.has_confidence ? values.confidence : 0;
   // Test fault (superuser-only): no clamping.
@@ -149,9 +149,8 @@ Datum PrepareInitialState(Aggref* aggref, const AggregateCacheEntry& entry, ESta
       break;
   }
   double rho = 0;
-  const Datum state =
-      PointerGetDatum(PrepareStatisticState(kind, entry.final_kind, call.values, effective,
-                                            leader_prepared, &rho));
+  const Datum state = PointerGetDatum(
+      PrepareStatisticState(kind, entry.final_kind, call.values, effective, leader_prepared, &rho));
   if (requested->delta > 0) {
     requested->gaussian = true;
     requested->rho = rho;

@@ -53,7 +53,8 @@ std::vector<Case> Cases() {
 TEST(CalibrationCacheTest, PlansAreBitIdenticalToFreshCalibrations) {
   dp::ClearGaussianCalibrationCache();
   for (const Case& c : Cases()) {
-    const GaussianPlan fresh = dp::internal::PlanGaussianUncached(c.sensitivity, c.epsilon, c.delta);
+    const GaussianPlan fresh =
+        dp::internal::PlanGaussianUncached(c.sensitivity, c.epsilon, c.delta);
     const GaussianPlan miss = dp::PlanGaussian(c.sensitivity, c.epsilon, c.delta);
     const GaussianPlan hit = dp::PlanGaussian(c.sensitivity, c.epsilon, c.delta);
     EXPECT_TRUE(Identical(fresh, miss)) << c.epsilon << " " << c.delta;
@@ -74,8 +75,10 @@ TEST(CalibrationCacheTest, KeyDistinguishesEveryArgument) {
   const GaussianPlan del = dp::PlanGaussian(1, 1.0, std::nextafter(1e-9, 1.0));
   const GaussianPlan sens = dp::PlanGaussian(2, 1.0, 1e-9);
   EXPECT_EQ(dp::GaussianCalibrationCacheStats().misses, 4u);
-  EXPECT_TRUE(Identical(eps, dp::internal::PlanGaussianUncached(1, std::nextafter(1.0, 2.0), 1e-9)));
-  EXPECT_TRUE(Identical(del, dp::internal::PlanGaussianUncached(1, 1.0, std::nextafter(1e-9, 1.0))));
+  EXPECT_TRUE(
+      Identical(eps, dp::internal::PlanGaussianUncached(1, std::nextafter(1.0, 2.0), 1e-9)));
+  EXPECT_TRUE(
+      Identical(del, dp::internal::PlanGaussianUncached(1, 1.0, std::nextafter(1e-9, 1.0))));
   EXPECT_TRUE(Identical(sens, dp::internal::PlanGaussianUncached(2, 1.0, 1e-9)));
   EXPECT_FALSE(Identical(base, sens));
 }
