@@ -105,7 +105,8 @@ stop:
 
 bench: deps build
 	bash test/scripts/cluster.sh start
-	bash test/bench/bench_aggregates.sh && bash test/bench/bench_ledger.sh && \
+	bash test/bench/bench_aggregates.sh && bash test/bench/bench_gaussian.sh && \
+	  bash test/bench/bench_ledger.sh && \
 	  bash test/bench/bench_restriction.sh && bash test/bench/bench_accuracy.sh; \
 	  status=$$?; bash test/scripts/cluster.sh stop; exit $$status
 

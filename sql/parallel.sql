@@ -46,6 +46,39 @@ SELECT dp_count(x, 1) IS NOT NULL AS count_not_null,
 FROM big_empty;
 SELECT dp_count(x, 1) IS NOT NULL AS filtered_to_nothing FROM big WHERE x < 0;
 
+-- Gaussian forms in parallel (issue 31): a worker's initial state skips the
+-- calibration its leader did for the same call site (initial_state.h); the
+-- leader's final function calibrates the noise. The same answers and the
+-- same charge (rho) as serial under one test seed.
+SET dp_agg.insecure_test_seed = 78;
+SELECT dp_count(x, 1, 1e-9) AS c, dp_sum(f, 0, 1, 1, 1e-9) AS s,
+       dp_avg(x, 0, 200000, 1, 1e-9) AS a
+FROM big \gset gauss_
+SELECT rho AS gauss_rho FROM dp_agg.ledger WHERE kind = 'charge' ORDER BY id DESC LIMIT 1 \gset
+SET max_parallel_workers_per_gather = 0;
+SET dp_agg.insecure_test_seed = 78;
+SELECT dp_count(x, 1, 1e-9) = :gauss_c AS same_count,
+       dp_sum(f, 0, 1, 1, 1e-9) = :gauss_s AS same_sum,
+       dp_avg(x, 0, 200000, 1, 1e-9) = :gauss_a AS same_mean
+FROM big;
+SELECT rho = :gauss_rho AND rho > 0 AS same_rho
+FROM dp_agg.ledger WHERE kind = 'charge' ORDER BY id DESC LIMIT 1;
+RESET dp_agg.insecure_test_seed;
+SET max_parallel_workers_per_gather = 2;
+-- The leader still refuses what no discrete Gaussian supports, before any
+-- worker starts and before any charge.
+SELECT count(*) AS charges_before FROM dp_agg.ledger WHERE kind = 'charge' \gset
+SELECT dp_count(x, 1e-12, 1e-300) FROM big;
+SELECT count(*) = :charges_before AS nothing_charged FROM dp_agg.ledger WHERE kind = 'charge';
+-- A single-copy Gather: the worker runs the final function, which calibrates
+-- for itself (|N_Z(0, sigma^2)| > 40 at epsilon 10, delta 1e-9, sigma < 1:
+-- probability below 1e-300; the mean's noise has a standard deviation near 1).
+SET force_parallel_mode = on;
+SELECT abs(dp_count(x, 10, 1e-9) - 200000) <= 40 AS count_ok,
+       abs(dp_avg(x, 0, 200000, 10, 1e-9) - avg(x)) < 10 AS mean_ok
+FROM big;
+RESET force_parallel_mode;
+
 -- ---------------------------------------------------------------------------
 -- Restricted roles: an uncorrelated scalar subquery with a private aggregate
 -- under a Gather is answered, released and charged once.

@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "calibration_cache.h"
 #include "exact_sampler.h"
 #include "parameters.h"
 
@@ -491,6 +492,18 @@ double DiscreteGaussianVariance(uint128 sigma2_numerator, uint128 sigma2_denomin
 }
 
 GaussianPlan PlanGaussian(uint128 sensitivity_units, double epsilon, double delta) {
+  CheckEpsilonDelta(epsilon, delta);
+  if (sensitivity_units == 0) return GaussianPlan{};
+  internal::GaussianPlanKey key;
+  key.sensitivity_units = sensitivity_units;
+  key.epsilon_bits = internal::DoubleBits(epsilon);
+  key.delta_bits = internal::DoubleBits(delta);
+  return internal::GaussianPlans().Get(
+      key, [&] { return internal::PlanGaussianUncached(sensitivity_units, epsilon, delta); });
+}
+
+GaussianPlan internal::PlanGaussianUncached(uint128 sensitivity_units, double epsilon,
+                                            double delta) {
   CheckEpsilonDelta(epsilon, delta);
   GaussianPlan plan;
   if (sensitivity_units == 0) return plan;  // a constant statistic needs no noise

@@ -180,7 +180,16 @@ inline constexpr int kGaussianGridBitsBelowSigma = 30;
 // (0, 1), finite. Throws std::invalid_argument if even the coarsest grid
 // (sensitivity 1 step) needs sigma >= 2^31 steps, i.e. for tiny epsilon and
 // delta together (e.g. epsilon < 1e-8 with delta < 1e-10).
+//
+// Memoized per process (calibration_cache.h): a repeated call returns the
+// first call's plan, which is what internal::PlanGaussianUncached returns.
 GaussianPlan PlanGaussian(uint128 sensitivity_units, double epsilon, double delta);
+
+namespace internal {
+// The calibration itself, without the memo (tests; searches over many
+// epsilons, which would only flush the memo).
+GaussianPlan PlanGaussianUncached(uint128 sensitivity_units, double epsilon, double delta);
+}  // namespace internal
 
 // Releases `value` (in units of 2^unit_exponent; |value| < 2^126) under
 // `plan`: value rounded half up to the grid 2^(unit_exponent + grid_shift),

@@ -10,6 +10,7 @@
 #include <limits>
 #include <stdexcept>
 
+#include "calibration_cache.h"
 #include "parameters.h"
 
 namespace dp {
@@ -179,6 +180,16 @@ double ZcdpEpsilon(double rho, double delta) {
 double RhoForEpsilonDelta(double epsilon, double delta) {
   if (!std::isfinite(epsilon) || !(epsilon > 0) || !(delta > 0 && delta < 1))
     throw std::invalid_argument("RhoForEpsilonDelta: epsilon > 0 and delta in (0, 1)");
+  internal::EpsilonDeltaKey key;
+  key.epsilon_bits = internal::DoubleBits(epsilon);
+  key.delta_bits = internal::DoubleBits(delta);
+  return internal::RhosForEpsilonDelta().Get(
+      key, [&] { return internal::RhoForEpsilonDeltaUncached(epsilon, delta); });
+}
+
+double internal::RhoForEpsilonDeltaUncached(double epsilon, double delta) {
+  if (!std::isfinite(epsilon) || !(epsilon > 0) || !(delta > 0 && delta < 1))
+    throw std::invalid_argument("RhoForEpsilonDelta: epsilon > 0 and delta in (0, 1)");
   // Bisection over the bit patterns of the non-negative doubles, which are
   // ordered like their values: at most 63 halvings of [0, +inf), whatever
   // epsilon and delta are (issue 26: the former search stepped down one
@@ -222,7 +233,8 @@ double GaussianCountEpsilonForRho(double rho, double delta) {
   auto fits = [&](double epsilon) {
     if (epsilon <= 0) return true;
     try {
-      return GaussianPlanRho(PlanGaussianCount(epsilon, delta)) <= rho;
+      // Uncached: the search's many epsilons would only flush the memo.
+      return GaussianPlanRho(internal::PlanGaussianUncached(1, epsilon, delta)) <= rho;
     } catch (const std::invalid_argument&) {
       return false;  // too wide for the sampler: treated as not fitting
     }

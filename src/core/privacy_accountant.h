@@ -73,7 +73,12 @@ double ZcdpEpsilon(double rho, double delta);
 // double above r > delta. 0 when no positive double fits, e.g. epsilon below
 // about 2e-17 at delta 1e-300 (the accountant searches orders alpha up to
 // 1 + e^45 only). At most 63 evaluations of ZcdpDelta, for every input.
+// Memoized per process (calibration_cache.h).
 double RhoForEpsilonDelta(double epsilon, double delta);
+namespace internal {
+// The same without the memo (tests).
+double RhoForEpsilonDeltaUncached(double epsilon, double delta);
+}  // namespace internal
 
 // Totals of what a role (or a query) has spent, in the three currencies.
 struct PrivacySpend {

@@ -88,7 +88,7 @@ void PrepareAggregates(AggState* node, EState* estate, bool reexecuted, QueryCos
     const AggregateCacheEntry call = *entry;
     RequestedPrivacy requested;
     MemoryContext previous = MemoryContextSwitchTo(estate->es_query_cxt);
-    const Datum initial = PrepareInitialState(aggref, call, estate, &requested);
+    const Datum initial = PrepareInitialState(aggref, call, estate, &requested, cost->leader_paid);
     MemoryContextSwitchTo(previous);
     if (wrapped) {
       // dp_agg on Citus: the wrapper's own state is Citus's; the private

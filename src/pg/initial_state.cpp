@@ -52,7 +52,7 @@ AggregateState* PrepareGroupSelectionState(const dp::PrivacyParameters& effectiv
 // dp_count, dp_sum, dp_avg and their *_interval and Gaussian forms.
 AggregateState* PrepareStatisticState(const PrivateAggregateKind& kind, FinalKind final_kind,
                                       const dp::PublicParameters& values,
-                                      const dp::PrivacyParameters& effective,
+                                      const dp::PrivacyParameters& effective, bool leader_prepared,
                                       double* gaussian_rho) {
   AggregateState* state = NewPreparedState(kind.value_kind, effective);
   state->confidence = values.has_confidence ? values.confidence : 0;
@@ -82,6 +82,8 @@ AggregateState* PrepareStatisticState(const PrivateAggregateKind& kind, FinalKin
   // too wide for the sampler) a parameter error before anything is charged
   // or computed, whatever the rows.
   const AggregateState prepared = *state;
+  *gaussian_rho = 0;
+  if (leader_prepared && prepared.delta > 0) return state;  // checked and charged by the leader
   // The zCDP cost of the Gaussian noise calibrated here (the same plans as
   // the final function's): the largest over the releases this transition
   // may feed (count, sum or mean), each output being one of them.
@@ -129,7 +131,7 @@ AggregateState* PrepareStatisticState(const PrivateAggregateKind& kind, FinalKin
 }  // namespace
 
 Datum PrepareInitialState(Aggref* aggref, const AggregateCacheEntry& entry, EState* estate,
-                          RequestedPrivacy* requested) {
+                          RequestedPrivacy* requested, bool leader_prepared) {
   const PrivateAggregateKind& kind = *entry.kind;
   const ArgumentLayout& layout = ArgumentLayoutOf(aggref);
   const CallParameters call = ReadCallParameters(aggref, kind, layout, estate);
@@ -157,8 +159,8 @@ Datum PrepareInitialState(Aggref* aggref, const AggregateCacheEntry& entry, ESta
       break;
   }
   double rho = 0;
-  const Datum state =
-      PointerGetDatum(PrepareStatisticState(kind, entry.final_kind, call.values, effective, &rho));
+  const Datum state = PointerGetDatum(
+      PrepareStatisticState(kind, entry.final_kind, call.values, effective, leader_prepared, &rho));
   if (requested->delta > 0) {
     requested->gaussian = true;
     requested->rho = rho;

@@ -27,8 +27,14 @@ struct RequestedPrivacy {
 
 // Checks the call's parameters and returns its initial state, palloc'd in
 // the current memory context; *requested is what the call costs.
+// leader_prepared: a parallel worker's share of its leader's plan, whose
+// leader prepared the same call site with the same parameters (and charged
+// it): the Gaussian calibrations that only check the parameters and size the
+// charge (rho) are skipped there (each would be a fresh calibration in the
+// new process, milliseconds per worker per query; issue 31), and
+// requested->rho is left 0. A final function calibrates its own noise.
 Datum PrepareInitialState(Aggref* aggref, const AggregateCacheEntry& entry, EState* estate,
-                          RequestedPrivacy* requested);
+                          RequestedPrivacy* requested, bool leader_prepared);
 
 // The epsilon every state keeps, for every family alike: the effective one
 // (the request rounded down to 24 bits, EffectivePrivacyParameter), which is
