@@ -105,7 +105,8 @@ stop:
 
 # Issue 31's table (test/bench/issue31.sh: every row as a ratio of alternating
 # medians, with its spread, target and load), then what the restricted-analyst
-# rules cost and the accuracy frontier, on a fresh cluster. Takes about an hour.
+# rules cost and the accuracy frontier, on a fresh cluster (the table alone: about
+# half an hour on a quiet 2-core machine).
 bench: deps build
 	bash test/scripts/cluster.sh start
 	bash test/bench/issue31.sh && bash test/bench/bench_restriction.sh && \
@@ -113,7 +114,7 @@ bench: deps build
 	  status=$$?; bash test/scripts/cluster.sh stop; exit $$status
 
 # The same table at 1/50 the sizes: checks the harness, gives no figures (a few minutes).
-bench-quick: deps-build build
+bench-quick: build
 	bash test/scripts/cluster.sh start
 	bash test/bench/issue31.sh --quick; \
 	  status=$$?; bash test/scripts/cluster.sh stop; exit $$status

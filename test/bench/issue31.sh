@@ -7,7 +7,7 @@
 # each round) to one file, and prints the table with test/bench/issue31_table.py.
 #
 #   test/bench/issue31.sh [--quick] [--out DIR]
-#     --quick  1/50 the rows, 1-second pgbench runs, 5 rounds (a harness check, not figures)
+#     --quick  1/50 the rows, 2-second pgbench runs, 5 rounds (a harness check, not figures)
 #     --out D  keep the pairs file and each benchmark's own report in D
 #              (default: a new directory under /tmp, printed at the end)
 #
@@ -36,7 +36,7 @@ while [[ $# -gt 0 ]]; do
 done
 if [[ $QUICK == 1 ]]; then
   ROWS=100000 GROUPS_1ROW=20000 RUNS=5 UNIT_ROWS=200000 UNITS=20000
-  CITUS_ROWS=100000 CITUS_GROUPS=2000 SECONDS_PER_RUN=1 SCALE=1
+  CITUS_ROWS=100000 CITUS_GROUPS=2000 SECONDS_PER_RUN=2 SCALE=1
 else
   ROWS=5000000 GROUPS_1ROW=1000000 RUNS=7 UNIT_ROWS=10000000 UNITS=1000000
   CITUS_ROWS=5000000 CITUS_GROUPS=100000 SECONDS_PER_RUN=10 SCALE=10
@@ -87,6 +87,8 @@ echo
 /usr/bin/python3 "$here/issue31_table.py" --pairs "$PAIRS" --rows "$ROWS" --citus "$citus" \
   --load-start "$load_start" --load-end "$load_end" \
   ${failed[@]+--failed "${failed[@]}"}
+# What the benchmarks themselves noted (e.g. a parallel plan that launched fewer workers).
+cat "$OUT"/*.txt | grep '^note:' || true
 echo "sizes: bench_t $ROWS rows, bench_g $GROUPS_1ROW one-row groups, $RUNS rounds;" \
      "units $UNIT_ROWS rows / $UNITS units, 5 rounds; pgbench ${SECONDS_PER_RUN}s x 5 rounds" \
      "(scale $SCALE for -S); Citus $CITUS_ROWS rows, $CITUS_GROUPS groups, 5 rounds"

@@ -104,17 +104,18 @@ def main():
 
     pairs = collections.defaultdict(list)  # key -> [(base, dp)]
     units = {}
+    empty = collections.Counter()  # key -> rounds that gave no figure
     with open(args.pairs, encoding="utf-8") as f:
         for line in f:
             parts = line.rstrip("\n").split("\t")
             if len(parts) != 5:
                 continue
             key, _round, base, dp, unit = parts
+            units[key] = unit
             try:
                 pairs[key].append((float(base), float(dp)))
             except ValueError:
-                continue  # a run that printed nothing: counted as missing
-            units[key] = unit
+                empty[key] += 1  # a run that printed nothing (e.g. pgbench ran no transaction)
     fsync = pairs.get("ref/fsync_ms", [(None, None)])[0][0]
 
     print("| issue row | measure | metric | baseline | dp | ratio | spread (paired) | target | met |")
@@ -125,6 +126,11 @@ def main():
         if key.startswith("citus/") and args.citus == "skipped":
             print(f"| {row} | {label} | - | - | - | - | - | {text} | skipped: no Citus |")
             tally["skipped"] += 1
+            continue
+        if not got and empty[key]:
+            print(f"| {row} | {label} | - | - | - | - | - | {text} |"
+                  f" not measured ({empty[key]} rounds gave no figure) |")
+            tally["missing"] += 1
             continue
         if not got:
             why = "not measured (a benchmark failed, below)" if args.failed else "not measured"
@@ -157,8 +163,13 @@ def main():
                 shown += f" ({(d - b) * 1e6 / args.rows:+.1f} ns/row)"
             spread = f"{min(paired):.3f} .. {max(paired):.3f}x" if paired else "-"
         verdict = "no fsync figure" if met is None else ("yes" if met else "**no**")
+        if n < 5:
+            verdict += " (fewer than 5 rounds)"
         tally["missing" if met is None else "met" if met else "not met"] += 1
-        print(f"| {row} | {label} | {unit}, median of {n} | {fmt(b)} | {fmt(d)} | {shown} |"
+        metric = f"{unit}, median of {n}"
+        if empty[key]:
+            metric += f" ({empty[key]} rounds gave no figure)"
+        print(f"| {row} | {label} | {metric} | {fmt(b)} | {fmt(d)} | {shown} |"
               f" {spread} | {text} | {verdict} |")
     print()
     print(f"summary: {tally['met']} met, {tally['not met']} not met, {tally['skipped']} skipped,"
