@@ -21,7 +21,8 @@
 #   user + system), steadier than wall time on a shared machine; plans with 2
 #   workers: the wall "Execution Time" of EXPLAIN ANALYZE (the leader's CPU time
 #   misses the workers'); Citus: the client's wall time (three servers);
-#   pgbench rows: throughput or latency (wall), by nature.
+#   pgbench -S (preload): the server's CPU time per statement; the charge: pgbench's latency
+#   and throughput (wall: the fsync dominates).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 QUICK=0

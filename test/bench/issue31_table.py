@@ -17,7 +17,8 @@ import sys
 
 # (issue row, key, what is compared, kind, target value, target text)
 #   kind ratio: dp / baseline, met when <= target
-#   slowdown: tps baseline / tps dp (dp_agg preloaded is the "dp" side), met when <= target
+#   slowdown: tps baseline / tps dp, or dp / baseline for a cost (CPU per statement), met
+#     when <= target
 #   throughput: tps dp / tps baseline, met when >= target
 #   diff: dp - baseline in ms, met when <= target (None: one fsync, measured in the run)
 ROWS = []
@@ -129,7 +130,7 @@ def main():
             continue
         if not got and empty[key]:
             print(f"| {row} | {label} | - | - | - | - | - | {text} |"
-                  f" not measured ({empty[key]} rounds gave no figure) |")
+                  f" not measured ({empty[key]} round(s) gave no figure) |")
             tally["missing"] += 1
             continue
         if not got:
@@ -151,7 +152,7 @@ def main():
             shown = f"{value:+.3f} ms"
             spread = f"{min(paired):+.3f} .. {max(paired):+.3f} ms"
         else:
-            if kind == "slowdown":
+            if kind == "slowdown" and unit == "tps":
                 ratio = b / d if d else float("inf")
                 paired = [p[0] / p[1] for p in got if p[1]]
             else:
@@ -168,7 +169,7 @@ def main():
         tally["missing" if met is None else "met" if met else "not met"] += 1
         metric = f"{unit}, median of {n}"
         if empty[key]:
-            metric += f" ({empty[key]} rounds gave no figure)"
+            metric += f" ({empty[key]} round(s) gave no figure)"
         print(f"| {row} | {label} | {metric} | {fmt(b)} | {fmt(d)} | {shown} |"
               f" {spread} | {text} | {verdict} |")
     print()
