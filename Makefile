@@ -113,7 +113,7 @@ bench: deps build
 	  bash test/bench/bench_accuracy.sh; \
 	  status=$$?; bash test/scripts/cluster.sh stop; exit $$status
 
-# The same table at 1/50 the sizes: checks the harness, gives no figures (a few minutes).
+# The same table at 1/50 the sizes: checks the harness, gives no figures (5 to 15 minutes).
 bench-quick: build
 	bash test/scripts/cluster.sh start
 	bash test/bench/issue31.sh --quick; \
