@@ -10,10 +10,15 @@
 # generic worker_partial_agg wrapper). The nodes share this machine's cores:
 # compare ratios, not absolute times.
 #
-#   test/bench/bench_citus.sh [--rows N] [--runs N]
+#   test/bench/bench_citus.sh [--rows N] [--runs N] [--groups N] [--no-wrapper] [--pairs FILE]
 #     --rows N  rows in the distributed table (default 5000000)
 #     --runs N  timed runs per query (default 5), after 1 warm-up; the built-in,
 #               dp_agg and the wrapper baseline run in turn within each round
+#     --groups N  groups of the GROUP BY id query (default 100000)
+#     --no-wrapper  skip the wrapper baseline and the one-shard split (issue31.sh)
+#     --pairs F append "citus/QUERY round built-in_ms dp_agg_ms wall_ms" per round to F,
+#               tab-separated (test/bench/issue31.sh); QUERY is count, sum, avg,
+#               count_grp, sum_grp, avg_grp or count_id
 # Needs Citus installed for $PG_CONFIG; starts and stops its own cluster
 # (CITUS_PORT_BASE, default 55620).
 # A second table splits a worker's share: the task Citus sends for one shard,
@@ -27,11 +32,17 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 ROWS=5000000
 RUNS=5
+GROUPS_BY_ID=100000
+WRAPPER=1
+PAIRS=
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --rows) ROWS=${2:?}; shift 2 ;;
     --runs) RUNS=${2:?}; shift 2 ;;
-    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+    --groups) GROUPS_BY_ID=${2:?}; shift 2 ;;
+    --no-wrapper) WRAPPER=0; shift ;;
+    --pairs) PAIRS=${2:?}; shift 2 ;;
+    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
     *) echo "bench_citus.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -64,28 +75,32 @@ ratio() { awk -v p="$1" -v b="$2" 'BEGIN { printf "%.2f", p / b }'; }
 
 echo "| query ($ROWS rows, 32 shards, 2 workers) | built-in ms | dp_agg ms | **ratio** | dp_agg through worker_partial_agg ms | ratio |"
 echo "|---|---|---|---|---|---|"
-while IFS='|' read -r name builtin private; do
+while IFS='|' read -r key name builtin private; do
   # (EXPLAIN ANALYZE cannot be used: Citus's remote EXPLAIN ANALYZE refuses
   # the cstring columns of the partial states.) One warm-up each, then
   # rounds of built-in, dp_agg, dp_agg through the wrapper.
   query_ms "$builtin" >/dev/null; query_ms "$private" >/dev/null
   b=(); p=(); g=()
-  for _ in $(seq "$RUNS"); do
+  for r in $(seq "$RUNS"); do
     b+=("$(query_ms "$builtin")"); p+=("$(query_ms "$private")")
-    set_direct off; g+=("$(query_ms "$private")"); set_direct on
+    [[ -z "$PAIRS" ]] || printf 'citus/%s\t%s\t%s\t%s\twall_ms\n' "$key" "$r" "${b[-1]}" "${p[-1]}" >>"$PAIRS"
+    if [[ $WRAPPER == 1 ]]; then set_direct off; g+=("$(query_ms "$private")"); set_direct on; fi
   done
   bm=$(printf '%s\n' "${b[@]}" | median); pm=$(printf '%s\n' "${p[@]}" | median)
-  gm=$(printf '%s\n' "${g[@]}" | median)
-  echo "| $name | $bm | $pm | **$(ratio "$pm" "$bm")** | $gm | $(ratio "$gm" "$bm") |"
-done <<'QUERIES'
-count, no GROUP BY|SELECT count(v) FROM bench_t|SELECT dp_count(v, 1.0) FROM bench_t
-sum, no GROUP BY|SELECT sum(v) FROM bench_t|SELECT dp_sum(v, 0, 1000, 1.0) FROM bench_t
-avg, no GROUP BY|SELECT avg(v) FROM bench_t|SELECT dp_avg(v, 0, 1000, 1.0) FROM bench_t
-count, GROUP BY grp (10 groups)|SELECT grp, count(v) FROM bench_t GROUP BY grp|SELECT grp, dp_count(v, 1.0) FROM bench_t GROUP BY grp
-sum, GROUP BY grp (10 groups)|SELECT grp, sum(v) FROM bench_t GROUP BY grp|SELECT grp, dp_sum(v, 0, 1000, 1.0) FROM bench_t GROUP BY grp
-avg, GROUP BY grp (10 groups)|SELECT grp, avg(v) FROM bench_t GROUP BY grp|SELECT grp, dp_avg(v, 0, 1000, 1.0) FROM bench_t GROUP BY grp
-count, GROUP BY id (the distribution column), id <= 100000: 100,000 groups|SELECT id, count(v) FROM bench_t WHERE id <= 100000 GROUP BY id|SELECT id, dp_count(v, 1.0) FROM bench_t WHERE id <= 100000 GROUP BY id
+  if [[ $WRAPPER == 1 ]]; then
+    gm=$(printf '%s\n' "${g[@]}" | median); gr=$(ratio "$gm" "$bm")
+  else gm=-; gr=-; fi
+  echo "| $name | $bm | $pm | **$(ratio "$pm" "$bm")** | $gm | $gr |"
+done <<QUERIES
+count|count, no GROUP BY|SELECT count(v) FROM bench_t|SELECT dp_count(v, 1.0) FROM bench_t
+sum|sum, no GROUP BY|SELECT sum(v) FROM bench_t|SELECT dp_sum(v, 0, 1000, 1.0) FROM bench_t
+avg|avg, no GROUP BY|SELECT avg(v) FROM bench_t|SELECT dp_avg(v, 0, 1000, 1.0) FROM bench_t
+count_grp|count, GROUP BY grp (10 groups)|SELECT grp, count(v) FROM bench_t GROUP BY grp|SELECT grp, dp_count(v, 1.0) FROM bench_t GROUP BY grp
+sum_grp|sum, GROUP BY grp (10 groups)|SELECT grp, sum(v) FROM bench_t GROUP BY grp|SELECT grp, dp_sum(v, 0, 1000, 1.0) FROM bench_t GROUP BY grp
+avg_grp|avg, GROUP BY grp (10 groups)|SELECT grp, avg(v) FROM bench_t GROUP BY grp|SELECT grp, dp_avg(v, 0, 1000, 1.0) FROM bench_t GROUP BY grp
+count_id|count, GROUP BY id (the distribution column), id <= $GROUPS_BY_ID: $GROUPS_BY_ID groups|SELECT id, count(v) FROM bench_t WHERE id <= $GROUPS_BY_ID GROUP BY id|SELECT id, dp_count(v, 1.0) FROM bench_t WHERE id <= $GROUPS_BY_ID GROUP BY id
 QUERIES
+[[ $WRAPPER == 1 ]] || exit 0
 
 # One shard's task on its worker, as Citus sends it (the coordinator's client
 # certificate: test/citus/cluster.sh). Minimum of interleaved runs.
