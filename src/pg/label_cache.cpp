@@ -162,8 +162,7 @@ AttrNumber LabelledPrivacyUnitColumn(Oid relation) {
   ListCell* table_cell;
   ListCell* column_cell;
   forboth(table_cell, cache.unit_tables, column_cell, cache.unit_columns) {
-    if (lfirst_oid(table_cell) == relation)
-      return static_cast<AttrNumber>(lfirst_int(column_cell));
+    if (lfirst_oid(table_cell) == relation) return static_cast<AttrNumber>(lfirst_int(column_cell));
   }
   return InvalidAttrNumber;
 }

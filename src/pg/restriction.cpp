@@ -120,9 +120,7 @@ bool RestrictedSession() {
   return restricted;
 }
 
-bool RoleIsRestricted(Oid role) {
-  return IsMemberOfAny(role, RestrictedRoles());
-}
+bool RoleIsRestricted(Oid role) { return IsMemberOfAny(role, RestrictedRoles()); }
 
 // After SET, RESET or DISCARD (restricted_statements.cpp).
 void JudgeSessionAfterSettingsChange() {
