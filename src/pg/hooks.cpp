@@ -34,6 +34,7 @@ extern "C" {
 #include "citus/peer_certificate.h"
 #include "drop_guard.h"
 #include "information_schema.h"
+#include "label_cache.h"
 #include "ledger.h"
 #include "pinned_settings.h"
 #include "planner_hook.h"
@@ -265,6 +266,7 @@ void _PG_init(void) {
   // compute_query_id = auto (the default) PostgreSQL then computes it.
   EnableQueryId();
   RegisterAggregateCacheInvalidation();
+  RegisterLabelCacheInvalidation();
   RegisterCitusFunctionCacheInvalidation();
   RegisterRemoteConnectionCacheInvalidation();
   InstallLedger();  // the pool of ledger writers

@@ -176,7 +176,19 @@ Plan* FindPrivateCall(Plan* plan, void* context) {
 
 }  // namespace
 
-bool CitusLoaded() { return GetConfigOption("citus.node_conninfo", true, false) != nullptr; }
+// Asked by the executor hooks on every statement. Settings are never
+// removed, so a yes stays; a no stays until a setting is added (a library
+// loaded, a placeholder SET).
+bool CitusLoaded() {
+  static bool loaded = false;
+  static int settings_when_asked = -1;
+  if (loaded) return true;
+  const int settings = GetNumConfigOptions();
+  if (settings == settings_when_asked) return false;
+  loaded = GetConfigOption("citus.node_conninfo", true, false) != nullptr;
+  settings_when_asked = settings;
+  return loaded;
+}
 
 bool PlansAsRestricted() { return plan_as_restricted || RestrictedSession(); }
 

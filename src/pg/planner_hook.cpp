@@ -8,6 +8,7 @@ extern "C" {
 #include "citus/function_guard.h"
 #include "citus/planner.h"
 #include "citus/worker.h"
+#include "judge_prefilter.h"
 #include "pinned_settings.h"
 #include "plain_aggregates.h"
 #include "public_estimates.h"
@@ -32,6 +33,17 @@ int planner_depth = 0;
 
 PlannedStmt* PlanJudged(Query* query, const char* query_string, int cursor_options,
                         ParamListInfo bound_parameters, planner_hook_type next) {
+  // A query that cannot concern dp_agg, of an unrestricted session on a node
+  // without Citus, is planned at once (judge_prefilter.h): the steps below
+  // would leave it as it is. The final plan is still proved and wrapped
+  // (a SQL function the planner inlines may bring private aggregates in).
+  if (!CitusLoaded() && !RestrictedSession() && !QueryMayConcernDpAgg(query)) {
+    SetPublicEstimatesActive(false);
+    PlannedStmt* plan = next(query, query_string, cursor_options, bound_parameters);
+    VerifyReleasedOnce(plan);
+    WrapReleases(plan, cursor_options);
+    return plan;
+  }
   // dp_agg on Citus: a restricted role calls no Citus function, at any level,
   // before it is judged and charged (issue 25, finding 3). Only the outermost
   // planning with no query running is the analyst's statement as written;

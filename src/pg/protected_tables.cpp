@@ -2,6 +2,7 @@
 #include "protected_tables.h"
 
 #include "citus/catalog.h"
+#include "label_cache.h"
 #include "restriction.h"
 #include "security_labels.h"
 
@@ -37,21 +38,6 @@ extern "C" {
 #include <cstring>
 
 namespace dp_pg {
-
-namespace {
-
-bool HasProtectedLabel(Oid relation) {
-  ObjectAddress address;
-  address.classId = RelationRelationId;
-  address.objectId = relation;
-  address.objectSubId = 0;
-  char* label = GetSecurityLabel(&address, kLabelProvider);
-  const bool is_protected = label != nullptr && strcmp(label, kProtectedLabel) == 0;
-  if (label != nullptr) pfree(label);
-  return is_protected;
-}
-
-}  // namespace
 
 // The protected tables, and `extra_table` (being protected now, its label
 // not yet written), with every partition and inheritance child of theirs at
@@ -89,37 +75,14 @@ void PropagateProtection(Oid extra_table) {
     address.objectSubId = 0;
     SetSecurityLabel(&address, kLabelProvider, kProtectedLabel);
     CacheInvalidateRelcacheByRelid(child);
+    SendLabelInvalidation();  // label_cache.h
   }
   list_free(family);
 }
 
 // The column of `relation` itself labelled privacy_unit (InvalidAttrNumber:
 // none), ignoring its ancestors.
-AttrNumber OwnPrivacyUnitColumn(Oid relation) {
-  Relation labels = table_open(SecLabelRelationId, AccessShareLock);
-  ScanKeyData keys[2];
-  ScanKeyInit(&keys[0], Anum_pg_seclabel_objoid, BTEqualStrategyNumber, F_OIDEQ,
-              ObjectIdGetDatum(relation));
-  ScanKeyInit(&keys[1], Anum_pg_seclabel_classoid, BTEqualStrategyNumber, F_OIDEQ,
-              ObjectIdGetDatum(RelationRelationId));
-  SysScanDesc scan = systable_beginscan(labels, SecLabelObjectIndexId, true, nullptr, 2, keys);
-  AttrNumber column = InvalidAttrNumber;
-  HeapTuple tuple;
-  TupleDesc descriptor = RelationGetDescr(labels);
-  while (column == InvalidAttrNumber && HeapTupleIsValid(tuple = systable_getnext(scan))) {
-    bool is_null = false;
-    const Datum subid = heap_getattr(tuple, Anum_pg_seclabel_objsubid, descriptor, &is_null);
-    if (is_null || DatumGetInt32(subid) <= 0) continue;
-    const Datum provider = heap_getattr(tuple, Anum_pg_seclabel_provider, descriptor, &is_null);
-    if (is_null || strcmp(TextDatumGetCString(provider), kLabelProvider) != 0) continue;
-    const Datum label = heap_getattr(tuple, Anum_pg_seclabel_label, descriptor, &is_null);
-    if (is_null || strcmp(TextDatumGetCString(label), kPrivacyUnitLabel) != 0) continue;
-    column = static_cast<AttrNumber>(DatumGetInt32(subid));
-  }
-  systable_endscan(scan);
-  table_close(labels, AccessShareLock);
-  return column;
-}
+AttrNumber OwnPrivacyUnitColumn(Oid relation) { return LabelledPrivacyUnitColumn(relation); }
 
 namespace {
 
@@ -152,6 +115,8 @@ List* DirectParents(Oid relation) {
 AttrNumber PrivacyUnitColumn(Oid relation) {
   const AttrNumber own = OwnPrivacyUnitColumn(relation);
   if (own != InvalidAttrNumber) return own;
+  // Only a unit table with children passes its column on (label_cache.h).
+  if (!AnyUnitTableWithChildren()) return InvalidAttrNumber;
   List* frontier = DirectParents(relation);
   List* seen = NIL;
   char* unit_name = nullptr;
@@ -186,6 +151,9 @@ AttrNumber PrivacyUnitColumn(Oid relation) {
 }
 
 bool IsProtectedRelation(Oid relation, bool with_children) {
+  // No table of this database is labelled: none holds protected rows, nor
+  // does a shard of one (label_cache.h).
+  if (!AnyProtectedTable()) return false;
   if (HasProtectedLabel(relation)) return true;
   // A Citus shard holds rows of its distributed table, which alone carries
   // the label (citus/catalog.h).

@@ -6,6 +6,7 @@
 // restricted_statements.cpp's.
 #include "restriction.h"
 
+#include "label_cache.h"
 #include "security_labels.h"
 
 extern "C" {
@@ -106,23 +107,20 @@ bool RestrictedSession() {
       restriction_cache.session_user == session_user &&
       restriction_cache.current_user == current_user)
     return restriction_cache.restricted;
-  List* restricted_roles = LabelledObjects(AuthIdRelationId, kRestrictedLabel);
+  // The labelled roles come from label_cache.h; memberships from
+  // PostgreSQL's own cache (both invalidated by GRANT, REVOKE, ALTER ROLE,
+  // DROP ROLE and SECURITY LABEL in any session).
+  List* restricted_roles = RestrictedRoles();
   const bool restricted =
       restricted_roles != NIL && (IsMemberOfAny(session_user, restricted_roles) ||
                                   IsMemberOfAny(current_user, restricted_roles));
-  list_free(restricted_roles);
   restriction_cache = RestrictionCache{MyProc->lxid, session_user, current_user, restricted};
   session_judged = true;
   if (restricted) NoteRestricted();
   return restricted;
 }
 
-bool RoleIsRestricted(Oid role) {
-  List* restricted_roles = LabelledObjects(AuthIdRelationId, kRestrictedLabel);
-  const bool restricted = IsMemberOfAny(role, restricted_roles);
-  list_free(restricted_roles);
-  return restricted;
-}
+bool RoleIsRestricted(Oid role) { return IsMemberOfAny(role, RestrictedRoles()); }
 
 // After SET, RESET or DISCARD (restricted_statements.cpp).
 void JudgeSessionAfterSettingsChange() {

@@ -5,6 +5,7 @@
 #include "column_bounds.h"
 #include "drop_guard.h"
 #include "grant_invariant.h"
+#include "label_cache.h"
 #include "protected_tables.h"
 
 extern "C" {
@@ -172,6 +173,8 @@ void CheckLabel(const ObjectAddress* object, const char* label) {
                            "'bounds [...]') and "
                            "roles ('restricted')")));
   }
+  // Every backend's cached labels (label_cache.h), at commit.
+  SendLabelInvalidation();
   // Cached plans were validated under the old labels: plan again. A role's
   // label can change how any query is judged, so every relation is
   // invalidated then (a rare administrative act).

@@ -16,6 +16,8 @@ extern "C" {
 #include "parser/parsetree.h"
 #include "rewrite/rewriteManip.h"
 #include "utils/fmgroids.h"
+#include "utils/inval.h"
+#include "utils/syscache.h"
 #include "windowapi.h"
 }
 
@@ -536,11 +538,38 @@ bool IsUnitSumAggregate(Oid function) {
          function == UnitSumAggregate(NUMERICOID);
 }
 
+namespace {
+
+// dp_agg.unit_group_sample(int), looked up when first asked after any change
+// of pg_proc or pg_namespace (the judge asks on every statement).
+bool sample_function_known = false;
+Oid sample_function_oid = InvalidOid;
+uint64 sample_function_changes = 0;
+
+void ForgetSampleFunction(Datum, int, uint32) {
+  sample_function_known = false;
+  ++sample_function_changes;
+}
+
+}  // namespace
+
 Oid UnitGroupSampleFunction() {
+  static bool callbacks_registered = false;
+  if (!callbacks_registered) {
+    CacheRegisterSyscacheCallback(PROCOID, ForgetSampleFunction, 0);
+    CacheRegisterSyscacheCallback(NAMESPACEOID, ForgetSampleFunction, 0);
+    callbacks_registered = true;
+  }
+  if (sample_function_known) return sample_function_oid;
+  const uint64 changes = sample_function_changes;
   const Oid argument = INT4OID;
-  return LookupFuncName(
+  const Oid function = LookupFuncName(
       list_make2(makeString(pstrdup("dp_agg")), makeString(pstrdup("unit_group_sample"))), 1,
       &argument, true);
+  // An invalidation that arrived during the lookup leaves it unkept.
+  sample_function_known = changes == sample_function_changes;
+  sample_function_oid = function;
+  return function;
 }
 
 }  // namespace dp_pg

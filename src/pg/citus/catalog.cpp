@@ -27,7 +27,14 @@ extern "C" {
 
 namespace dp_pg {
 
-bool CitusInstalled() { return OidIsValid(get_extension_oid("citus", true)); }
+// Asked while planning every statement. pg_extension has no syscache; the
+// extension's catalog table pg_dist_partition, which it cannot be without,
+// is found through one (a negative entry, dropped when such a table is
+// created), so a database without Citus answers without a scan.
+bool CitusInstalled() {
+  if (!OidIsValid(get_relname_relid("pg_dist_partition", PG_CATALOG_NAMESPACE))) return false;
+  return OidIsValid(get_extension_oid("citus", true));
+}
 
 // pg_dist_shard (logicalrelid, shardid, ...): the table of shard `shard_id`.
 Oid ShardTable(int64 shard_id) {

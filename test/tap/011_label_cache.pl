@@ -1,0 +1,115 @@
+# dp_agg's labels are cached per backend (issue 31, src/pg/label_cache.h):
+# a session that stays connected sees every change another session commits
+# at its next statement. Restricting a role (SECURITY LABEL, dp_agg's
+# functions), granting and revoking a restricted role, renaming it,
+# dropping it, protecting and unprotecting a table, labelling a privacy unit
+# column, and dropping and re-creating the extension; and a rolled-back
+# label changes nothing.
+use strict;
+use warnings;
+use FindBin;
+use lib $FindBin::RealBin;
+use DpAggTest;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $node = DpAggTest::new_node('labels');
+$node->safe_psql('postgres', q(
+CREATE ROLE analyst LOGIN;
+CREATE ROLE team NOLOGIN;
+CREATE TABLE open_rows AS SELECT g AS x, g % 7 AS u FROM generate_series(1, 50) g;
+GRANT SELECT ON open_rows TO analyst;
+SELECT dp_agg.protect_table('t');
+SELECT dp_agg.set_budget('analyst', 1000);
+));
+
+my $analyst = $node->background_psql('postgres', on_error_stop => 0,
+	extra_params => [ '-U', 'analyst' ]);
+my $admin = $node->background_psql('postgres', on_error_stop => 0);
+
+# The analyst's session: what a statement answers, or its error's first line.
+sub ask {
+	my ($sql) = @_;
+	$analyst->{stderr} = '';
+	my $out = $analyst->query($sql);
+	my $err = $analyst->{stderr};
+	if ($err ne '') {
+		$err =~ s/^psql:[^E]*//;
+		$err =~ s/\n.*//s;
+		return $err;
+	}
+	return $out;
+}
+
+sub admin {
+	my ($sql) = @_;
+	$node->safe_psql('postgres', $sql);
+}
+
+my $read_protected = 'SELECT x FROM t LIMIT 1';
+my $not_restricted = qr/permission denied for table t/;
+my $restricted = qr/restricted roles may not read rows of protected tables/;
+
+like(ask($read_protected), $not_restricted, 'not restricted yet: plain permission error');
+is(ask('SELECT count(*) FROM open_rows'), '50', 'a public table is read');
+
+# Roles.
+admin(q(SELECT dp_agg.restrict_role('analyst')));
+like(ask($read_protected), $restricted, 'restrict_role in another session: judged as restricted');
+admin(q(SECURITY LABEL FOR dp_agg ON ROLE analyst IS NULL));
+like(ask($read_protected), $not_restricted, 'label removed in another session: not restricted');
+admin(q(BEGIN; SECURITY LABEL FOR dp_agg ON ROLE analyst IS 'restricted'; ROLLBACK;));
+like(ask($read_protected), $not_restricted, 'a rolled-back label changes nothing');
+admin(q(SECURITY LABEL FOR dp_agg ON ROLE team IS 'restricted'));
+like(ask($read_protected), $not_restricted, 'another role restricted: still not');
+admin(q(GRANT team TO analyst));
+like(ask($read_protected), $restricted, 'GRANT of a restricted role: restricted');
+admin(q(ALTER ROLE team RENAME TO team_renamed));
+like(ask($read_protected), $restricted, 'the restricted role renamed: still restricted');
+admin(q(REVOKE team_renamed FROM analyst));
+like(ask($read_protected), $not_restricted, 'REVOKE: not restricted');
+admin(q(GRANT team_renamed TO analyst));
+like(ask($read_protected), $restricted, 'GRANT again: restricted');
+admin(q(REVOKE team_renamed FROM analyst; DROP ROLE team_renamed));
+like(ask($read_protected), $not_restricted, 'the restricted role dropped: not restricted');
+
+# A restricted session in a transaction sees a label another session
+# commits meanwhile from its next transaction on (as before the cache).
+admin(q(SELECT dp_agg.restrict_role('analyst')));
+like(ask($read_protected), $restricted, 'restricted again');
+
+# Tables: a restricted role reads a table it was granted until it is
+# protected (then the judge refuses before any permission check).
+admin(q(REVOKE SELECT ON open_rows FROM analyst; SELECT dp_agg.protect_table('open_rows');));
+like(ask('SELECT x FROM open_rows LIMIT 1'), qr/restricted roles may not read rows of protected tables/,
+	'protect_table in another session: the table is protected');
+admin(q(SELECT dp_agg.unprotect_table('open_rows')));
+like(ask('SELECT x FROM open_rows LIMIT 1'), qr/permission denied for table open_rows/,
+	'unprotect_table in another session: no longer protected');
+admin(q(BEGIN; SECURITY LABEL FOR dp_agg ON TABLE open_rows IS 'protected'; ROLLBACK;));
+like(ask('SELECT x FROM open_rows LIMIT 1'), qr/permission denied for table open_rows/,
+	'a rolled-back table label changes nothing');
+admin(q(SECURITY LABEL FOR dp_agg ON TABLE open_rows IS 'protected'));
+like(ask('SELECT x FROM open_rows LIMIT 1'), qr/restricted roles may not read rows of protected tables/,
+	'SECURITY LABEL in another session: protected');
+like(ask('SELECT dp_count(x, 0.5) IS NOT NULL FROM open_rows'), qr/^t$/,
+	'its private count is answered');
+
+# A privacy unit column, seen by a superuser's session that stays
+# connected: its plan bounds each unit once the column is labelled.
+my $plan = q(EXPLAIN (COSTS OFF) SELECT dp_count(x, 0.5) FROM open_rows);
+unlike($admin->query_safe($plan), qr/unit_group_sample|WindowAgg/, 'no unit: no per-unit level');
+admin(q(SELECT dp_agg.set_privacy_unit('open_rows', 'u')));
+like($admin->query_safe($plan), qr/WindowAgg/, 'privacy unit labelled in another session: bounded per unit');
+admin(q(SELECT dp_agg.unset_privacy_unit('open_rows', 'u')));
+unlike($admin->query_safe($plan), qr/WindowAgg/, 'privacy unit removed: no per-unit level');
+
+# A dropped labelled table: its OID is forgotten (a new table with the same
+# name is not protected).
+admin(q(DROP TABLE open_rows; CREATE TABLE open_rows AS SELECT 1 AS x; GRANT SELECT ON open_rows TO analyst;));
+is(ask('SELECT x FROM open_rows'), '1', 'a new table of the same name is not protected');
+
+$analyst->quit;
+$admin->quit;
+$node->stop;
+done_testing();
