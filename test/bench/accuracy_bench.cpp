@@ -361,7 +361,6 @@ void GaussianMean() {
   std::printf("  (ratio: worst-case mean error, halved / joint)\n");
 }
 
-
 // ---------------------------------------------------------------------------
 // The three-release estimator in doubles with a given split (fractions of
 // epsilon for count, centred sum, centred squares), continuous Laplace: the
@@ -392,7 +391,8 @@ double KnownSizeVariance(const std::vector<double>& x, double lower, double uppe
   for (double v : x) mean += std::clamp(v, lower, upper);
   mean /= n;
   double var = 0;
-  for (double v : x) var += (std::clamp(v, lower, upper) - mean) * (std::clamp(v, lower, upper) - mean);
+  for (double v : x)
+    var += (std::clamp(v, lower, upper) - mean) * (std::clamp(v, lower, upper) - mean);
   var /= n;
   const double sens = (upper - lower) * (upper - lower) * (n - 1) / (n * n);
   std::exponential_distribution<double> e(eps / sens);
@@ -400,7 +400,8 @@ double KnownSizeVariance(const std::vector<double>& x, double lower, double uppe
 }
 
 void Variance(bool quick) {
-  std::printf("== 5. Variance: RMSE of dp_variance's estimator and the references, bounds [0, 100]\n");
+  std::printf(
+      "== 5. Variance: RMSE of dp_variance's estimator and the references, bounds [0, 100]\n");
   std::printf("  %-8s %6s %5s %9s %10s %10s %12s %9s %10s %10s %9s\n", "data", "n", "eps",
               "true var", "RMSE ours", "RMSE best", "best split", "ours/best", "RMSE .2/.3/.5",
               "RMSE sized", "ours/sized");
@@ -413,7 +414,8 @@ void Variance(bool quick) {
       std::vector<double> x(n);
       std::uniform_int_distribution<int> uni(0, 100);
       std::geometric_distribution<int> geo(0.1);
-      for (double& v : x) v = std::strcmp(shape, "uniform") == 0 ? uni(gen) : std::min(geo(gen), 100);
+      for (double& v : x)
+        v = std::strcmp(shape, "uniform") == 0 ? uni(gen) : std::min(geo(gen), 100);
       double mean = 0;
       for (double v : x) mean += v;
       mean /= n;
