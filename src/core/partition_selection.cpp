@@ -45,7 +45,8 @@ DyadicLowerBound ExpLowerBound(long double epsilon) {
 // Checks (1)-(4) of the header for every n in long double against
 // e^epsilon' (1 - 2^-40) >= the E used and delta' (see the header); throws
 // std::logic_error if one fails.
-void VerifyTable(const std::vector<std::uint64_t>& table, long double epsilon, long double delta) {
+void VerifyTable(const std::vector<std::uint64_t>& table, long double epsilon, long double delta,
+                 bool one_sided) {
   const long double e = std::exp(std::fmin(epsilon, kMaxExponent)) * (1.0L - std::ldexp(1.0L, -40));
   const long double unit = std::ldexp(1.0L, -64);
   for (std::size_t n = 1; n <= table.size(); ++n) {
@@ -60,7 +61,7 @@ void VerifyTable(const std::vector<std::uint64_t>& table, long double epsilon, l
         last ? 0.0L : static_cast<long double>(kOne - table[n]) * unit;
     const bool monotone = last || table[n] >= before;
     const bool released_ok = q - delta <= e * p;  // (1)
-    const bool withheld_ok = one_minus_p - delta <= e * one_minus_q;  // (2)
+    const bool withheld_ok = one_sided || one_minus_p - delta <= e * one_minus_q;  // (2)
     if (!monotone || !released_ok || !withheld_ok) {
       throw std::logic_error("partition selection: table fails its DP inequalities");
     }
@@ -70,6 +71,7 @@ void VerifyTable(const std::vector<std::uint64_t>& table, long double epsilon, l
 struct CachedTable {
   double epsilon = 0;
   double delta = 0;
+  bool one_sided = false;
   std::shared_ptr<const std::vector<std::uint64_t>> table;  // null: the fallback
 };
 
@@ -79,7 +81,7 @@ constexpr std::size_t kCacheSize = 8;
 
 namespace partition_selection_internal {
 
-std::vector<std::uint64_t> OptimalTable(double epsilon, double delta) {
+std::vector<std::uint64_t> OptimalTable(double epsilon, double delta, bool insecure_one_sided) {
   const double delta_units = std::floor(std::ldexp(delta, 64));  // exact: delta' is dyadic
   if (!(epsilon > 0) || !(delta_units >= static_cast<double>(kMinDeltaUnits)) ||
       !(delta_units <= std::ldexp(1.0, 63))) {
@@ -100,14 +102,14 @@ std::vector<std::uint64_t> OptimalTable(double epsilon, double delta) {
       // 2^64 - ceil((2^64 - M - D) / E) = 2^64 - ceil(X 2^es / Em); X 2^es < 2^123.
       const uint128 x = kOne - m - d;
       const uint128 kept = kOne - ((x << e.shift) + e.mantissa - 1) / e.mantissa;
-      next = grown < kept ? grown : kept;
+      next = grown < kept || insecure_one_sided ? grown : kept;
       if (next > kOne) next = kOne;
     }
     if (next == kOne) break;
     if (table.size() >= kMaxOptimalTableSize) return {};
     table.push_back(static_cast<std::uint64_t>(next));
   }
-  VerifyTable(table, epsilon, delta);
+  VerifyTable(table, epsilon, delta, insecure_one_sided);
   return table;
 }
 
@@ -149,7 +151,8 @@ PartitionSelectionPlan LaplaceThresholdPlan(double epsilon, double delta) {
 
 }  // namespace partition_selection_internal
 
-PartitionSelectionPlan PlanPartitionSelection(double epsilon, double delta) {
+PartitionSelectionPlan PlanPartitionSelection(double epsilon, double delta,
+                                              bool insecure_one_sided) {
   if (!(delta > 0) || !(delta <= 0.5)) throw std::invalid_argument("delta must be in (0, 0.5]");
   // The fallback's plan is always computed: it validates epsilon the same
   // way whichever rule runs, and is cheap.
@@ -157,13 +160,14 @@ PartitionSelectionPlan PlanPartitionSelection(double epsilon, double delta) {
   static CachedTable cache[kCacheSize];
   static std::size_t next_slot = 0;
   for (const CachedTable& entry : cache) {
-    if (entry.epsilon == plan.epsilon && entry.delta == plan.delta) {
+    if (entry.epsilon == plan.epsilon && entry.delta == plan.delta &&
+        entry.one_sided == insecure_one_sided) {
       plan.table = entry.table;
       return plan;
     }
   }
   std::vector<std::uint64_t> table =
-      partition_selection_internal::OptimalTable(plan.epsilon, plan.delta);
+      partition_selection_internal::OptimalTable(plan.epsilon, plan.delta, insecure_one_sided);
   if (!table.empty()) {
     plan.table = std::make_shared<const std::vector<std::uint64_t>>(std::move(table));
   }
@@ -171,6 +175,7 @@ PartitionSelectionPlan PlanPartitionSelection(double epsilon, double delta) {
   next_slot = (next_slot + 1) % kCacheSize;
   slot.epsilon = plan.epsilon;
   slot.delta = plan.delta;
+  slot.one_sided = insecure_one_sided;
   slot.table = plan.table;
   return plan;
 }

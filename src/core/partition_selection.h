@@ -113,8 +113,11 @@ struct PartitionSelectionPlan {
 };
 
 // epsilon and delta must be validated (parameters.h); delta in (0, 0.5].
-// Tables are cached per process by (epsilon', delta').
-PartitionSelectionPlan PlanPartitionSelection(double epsilon, double delta);
+// Tables are cached per process by (epsilon', delta'). insecure_one_sided
+// (the test fault optimal_one_sided only) drops inequality (2) from the
+// table: NOT differentially private.
+PartitionSelectionPlan PlanPartitionSelection(double epsilon, double delta,
+                                              bool insecure_one_sided = false);
 
 // The probability that a group of `count` rows is released under the plan
 // (M_n / 2^64 exactly as a long double for the optimal rule; for the
@@ -134,7 +137,8 @@ namespace partition_selection_internal {
 // The table of the optimal rule for (epsilon', delta') as used (already
 // rounded), or an empty vector when it does not reach 1 within
 // kMaxOptimalTableSize entries or delta' is too small. Uncached, verified.
-std::vector<std::uint64_t> OptimalTable(double epsilon, double delta);
+std::vector<std::uint64_t> OptimalTable(double epsilon, double delta,
+                                        bool insecure_one_sided = false);
 // The fallback's threshold plan (always valid).
 PartitionSelectionPlan LaplaceThresholdPlan(double epsilon, double delta);
 }  // namespace partition_selection_internal

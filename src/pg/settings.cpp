@@ -61,6 +61,7 @@ const struct config_enum_entry kTestFaults[] = {
     {"hash_group_order", static_cast<int>(TestFault::kHashGroupOrder), false},
     {"first_key_spelling", static_cast<int>(TestFault::kFirstKeySpelling), false},
     {"skip_unit_bounding", static_cast<int>(TestFault::kSkipUnitBounding), false},
+    {"optimal_one_sided", static_cast<int>(TestFault::kOptimalOneSided), false},
     {"builtin_arithmetic", static_cast<int>(TestFault::kBuiltinArithmetic), false},
     {"distributed_subquery_unseen", static_cast<int>(TestFault::kDistributedSubqueryUnseen), false},
     {"unpinned_settings", static_cast<int>(TestFault::kUnpinnedSettings), false},

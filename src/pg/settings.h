@@ -91,6 +91,10 @@ enum class TestFault {
   // query's tables, so that a write drops the stored answer (issue 27,
   // item 3): a fresh charge would tell the analyst that a row changed.
   kCacheInvalidatedByWrites = 40,
+  // Partition selection's optimal rule without its second inequality
+  // (1 - p_{n-1} <= e^eps (1 - p_n) + delta): groups reach release
+  // probability 1 too early (issue 29; partition_selection.h).
+  kOptimalOneSided = 56,
 };
 extern int test_fault;  // a TestFault
 inline bool TestFaultIs(TestFault fault) { return test_fault == static_cast<int>(fault); }
