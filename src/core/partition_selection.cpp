@@ -57,8 +57,7 @@ void VerifyTable(const std::vector<std::uint64_t>& table, long double epsilon, l
     // 1 - p and 1 - q exactly: 2^64 - M fits 65 bits, its long double is exact
     // (M has at most 64 significant bits and so has 2^64 - M).
     const long double one_minus_p = static_cast<long double>(kOne - before) * unit;
-    const long double one_minus_q =
-        last ? 0.0L : static_cast<long double>(kOne - table[n]) * unit;
+    const long double one_minus_q = last ? 0.0L : static_cast<long double>(kOne - table[n]) * unit;
     const bool monotone = last || table[n] >= before;
     const bool released_ok = q - delta <= e * p;  // (1)
     const bool withheld_ok = one_sided || one_minus_p - delta <= e * one_minus_q;  // (2)

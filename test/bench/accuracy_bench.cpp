@@ -391,12 +391,12 @@ void GroupSelection() {
     std::printf("  %7.3g %9lld %9lld %9lld %7.3f %9.3f %9lld %12.1f %10.1f%s\n", epsilon,
                 static_cast<long long>(ours), static_cast<long long>(paper),
                 static_cast<long long>(laplace), static_cast<double>(ours) / paper,
-                static_cast<double>(laplace) / ours,
-                static_cast<long long>(plan.always_released()), plan_us, decide_ns,
-                released > 0 ? "" : " (none)");
+                static_cast<double>(laplace) / ours, static_cast<long long>(plan.always_released()),
+                plan_us, decide_ns, released > 0 ? "" : " (none)");
   }
-  std::printf("  (ratio: dp_agg / paper, target 1.00; old/new: the Laplace threshold's point over "
-              "ours)\n\n");
+  std::printf(
+      "  (ratio: dp_agg / paper, target 1.00; old/new: the Laplace threshold's point over "
+      "ours)\n\n");
 }
 
 int main(int argc, char** argv) {

@@ -69,7 +69,8 @@ TEST(OptimalPartitionSelectionTest, TableSatisfiesTheDpInequalitiesForEveryN) {
         const long double one_minus_p = std::ldexp(static_cast<long double>(one - before), -64);
         const long double one_minus_q = std::ldexp(static_cast<long double>(one - after), -64);
         EXPECT_LE(q - d, e * p) << epsilon << " " << delta << " n " << n;  // (1)
-        EXPECT_LE(one_minus_p - d, e * one_minus_q) << epsilon << " " << delta << " n " << n;  // (2)
+        EXPECT_LE(one_minus_p - d, e * one_minus_q)
+            << epsilon << " " << delta << " n " << n;  // (2)
         EXPECT_LE(p - d, e * q);  // (3)
         EXPECT_LE(one_minus_q - d, e * one_minus_p);  // (4)
       }
