@@ -359,8 +359,8 @@ void GaussianMean() {
 // before 0.2.0; and the cost of planning a table (uncached) and of a decision.
 void GroupSelection() {
   std::printf("== 5. Group selection: group size released with probability 1/2 (delta 1e-6)\n");
-  std::printf("  %7s %9s %9s %9s %7s %9s %9s %12s %10s\n", "eps", "dp_agg", "paper", "Laplace",
-              "ratio", "old/new", "n*", "plan (us)", "decide(ns)");
+  std::printf("  %7s %9s %9s %9s %7s %9s %9s %12s %10s %9s\n", "eps", "dp_agg", "paper", "Laplace",
+              "ratio", "old/new", "n*", "plan (us)", "decide(ns)", "old (ns)");
   dp::SeededTestRandomSource rng(29);
   for (double epsilon : {0.01, 0.05, 0.1, 0.5, 1.0, 2.0}) {
     const dp::PartitionSelectionPlan plan = dp::PlanPartitionSelection(epsilon, 1e-6);
@@ -386,13 +386,20 @@ void GroupSelection() {
       released += dp::ReleasePartition(ours + (i & 7), plan, rng) ? 1 : 0;
     }
     const auto t2 = std::chrono::steady_clock::now();
+    const dp::PartitionSelectionPlan old_plan =
+        dp::partition_selection_internal::LaplaceThresholdPlan(epsilon, 1e-6);
+    for (int i = 0; i < decisions; ++i) {
+      released += dp::ReleasePartition(ours + (i & 7), old_plan, rng) ? 1 : 0;
+    }
+    const auto t3 = std::chrono::steady_clock::now();
+    const double old_ns = std::chrono::duration<double, std::nano>(t3 - t2).count() / decisions;
     const double plan_us = std::chrono::duration<double, std::micro>(t1 - t0).count() / plans;
     const double decide_ns = std::chrono::duration<double, std::nano>(t2 - t1).count() / decisions;
-    std::printf("  %7.3g %9lld %9lld %9lld %7.3f %9.3f %9lld %12.1f %10.1f%s\n", epsilon,
+    std::printf("  %7.3g %9lld %9lld %9lld %7.3f %9.3f %9lld %12.1f %10.1f %9.1f%s\n", epsilon,
                 static_cast<long long>(ours), static_cast<long long>(paper),
                 static_cast<long long>(laplace), static_cast<double>(ours) / paper,
                 static_cast<double>(laplace) / ours, static_cast<long long>(plan.always_released()),
-                plan_us, decide_ns, released > 0 ? "" : " (none)");
+                plan_us, decide_ns, old_ns, released > 0 ? "" : " (none)");
   }
   std::printf(
       "  (ratio: dp_agg / paper, target 1.00; old/new: the Laplace threshold's point over "

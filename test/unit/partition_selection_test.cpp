@@ -123,6 +123,17 @@ TEST(OptimalPartitionSelectionTest, CachedPerSetting) {
   EXPECT_NE(a.table.get(), PlanPartitionSelection(0.7, 2e-7).table.get());
 }
 
+// The test fault optimal_one_sided (fault 56) drops inequality (2): at
+// (1, 0.1) the table reaches 1 at n = 3 instead of 5, and is cached apart.
+TEST(OptimalPartitionSelectionTest, OneSidedFaultIsCachedApart) {
+  const PartitionSelectionPlan broken = PlanPartitionSelection(1.0, 0.1, true);
+  const PartitionSelectionPlan plan = PlanPartitionSelection(1.0, 0.1);
+  EXPECT_EQ(broken.always_released(), 3);
+  EXPECT_EQ(plan.always_released(), 5);
+  EXPECT_EQ(PlanPartitionSelection(1.0, 0.1).table.get(), plan.table.get());
+  EXPECT_NE(broken.table.get(), plan.table.get());
+}
+
 // Below the table's reach the rule is the Laplace threshold: epsilon so
 // small that p_n has not reached 1 by kMaxOptimalTableSize, or delta below
 // 2^16 / 2^64.
