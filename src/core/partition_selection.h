@@ -66,10 +66,12 @@
 // cached per process (a few recent settings). The decision reads every
 // table entry and keeps the one at min(count, n*) with masks, so the work and
 // the memory touched do not depend on the count (one 64-bit draw per group,
-// a scan of n* <= kMaxOptimalTableSize words: ~0.1 us at n* ~ 200).
+// a scan of n* <= kMaxOptimalTableSize words: measured on a loaded 2-core VM
+// ~0.1-0.8 us at n* = 28 .. 218, ~5 us at n* = 1705; the fallback's discrete
+// Laplace ~0.3 us; test/bench/bench_accuracy.sh --group-selection).
 //
 // FALLBACK: when p_n has not reached 1 by n = kMaxOptimalTableSize (epsilon'
-// below ~0.005 at delta 1e-6) or D < 2^16 (delta' below ~3.6e-15), the rule
+// below ~0.0036 at delta 1e-6) or D < 2^16 (delta' below ~3.6e-15), the rule
 // is the thresholded discrete Laplace (Korolova, Kenthapadi, Mishra, Ntoulas,
 // WWW 2009; Wilson et al., PoPETs 2020, section 3), valid but not optimal:
 //   release  <=>  count + Z >= T,   P[Z = z] = (1 - q) / (1 + q) q^|z|,

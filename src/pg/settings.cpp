@@ -168,8 +168,8 @@ void DefineSettings() {
   DefineCustomRealVariable(
       "dp_agg.group_selection_epsilon",
       "Epsilon spent by DP partition selection of groups whose keys come from protected rows.",
-      "Restricted roles only: a group is shown only if its noisy row count passes a threshold "
-      "set by this epsilon and dp_agg.group_selection_delta; both are charged per query.",
+      "Restricted roles only: a group is shown with the optimal probability for its row count "
+      "at this epsilon and dp_agg.group_selection_delta; both are charged per query.",
       &group_selection_epsilon, defaults::kGroupSelectionEpsilon, 1e-6, 1e6, PGC_USERSET, 0,
       nullptr, nullptr, nullptr);
   DefineCustomRealVariable(
