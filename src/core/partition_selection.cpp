@@ -30,7 +30,9 @@ struct DyadicLowerBound {
 DyadicLowerBound ExpLowerBound(long double epsilon) {
   const long double x = std::fmin(epsilon, kMaxExponent);
   // expl is accurate to a few ulps (2^-63 relative); 2^-32 leaves ~2^31 of them.
-  const long double bound = std::exp(x) * (1.0L - std::ldexp(1.0L, -32));
+  // 1 <= e^epsilon is a lower bound too: used when the margin takes the
+  // bound below 1 (epsilon' below ~2^-32).
+  const long double bound = std::fmax(1.0L, std::exp(x) * (1.0L - std::ldexp(1.0L, -32)));
   int exponent = 0;
   std::frexp(bound, &exponent);  // bound = f 2^exponent, f in [0.5, 1)
   if (!(bound >= 1.0L) || exponent < 1 || exponent > 58) {
@@ -47,7 +49,10 @@ DyadicLowerBound ExpLowerBound(long double epsilon) {
 // std::logic_error if one fails.
 void VerifyTable(const std::vector<std::uint64_t>& table, long double epsilon, long double delta,
                  bool one_sided) {
-  const long double e = std::exp(std::fmin(epsilon, kMaxExponent)) * (1.0L - std::ldexp(1.0L, -40));
+  // <= e^epsilon', and >= the E of the construction (equal only when both are 1,
+  // where the checks hold exactly: rounding to nearest is monotone).
+  const long double e =
+      std::fmax(1.0L, std::exp(std::fmin(epsilon, kMaxExponent)) * (1.0L - std::ldexp(1.0L, -40)));
   const long double unit = std::ldexp(1.0L, -64);
   for (std::size_t n = 1; n <= table.size(); ++n) {
     const std::uint64_t before = table[n - 1];

@@ -35,7 +35,8 @@
 // integers from a dyadic LOWER bound E = Em / 2^es <= e^epsilon' (epsilon'
 // the request rounded down to 24 bits, EffectivePrivacyParameter; Em < 2^60;
 // E from expl with a relative margin of 2^-32, i.e. about 2^31 ulps of the
-// long double result, and capped at e^40 / 2) and D = floor(delta' 2^64)
+// long double result, of e^min(epsilon', 40), and never below 1) and
+// D = floor(delta' 2^64)
 // (delta' the request rounded down to 24 bits):
 //   M_0 = 0,
 //   M_n = 2^64                                if M_{n-1} + D >= 2^64,

@@ -142,6 +142,11 @@ TEST(OptimalPartitionSelectionTest, FallsBackWhereTheTableWouldBeTooLong) {
   EXPECT_FALSE(PlanPartitionSelection(1.0, 1e-16).optimal());
   EXPECT_TRUE(PlanPartitionSelection(1.0, 1e-14).optimal());
   EXPECT_TRUE(PlanPartitionSelection(0.01, 1e-6).optimal());
+  // Tiny epsilons: E = 1 is the lower bound of e^epsilon'; the table still
+  // exists when delta is large (n* = 2 at delta 0.5) and falls back otherwise.
+  EXPECT_EQ(PlanPartitionSelection(1e-12, 0.5).always_released(), 2);
+  EXPECT_FALSE(PlanPartitionSelection(1e-12, 1e-6).optimal());
+  EXPECT_FALSE(PlanPartitionSelection(std::ldexp(1.0, -50), 1e-6).optimal());
   const PartitionSelectionPlan plan = PlanPartitionSelection(1e-4, 1e-6);
   EXPECT_EQ(plan.threshold,
             dp::partition_selection_internal::LaplaceThresholdPlan(1e-4, 1e-6).threshold);
