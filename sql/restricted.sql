@@ -380,7 +380,7 @@ WHERE role_name = 'regress_dp_analyst'::regrole;
 --   dp_count, epsilon 1: P(|Z| >= 25) = 2 e^-25 / (1 + e^-1) = 2.1e-11.
 --   group selection with delta 1e-10: a group of one row appears with
 --   probability at most 1e-10; groups of about 1000 rows always do (the
---   threshold is about 24 rows, their failure probability below e^-900).
+--   optimal rule releases every group of 46 rows or more at (1, 1e-10)).
 -- ---------------------------------------------------------------------------
 SET SESSION AUTHORIZATION regress_dp_analyst;
 SET dp_agg.group_selection_delta = 1e-10;

@@ -107,8 +107,8 @@ SELECT dp_count(id, 1.0) IS NOT NULL AS answered FROM h.parts_high;
 -- A view of the analyst's own over a private query works; over raw rows it
 -- does not.
 CREATE TEMP VIEW mine AS SELECT v, dp_count(id, 1.0) AS n FROM h.t GROUP BY v;
--- 10 groups of 200 rows: each passes the threshold 15 except with probability
--- below exp(-180) (discrete Laplace tail, epsilon 1).
+-- 10 groups of 200 rows: each released (group selection at epsilon 1, delta
+-- 1e-6 releases every group of 28 rows or more).
 SELECT count(*) AS groups FROM mine;
 CREATE TEMP VIEW raw AS SELECT * FROM h.t;
 SELECT * FROM raw WHERE id = 7;

@@ -240,8 +240,8 @@ SELECT round(income, -4) AS band,
          AS near_truth
 FROM surf.p WHERE income IS NOT NULL GROUP BY 1;
 -- round to one decimal: 0.0 and 0.6 hold 5 incomes (about 80-100 rows), the
--- others 10; every group is far above the group-selection threshold (a group
--- of 80 rows is withheld with probability below e^-60).
+-- others 10; every group is released (group selection at its defaults
+-- releases every group of 28 rows or more).
 SELECT round(income / 100000, 1) AS tenths, dp_count(1.0) BETWEEN -25 AND 225 AS in_range
 FROM surf.p WHERE income IS NOT NULL GROUP BY 1;
 SELECT abs(dp_count(1.0) - 1200) < 25 AS ceil_trunc

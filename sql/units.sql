@@ -94,8 +94,14 @@ WHERE v.cost > 0 GROUP BY k.kind ORDER BY k.kind;
 -- U6. Default 1: each patient keeps one group, chosen at random, so the
 -- three counts add up to 100 (not 300). At epsilon 10 per group each count
 -- is within 2 of its truth except with probability 2 e^-20 / (1 + e^-10) <
--- 5e-9; the sum within 6. Group selection passes every group of >= 20
--- units at its default epsilon 1 except with probability below 1e-9.
+-- 5e-9; the sum within 6. Group selection runs at epsilon 3 here (U6-U8):
+-- it releases every group of 11 units or more (the optimal rule at
+-- (3, 1e-6); 21 at (3 / 2, 5e-7), 30 at (1, 3.3e-7)), so a group of
+-- Binomial(100, 1/3) units is withheld with probability below 1e-11 (U7:
+-- Binomial(100, 2/3) units, below 1e-27; U8: 100 units, never). (At the
+-- default epsilon 1 a group of fewer than 28 units is withheld now and then:
+-- about 5e-5 for the three groups of U6.)
+SET dp_agg.group_selection_epsilon = 3;
 SELECT abs(sum(n) - 100) <= 6 AS one_group_per_unit
 FROM (SELECT grp, dp_count(1, 10.0) AS n FROM units.spread GROUP BY grp) x;
 -- U7. 2 groups per unit: counts add up to 200; noise at epsilon 10 / 2 per
@@ -108,6 +114,7 @@ SET dp_agg.max_groups_contributed = 3;
 SELECT abs(sum(n) - 300) <= 24 AS three_groups_per_unit
 FROM (SELECT grp, dp_count(1, 10.0) AS n FROM units.spread GROUP BY grp) x;
 RESET dp_agg.max_groups_contributed;
+RESET dp_agg.group_selection_epsilon;
 -- U9. The charge does not depend on max_groups_contributed: epsilon per call
 -- site (plus group selection), as for rows.
 RESET SESSION AUTHORIZATION;
@@ -292,8 +299,8 @@ FROM (SELECT * FROM units.visits) a JOIN units.spread b USING (patient_id);
 -- partition selection, which must count units, not rows: the unit itself is
 -- refused as a key, and patient 0's 1000 'flu' visits (one unit) do not
 -- release 'flu'. At group_selection_delta 1e-10 a group of one unit is shown
--- with probability at most 1e-10; 'cold' (100 units) passes the threshold
--- except with probability below 1e-9 (as in U6).
+-- with probability at most 1e-10; 'cold' (100 units) is always released
+-- (the optimal rule at (1, 1e-10) releases every group of 46 units or more).
 SELECT patient_id FROM units.heavy GROUP BY patient_id;
 SELECT pid FROM (SELECT patient_id AS pid FROM units.visits) x GROUP BY pid;
 SET dp_agg.group_selection_delta = 1e-10;

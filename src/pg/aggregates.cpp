@@ -268,14 +268,18 @@ Datum dp_count_final(PG_FUNCTION_ARGS) {
   PG_RETURN_INT64(dp::ToInt64Saturating(dp_pg::ReleaseOf(fcinfo, state, true).value));
 }
 
-// Whether the group is released: its noisy row count reaches the threshold
-// (partition_selection.h). Noise is drawn for every group, released or not.
+// Whether the group is released: with the optimal rule's probability for
+// its row count (partition_selection.h). One 64-bit draw for every group,
+// released or not.
 PG_FUNCTION_INFO_V1(dp_group_selection_final);
 Datum dp_group_selection_final(PG_FUNCTION_ARGS) {
   AggregateState state;
   dp_pg::ReadFinalState(fcinfo, &state);
+  // Test fault (superuser-only): the optimal rule without its second inequality.
+  const bool one_sided = dp_pg::TestFaultIs(dp_pg::TestFault::kOptimalOneSided);
   const bool released = dp_pg::CallCore([&] {
-    const dp::PartitionSelectionPlan plan = dp::PlanPartitionSelection(state.epsilon, state.delta);
+    const dp::PartitionSelectionPlan plan =
+        dp::PlanPartitionSelection(state.epsilon, state.delta, one_sided);
     return dp::ReleasePartition(state.count, plan, dp_pg::NoiseSource());
   });
   PG_RETURN_BOOL(released);

@@ -39,7 +39,7 @@ AggregateState* NewPreparedState(ValueKind value_kind, const dp::PrivacyParamete
 }
 
 // dp_agg.group_selection(epsilon, delta): (epsilon, delta) partition
-// selection. The threshold comes from the public parameters only: computed
+// selection. The release table comes from the public parameters only: computed
 // here as well, so that a failure is a parameter error before execution.
 AggregateState* PrepareGroupSelectionState(const dp::PrivacyParameters& effective) {
   AggregateState* state = NewPreparedState(ValueKind::kNone, effective);

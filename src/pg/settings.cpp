@@ -61,6 +61,7 @@ const struct config_enum_entry kTestFaults[] = {
     {"hash_group_order", static_cast<int>(TestFault::kHashGroupOrder), false},
     {"first_key_spelling", static_cast<int>(TestFault::kFirstKeySpelling), false},
     {"skip_unit_bounding", static_cast<int>(TestFault::kSkipUnitBounding), false},
+    {"optimal_one_sided", static_cast<int>(TestFault::kOptimalOneSided), false},
     {"builtin_arithmetic", static_cast<int>(TestFault::kBuiltinArithmetic), false},
     {"distributed_subquery_unseen", static_cast<int>(TestFault::kDistributedSubqueryUnseen), false},
     {"unpinned_settings", static_cast<int>(TestFault::kUnpinnedSettings), false},
@@ -168,8 +169,8 @@ void DefineSettings() {
   DefineCustomRealVariable(
       "dp_agg.group_selection_epsilon",
       "Epsilon spent by DP partition selection of groups whose keys come from protected rows.",
-      "Restricted roles only: a group is shown only if its noisy row count passes a threshold "
-      "set by this epsilon and dp_agg.group_selection_delta; both are charged per query.",
+      "Restricted roles only: a group is shown with the optimal probability for its row count "
+      "at this epsilon and dp_agg.group_selection_delta; both are charged per query.",
       &group_selection_epsilon, defaults::kGroupSelectionEpsilon, 1e-6, 1e6, PGC_USERSET, 0,
       nullptr, nullptr, nullptr);
   DefineCustomRealVariable(

@@ -94,6 +94,10 @@ enum class TestFault {
   // A GROUP BY over declared public keys released without joining the key
   // set: the data's own keys appear, unselected (issue 29, item 2).
   kPublicKeysWithoutJoin = 55,
+  // Partition selection's optimal rule without its second inequality
+  // (1 - p_{n-1} <= e^eps (1 - p_n) + delta): groups reach release
+  // probability 1 too early (issue 29; partition_selection.h).
+  kOptimalOneSided = 56,
 };
 extern int test_fault;  // a TestFault
 inline bool TestFaultIs(TestFault fault) { return test_fault == static_cast<int>(fault); }

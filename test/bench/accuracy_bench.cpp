@@ -27,6 +27,8 @@
 //    sensitivity (U - L)^2 (n - 1) / n^2 under replace-one neighbours), which
 //    needs what dp_agg cannot assume (a public n), so it is a floor, not a
 //    competitor.
+// 6. Group selection: the optimal rule's half-release point next to the
+//    paper's and the old threshold's (see GroupSelection below).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -38,6 +40,7 @@
 #include "confidence.h"
 #include "continuous_quantile.h"
 #include "gaussian_mechanism.h"
+#include "partition_selection.h"
 #include "mean_interval.h"
 #include "privacy_accountant.h"
 #include "private_statistics.h"
@@ -486,12 +489,70 @@ void Variance(bool quick) {
 
 }  // namespace
 
+// 6. Group selection (issue 29): the group size released with probability
+// 1/2 by the optimal rule as implemented (dyadic table), by the paper's pi(n)
+// computed here in long double, and by the discrete-Laplace threshold used
+// before 0.2.0; and the cost of planning a table (uncached) and of a decision.
+void GroupSelection() {
+  std::printf("== 6. Group selection: group size released with probability 1/2 (delta 1e-6)\n");
+  std::printf("  %7s %9s %9s %9s %7s %9s %9s %12s %10s %9s\n", "eps", "dp_agg", "paper", "Laplace",
+              "ratio", "old/new", "n*", "plan (us)", "decide(ns)", "old (ns)");
+  dp::SeededTestRandomSource rng(29);
+  for (double epsilon : {0.01, 0.05, 0.1, 0.5, 1.0, 2.0}) {
+    const dp::PartitionSelectionPlan plan = dp::PlanPartitionSelection(epsilon, 1e-6);
+    const long double e = std::exp(static_cast<long double>(plan.epsilon));
+    long double pi = 0;
+    std::int64_t paper = 0;
+    while (pi < 0.5L) {
+      pi = std::fmin(1.0L, std::fmin(e * pi + plan.delta, 1.0L - (1.0L - pi - plan.delta) / e));
+      ++paper;
+    }
+    const std::int64_t ours = dp::HalfReleasePoint(plan);
+    const std::int64_t laplace =
+        dp::partition_selection_internal::LaplaceThresholdPlan(epsilon, 1e-6).threshold;
+    const int plans = 20;
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < plans; ++i) {
+      dp::partition_selection_internal::OptimalTable(plan.epsilon, plan.delta);
+    }
+    const auto t1 = std::chrono::steady_clock::now();
+    const int decisions = 200000;
+    int released = 0;
+    for (int i = 0; i < decisions; ++i) {
+      released += dp::ReleasePartition(ours + (i & 7), plan, rng) ? 1 : 0;
+    }
+    const auto t2 = std::chrono::steady_clock::now();
+    const dp::PartitionSelectionPlan old_plan =
+        dp::partition_selection_internal::LaplaceThresholdPlan(epsilon, 1e-6);
+    for (int i = 0; i < decisions; ++i) {
+      released += dp::ReleasePartition(ours + (i & 7), old_plan, rng) ? 1 : 0;
+    }
+    const auto t3 = std::chrono::steady_clock::now();
+    const double old_ns = std::chrono::duration<double, std::nano>(t3 - t2).count() / decisions;
+    const double plan_us = std::chrono::duration<double, std::micro>(t1 - t0).count() / plans;
+    const double decide_ns = std::chrono::duration<double, std::nano>(t2 - t1).count() / decisions;
+    std::printf("  %7.3g %9lld %9lld %9lld %7.3f %9.3f %9lld %12.1f %10.1f %9.1f%s\n", epsilon,
+                static_cast<long long>(ours), static_cast<long long>(paper),
+                static_cast<long long>(laplace), static_cast<double>(ours) / paper,
+                static_cast<double>(laplace) / ours, static_cast<long long>(plan.always_released()),
+                plan_us, decide_ns, old_ns, released > 0 ? "" : " (none)");
+  }
+  std::printf(
+      "  (ratio: dp_agg / paper, target 1.00; old/new: the Laplace threshold's point over "
+      "ours)\n\n");
+}
+
 int main(int argc, char** argv) {
   const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
+  if (argc > 1 && std::strcmp(argv[1], "--group-selection") == 0) {
+    GroupSelection();
+    return 0;
+  }
   GaussianAccounting();
   Quantiles(quick);
   Intervals(quick);
   GaussianMean();
   Variance(quick);
+  GroupSelection();
   return 0;
 }

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Accuracy of the core mechanisms next to the reference algorithms (issue 14):
 # Gaussian accounting, quantile RMSE, mean-interval coverage and width,
-# Gaussian mean calibration. Pure C++ (no PostgreSQL needed).
+# Gaussian mean calibration, group selection's 0.5-release point next to the
+# optimum of Desfontaines et al. (issue 29; --group-selection: only that).
+# Pure C++ (no PostgreSQL needed).
 #   test/bench/bench_accuracy.sh [--quick]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)

@@ -205,8 +205,8 @@ if [[ "$n" =~ ^-?[0-9]+$ ]] && [ $((n - exact_sum)) -ge -2100 ] && [ $((n - exac
 n=$(qa $base analyst "SELECT dp_count(id, 1.0) FROM t WHERE id = 5")
 if [[ "$n" =~ ^-?[0-9]+$ ]] && [ "$n" -ge -29 ] && [ "$n" -le 31 ]; then ok "restricted analyst: router dp_count within 30 of 1"; else ko "restricted router dp_count: $n"; fi
 # GROUP BY: group selection on the coordinator. 5 regions of 600 rows: each
-# released unless its noisy count falls below the selection threshold
-# (Laplace(1) noise, threshold ~ ln(1/delta) = 14 << 600: P < exp(-580)), and
+# released (group selection at (1, 1e-6) releases every group of 28 rows or
+# more), and
 # each count within 30 of 600 (P > 30 off < 5 * 1e-12).
 out=$(qa $base analyst "SELECT region, dp_count(id, 1.0) FROM t GROUP BY region ORDER BY region")
 good=$(awk -F'|' '$2 >= 570 && $2 <= 630' <<<"$out" | wc -l)
@@ -517,8 +517,8 @@ u_charge_of() {
 r=$(u_charge_of "SELECT dp_count(1, 1.0) FROM vu")
 n=${r%%|*}; n=${n// /}
 if [[ "$n" =~ ^-?[0-9]+$ ]] && [ "$n" -ge 470 ] && [ "$n" -le 530 ] && [ "${r##*|}" = "1.0" ]; then ok "units, restricted analyst: dp_count within 30 of 500 units, charged 1"; else ko "units restricted dp_count: $r"; fi
-# 4 groups of 125 units: each released (selection threshold ~ 15 << 125,
-# P(miss) < exp(-100)), counts within 30 (P < 4e-13); charged 1 + 1 (selection)
+# 4 groups of 125 units: each released (group selection releases every group of
+# 28 units or more), counts within 30 (P < 4e-13); charged 1 + 1 (selection)
 out=$(qa $base unit_analyst "SELECT diag, dp_count(1, 1.0) FROM vu GROUP BY diag")
 good=$(awk -F'|' '$2 >= 95 && $2 <= 155' <<<"$out" | wc -l)
 [ "$good" = 4 ] && [ "$(wc -l <<<"$out")" = 4 ] && ok "units, restricted analyst: GROUP BY with group selection, 4 groups within 30 of 125" || ko "units restricted GROUP BY: $out"

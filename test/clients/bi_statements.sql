@@ -31,7 +31,7 @@
 -- for a region of 200 rows with mean age 52.4 (its sum and count halves, each with a
 -- tail below 1e-9 at that distance) and always within its bounds [0, 110]. Grouped
 -- statements: every released group must be within the bounds; groups of 200 rows are
--- released except with probability below 1e-30 (threshold 15 at epsilon 1, delta 1e-6).
+-- always released (group selection at epsilon 1, delta 1e-6 releases every group of 28+ rows).
 -- Month groups (about 25 rows for last_visit, 12 for admitted) may or may not pass
 -- selection: rows 0..N, each released month within its truth +- 25.
 

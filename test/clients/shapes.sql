@@ -26,7 +26,7 @@
 -- Ranges are the true count (run_clients.sh's fixture) +- 25, or cover every
 -- possible true value +- 25 where that count moves with the calendar. Grouped
 -- shapes: every released group must be in range; groups of at least 100 rows are
--- released except with probability below 1e-30 (threshold 15 at epsilon 1, delta 1e-6).
+-- always released (group selection at epsilon 1, delta 1e-6 releases every group of 28+ rows).
 
 -- ---- works today -----------------------------------------------------------
 

@@ -146,7 +146,7 @@ SELECT * FROM (SELECT region, dp_count(id, 0.5) AS patients, dp_avg(age, 0, 110,
 \echo '100 / (age - 40) is NULL for patients aged 40 (no division-by-zero error), and they'
 \echo 'are simply not counted:'
 SELECT dp_count(id, 0.5) AS aged_over_40 FROM patients WHERE 100 / (age - 40) > 0;
-\echo 'A group of one patient never shows (true count 1, below the noisy threshold):'
+\echo 'A group of one patient does not show (group selection shows it with probability 1e-6):'
 RESET SESSION AUTHORIZATION;
 INSERT INTO patients (id, region, age, sex) VALUES (999999, 'Atlantis', 30, 'F');
 SET SESSION AUTHORIZATION demo_analyst;

@@ -41,17 +41,18 @@ bounded, so the suite certifies instead a lower bound on
 times an upper bound on the second) and FAILS when it exceeds delta.
 
 DP partition selection (dp_agg.group_selection(epsilon, delta) in HAVING,
-which releases a group iff its row count plus discrete Laplace noise reaches
-a threshold T) is audited on one table of groups of every size
-c = 1 .. T + 3: each group of one statement is an independent release. The
-suite computes T itself from the definition, compares the release frequency
-of each size with its exact probability P[Z >= T - c] (exact binomial tests)
-and checks that the answers imply the same T; certifies the privacy loss
-between groups of c - 1 and c rows (c = 2 and c = T) as above; and, for a
-group of one row against no group (never released), certifies a lower bound
-on P[released] and FAILS when it exceeds delta. Its self-check: under
-halve_noise (noise and threshold for 2 epsilon), at epsilon x1.25, and with
-a threshold one too low (a larger delta), the audits must FAIL.
+which releases a group of c rows with probability pi(c) of the optimal rule
+of Desfontaines et al., PoPETs 2022, until pi reaches 1 at n*) is audited on
+one table of groups of every size c = 1 .. n* + 2: each group of one
+statement is an independent release. The suite computes pi itself from the
+definition (50-digit decimals), compares the release frequency of each size
+with pi(c) (exact binomial tests); certifies delta at the claimed epsilon
+between groups of c - 1 and c rows (c = 2 and c = n*; the rule attains delta
+in both) as above; and, for a group of one row against no group (never
+released), certifies a lower bound on P[released] and FAILS when it exceeds
+delta. Its self-check: under halve_noise (the table for 2 epsilon), at
+epsilon x1.25, with a larger delta, and under optimal_one_sided (the rule
+without its second inequality, fault 56), the audits must FAIL.
 
 Privacy units (docs/analyst_guide.md "Privacy units"): neighbours differ by all rows of one
 unit. The table's rows are (u, k, x) with u labelled privacy_unit (made

@@ -15,7 +15,7 @@ from scipy import stats
 from .constants import FALSE_FAILURE_BUDGET
 from .database import AuditDatabase, Releases
 from .laws import (discrete_gaussian_pmf, epsilon_rounded_down, gaussian_sigma2_for,
-                   partition_selection_release_probability, partition_selection_threshold)
+                   optimal_partition_selection, optimal_release_probability, pair_delta)
 from .statistics import (DirectionalBound, certify_delta, certify_privacy_loss,
                          clopper_pearson_lower, pooled_groups)
 from .accountant import STATISTICAL_TESTS as ACCOUNTANT_STATISTICAL_TESTS, AccountantAudit
@@ -23,8 +23,8 @@ from .reuse import ReuseAudit
 from .public_keys import PublicKeyAudit, STATISTICAL_TESTS as PUBLIC_KEY_STATISTICAL_TESTS
 from .suites import (CI_GROUP_SELECTION_SELF_CHECKS, CI_SELF_CHECKS, EXACT_NOISE_AUDITS,
                      ExactNoiseAudit, GAUSS_CALIBRATIONS, GROUP_SELECTION_AUDITS,
-                     GroupSelectionAudit, HALVE, LOW_BITS_AUDIT, NeighbourPair, PLOTTED_AUDITS,
-                     PLOTTED_SELF_CHECKS, PRIVACY_LOSS_AUDITS, PrivacyLossAudit, RunPlan,
+                     GroupSelectionAudit, HALVE, LOW_BITS_AUDIT, ONE_SIDED, NeighbourPair,
+                     PLOTTED_AUDITS, PLOTTED_SELF_CHECKS, PRIVACY_LOSS_AUDITS, PrivacyLossAudit, RunPlan,
                      SKIP_UNITS, UNIT_GROUP_SELECTION_AUDITS, UNIT_GROUP_SELECTION_SAMPLES,
                      UNIT_GROUP_SELECTION_SELF_CHECK_SAMPLES, UnitGroupSelectionAudit, ci_plan)
 
@@ -438,41 +438,29 @@ class Auditor:
     def group_law_outcome(self, audit: GroupSelectionAudit, released: np.ndarray,
                           broken_by: str) -> Outcome:
         """The release frequency of each group size c (row c - 1 of
-        `released`) against its exact probability P[Z >= T - c] under the
-        claimed parameters: an exact two-sided binomial test per size, each
-        at level alpha / (number of sizes), so that the union is one test at
-        alpha. Also the threshold the answers imply: the T' of largest
-        likelihood, which must be the T computed here from the definition
-        (deterministic in practice: neighbouring thresholds move some release
-        probability by more than 0.03, dozens of standard errors)."""
+        `released`) against its exact probability pi(c) under the claimed
+        parameters (the optimal rule, laws.optimal_partition_selection): an
+        exact two-sided binomial test per size, each at level alpha / (number
+        of sizes), so that the union is one test at alpha. Sizes of
+        probability 0 or 1 must be answered so every time."""
         sizes = range(1, released.shape[0] + 1)
         n = released.shape[1]
         hits = released.sum(axis=1)
         exact = np.array([audit.release_probability(c) for c in sizes])
         p_values = [stats.binomtest(int(k), n, p).pvalue for k, p in zip(hits, exact)]
         adjusted = min(1.0, min(p_values) * len(exact))
-        pearson = float(np.sum((hits - n * exact) ** 2 / (n * exact * (1.0 - exact))))
-
-        def log_likelihood(threshold):
-            p = np.clip([audit.release_probability(c, threshold) for c in sizes],
-                        1e-300, 1.0 - 1e-16)
-            return float(np.sum(hits * np.log(p) + (n - hits) * np.log1p(-p)))
-
-        candidates = range(1, max(released.shape[0], audit.threshold) + 5)
-        implied = max(candidates, key=log_likelihood)
+        inner = (exact > 0) & (exact < 1)
+        pearson = float(np.sum((hits[inner] - n * exact[inner]) ** 2
+                               / (n * exact[inner] * (1.0 - exact[inner]))))
         label = audit.label + (f" [{broken_by.split(' (')[0]}]" if broken_by != "none" else "")
-        exact_threshold = partition_selection_threshold(audit.epsilon, audit.delta,
-                                                        decimal.Decimal(0))
-        note = ("" if exact_threshold == audit.threshold
-                else f" (margin: {exact_threshold} without it)")
         outcome = Outcome(
-            "exact-groups", label, f"sizes 1..{len(exact)}, T = {audit.threshold}",
+            "exact-groups", label, f"sizes 1..{len(exact)}, n* = {audit.always_released}",
             audit.epsilon, f"binomial p x{len(exact)} = {adjusted:.3g}", n * len(exact),
-            adjusted >= self.alpha_per_test and implied == audit.threshold,
-            f"[T = {audit.threshold}{note}, implied by the answers {implied}; "
+            adjusted >= self.alpha_per_test,
+            f"[optimal rule, n* = {audit.always_released}; "
             "released / exact: " + ", ".join(f"{c}: {k / n:.4f}/{p:.4f}"
                                               for c, k, p in zip(sizes, hits, exact))
-            + f"; chi2 {pearson:.1f} on {len(exact)} df]",
+            + f"; chi2 {pearson:.1f} on {int(inner.sum())} df]",
             claimed_delta=audit.delta)
         outcome.empirical = adjusted
         return outcome
@@ -485,22 +473,28 @@ class Auditor:
     def group_pair_outcome(self, audit: GroupSelectionAudit, released: np.ndarray,
                            count: int) -> Outcome:
         """Neighbours D = a group of count - 1 rows, D' = the same group with
-        one more row: the suite's privacy-loss certification on the 0/1
-        answers (events {released}, {not released}, chosen on the selection
-        half, certified on the other), against the claimed epsilon."""
+        one more row: the optimal rule attains delta at epsilon in every such
+        pair, so the pair is a delta audit (certify_delta on the 0/1 answers,
+        events {released} and {not released}, chosen on the selection half,
+        certified on the other), against the claimed (epsilon, delta)."""
         d, d_prime = released[count - 2], released[count - 1]
-        bounds = certify_privacy_loss(d, d_prime, self.alpha_per_test, None, False)
+        return self.one_bit_delta_outcome(
+            audit.label, f"group of {count - 1} vs {count} rows", audit.epsilon, audit.delta,
+            d, d_prime, audit.release_probability(count - 1), audit.release_probability(count))
+
+    def one_bit_delta_outcome(self, label: str, pair: str, epsilon: float, delta: float,
+                              d: np.ndarray, d_prime: np.ndarray, p: float,
+                              p_prime: float) -> Outcome:
+        bounds = certify_delta(d, d_prime, epsilon, self.alpha_per_test, False)
         worst = max(bounds, key=lambda b: b.certified)
-        p, p_prime = audit.release_probability(count - 1), audit.release_probability(count)
-        exact_loss = max(math.log(p_prime / p), math.log((1.0 - p) / (1.0 - p_prime)))
         event = self.GROUP_EVENTS.get(worst.event, worst.event)
         return Outcome(
-            "privacy-loss", audit.label, f"group of {count - 1} vs {count} rows", audit.epsilon,
-            f"certified lower bound {format_bound(worst.certified)}", len(d) + len(d_prime),
-            not worst.certified > audit.epsilon,
-            f"[{event}, {worst.direction}; empirical {worst.empirical:.3f}; "
-            f"exact loss {exact_loss:.3f}]", certified=worst.certified,
-            empirical=worst.empirical)
+            "delta", label, pair, epsilon,
+            f"certified delta >= {format_delta(worst.certified)}", len(d) + len(d_prime),
+            not worst.certified > delta,
+            f"[{event}, {worst.direction}; delta_hat {worst.empirical:.4f}; "
+            f"exact {pair_delta(p, p_prime, epsilon):.4f}]", certified=worst.certified,
+            claimed_delta=delta, empirical=worst.empirical)
 
     def group_delta_outcome(self, audit: GroupSelectionAudit, released: np.ndarray) -> Outcome:
         """Neighbours D = no group, D' = a group of one row: the event
@@ -558,7 +552,7 @@ class Auditor:
             f"plus one of {2 * audit.heavy_rows} rows in two groups", audit.rows.epsilon,
             f"binomial p x{len(cells)} = {adjusted:.3g}", n * len(cells),
             adjusted >= self.alpha_per_test,
-            f"[T = {audit.rows.threshold}; released / exact: {shown}]",
+            f"[n* = {audit.rows.always_released}; released / exact: {shown}]",
             claimed_delta=audit.rows.delta)
         outcome.empirical = adjusted
         return outcome
@@ -566,22 +560,12 @@ class Auditor:
     def unit_group_pair_outcome(self, audit: UnitGroupSelectionAudit, released: np.ndarray,
                                 count: int) -> Outcome:
         """D = a group of count - 1 one-row units, D' = the same group with
-        the heavy unit: the privacy-loss certification on the 0/1 answers."""
+        the heavy unit: the delta audit on the 0/1 answers."""
         d, d_prime = released[0, count - 2], released[1, count - 1]
-        bounds = certify_privacy_loss(d, d_prime, self.alpha_per_test, None, False)
-        worst = max(bounds, key=lambda b: b.certified)
-        p, p_prime = (audit.release_probability(count - 1, False),
-                      audit.release_probability(count, True))
-        exact_loss = max(math.log(p_prime / p), math.log((1.0 - p) / (1.0 - p_prime)))
-        event = self.GROUP_EVENTS.get(worst.event, worst.event)
-        return Outcome(
-            "privacy-loss", audit.label, f"{count - 1} units vs {count - 1} + a unit of "
-            f"{2 * audit.heavy_rows} rows", audit.rows.epsilon,
-            f"certified lower bound {format_bound(worst.certified)}", len(d) + len(d_prime),
-            not worst.certified > audit.rows.epsilon,
-            f"[{event}, {worst.direction}; empirical {worst.empirical:.3f}; "
-            f"exact loss {exact_loss:.3f}]", certified=worst.certified,
-            empirical=worst.empirical)
+        return self.one_bit_delta_outcome(
+            audit.label, f"{count - 1} units vs {count - 1} + a unit of "
+            f"{2 * audit.heavy_rows} rows", audit.rows.epsilon, audit.rows.delta, d, d_prime,
+            audit.release_probability(count - 1, False), audit.release_probability(count, True))
 
     def unit_group_delta_outcome(self, audit: UnitGroupSelectionAudit,
                                  released: np.ndarray) -> Outcome:
@@ -618,37 +602,43 @@ class Auditor:
 
     @staticmethod
     def group_break_law(audit: GroupSelectionAudit, fault: str, factor: float,
-                        delta: Optional[float]) -> Tuple[float, int]:
-        """(effective epsilon, threshold) of a broken release: halve_noise
-        doubles the rounded epsilon (exact), so it equals epsilon x 2."""
+                        delta: Optional[float]) -> Tuple[float, ...]:
+        """The release table of a broken release: halve_noise doubles the
+        rounded epsilon (exact), so it equals epsilon x 2; optimal_one_sided
+        drops the rule's second inequality."""
         epsilon = audit.epsilon * factor * (2.0 if fault == HALVE else 1.0)
-        return epsilon, partition_selection_threshold(epsilon,
-                                                      audit.delta if delta is None else delta)
+        return optimal_partition_selection(epsilon, audit.delta if delta is None else delta,
+                                           one_sided=fault == ONE_SIDED)
 
     @classmethod
     def describe_group_break(cls, audit: GroupSelectionAudit, fault: str, factor: float,
                              delta: Optional[float]) -> str:
-        _, threshold = cls.group_break_law(audit, fault, factor, delta)
+        table = cls.group_break_law(audit, fault, factor, delta)
         parts = (([fault] if fault != "none" else []) + (
             [f"epsilon x{factor:g}"] if factor != 1.0 else []) + (
             [f"delta {delta:g}"] if delta is not None else []))
-        return " ".join(parts) + f" (T = {threshold})"
+        return " ".join(parts) + f" (n* = {len(table)})"
 
     def group_break_outcomes(self, audit: GroupSelectionAudit, fault: str, factor: float,
                              delta: Optional[float], released: np.ndarray) -> List[Outcome]:
         """Partition selection released under a fault, with epsilon x factor
-        and/or another delta, audited against the claim: where the broken
-        law's loss between 1 and 2 rows exceeds the claimed epsilon the
-        privacy-loss audit must FAIL; where it releases a one-row group with
-        probability above the claimed delta the delta audit must FAIL; the
-        exact-law test against the claimed law must FAIL in every case."""
+        and/or another delta, audited against the claim: each pair c - 1 vs c
+        rows (c = 2 .. the broken n*) whose broken law has a delta at the
+        claimed epsilon above the claimed delta must FAIL its delta audit
+        (the one of largest such delta is run); a one-row group released with
+        probability above the claimed delta must FAIL the delta audit of no
+        group vs one row; the exact-law test against the claimed law must
+        FAIL in every case."""
         name = self.describe_group_break(audit, fault, factor, delta)
-        epsilon, threshold = self.group_break_law(audit, fault, factor, delta)
-        p1, p2 = (partition_selection_release_probability(c, threshold, epsilon) for c in (1, 2))
+        table = self.group_break_law(audit, fault, factor, delta)
+        p = lambda c: optimal_release_probability(c, table)
         tests = []
-        if max(math.log(p2 / p1), math.log((1.0 - p1) / (1.0 - p2))) > audit.epsilon:
-            tests.append(self.group_pair_outcome(audit, released[:2], 2))
-        if p1 > audit.delta:
+        pairs = [(pair_delta(p(c - 1), p(c), audit.epsilon), c)
+                 for c in range(2, min(len(table), released.shape[0]) + 1)]
+        worst_delta, worst_count = max(pairs) if pairs else (0.0, 2)
+        if worst_delta > audit.delta:
+            tests.append(self.group_pair_outcome(audit, released, worst_count))
+        if p(1) > audit.delta:
             tests.append(self.group_delta_outcome(audit, released[:1]))
         outcomes = []
         for test in tests:
@@ -672,8 +662,8 @@ class Auditor:
         key, fault, factor, delta = check
         audit = {a.key: a for a in GROUP_SELECTION_AUDITS}[key]
         return audit, self.db.group_selections(
-            audit.epsilon * factor, audit.delta if delta is None else delta, 2, samples, fault,
-            self.executor)
+            audit.epsilon * factor, audit.delta if delta is None else delta, max(audit.counts),
+            samples, fault, self.executor)
 
     def run_group_selection_self_checks(self):
         pending = [(check, self.draw_group_break(check,

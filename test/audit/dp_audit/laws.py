@@ -190,6 +190,52 @@ def partition_selection_release_probability(count: int, threshold: int, epsilon:
     return q ** j / (1.0 + q) if j >= 1 else 1.0 - q ** (1 - j) / (1.0 + q)
 
 
+# The optimal rule (the default since 0.2.0; partition_selection.h):
+# Desfontaines, Voss, Gipson and Mandayam, PoPETs 2022, section 3: a group of
+# n rows is released with
+#   pi(0) = 0,  pi(n) = min(1, e^eps pi(n-1) + delta, 1 - e^-eps (1 - pi(n-1) - delta))
+# at epsilon', delta' (the requests rounded down to 24 bits). The server uses
+# dyadic M_n / 2^64 a hair below these (a lower bound of e^eps', delta'
+# floored to 2^-64: relative differences below 1e-9, invisible to the audit).
+# Computed here in 50-digit decimal arithmetic, independently of the server.
+
+
+def optimal_partition_selection(epsilon: float, delta: float, one_sided: bool = False,
+                                limit: int = 100000) -> Tuple[float, ...]:
+    """(pi(0), ..., pi(n* - 1)): the release probabilities below n*, the
+    smallest group size released with probability 1. one_sided drops the
+    second inequality (the fault "optimal_one_sided")."""
+    with decimal.localcontext() as context:
+        context.prec = 50
+        e = _as_decimal(epsilon_rounded_down(epsilon)).exp()
+        d = _as_decimal(epsilon_rounded_down(delta))
+        pi = [decimal.Decimal(0)]
+        while len(pi) < limit:
+            p = pi[-1]
+            grown = e * p + d
+            nxt = grown if one_sided else min(grown, 1 - (1 - p - d) / e)
+            if nxt >= 1:
+                return tuple(float(x) for x in pi)
+            pi.append(nxt)
+    raise ValueError("partition selection table too long")
+
+
+def optimal_release_probability(count: int, table: Sequence[float]) -> float:
+    """pi(count) for a table of optimal_partition_selection: 0 for no rows,
+    1 from n* = len(table) on."""
+    if count <= 0:
+        return 0.0
+    return table[count] if count < len(table) else 1.0
+
+
+def pair_delta(p: float, p_prime: float, epsilon: float) -> float:
+    """The delta at epsilon of a one-bit release with P = p on D and p_prime
+    on D' (both directions, both events)."""
+    e = math.exp(epsilon)
+    return max(0.0, p_prime - e * p, (1.0 - p) - e * (1.0 - p_prime),
+               p - e * p_prime, (1.0 - p_prime) - e * (1.0 - p))
+
+
 def hockey_stick_delta(pmf_a: np.ndarray, pmf_b: np.ndarray, epsilon: float) -> float:
     """sup_S P_a(S) - e^epsilon P_b(S) = sum of the positive parts."""
     return float(np.sum(np.maximum(pmf_a - math.exp(epsilon) * pmf_b, 0.0)))

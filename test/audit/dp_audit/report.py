@@ -299,8 +299,8 @@ def write_report(auditor: Auditor, path: str, command: str, seconds: float, comm
                "(counted and weighted; permute-and-flip); `dp_median`, `dp_percentile` "
                "(permute-and-flip over 1024 bins); the (epsilon, delta) Gaussian forms of "
                "`dp_count`, `dp_sum`, `dp_avg`; DP partition selection of GROUP BY keys "
-               "(`dp_agg.group_selection(epsilon, delta)`: a group is released iff its row count "
-               "plus discrete Laplace noise reaches a threshold T).")
+               "(`dp_agg.group_selection(epsilon, delta)`: a group of c rows is released with "
+               "probability pi(c) of the optimal rule of Desfontaines et al., PoPETs 2022).")
     out.append("")
     out.append("**Method.** For each pair of neighbouring tables (D' = D plus one row) the suite "
                f"draws {plan.samples_per_dataset:,} independent releases on each table through SQL "
@@ -396,9 +396,9 @@ def write_report(auditor: Auditor, path: str, command: str, seconds: float, comm
                "pooled to expected counts >= 1000. answer-set: every dp_select answer is a "
                "candidate, every quantile answer a bin midpoint (deterministic). exact-groups: "
                "for partition selection, the release frequency of groups of each size c = 1 .. "
-               "T + 3 against P[Z >= T - c] (exact two-sided binomial tests, Bonferroni over the "
-               "sizes), T computed by the suite from the definition in 50-digit arithmetic; the "
-               "threshold of largest likelihood given the answers must be that T. reuse: the "
+               "n* + 2 against pi(c) (exact two-sided binomial tests, Bonferroni over the "
+               "sizes), pi computed by the suite from the definition in 50-digit arithmetic. "
+               "reuse: the "
                "release cache (README \"Reusing released answers\"): a statement of 1,000 "
                "releases asked twice, and again after a row is added to its table, gives the "
                "same answers, charged once, with 'reused' ledger rows of epsilon 0 "
@@ -511,16 +511,15 @@ def write_report(auditor: Auditor, path: str, command: str, seconds: float, comm
         "is not checked here, and the Gaussian mean, like the Laplace mean, shows only part "
         "of its loss in its answer.",
         "- **Partition selection (`group_selection`).** A group's release is one bit, so "
-        "the events are {released} and {not released}. Between c - 1 and c rows the loss is "
-        "exactly epsilon on {released} for c <= T and on {not released} for c >= T "
-        "(P[Z >= j] / P[Z >= j + 1] = e^epsilon for j >= 0), so the pair audits certify close "
-        "to epsilon where the probabilities are large (epsilon 1); at epsilon 0.3 and the CI "
-        "size the Clopper-Pearson width is about the loss itself. The delta audit is tight: "
-        "a one-row group is released with 0.0989 (epsilon 1) and 0.0950 (epsilon 0.3) against "
-        "delta 0.1, so a threshold one too low (0.269, 0.128) is caught. "
-        "halve_noise plans noise and threshold for 2 epsilon: at epsilon 0.3 that lowers T "
-        "from 7 to 5 but releases a one-row group less often (0.059), so only the loss "
-        "between 1 and 2 rows (0.6) and the exact law show it.",
+        "the events are {released} and {not released}. The optimal rule attains delta at "
+        "epsilon between c - 1 and c rows for every c below n* (on {released} while pi "
+        "grows by e^epsilon, on {not released} as it approaches 1), so every pair is a "
+        "delta audit at the claimed epsilon, and the true delta equals the claim: the "
+        "certified lower bounds stay below delta by the Clopper-Pearson margin. A larger "
+        "delta, halve_noise (the table for 2 epsilon: 0.1, 0.839, 1 at (1, 0.1), delta 0.57 "
+        "between 1 and 2 rows) and optimal_one_sided (fault 56: 0.1, 0.372, 1, delta 0.63 "
+        "on {not released} between 2 and 3 rows) are caught by the pair or one-row audits "
+        "and by the exact law.",
         "- **Event selection.** On the selection half every candidate event is scored "
         "with the same Clopper-Pearson bound that certification uses, which prefers the "
         "largest empirical log-ratio among events frequent enough to be certified.",

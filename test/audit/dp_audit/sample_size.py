@@ -9,7 +9,7 @@ import numpy as np
 from scipy import stats
 
 from .laws import (discrete_gaussian_pmf, gaussian_sigma2_for, hockey_stick_delta,
-                   partition_selection_release_probability, partition_selection_threshold)
+                   optimal_partition_selection, optimal_release_probability)
 from .statistics import certified_delta, certified_log_ratio
 from .suites import GAUSS_DELTA
 
@@ -73,11 +73,11 @@ def epsilon_gap_requirements(alpha: float, actual: float) -> List[Tuple[str, flo
     # P_D'(S) = e^-actual / 2 (1 first in the random order, then accepted).
     rows.append(("dp_select {1 x5, 2 x5} vs +2, S = {answer = 1}", 0.5, 0.5 * math.exp(-actual)))
     # group_selection(epsilon, 0.1), a group of 1 vs 2 rows: S = {released},
-    # P = P[Z >= T - 2] vs P[Z >= T - 1], ratio e^actual (T = 3 at these epsilons).
-    threshold = partition_selection_threshold(actual, 0.1)
-    rows.append((f"group_selection d=0.1, group of 1 vs 2 rows (T = {threshold}), S = {{released}}",
-                 partition_selection_release_probability(2, threshold, actual),
-                 partition_selection_release_probability(1, threshold, actual)))
+    # P = pi(2) vs pi(1) of the optimal rule (0.1 e^actual + 0.1 vs 0.1).
+    table = optimal_partition_selection(actual, 0.1)
+    rows.append((f"group_selection d=0.1, group of 1 vs 2 rows (n* = {len(table)}), "
+                 "S = {released}",
+                 optimal_release_probability(2, table), optimal_release_probability(1, table)))
     return [(label, p_a, p_b, samples_to_certify(p_a, p_b, claimed, alpha))
             for label, p_a, p_b in rows]
 

@@ -13,7 +13,7 @@ import numpy as np
 
 from .constants import QUANTILE_BINS
 from .laws import (discrete_gaussian_pmf, epsilon_rounded_down, gaussian_sigma2_for,
-                   partition_selection_release_probability, partition_selection_threshold,
+                   optimal_partition_selection, optimal_release_probability,
                    permute_and_flip_law, smith_cell_law, smith_cell_of, sum_release_grid)
 from .statistics import NoiseBins
 
@@ -261,6 +261,7 @@ AVG_FLOAT8_NARROW = Mechanism("dp_avg float8 [0.99,1]", "dp_avg", "double precis
 AVG_INT = Mechanism("dp_avg int4 [0,10]", "dp_avg", "integer", 0, 10, "numeric")
 
 HALVE, SKIP, SKIP_UNITS = "halve_noise", "skip_clamping", "skip_unit_bounding"
+ONE_SIDED = "optimal_one_sided"  # partition selection without inequality (2)
 
 # Privacy units: neighbours differ by all rows of one unit. Unit 1 keeps
 # group k = 1 in existence in D; the added unit 2 has 10 rows in k = 1 and 10
@@ -560,9 +561,12 @@ GAUSS_CALIBRATIONS = ((1.0, 0.01), (1.0, 1e-5), (0.5, 1e-5), (0.25, 1e-6))
 # every group of a GROUP BY is an independent release (released or not),
 # and the statement is charged epsilon and delta once. Under add/remove-one-
 # row neighbours only the changed row's group can differ: a group of c >= 2
-# rows against c - 1 rows (the noisy count is epsilon-DP), or a group of one
-# row against no group at all (released with probability <= delta). The
-# audit draws groups of every size c = 1 .. T + 3 at once from one table.
+# rows against c - 1 rows, or a group of one row against no group at all.
+# The optimal rule (laws.optimal_partition_selection) releases a group of c
+# rows with pi(c), and attains delta at epsilon in EVERY pair c - 1 vs c
+# below n* (on {released} while pi grows by e^eps, on {not released} near 1):
+# each pair is a delta audit at the claimed epsilon. The audit draws groups
+# of every size c = 1 .. n* + 2 at once from one table.
 @dataclass(frozen=True)
 class GroupSelectionAudit:
     key: str
@@ -575,24 +579,27 @@ class GroupSelectionAudit:
         return f"group_selection d={self.delta:g}"
 
     @property
-    def threshold(self) -> int:
-        return partition_selection_threshold(self.epsilon, self.delta)
+    def table(self) -> Tuple[float, ...]:
+        return optimal_partition_selection(self.epsilon, self.delta)
+
+    @property
+    def always_released(self) -> int:
+        """n*: groups of n* rows or more are always released."""
+        return len(self.table)
 
     @property
     def counts(self) -> Tuple[int, ...]:
-        """Group sizes of the exact-law check: 1 .. T + 3."""
-        return tuple(range(1, self.threshold + 4))
+        """Group sizes of the exact-law check: 1 .. n* + 2."""
+        return tuple(range(1, self.always_released + 3))
 
     @property
     def pair_counts(self) -> Tuple[int, ...]:
-        """c of the neighbouring pairs (c - 1 rows vs c rows): c = 2 (the
-        smallest pair of existing groups) and c = T. {released} attains the
-        loss epsilon exactly for c <= T, {not released} for c >= T."""
-        return tuple(sorted({2, self.threshold}))
+        """c of the neighbouring pairs (c - 1 rows vs c rows): c = 2 (delta
+        attained on {released}) and c = n* (on {not released})."""
+        return tuple(sorted({2, self.always_released}))
 
-    def release_probability(self, count: int, threshold: Optional[int] = None) -> float:
-        return partition_selection_release_probability(
-            count, self.threshold if threshold is None else threshold, self.epsilon)
+    def release_probability(self, count: int) -> float:
+        return optimal_release_probability(count, self.table)
 
     @property
     def statistical_tests(self) -> int:
@@ -603,9 +610,10 @@ class GroupSelectionAudit:
 
 GROUP_SELECTION_AUDITS = [
     GroupSelectionAudit("groups_eps1", 1.0, 0.1,
-                        "T = 3; a one-row group is released with 0.0989, just below delta"),
+                        "n* = 5 (0.1, 0.372, 0.806, 0.965); a one-row group is released "
+                        "with delta exactly"),
     GroupSelectionAudit("groups_eps0.3", 0.3, 0.1,
-                        "epsilon off the 24-bit grid, T = 7; one-row group 0.0950"),
+                        "epsilon off the 24-bit grid, n* = 7; one-row group 0.1"),
 ]
 GROUP_SELECTION_MAX_COUNT = max(max(a.counts) for a in GROUP_SELECTION_AUDITS)
 
@@ -617,14 +625,16 @@ GROUP_SELECTION_MAX_COUNT = max(max(a.counts) for a in GROUP_SELECTION_AUDITS)
 # rows in the audited group G and as many in a group of its own, and keeps
 # one of the two, each with probability 1/2. D = G with c - 1 one-row units,
 # D' = G with the heavy unit too: P_D = p(c - 1) and P_D' = (p(c - 1) +
-# p(c)) / 2, a mixture whose loss is below that of c - 1 vs c units (at most
-# epsilon); for c = 1, D has no group G and D' releases it with p(1) / 2 <=
-# delta. Row by row (skip_unit_bounding) G holds c - 1 + heavy_rows rows, and
-# a group of 1 + heavy_rows rows is released almost surely.
+# p(c)) / 2, a mixture whose delta at epsilon is at most half that of c - 1
+# vs c units (P_D' - e^eps P_D = (p(c) - e^eps p(c - 1)) / 2 + (1 - e^eps)
+# p(c - 1) / 2 <= delta / 2, the same for {not released}); for c = 1, D has
+# no group G and D' releases it with p(1) / 2 <= delta / 2. Row by row
+# (skip_unit_bounding) G holds c - 1 + heavy_rows rows, and a group of
+# 1 + heavy_rows rows is released surely (n* = 5 at (1, 0.1)).
 @dataclass(frozen=True)
 class UnitGroupSelectionAudit:
     key: str
-    rows: GroupSelectionAudit  # the same (epsilon, delta) over rows: threshold, p(c)
+    rows: GroupSelectionAudit  # the same (epsilon, delta) over rows: n*, p(c)
     purpose: str
     heavy_rows: int = 10
 
@@ -635,8 +645,8 @@ class UnitGroupSelectionAudit:
     @property
     def sizes(self) -> Tuple[int, ...]:
         """c of the audited groups: c one-row units (plain), or c - 1 one-row
-        units and the heavy unit (heavy), c = 1 .. T + 1."""
-        return tuple(range(1, self.rows.threshold + 2))
+        units and the heavy unit (heavy), c = 1 .. n* + 1."""
+        return tuple(range(1, self.rows.always_released + 2))
 
     @property
     def pair_counts(self) -> Tuple[int, ...]:
@@ -662,21 +672,24 @@ UNIT_GROUP_SELECTION_AUDITS = [
                             "a unit of 20 rows in two groups: one unit in one of them"),
 ]
 # Drawn per group kind and size; the self-check (skip_unit_bounding, pair
-# c = 2: p(1) = 0.099 against p(11) ~ 1) needs far fewer.
+# c = 2: p(1) = 0.1 against p(11) = 1) needs far fewer.
 UNIT_GROUP_SELECTION_SAMPLES = 20_000
 UNIT_GROUP_SELECTION_SELF_CHECK_SAMPLES = 4_000
 
 # Broken partition selection for the self-check: (audit key, fault, epsilon
 # factor, delta released with or None), audited against the claim.
 # halve_noise doubles the effective epsilon in group_selection's state
-# (call_sites.cpp PrepareGroupSelectionInitialState): noise and threshold
-# planned for 2 epsilon (T stays 3 at epsilon 1, 7 -> 5 at epsilon 0.3, with
-# a one-row group then released less often: only the loss shows it).
-# epsilon x1.25 is a smaller gap; a larger delta gives a threshold one too
-# low (T = 6 instead of 7 at epsilon 0.3: a one-row group is released with
-# 0.128 instead of 0.095; T = 2 instead of 3 at epsilon 1: 0.269).
+# (initial_state.cpp PrepareGroupSelectionState): the table is planned for
+# 2 epsilon (at (1, 0.1): 0.1, 0.839, 1 instead of 0.1, 0.372, 0.806, 0.965,
+# 1; the pair 1 vs 2 rows has delta 0.57 at the claimed epsilon).
+# epsilon x1.25 is a smaller gap (0.1, 0.449: delta 0.18); a larger delta
+# releases a one-row group with it (0.15 at epsilon 0.3, 0.3 at epsilon 1).
+# optimal_one_sided (fault 56) drops the rule's second inequality: groups
+# reach 1 too early (at (1, 0.1): 0.1, 0.372, 1), and the pair of n* - 1 vs
+# n* rows has delta 1 - 0.372 = 0.63 on {not released}.
 CI_GROUP_SELECTION_SELF_CHECKS = (("groups_eps1", HALVE, 1.0, None),
-                                  ("groups_eps0.3", "none", 1.0, 0.15))
+                                  ("groups_eps0.3", "none", 1.0, 0.15),
+                                  ("groups_eps1", ONE_SIDED, 1.0, None))
 ALL_GROUP_SELECTION_SELF_CHECKS = CI_GROUP_SELECTION_SELF_CHECKS + (
     ("groups_eps0.3", HALVE, 1.0, None), ("groups_eps1", "none", 1.25, None),
     ("groups_eps1", "none", 1.0, 0.3))
@@ -713,9 +726,8 @@ class RunPlan:
 
 CI_SAMPLES = 100_000
 CI_QUANTILE_SAMPLES = 40_000
-# Per group size; a release of group_selection costs ~6 us (the noise). The
-# self-checks draw twice as many: halve_noise and the threshold one too low
-# then fail by about 8 standard deviations of the certified bound (REPORT.md).
+# Per group size; a release of group_selection costs well under 1 us (one
+# 64-bit draw). The self-checks draw twice as many (REPORT.md).
 CI_GROUP_SELECTION_SAMPLES = 20_000
 CI_GROUP_SELECTION_SELF_CHECK_SAMPLES = 40_000
 # Released with epsilon 1.25 x the claim: the noise scale divided by 1.25, a
