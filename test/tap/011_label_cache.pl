@@ -3,8 +3,9 @@
 # at its next statement. Restricting a role (SECURITY LABEL, dp_agg's
 # functions), granting and revoking a restricted role, renaming it,
 # dropping it, protecting and unprotecting a table, labelling a privacy unit
-# column, and dropping and re-creating the extension; and a rolled-back
-# label changes nothing.
+# column; prepared plans made before a restriction; and a label rolled back
+# (with its transaction or its subtransaction) changes nothing. (DROP
+# EXTENSION dp_agg is refused while budgets exist: drop_guard.h.)
 use strict;
 use warnings;
 use FindBin;
@@ -108,6 +109,43 @@ unlike($admin->query_safe($plan), qr/WindowAgg/, 'privacy unit removed: no per-u
 # name is not protected).
 admin(q(DROP TABLE open_rows; CREATE TABLE open_rows AS SELECT 1 AS x; GRANT SELECT ON open_rows TO analyst;));
 is(ask('SELECT x FROM open_rows'), '1', 'a new table of the same name is not protected');
+
+# Plans made while the analyst was not restricted (issue 31 review): a
+# prepared statement's generic plan is judged again once a restriction
+# committed in another session reaches the analyst's next statement, be it
+# a GRANT of a restricted role or a label written from another database
+# (pg_shseclabel is shared: its invalidation reaches every database).
+admin(q(SECURITY LABEL FOR dp_agg ON ROLE analyst IS NULL));
+admin(q(CREATE ROLE crew NOLOGIN));
+admin(q(SELECT dp_agg.restrict_role('crew')));
+admin(q(CREATE VIEW t_rows AS SELECT x FROM t; GRANT SELECT ON t_rows TO analyst;));
+admin(q(CREATE DATABASE other));
+my $exact = qr/is not a differentially private aggregate/;
+ask('SET plan_cache_mode = force_generic_plan');
+ask('PREPARE exact_sum AS SELECT sum(x) FROM t_rows');
+is(ask('EXECUTE exact_sum'), '5050', 'not restricted: a view of protected rows is read');
+admin(q(GRANT crew TO analyst));
+like(ask('EXECUTE exact_sum'), $exact,
+	'GRANT of a restricted role in another session: the prepared plan is judged again');
+admin(q(REVOKE crew FROM analyst));
+is(ask('EXECUTE exact_sum'), '5050', 'REVOKE in another session: read again');
+$node->safe_psql('other', q(SECURITY LABEL FOR dp_agg ON ROLE analyst IS 'restricted'));
+like(ask('EXECUTE exact_sum'), $exact,
+	'restricted from another database: the prepared plan is judged again');
+
+# A label written and rolled back in a subtransaction: the backend that
+# wrote it forgets it at ROLLBACK TO (the aborted subtransaction's
+# invalidations are replayed locally).
+admin(q(CREATE TABLE unit_rows AS SELECT g AS x, g % 7 AS u FROM generate_series(1, 50) g));
+my $unit_plan = q(EXPLAIN (COSTS OFF) SELECT dp_count(x, 0.5) FROM unit_rows);
+$admin->query_safe('BEGIN');
+$admin->query_safe('SAVEPOINT s');
+$admin->query_safe(q(SECURITY LABEL FOR dp_agg ON COLUMN unit_rows.u IS 'privacy_unit'));
+like($admin->query_safe($unit_plan), qr/WindowAgg/, 'labelled in a subtransaction: bounded per unit');
+$admin->query_safe('ROLLBACK TO s');
+unlike($admin->query_safe($unit_plan), qr/WindowAgg/,
+	'the subtransaction rolled back: the same backend forgets the label');
+$admin->query_safe('COMMIT');
 
 $analyst->quit;
 $admin->quit;
