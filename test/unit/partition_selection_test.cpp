@@ -218,8 +218,8 @@ TEST(OptimalPartitionSelectionTest, DecisionIsExactlyTheTableWord) {
     ASSERT_TRUE(plan.optimal());
     const std::vector<std::uint64_t>& m = *plan.table;
     const std::int64_t star = plan.always_released();
-    for (std::int64_t count : {std::numeric_limits<std::int64_t>::min(), std::int64_t{-1},
-                               std::int64_t{0}}) {
+    for (std::int64_t count :
+         {std::numeric_limits<std::int64_t>::min(), std::int64_t{-1}, std::int64_t{0}}) {
       for (std::uint64_t u : {std::uint64_t{0}, std::uint64_t{1}, top}) {
         FixedWordSource rng(u);
         EXPECT_FALSE(dp::ReleasePartition(count, plan, rng)) << count << " " << u;
@@ -237,8 +237,8 @@ TEST(OptimalPartitionSelectionTest, DecisionIsExactlyTheTableWord) {
       EXPECT_FALSE(dp::ReleasePartition(n, plan, at)) << n;
       EXPECT_FALSE(dp::ReleasePartition(n, plan, highest)) << n;
     }
-    for (std::int64_t count : {star, star + 1, std::int64_t{1} << 40,
-                               std::numeric_limits<std::int64_t>::max()}) {
+    for (std::int64_t count :
+         {star, star + 1, std::int64_t{1} << 40, std::numeric_limits<std::int64_t>::max()}) {
       FixedWordSource highest(top);
       EXPECT_TRUE(dp::ReleasePartition(count, plan, highest)) << count;
     }
