@@ -135,14 +135,17 @@ void AddCost(QueryCost* cost, Aggref* aggref, const RequestedPrivacy& requested,
   } else if (requested.approximate || requested.delta == 0) {
     // A pure epsilon-DP release is (epsilon^2 / 2)-zCDP (BS16 Prop. 1.4);
     // group selection (the only (epsilon, delta) release that is not
-    // Gaussian) is delta-approximately (epsilon^2 / 2)-zCDP: conditioned on
-    // the event, of probability >= 1 - delta, that none of the changed
-    // unit's new groups is released, the rest of its output is epsilon-DP
-    // (partition_selection.h), which is (epsilon^2 / 2)-zCDP by Prop. 1.4:
-    // that is BS16 Def. 8.1 with the event on one side and nothing on the
-    // other. The epsilon charged per release is ChargeFor(requested.epsilon),
-    // at least the one the mechanism uses; c^2 / 2 is exact in numeric (c is
-    // a decimal) and only rounded up to kChargeDigits digits.
+    // Gaussian) is delta-approximately (epsilon^2 / 2)-zCDP (BS16 Def. 8.1):
+    // the optimal rule attains delta on {released} for small groups AND on
+    // {not released} near n* (a group of n* - 1 rows is withheld with
+    // probability <= delta, one of n* rows never), so the events remove mass
+    // m <= delta on BOTH sides, after which the group's bit is epsilon-DP
+    // (docs/administrator_guide.md, "The accountant", has the computation; for the
+    // fallback rule an event on D' alone suffices). Over units, each of the
+    // unit_groups groups a unit reaches is such a release at epsilon / m.
+    // The epsilon charged per release is ChargeFor(requested.epsilon), at
+    // least the one the mechanism uses; c^2 / 2 is exact in numeric (c is a
+    // decimal) and only rounded up to kChargeDigits digits.
     const Datum half_square = PureReleaseRho(requested.epsilon);
     cost->rho = NumericPlus(cost->rho, NumericTimes(half_square, releases));
     if (requested.approximate) cost->zcdp_delta = NumericPlus(cost->zcdp_delta, delta_charge);

@@ -110,9 +110,10 @@ Const* Float8Constant(double value) {
 }
 
 // Adds dp_agg.group_selection(epsilon, delta) in front of the level's HAVING:
-// a group appears only if its noisy row count passes the threshold
-// (partition_selection.h). It is an ordinary private aggregate call site, so
-// the executor hook validates and charges it like the others.
+// a group of n rows appears with the optimal partition-selection
+// probability for n (partition_selection.h). It is an ordinary private
+// aggregate call site, so the executor hook validates and charges it like
+// the others.
 //
 // Over privacy units (max_groups > 1) a unit reaches up to max_groups
 // groups, so each group's selection runs at epsilon / max_groups and

@@ -59,7 +59,7 @@ UnitCombination UnitCombinationOf(Aggref* aggref) {
     case Family::kGroupSelection:
       // dp_agg.group_selection written in HAVING, as the one the judge adds
       // for restricted roles (query_rewrites.cpp AddGroupSelection): the
-      // noisy count of units kept in the group, at epsilon / m.
+      // number of units kept in the group decides, at epsilon / m.
       return UnitCombination::kUnitRows;
   }
   return UnitCombination::kUnsupported;

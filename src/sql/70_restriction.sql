@@ -11,9 +11,9 @@
 -- grants it, so a restricted role then reads nothing.
 -- ---------------------------------------------------------------------------
 
--- dp_agg.group_selection(epsilon, delta): true for a group whose noisy row
--- count passes the (epsilon, delta) partition-selection threshold. dp_agg puts
--- it into HAVING when a restricted role groups protected rows.
+-- dp_agg.group_selection(epsilon, delta): true for a group released by
+-- (epsilon, delta) partition selection (the optimal rule, partition_selection.h).
+-- dp_agg puts it into HAVING when a restricted role groups protected rows.
 CREATE FUNCTION dp_agg.group_selection_transfn(dp_agg.aggregate_state, float8, float8)
   RETURNS dp_agg.aggregate_state AS 'MODULE_PATHNAME', 'dp_group_selection_transfn'
   LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
@@ -81,7 +81,7 @@ CREATE VIEW dp_agg.restricted_roles AS
     AND l.label = 'restricted';
 
 COMMENT ON AGGREGATE dp_agg.group_selection(float8, float8) IS
-  'True for a group whose noisy row count passes the (epsilon, delta) partition-selection threshold; dp_agg adds it to HAVING for restricted roles';
+  'True for a group released by (epsilon, delta)-DP partition selection: a group of n rows (or units) with the optimal probability for n (Desfontaines et al., PoPETs 2022); dp_agg adds it to HAVING for restricted roles';
 COMMENT ON FUNCTION dp_agg.set_label(text, text, text) IS
   'Sets or removes the dp_agg security label of a table or role (internal; use the four functions beside it)';
 COMMENT ON FUNCTION dp_agg.protect_table(regclass) IS

@@ -1152,5 +1152,17 @@ done
   || ko "refused public-key queries charged: $pk_before -> $(a_spent analyst)"
 q $base "SELECT dp_agg.unset_public_keys('t', 'region')" >/dev/null
 # --- end issue 29 ---
+# --- review29: group selection decides once per group, on the combined count ---
+# 6 groups of exactly n* = 28 rows (always released at (1, 1e-6) when the
+# decision sees 28), spread over the shards by id: a decision on a shard's
+# part (a few rows: released with probability ~1e-6 each) or a second one
+# would lose groups; the combined count releases all 6 with probability 1.
+q $base "CREATE TABLE gsplit(id bigint, region text); SELECT create_distributed_table('gsplit','id');
+INSERT INTO gsplit SELECT g, 'g'||(g%6) FROM generate_series(1,168) g; SELECT dp_agg.protect_table('gsplit');" >/dev/null
+gs_before=$(a_spent analyst)
+out=$(qa $base analyst "SELECT region, dp_count(id, 1.0) FROM gsplit GROUP BY region ORDER BY region")
+[ "$(grep -c '^g[0-5]|' <<<"$out")" = 6 ] && ok "group selection on the combined count: 6 groups of n* = 28 rows split over shards all released" || ko "group selection on split groups: $out"
+gs_after=$(a_spent analyst)
+awk -v a="$gs_after" -v b="$gs_before" 'BEGIN { exit !(a - b == 2) }' && ok "split groups: charged 1 + 1 (one group selection)" || ko "split groups charged $gs_after (before $gs_before)"
 echo "dp_agg citus tests: $pass passed, $fail failed"
 [ $fail = 0 ]

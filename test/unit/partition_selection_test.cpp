@@ -10,6 +10,8 @@
 
 #include <cmath>
 #include <cstdint>
+#include <limits>
+#include <utility>
 #include <vector>
 
 #include "counting_source.h"
@@ -186,6 +188,60 @@ TEST(OptimalPartitionSelectionTest, DrawsOneWordWhateverTheCount) {
     dp_test::CountingSource rng(inner);
     dp::ReleasePartition(count, plan, rng);
     EXPECT_EQ(rng.bytes(), 8u) << count;
+  }
+}
+
+// A source whose every 64-bit draw is `word` (NextUint64 copies the bytes).
+class FixedWordSource final : public dp::RandomSource {
+ public:
+  explicit FixedWordSource(std::uint64_t word) : word_(word) {}
+  void Fill(unsigned char* out, std::size_t length) override {
+    for (std::size_t i = 0; i < length; ++i) {
+      out[i] = reinterpret_cast<const unsigned char*>(&word_)[i % sizeof word_];
+    }
+  }
+
+ private:
+  std::uint64_t word_;
+};
+
+// The decision exactly, not in frequency: a group of n rows is released iff
+// the draw U < M_n, so P = M_n / 2^64 to the last 2^-64 (a `U <= M_n` or an
+// index one off would pass the frequency test). In particular p_0 = 0: no
+// draw at all releases a group of 0 rows or a negative count (U = 0 is the
+// only word a `<=` would let through), and groups of n* rows or more (up to
+// INT64_MAX) are released by every draw, U = 2^64 - 1 included.
+TEST(OptimalPartitionSelectionTest, DecisionIsExactlyTheTableWord) {
+  const std::uint64_t top = ~std::uint64_t{0};
+  for (const auto& setting : {std::pair<double, double>{1.0, 1e-6}, {1.0, 0.1}, {0.1, 1e-9}}) {
+    const PartitionSelectionPlan plan = PlanPartitionSelection(setting.first, setting.second);
+    ASSERT_TRUE(plan.optimal());
+    const std::vector<std::uint64_t>& m = *plan.table;
+    const std::int64_t star = plan.always_released();
+    for (std::int64_t count :
+         {std::numeric_limits<std::int64_t>::min(), std::int64_t{-1}, std::int64_t{0}}) {
+      for (std::uint64_t u : {std::uint64_t{0}, std::uint64_t{1}, top}) {
+        FixedWordSource rng(u);
+        EXPECT_FALSE(dp::ReleasePartition(count, plan, rng)) << count << " " << u;
+      }
+    }
+    for (std::int64_t n = 1; n < star; ++n) {
+      const std::uint64_t word = m[static_cast<std::size_t>(n)];
+      ASSERT_GT(word, 0u);
+      FixedWordSource below(word - 1);
+      FixedWordSource at(word);
+      FixedWordSource zero(0);
+      FixedWordSource highest(top);
+      EXPECT_TRUE(dp::ReleasePartition(n, plan, below)) << n;
+      EXPECT_TRUE(dp::ReleasePartition(n, plan, zero)) << n;
+      EXPECT_FALSE(dp::ReleasePartition(n, plan, at)) << n;
+      EXPECT_FALSE(dp::ReleasePartition(n, plan, highest)) << n;
+    }
+    for (std::int64_t count :
+         {star, star + 1, std::int64_t{1} << 40, std::numeric_limits<std::int64_t>::max()}) {
+      FixedWordSource highest(top);
+      EXPECT_TRUE(dp::ReleasePartition(count, plan, highest)) << count;
+    }
   }
 }
 
