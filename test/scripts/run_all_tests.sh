@@ -9,7 +9,7 @@
 #
 # DP_AGG_TEST_STAGES="boundary regress citus ..." runs only those stages (build and
 # the cluster always): boundary unit regress docs settings_doc demo adaptive_certificates
-# kind_switch upgrade protocol clients audit fuzz citus tap.
+# kind_switch gaussian_dp upgrade protocol clients audit fuzz citus tap.
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$ROOT"
@@ -146,6 +146,14 @@ if wanted kind_switch; then
   status=${PIPESTATUS[0]}
   note_suite kind_switch "$status" "$(grep -c '^ok ' "$log_dir/kind_switch.log")" \
     "$(grep -c '^not ok ' "$log_dir/kind_switch.log")"
+fi
+
+if wanted gaussian_dp; then
+  echo "== Gaussian DP (why there is no mu-GDP budget kind yet; which kind to pick)"
+  /usr/bin/python3 test/accountant/gaussian_dp.py 2>&1 | tee "$log_dir/gaussian_dp.log"
+  status=${PIPESTATUS[0]}
+  note_suite gaussian_dp "$status" "$(grep -c '^ok ' "$log_dir/gaussian_dp.log")" \
+    "$(grep -c '^not ok ' "$log_dir/gaussian_dp.log")"
 fi
 
 if wanted upgrade; then
