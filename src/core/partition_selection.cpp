@@ -3,6 +3,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "bounded_memo.h"
 #include "exact_sampler.h"
 #include "laplace_mechanism.h"
 
@@ -72,14 +73,24 @@ void VerifyTable(const std::vector<std::uint64_t>& table, long double epsilon, l
   }
 }
 
-struct CachedTable {
-  double epsilon = 0;
-  double delta = 0;
+// The tables already built in this process (bounded_memo.h), keyed by the
+// effective (epsilon, delta) as used and the rule; null: the fallback.
+struct TableKey {
+  std::uint64_t epsilon_bits = 0;
+  std::uint64_t delta_bits = 0;
   bool one_sided = false;
-  std::shared_ptr<const std::vector<std::uint64_t>> table;  // null: the fallback
+  bool operator==(const TableKey& other) const {
+    return epsilon_bits == other.epsilon_bits && delta_bits == other.delta_bits &&
+           one_sided == other.one_sided;
+  }
 };
+using OptimalTablePtr = std::shared_ptr<const std::vector<std::uint64_t>>;
+constexpr std::size_t kCachedTables = 8;
 
-constexpr std::size_t kCacheSize = 8;
+internal::BoundedMemo<TableKey, OptimalTablePtr, kCachedTables>& CachedTables() {
+  static internal::BoundedMemo<TableKey, OptimalTablePtr, kCachedTables> memo;
+  return memo;
+}
 
 }  // namespace
 
@@ -161,26 +172,16 @@ PartitionSelectionPlan PlanPartitionSelection(double epsilon, double delta,
   // The fallback's plan is always computed: it validates epsilon the same
   // way whichever rule runs, and is cheap.
   PartitionSelectionPlan plan = partition_selection_internal::LaplaceThresholdPlan(epsilon, delta);
-  static CachedTable cache[kCacheSize];
-  static std::size_t next_slot = 0;
-  for (const CachedTable& entry : cache) {
-    if (entry.epsilon == plan.epsilon && entry.delta == plan.delta &&
-        entry.one_sided == insecure_one_sided) {
-      plan.table = entry.table;
-      return plan;
-    }
-  }
-  std::vector<std::uint64_t> table =
-      partition_selection_internal::OptimalTable(plan.epsilon, plan.delta, insecure_one_sided);
-  if (!table.empty()) {
-    plan.table = std::make_shared<const std::vector<std::uint64_t>>(std::move(table));
-  }
-  CachedTable& slot = cache[next_slot];
-  next_slot = (next_slot + 1) % kCacheSize;
-  slot.epsilon = plan.epsilon;
-  slot.delta = plan.delta;
-  slot.one_sided = insecure_one_sided;
-  slot.table = plan.table;
+  TableKey key;
+  key.epsilon_bits = internal::DoubleBits(plan.epsilon);
+  key.delta_bits = internal::DoubleBits(plan.delta);
+  key.one_sided = insecure_one_sided;
+  plan.table = CachedTables().Get(key, [&]() -> OptimalTablePtr {
+    std::vector<std::uint64_t> table =
+        partition_selection_internal::OptimalTable(plan.epsilon, plan.delta, insecure_one_sided);
+    if (table.empty()) return nullptr;
+    return std::make_shared<const std::vector<std::uint64_t>>(std::move(table));
+  });
   return plan;
 }
 

@@ -125,6 +125,17 @@ TEST(OptimalPartitionSelectionTest, CachedPerSetting) {
   EXPECT_NE(a.table.get(), PlanPartitionSelection(0.7, 2e-7).table.get());
 }
 
+// The memo (bounded_memo.h) keeps 8 tables: after 8 other settings the first
+// is built again, equal in content to the one it replaces.
+TEST(OptimalPartitionSelectionTest, MemoIsBoundedAndRebuildsTheSameTable) {
+  const PartitionSelectionPlan first = PlanPartitionSelection(0.9, 3e-7);
+  const std::vector<std::uint64_t> content = *first.table;
+  for (int i = 1; i <= 8; ++i) PlanPartitionSelection(0.9 + 0.01 * i, 3e-7);
+  const PartitionSelectionPlan again = PlanPartitionSelection(0.9, 3e-7);
+  EXPECT_NE(first.table.get(), again.table.get());
+  EXPECT_EQ(content, *again.table);
+}
+
 // The test fault optimal_one_sided (fault 56) drops inequality (2): at
 // (1, 0.1) the table reaches 1 at n = 3 instead of 5, and is cached apart.
 TEST(OptimalPartitionSelectionTest, OneSidedFaultIsCachedApart) {
