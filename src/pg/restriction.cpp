@@ -136,12 +136,12 @@ bool DecideRestriction(bool* restricted_at_statement_start) {
   if (!IsTransactionState()) return false;
   RestrictionCache& cache = restriction_cache;
   const TimestampTz statement = GetCurrentStatementStartTimestamp();
-  const bool same_roles = cache.transaction == MyProc->lxid &&
-                          cache.session_user == session_user && cache.current_user == current_user;
+  const bool same_roles = cache.transaction == MyProc->lxid && cache.session_user == session_user &&
+                          cache.current_user == current_user;
   if (same_roles && cache.statement == statement) return cache.restricted;
   const bool new_statement = cache.statement != statement;
-  const bool was_restricted = cache.session_user == session_user &&
-                              cache.current_user == current_user && cache.restricted;
+  const bool was_restricted =
+      cache.session_user == session_user && cache.current_user == current_user && cache.restricted;
   const uint64 changes_before = RestrictionChanges();
   if (new_statement) {
     // PostgreSQL takes in other sessions' committed catalog changes when a
@@ -165,11 +165,12 @@ bool DecideRestriction(bool* restricted_at_statement_start) {
   const bool restricted =
       restricted_roles != NIL && (IsMemberOfAny(session_user, restricted_roles) ||
                                   IsMemberOfAny(current_user, restricted_roles));
-  cache = RestrictionCache{MyProc->lxid, statement, session_user, current_user, changes, restricted};
+  cache =
+      RestrictionCache{MyProc->lxid, statement, session_user, current_user, changes, restricted};
   session_judged = true;
   if (restricted) NoteRestricted();
-  *restricted_at_statement_start = new_statement && restricted && !was_restricted &&
-                                   RestrictionChanges() != changes_before;
+  *restricted_at_statement_start =
+      new_statement && restricted && !was_restricted && RestrictionChanges() != changes_before;
   return restricted;
 }
 
