@@ -209,18 +209,23 @@ std::int64_t HalfReleasePoint(const PartitionSelectionPlan& plan) {
   return plan.always_released();
 }
 
-bool ReleasePartition(std::int64_t count, const PartitionSelectionPlan& plan, RandomSource& rng) {
-  if (!plan.optimal()) {
-    // The noise is always drawn, so the time taken does not depend on count.
-    const int128 noise = SampleDiscreteLaplace(rng, plan.scale_numerator, plan.scale_denominator);
-    return int128{count} + noise >= int128{plan.threshold};
-  }
-  // One 64-bit draw; every table word is read and the one at min(count, n*)
-  // kept by masks, so neither the work nor the memory touched depends on
-  // the count.
+namespace {
+
+// The fallback's decision: the noise is always drawn, so the time taken does
+// not depend on count.
+bool ReleaseAboveThreshold(std::int64_t count, const uint128& scale_numerator,
+                           const uint128& scale_denominator, std::int64_t threshold,
+                           RandomSource& rng) {
+  const int128 noise = SampleDiscreteLaplace(rng, scale_numerator, scale_denominator);
+  return int128{count} + noise >= int128{threshold};
+}
+
+// The optimal rule's decision: one 64-bit draw; every table word is read and
+// the one at min(count, n*) kept by masks, so neither the work nor the
+// memory touched depends on the count.
+bool ReleaseFromTable(std::int64_t count, const std::uint64_t* table, std::uint64_t size,
+                      RandomSource& rng) {
   const std::uint64_t u = rng.NextUint64();
-  const std::vector<std::uint64_t>& table = *plan.table;
-  const std::uint64_t size = table.size();
   const std::uint64_t clamped = count < 0 ? 0 : static_cast<std::uint64_t>(count);
   const std::uint64_t index = clamped < size ? clamped : size;
   std::uint64_t m = 0;
@@ -229,6 +234,37 @@ bool ReleasePartition(std::int64_t count, const PartitionSelectionPlan& plan, Ra
   }
   const bool always = index == size;
   return (u < m) | always;
+}
+
+}  // namespace
+
+bool ReleasePartition(std::int64_t count, const PartitionSelectionPlan& plan, RandomSource& rng) {
+  if (!plan.optimal())
+    return ReleaseAboveThreshold(count, plan.scale_numerator, plan.scale_denominator,
+                                 plan.threshold, rng);
+  return ReleaseFromTable(count, plan.table->data(), plan.table->size(), rng);
+}
+
+void CopyPartitionSelectionPlan(const PartitionSelectionPlan& plan, PartitionSelectionWords* out) {
+  out->epsilon = plan.epsilon;
+  out->delta = plan.delta;
+  out->scale_numerator = plan.scale_numerator;
+  out->scale_denominator = plan.scale_denominator;
+  out->threshold = plan.threshold;
+  out->size = 0;
+  if (!plan.optimal()) return;
+  const std::vector<std::uint64_t>& table = *plan.table;
+  if (table.size() > kMaxOptimalTableSize)
+    throw std::logic_error("partition selection table too long");
+  for (std::size_t i = 0; i < table.size(); ++i) out->words[i] = table[i];
+  out->size = table.size();
+}
+
+bool ReleasePartition(std::int64_t count, const PartitionSelectionWords& plan, RandomSource& rng) {
+  if (plan.size == 0)
+    return ReleaseAboveThreshold(count, plan.scale_numerator, plan.scale_denominator,
+                                 plan.threshold, rng);
+  return ReleaseFromTable(count, plan.words, plan.size, rng);
 }
 
 }  // namespace dp
