@@ -24,6 +24,7 @@
 #include "aggregate_state.h"
 #include "citus/adapter.h"
 #include "error_boundary.h"
+#include "final_site_cache.h"
 #include "settings.h"
 #include "state_header.h"
 #include "support_guard.h"
@@ -73,23 +74,8 @@ static_assert(std::is_trivially_destructible_v<PlanCache>, "PlanCache must need 
 static_assert(std::is_trivially_destructible_v<dp::PartialStateFields>,
               "PartialStateFields lives across PostgreSQL calls");
 
-// The cache of this final function call site (16-byte aligned for int128).
-// Under Citus the cache is kept with the call site's prepared state instead:
-// coord_combine_agg looks the final function up again for every group.
-PlanCache* CacheOf(FunctionCallInfo fcinfo) {
-  void** slot = &fcinfo->flinfo->fn_extra;
-  MemoryContext context = fcinfo->flinfo->fn_mcxt;
-  if (*slot == nullptr) {
-    if (void** site_slot = CitusFinalCacheSlot(fcinfo, &context)) slot = site_slot;
-  }
-  if (*slot == nullptr) {
-    void* raw = MemoryContextAllocZero(context, sizeof(PlanCache) + 16);
-    void* aligned = reinterpret_cast<void*>((reinterpret_cast<std::uintptr_t>(raw) + 15) &
-                                            ~static_cast<std::uintptr_t>(15));
-    *slot = new (aligned) PlanCache();  // trivially destructible
-  }
-  return static_cast<PlanCache*>(*slot);
-}
+// The cache of this final function call site (final_site_cache.h).
+PlanCache* CacheOf(FunctionCallInfo fcinfo) { return FinalSiteCache<PlanCache>(fcinfo); }
 
 // dp_agg.group_selection's plan, per call site (dp_group_selection_final).
 struct SelectionSiteCache {
@@ -102,18 +88,7 @@ static_assert(std::is_trivially_destructible_v<SelectionSiteCache>,
               "SelectionSiteCache lives in fn_extra");
 
 SelectionSiteCache* SelectionCacheOf(FunctionCallInfo fcinfo) {
-  void** slot = &fcinfo->flinfo->fn_extra;
-  MemoryContext context = fcinfo->flinfo->fn_mcxt;
-  if (*slot == nullptr) {
-    if (void** site_slot = CitusFinalCacheSlot(fcinfo, &context)) slot = site_slot;
-  }
-  if (*slot == nullptr) {
-    void* raw = MemoryContextAllocZero(context, sizeof(SelectionSiteCache) + 16);
-    void* aligned = reinterpret_cast<void*>((reinterpret_cast<std::uintptr_t>(raw) + 15) &
-                                            ~static_cast<std::uintptr_t>(15));
-    *slot = new (aligned) SelectionSiteCache();  // trivially destructible
-  }
-  return static_cast<SelectionSiteCache*>(*slot);
+  return FinalSiteCache<SelectionSiteCache>(fcinfo);
 }
 
 void FillKey(PlanCache* cache, const AggregateState& state, bool is_count) {

@@ -18,6 +18,7 @@
 #include "aggregate_state.h"
 #include "citus/adapter.h"
 #include "error_boundary.h"
+#include "final_site_cache.h"
 #include "initial_state.h"
 #include "settings.h"
 #include "state_header.h"
@@ -149,18 +150,7 @@ static_assert(std::is_trivially_destructible_v<VariancePlanCache>,
               "VariancePlanCache lives in fn_extra");
 
 VariancePlanCache* VarianceCacheOf(FunctionCallInfo fcinfo) {
-  void** slot = &fcinfo->flinfo->fn_extra;
-  MemoryContext context = fcinfo->flinfo->fn_mcxt;
-  if (*slot == nullptr) {
-    if (void** site_slot = CitusFinalCacheSlot(fcinfo, &context)) slot = site_slot;
-  }
-  if (*slot == nullptr) {
-    void* raw = MemoryContextAllocZero(context, sizeof(VariancePlanCache) + 16);
-    void* aligned = reinterpret_cast<void*>((reinterpret_cast<std::uintptr_t>(raw) + 15) &
-                                            ~static_cast<std::uintptr_t>(15));
-    *slot = new (aligned) VariancePlanCache();
-  }
-  return static_cast<VariancePlanCache*>(*slot);
+  return FinalSiteCache<VariancePlanCache>(fcinfo);
 }
 
 // The released variance of a final function's state (in value units^2).
