@@ -347,18 +347,9 @@ Node* ReplaceKeys(Node* node, KeyReplacement* replacement) {
     if (equal(node, lfirst(column))) return static_cast<Node*>(copyObjectImpl(lfirst(key)));
   }
   if (IsA(node, Aggref)) {
-    auto* aggref = static_cast<Aggref*>(copyObjectImpl(node));
-    if (aggref->agglevelsup != 0) return reinterpret_cast<Node*>(aggref);
-    auto* matched = makeNode(NullTest);
-    matched->arg = static_cast<Expr*>(copyObjectImpl(replacement->matched));
-    matched->nulltesttype = IS_NOT_NULL;
-    matched->argisrow = false;
-    matched->location = -1;
-    aggref->aggfilter =
-        aggref->aggfilter == nullptr
-            ? reinterpret_cast<Expr*>(matched)
-            : reinterpret_cast<Expr*>(make_andclause(list_make2(matched, aggref->aggfilter)));
-    return reinterpret_cast<Node*>(aggref);
+    return reinterpret_cast<Node*>(
+        AggregateOfMatchedRows(reinterpret_cast<const Aggref*>(node),
+                               reinterpret_cast<const Expr*>(replacement->matched)));
   }
   if (IsA(node, Query)) return node;
   return expression_tree_mutator(node, DP_KEYS_MUTATOR(ReplaceKeys), replacement);
@@ -635,6 +626,21 @@ void ReleasePublicKeys(Query* level, const PublicKeyPlan* plan) {
         reinterpret_cast<Expr*>(ReplaceKeys(reinterpret_cast<Node*>(entry->expr), &replacement));
   }
   level->havingQual = ReplaceKeys(level->havingQual, &replacement);
+}
+
+Aggref* AggregateOfMatchedRows(const Aggref* aggref, const Expr* matched_row) {
+  auto* copy = static_cast<Aggref*>(copyObjectImpl(aggref));
+  if (copy->agglevelsup != 0) return copy;
+  auto* matched = makeNode(NullTest);
+  matched->arg = static_cast<Expr*>(copyObjectImpl(matched_row));
+  matched->nulltesttype = IS_NOT_NULL;
+  matched->argisrow = false;
+  matched->location = -1;
+  copy->aggfilter =
+      copy->aggfilter == nullptr
+          ? reinterpret_cast<Expr*>(matched)
+          : reinterpret_cast<Expr*>(make_andclause(list_make2(matched, copy->aggfilter)));
+  return copy;
 }
 
 }  // namespace dp_pg

@@ -76,6 +76,13 @@ Oid ConstantKeyColumnType(const RangeTblEntry* entry, AttrNumber column);
 void FilterToPublicKeys(Query* level, const PublicKeyPlan* plan);
 void ReleasePublicKeys(Query* level, const PublicKeyPlan* plan);
 
+// A copy of `aggref` that aggregates only the rows where `matched_row` (a
+// whole-row expression of the protected side of an outer join, copied in) IS
+// NOT NULL, its own FILTER kept: a key without protected rows gives the
+// aggregate no row rather than one NULL-extended row. An aggregate of an
+// outer level is returned unchanged (copied).
+Aggref* AggregateOfMatchedRows(const Aggref* aggref, const Expr* matched_row);
+
 }  // namespace dp_pg
 
 #endif  // DP_AGG_PG_PUBLIC_KEYS_H

@@ -329,19 +329,10 @@ struct MatchedRows {
 Node* AggregateMatchedRowsOnly(Node* node, MatchedRows* context) {
   if (node == nullptr) return nullptr;
   if (IsA(node, Aggref)) {
-    auto* aggref = static_cast<Aggref*>(copyObjectImpl(node));
-    if (aggref->agglevelsup != 0) return reinterpret_cast<Node*>(aggref);
-    auto* matched = makeNode(NullTest);
-    matched->arg = reinterpret_cast<Expr*>(
+    const Expr* row = reinterpret_cast<const Expr*>(
         makeWholeRowVar(rt_fetch(context->item, context->level->rtable), context->item, 0, false));
-    matched->nulltesttype = IS_NOT_NULL;
-    matched->argisrow = false;
-    matched->location = -1;
-    aggref->aggfilter =
-        aggref->aggfilter == nullptr
-            ? reinterpret_cast<Expr*>(matched)
-            : reinterpret_cast<Expr*>(make_andclause(list_make2(matched, aggref->aggfilter)));
-    return reinterpret_cast<Node*>(aggref);
+    return reinterpret_cast<Node*>(
+        AggregateOfMatchedRows(reinterpret_cast<const Aggref*>(node), row));
   }
   if (IsA(node, Query)) return node;
   return expression_tree_mutator(node, DP_EXPRESSION_MUTATOR(AggregateMatchedRowsOnly), context);
