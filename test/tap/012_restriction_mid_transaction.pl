@@ -34,18 +34,7 @@ my $analyst = $node->background_psql('postgres', on_error_stop => 0,
 	extra_params => [ '-U', 'analyst', '-v', 'VERBOSITY=verbose', '-v', 'ON_ERROR_ROLLBACK=on' ]);
 
 # What a statement answers, or its error's first line.
-sub ask {
-	my ($sql) = @_;
-	$analyst->{stderr} = '';
-	my $out = $analyst->query($sql);
-	my $err = $analyst->{stderr};
-	if ($err ne '') {
-		$err =~ s/^psql:[^E]*//;
-		$err =~ s/\n.*//s;
-		return $err;
-	}
-	return $out;
-}
+sub ask { DpAggTest::answer_or_error($analyst, @_) }
 
 sub admin {
 	my ($sql) = @_;

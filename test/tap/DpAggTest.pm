@@ -52,4 +52,19 @@ sub charges {
 		"SELECT count(*) FROM dp_agg.ledger_entry WHERE kind = 'charge' AND role_name = '$role'");
 }
 
+# What a statement answers in a background psql session, or its error's first
+# line (the session must not stop on errors).
+sub answer_or_error {
+	my ($session, $sql) = @_;
+	$session->{stderr} = '';
+	my $out = $session->query($sql);
+	my $err = $session->{stderr};
+	if ($err ne '') {
+		$err =~ s/^psql:[^E]*//;
+		$err =~ s/\n.*//s;
+		return $err;
+	}
+	return $out;
+}
+
 1;
