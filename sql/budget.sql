@@ -521,3 +521,16 @@ SELECT dp_agg.gaussian_count_rho(0, 1e-6) AS no_epsilon, dp_agg.gaussian_count_r
        dp_agg.gaussian_count_rho(1e300, 1e-6) > 1e30 AS huge_epsilon_huge_rho;
 SELECT dp_agg.zcdp_pure_epsilon(0) AS zero, dp_agg.zcdp_pure_epsilon(0.5) AS one,
        dp_agg.zcdp_pure_epsilon(0.02) AS point_two;
+-- 24. Administrators' input gets 22023 with guidance (found by the crash
+-- fuzzer's long run): add_budget that would bring a delta total to 1 or more
+-- (not the table's 23514), revoke_budget(NULL) (not a NOT NULL violation of
+-- the ledger); nothing changes.
+CREATE ROLE dp_budget_deltacap;
+SELECT dp_agg.add_budget('dp_budget_deltacap', 1, 0.6);
+SELECT dp_agg.add_budget('dp_budget_deltacap', 0, 0.4);
+\echo :LAST_ERROR_SQLSTATE
+SELECT epsilon_total, delta_total FROM dp_agg.role_budget WHERE role_name = 'dp_budget_deltacap';
+SELECT dp_agg.revoke_budget(NULL);
+\echo :LAST_ERROR_SQLSTATE
+SELECT dp_agg.revoke_budget('dp_budget_deltacap');
+DROP ROLE dp_budget_deltacap;

@@ -4647,6 +4647,69 @@ GRANT EXECUTE ON FUNCTION dp_agg.set_public_keys(regclass, name, anyarray),
 COMMENT ON AGGREGATE dp_agg.group_selection(float8, float8) IS
   'True for a group released by (epsilon, delta)-DP partition selection: a group of n rows (or units) with the optimal probability for n (Desfontaines et al., PoPETs 2022); dp_agg adds it to HAVING for restricted roles';
 
+-- 0.2.0, admin input (found by the crash fuzzer's long run): add_budget refuses
+-- a delta total reaching 1 with 22023 and guidance (not the table's 23514),
+-- revoke_budget(NULL) with 22023 (not a NOT NULL violation of the ledger).
+CREATE OR REPLACE FUNCTION dp_agg.add_budget(role regrole, epsilon float8, delta float8 DEFAULT 0)
+RETURNS void LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  name_of_role name := (SELECT rolname FROM pg_roles WHERE oid = role);
+  now_set dp_agg.role_budget;
+BEGIN
+  PERFORM dp_agg.require_admin('add to privacy budgets');
+  IF name_of_role IS NULL THEN
+    RAISE EXCEPTION 'role with OID % does not exist', role::oid
+      USING ERRCODE = 'undefined_object';
+  END IF;
+  PERFORM dp_agg.refuse_beside_orphan(role, name_of_role);
+  IF EXISTS (SELECT 1 FROM dp_agg.role_budget b
+             WHERE b.role_oid = role AND b.system_identifier = dp_agg.system_identifier()
+               AND b.budget_kind = 'zcdp') THEN
+    RAISE EXCEPTION 'the budget of role "%" is a zCDP budget (rho), to which epsilon cannot be added', name_of_role
+      USING ERRCODE = 'invalid_parameter_value',
+            DETAIL = 'Set its new totals with dp_agg.set_budget_zcdp(role, rho, delta) (the rho for an (epsilon, delta) guarantee is dp_agg.zcdp_rho(epsilon, delta)), or make it an (epsilon, delta) budget with dp_agg.set_budget.';
+  END IF;
+  PERFORM dp_agg.check_amounts(epsilon, delta);
+  -- (else the table's CHECK would refuse it with 23514 and no guidance)
+  IF EXISTS (SELECT 1 FROM dp_agg.role_budget b
+             WHERE b.role_oid = role AND b.system_identifier = dp_agg.system_identifier()
+               AND b.delta_total + delta::numeric >= 1) THEN
+    RAISE EXCEPTION 'adding delta % would bring the delta total of role "%" to 1 or more',
+      delta, name_of_role
+      USING ERRCODE = 'invalid_parameter_value',
+            DETAIL = 'A delta total must stay below 1 (delta 1 promises nothing): add less, or set the totals with dp_agg.set_budget(role, epsilon, delta).';
+  END IF;
+  INSERT INTO dp_agg.role_budget AS b (role_oid, role_name, epsilon_total, delta_total)
+  VALUES (role, name_of_role, epsilon::numeric, delta::numeric)
+  ON CONFLICT (role_oid, system_identifier) DO UPDATE
+    SET role_name = excluded.role_name, epsilon_total = b.epsilon_total + excluded.epsilon_total,
+        delta_total = b.delta_total + excluded.delta_total, updated_at = now()
+  RETURNING * INTO now_set;
+  PERFORM dp_agg.append_ledger_entry('add_budget', role, name_of_role, session_user,
+                                     current_user, epsilon::numeric, delta::numeric, NULL, NULL,
+                                     now_set, false);
+END $$;
+
+CREATE OR REPLACE FUNCTION dp_agg.revoke_budget(role regrole)
+RETURNS void LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  name_of_role name := (SELECT rolname FROM pg_roles WHERE oid = role);
+  previous dp_agg.role_budget;
+BEGIN
+  PERFORM dp_agg.require_admin('revoke privacy budgets');
+  IF role IS NULL THEN
+    RAISE EXCEPTION 'dp_agg.revoke_budget needs a role, not NULL'
+      USING ERRCODE = 'invalid_parameter_value',
+            DETAIL = 'Name the role whose budget to remove, e.g. dp_agg.revoke_budget(''alice'').';
+  END IF;
+  DELETE FROM dp_agg.role_budget b
+  WHERE b.role_oid = role AND b.system_identifier = dp_agg.system_identifier()
+  RETURNING * INTO previous;
+  PERFORM dp_agg.append_ledger_entry('revoke_budget', role,
+                                     coalesce(name_of_role, previous.role_name, role::text),
+                                     session_user, current_user, 0, 0, NULL, NULL, NULL, false);
+END $$;
+
 -- dp_sum_interval and dp_avg_interval of numeric values without a cast to
 -- double precision per row (issue 31, row 12), as in src/sql/30_error_bars.sql (and its
 -- transition function's six-argument signature, src/sql/10_aggregate_state.sql).

@@ -192,8 +192,8 @@ FROM pk.patients GROUP BY lower(region) HAVING dp_agg.group_selection(1.0, 1e-6)
 -- Keys the analyst supplies: a VALUES list or an array of constants, LEFT
 -- JOINed (Tumult's KeySet, BigQuery's public groups). Its keys are the
 -- query's own: every one is released (here atlantis too, which the analyst
--- named), without selection. Count a protected column (dp_count(p.id, e)):
--- a key without rows keeps one NULL-extended row, which dp_count(e) counts.
+-- named), without selection. A key without rows aggregates no rows (its
+-- NULL-extended row is left out: see the end of this file).
 -- ---------------------------------------------------------------------------
 SELECT k.region, (dp_count(p.id, 1.0) + 250) / 500 AS five_hundreds
 FROM (VALUES ('north'), ('west'), ('atlantis')) k(region)
@@ -302,6 +302,67 @@ SET SESSION AUTHORIZATION regress_pk_analyst;
 SELECT region FROM pk.patients GROUP BY region HAVING dp_count(1.0) > -1000;
 RESET SESSION AUTHORIZATION;
 RESET dp_agg.insecure_test_fault;
+
+-- ---------------------------------------------------------------------------
+-- Columns that are neither group keys nor aggregated. Grouped by a primary
+-- key, PostgreSQL lets the select list, HAVING and ORDER BY read the table's
+-- other columns from each group's row (functional dependency); with public
+-- keys declared on the key every group is released, and with it each row's
+-- exact value. Refused before any charge (also under group selection); a
+-- public table's key still carries its own (public) columns.
+-- ---------------------------------------------------------------------------
+CREATE TABLE pk.stores (store_id int PRIMARY KEY, revenue int NOT NULL);
+INSERT INTO pk.stores SELECT g, g * 100 FROM generate_series(1, 4) g;
+SELECT dp_agg.protect_table('pk.stores');
+SELECT dp_agg.set_public_keys('pk.stores', 'store_id', ARRAY[1, 2, 3, 4]);
+SET SESSION AUTHORIZATION regress_pk_analyst;
+SELECT store_id, revenue, dp_count(1.0) IS NOT NULL AS released FROM pk.stores
+GROUP BY store_id;
+\echo :LAST_ERROR_SQLSTATE
+SELECT store_id, dp_count(1.0) IS NOT NULL AS released FROM pk.stores GROUP BY store_id
+HAVING revenue > 200;
+\echo :LAST_ERROR_SQLSTATE
+SELECT store_id, dp_count(1.0) IS NOT NULL AS released FROM pk.stores GROUP BY store_id
+ORDER BY revenue DESC;
+\echo :LAST_ERROR_SQLSTATE
+SELECT id, age, dp_count(1.0) FROM pk.patients GROUP BY id;
+\echo :LAST_ERROR_SQLSTATE
+-- (each clinic has 875 rows: (n + 250) / 500 is 2 unless |noise| >= 125)
+SELECT c.id, c.kind, (dp_count(1.0) + 250) / 500 AS five_hundreds
+FROM pk.clinics c JOIN pk.patients p ON p.clinic = c.id GROUP BY c.id;
+RESET SESSION AUTHORIZATION;
+
+-- ---------------------------------------------------------------------------
+-- Keys LEFT JOINed to protected rows (a constant list or a public table): a
+-- key without protected rows aggregates no rows, not its NULL-extended row.
+-- Otherwise the first protected row to arrive would replace that row: a sum
+-- of coalesce(p.age, 50) over [-50, 50] would move by 100, twice the 50 its
+-- noise is calibrated to. At epsilon 100 a count's noise is 0 except with
+-- probability 2 e^-100, and a sum's (scale 0.5) reaches 25 with
+-- probability e^-50.
+-- ---------------------------------------------------------------------------
+SELECT dp_agg.set_budget('regress_pk_analyst', 100000, 0.001);
+SET dp_agg.max_epsilon = 1000;
+SET SESSION AUTHORIZATION regress_pk_analyst;
+SELECT k.region, dp_count(100.0) AS rows,
+       abs(dp_sum(coalesce(p.age, 50), -50, 50, 100.0)) < 25 AS sum_of_no_rows
+FROM (VALUES ('west'), ('nowhere')) k(region)
+LEFT JOIN pk.patients p ON p.region = k.region GROUP BY k.region;
+SELECT c.id, dp_count(100.0) AS rows,
+       abs(dp_sum(coalesce(e.age, 50), -50, 50, 100.0)) < 25 AS sum_of_no_rows
+FROM pk.clinics c LEFT JOIN pk.empty e ON e.clinic = c.id GROUP BY c.id;
+-- The protected side as a subquery (its whole row: a PlaceHolderVar).
+SELECT c.id, dp_count(100.0) AS rows
+FROM pk.clinics c LEFT JOIN (SELECT clinic, age FROM pk.empty WHERE age >= 0) e
+  ON e.clinic = c.id GROUP BY c.id;
+-- Matched rows are all counted: north's 1000, and the analyst's own FILTER
+-- still applies (its 500 women).
+SELECT k.region, (dp_count(1.0) + 250) / 500 AS five_hundreds,
+       (dp_count(1.0) FILTER (WHERE p.sex = 'f') + 250) / 500 AS women
+FROM (VALUES ('north'), ('west')) k(region)
+LEFT JOIN pk.patients p ON p.region = k.region GROUP BY k.region;
+RESET SESSION AUTHORIZATION;
+RESET dp_agg.max_epsilon;
 
 -- Clean up.
 SET client_min_messages = warning;

@@ -64,3 +64,14 @@ SELECT b.epsilon_spent = a.epsilon_spent AS not_charged
 FROM before b, dp_agg.budgets a WHERE a.role = session_user;
 SELECT * FROM dp_agg.query_cost('SELECT dp_rr_proportion(answer, 1.0) FROM rr_answers');
 DROP TABLE rr_answers;
+-- A state written by hand and passed to a final function directly is refused
+-- (22023), never converted out of range (found by the second review of issue 29).
+SELECT dp_agg.rr_proportion_final('{-5,3,1}'::float8[]);
+\echo :LAST_ERROR_SQLSTATE
+SELECT dp_agg.rr_proportion_final('{5,30,1}'::float8[]);
+\echo :LAST_ERROR_SQLSTATE
+SELECT dp_agg.rr_proportion_se_final('{1e300,3,1}'::float8[]);
+\echo :LAST_ERROR_SQLSTATE
+SELECT dp_agg.rr_proportion_final('{10,3.5,1}'::float8[]);
+\echo :LAST_ERROR_SQLSTATE
+SELECT round(dp_agg.rr_proportion_final('{10,3,1}'::float8[])::numeric, 6) AS hand_written_but_valid;

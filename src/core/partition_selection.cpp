@@ -3,6 +3,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "bounded_memo.h"
 #include "exact_sampler.h"
 #include "laplace_mechanism.h"
 
@@ -72,14 +73,24 @@ void VerifyTable(const std::vector<std::uint64_t>& table, long double epsilon, l
   }
 }
 
-struct CachedTable {
-  double epsilon = 0;
-  double delta = 0;
+// The tables already built in this process (bounded_memo.h), keyed by the
+// effective (epsilon, delta) as used and the rule; null: the fallback.
+struct TableKey {
+  std::uint64_t epsilon_bits = 0;
+  std::uint64_t delta_bits = 0;
   bool one_sided = false;
-  std::shared_ptr<const std::vector<std::uint64_t>> table;  // null: the fallback
+  bool operator==(const TableKey& other) const {
+    return epsilon_bits == other.epsilon_bits && delta_bits == other.delta_bits &&
+           one_sided == other.one_sided;
+  }
 };
+using OptimalTablePtr = std::shared_ptr<const std::vector<std::uint64_t>>;
+constexpr std::size_t kCachedTables = 8;
 
-constexpr std::size_t kCacheSize = 8;
+internal::BoundedMemo<TableKey, OptimalTablePtr, kCachedTables>& CachedTables() {
+  static internal::BoundedMemo<TableKey, OptimalTablePtr, kCachedTables> memo;
+  return memo;
+}
 
 }  // namespace
 
@@ -161,26 +172,16 @@ PartitionSelectionPlan PlanPartitionSelection(double epsilon, double delta,
   // The fallback's plan is always computed: it validates epsilon the same
   // way whichever rule runs, and is cheap.
   PartitionSelectionPlan plan = partition_selection_internal::LaplaceThresholdPlan(epsilon, delta);
-  static CachedTable cache[kCacheSize];
-  static std::size_t next_slot = 0;
-  for (const CachedTable& entry : cache) {
-    if (entry.epsilon == plan.epsilon && entry.delta == plan.delta &&
-        entry.one_sided == insecure_one_sided) {
-      plan.table = entry.table;
-      return plan;
-    }
-  }
-  std::vector<std::uint64_t> table =
-      partition_selection_internal::OptimalTable(plan.epsilon, plan.delta, insecure_one_sided);
-  if (!table.empty()) {
-    plan.table = std::make_shared<const std::vector<std::uint64_t>>(std::move(table));
-  }
-  CachedTable& slot = cache[next_slot];
-  next_slot = (next_slot + 1) % kCacheSize;
-  slot.epsilon = plan.epsilon;
-  slot.delta = plan.delta;
-  slot.one_sided = insecure_one_sided;
-  slot.table = plan.table;
+  TableKey key;
+  key.epsilon_bits = internal::DoubleBits(plan.epsilon);
+  key.delta_bits = internal::DoubleBits(plan.delta);
+  key.one_sided = insecure_one_sided;
+  plan.table = CachedTables().Get(key, [&]() -> OptimalTablePtr {
+    std::vector<std::uint64_t> table =
+        partition_selection_internal::OptimalTable(plan.epsilon, plan.delta, insecure_one_sided);
+    if (table.empty()) return nullptr;
+    return std::make_shared<const std::vector<std::uint64_t>>(std::move(table));
+  });
   return plan;
 }
 
@@ -208,18 +209,23 @@ std::int64_t HalfReleasePoint(const PartitionSelectionPlan& plan) {
   return plan.always_released();
 }
 
-bool ReleasePartition(std::int64_t count, const PartitionSelectionPlan& plan, RandomSource& rng) {
-  if (!plan.optimal()) {
-    // The noise is always drawn, so the time taken does not depend on count.
-    const int128 noise = SampleDiscreteLaplace(rng, plan.scale_numerator, plan.scale_denominator);
-    return int128{count} + noise >= int128{plan.threshold};
-  }
-  // One 64-bit draw; every table word is read and the one at min(count, n*)
-  // kept by masks, so neither the work nor the memory touched depends on
-  // the count.
+namespace {
+
+// The fallback's decision: the noise is always drawn, so the time taken does
+// not depend on count.
+bool ReleaseAboveThreshold(std::int64_t count, const uint128& scale_numerator,
+                           const uint128& scale_denominator, std::int64_t threshold,
+                           RandomSource& rng) {
+  const int128 noise = SampleDiscreteLaplace(rng, scale_numerator, scale_denominator);
+  return int128{count} + noise >= int128{threshold};
+}
+
+// The optimal rule's decision: one 64-bit draw; every table word is read and
+// the one at min(count, n*) kept by masks, so neither the work nor the
+// memory touched depends on the count.
+bool ReleaseFromTable(std::int64_t count, const std::uint64_t* table, std::uint64_t size,
+                      RandomSource& rng) {
   const std::uint64_t u = rng.NextUint64();
-  const std::vector<std::uint64_t>& table = *plan.table;
-  const std::uint64_t size = table.size();
   const std::uint64_t clamped = count < 0 ? 0 : static_cast<std::uint64_t>(count);
   const std::uint64_t index = clamped < size ? clamped : size;
   std::uint64_t m = 0;
@@ -228,6 +234,37 @@ bool ReleasePartition(std::int64_t count, const PartitionSelectionPlan& plan, Ra
   }
   const bool always = index == size;
   return (u < m) | always;
+}
+
+}  // namespace
+
+bool ReleasePartition(std::int64_t count, const PartitionSelectionPlan& plan, RandomSource& rng) {
+  if (!plan.optimal())
+    return ReleaseAboveThreshold(count, plan.scale_numerator, plan.scale_denominator,
+                                 plan.threshold, rng);
+  return ReleaseFromTable(count, plan.table->data(), plan.table->size(), rng);
+}
+
+void CopyPartitionSelectionPlan(const PartitionSelectionPlan& plan, PartitionSelectionWords* out) {
+  out->epsilon = plan.epsilon;
+  out->delta = plan.delta;
+  out->scale_numerator = plan.scale_numerator;
+  out->scale_denominator = plan.scale_denominator;
+  out->threshold = plan.threshold;
+  out->size = 0;
+  if (!plan.optimal()) return;
+  const std::vector<std::uint64_t>& table = *plan.table;
+  if (table.size() > kMaxOptimalTableSize)
+    throw std::logic_error("partition selection table too long");
+  for (std::size_t i = 0; i < table.size(); ++i) out->words[i] = table[i];
+  out->size = table.size();
+}
+
+bool ReleasePartition(std::int64_t count, const PartitionSelectionWords& plan, RandomSource& rng) {
+  if (plan.size == 0)
+    return ReleaseAboveThreshold(count, plan.scale_numerator, plan.scale_denominator,
+                                 plan.threshold, rng);
+  return ReleaseFromTable(count, plan.words, plan.size, rng);
 }
 
 }  // namespace dp

@@ -87,6 +87,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <type_traits>
 #include <vector>
 
 #include "random_source.h"
@@ -135,6 +136,27 @@ double NoiseTailProbability(const PartitionSelectionPlan& plan, std::int64_t k);
 
 // Whether a group of `count` rows is released.
 bool ReleasePartition(std::int64_t count, const PartitionSelectionPlan& plan, RandomSource& rng);
+
+// A plan as plain data, for a call site's own cache (fn_extra): the final
+// function decides every group from it, so that its work per group never
+// depends on the per-process cache above (a query with more distinct
+// parameters than that cache holds would otherwise recompute a table of up
+// to kMaxOptimalTableSize words for every group, only when groups exist).
+struct PartitionSelectionWords {
+  double epsilon = 0;  // the plan's epsilon' and delta'
+  double delta = 0;
+  std::uint64_t size = 0;  // n*: words used; 0 for the fallback
+  uint128 scale_numerator = 1;
+  uint128 scale_denominator = 1;
+  std::int64_t threshold = 2;
+  std::uint64_t words[kMaxOptimalTableSize] = {};
+};
+static_assert(std::is_trivially_destructible_v<PartitionSelectionWords>,
+              "PartitionSelectionWords lives in fn_extra");
+
+void CopyPartitionSelectionPlan(const PartitionSelectionPlan& plan, PartitionSelectionWords* out);
+// The same decision as ReleasePartition on the plan it was copied from.
+bool ReleasePartition(std::int64_t count, const PartitionSelectionWords& plan, RandomSource& rng);
 
 namespace partition_selection_internal {
 // The table of the optimal rule for (epsilon', delta') as used (already

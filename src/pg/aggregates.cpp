@@ -99,6 +99,31 @@ PlanCache* CacheOf(FunctionCallInfo fcinfo) {
   return static_cast<PlanCache*>(*slot);
 }
 
+// dp_agg.group_selection's plan, per call site (dp_group_selection_final).
+struct SelectionSiteCache {
+  bool valid = false;
+  bool one_sided = false;
+  double epsilon = 0, delta = 0;  // as requested (the state's)
+  dp::PartitionSelectionWords plan;
+};
+static_assert(std::is_trivially_destructible_v<SelectionSiteCache>,
+              "SelectionSiteCache lives in fn_extra");
+
+SelectionSiteCache* SelectionCacheOf(FunctionCallInfo fcinfo) {
+  void** slot = &fcinfo->flinfo->fn_extra;
+  MemoryContext context = fcinfo->flinfo->fn_mcxt;
+  if (*slot == nullptr) {
+    if (void** site_slot = CitusFinalCacheSlot(fcinfo, &context)) slot = site_slot;
+  }
+  if (*slot == nullptr) {
+    void* raw = MemoryContextAllocZero(context, sizeof(SelectionSiteCache) + 16);
+    void* aligned = reinterpret_cast<void*>((reinterpret_cast<std::uintptr_t>(raw) + 15) &
+                                            ~static_cast<std::uintptr_t>(15));
+    *slot = new (aligned) SelectionSiteCache();  // trivially destructible
+  }
+  return static_cast<SelectionSiteCache*>(*slot);
+}
+
 void FillKey(PlanCache* cache, const AggregateState& state, bool is_count) {
   cache->valid = true;
   cache->mean_laws_ready = false;  // built for the new key when first needed
@@ -319,10 +344,24 @@ Datum dp_group_selection_final(PG_FUNCTION_ARGS) {
   dp_pg::ReadFinalState(fcinfo, &state);
   // Test fault (superuser-only): the optimal rule without its second inequality.
   const bool one_sided = dp_pg::TestFaultIs(dp_pg::TestFault::kOptimalOneSided);
+  // The plan of this call site, copied once per execution into its own
+  // cache (partition_selection.h PartitionSelectionWords): every group is
+  // then decided with the same work, whatever the per-process table cache
+  // holds (more distinct parameters than it keeps made each group compute
+  // its table again).
+  dp_pg::SelectionSiteCache* cache = dp_pg::SelectionCacheOf(fcinfo);
   const bool released = dp_pg::CallCore([&] {
-    const dp::PartitionSelectionPlan plan =
-        dp::PlanPartitionSelection(state.epsilon, state.delta, one_sided);
-    return dp::ReleasePartition(state.count, plan, dp_pg::NoiseSource());
+    if (!(cache->valid && cache->epsilon == state.epsilon && cache->delta == state.delta &&
+          cache->one_sided == one_sided)) {
+      cache->valid = false;
+      dp::CopyPartitionSelectionPlan(
+          dp::PlanPartitionSelection(state.epsilon, state.delta, one_sided), &cache->plan);
+      cache->epsilon = state.epsilon;
+      cache->delta = state.delta;
+      cache->one_sided = one_sided;
+      cache->valid = true;
+    }
+    return dp::ReleasePartition(state.count, cache->plan, dp_pg::NoiseSource());
   });
   PG_RETURN_BOOL(released);
 }

@@ -254,6 +254,9 @@ void StartPrivateExecutor(QueryDesc* query, int flags, ExecutorStart_hook_type n
   static bool worker_share_started = false;
   const bool leader_paid = IsParallelWorker() && !worker_share_started;
   if (IsParallelWorker()) worker_share_started = true;
+  // A cached plan judged before the session was restricted (restriction.h):
+  // first, so that nothing before it decides the statement's restriction.
+  RefusePlanJudgedBeforeRestriction();
   // dp_agg.query_cost() starting this very query: measured, not charged, and
   // never run (taken on entry: queries run while this one starts pay).
   CostProbe* probe = TakeCostProbe(query);

@@ -267,6 +267,7 @@ void _PG_init(void) {
   EnableQueryId();
   RegisterAggregateCacheInvalidation();
   RegisterLabelCacheInvalidation();
+  RegisterRestrictionInvalidation();  // restriction.h
   RegisterCitusFunctionCacheInvalidation();
   RegisterRemoteConnectionCacheInvalidation();
   InstallLedger();  // the pool of ledger writers

@@ -151,6 +151,8 @@ List* RestrictedRoles() {
   return roles.restricted;
 }
 
+uint64 RestrictedRolesChanges() { return roles.changes; }
+
 bool HasProtectedLabel(Oid relation) {
   return list_member_oid(Tables().protected_tables, relation);
 }

@@ -29,6 +29,11 @@ namespace dp_pg {
 // cache (another call of this file's functions).
 List* RestrictedRoles();
 
+// Counts the invalidations that may have changed RestrictedRoles() (role
+// labels, pg_authid) since the backend started; restriction.cpp decides again
+// when it moved.
+uint64 RestrictedRolesChanges();
+
 // Whether `relation` itself carries the label 'protected'.
 bool HasProtectedLabel(Oid relation);
 

@@ -37,7 +37,10 @@ PlannedStmt* PlanJudged(Query* query, const char* query_string, int cursor_optio
   // without Citus, is planned at once (judge_prefilter.h): the steps below
   // would leave it as it is. The final plan is still proved and wrapped
   // (a SQL function the planner inlines may bring private aggregates in).
-  if (!CitusLoaded() && !RestrictedSession() && !QueryMayConcernDpAgg(query)) {
+  // Asked first, before anything is planned: the statement's decision
+  // (restriction.h) is made here for every plan made in the statement.
+  const bool restricted = RestrictedSession();
+  if (!CitusLoaded() && !restricted && !QueryMayConcernDpAgg(query)) {
     SetPublicEstimatesActive(false);
     PlannedStmt* plan = next(query, query_string, cursor_options, bound_parameters);
     VerifyReleasedOnce(plan);

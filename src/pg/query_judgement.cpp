@@ -3,9 +3,12 @@
 extern "C" {
 #include "access/htup_details.h"
 #include "catalog/pg_class.h"
+#include "catalog/pg_constraint.h"
 #include "catalog/pg_language.h"
 #include "optimizer/cost.h"
+#include "parser/parsetree.h"
 #include "utils/regproc.h"
+#include "utils/syscache.h"
 }
 
 #include <cstring>
@@ -391,12 +394,46 @@ bool GroupsNeedSelection(Query* query, const FromAnalysis& from, Bitmapset* key_
          "GROUP BY col.");
 }
 
+// PostgreSQL lets a level grouped by a table's primary key select, filter
+// and order by the table's other columns (functional dependency, recorded in
+// query->constraintDeps): each is read from one row of its group, outside
+// any aggregate. Of the protected table that is an exact value of a
+// protected row, shown with its group or deciding HAVING and the row order;
+// with public keys declared on the key columns every group is released, and
+// with it every row's other columns. Refused before any charge. A public
+// table's primary key may carry its own columns (they are public).
+void RefuseDependentColumns(Query* query, const FromAnalysis& from) {
+  if (query->constraintDeps == NIL) return;
+  const RangeTblEntry* entry = rt_fetch(from.protected_item, query->rtable);
+  ListCell* cell;
+  foreach (cell, query->constraintDeps) {
+    Oid relation = InvalidOid;
+    HeapTuple tuple = SearchSysCache1(CONSTROID, ObjectIdGetDatum(lfirst_oid(cell)));
+    if (HeapTupleIsValid(tuple)) {
+      relation = reinterpret_cast<Form_pg_constraint>(GETSTRUCT(tuple))->conrelid;
+      ReleaseSysCache(tuple);
+    }
+    // Only a table read at this level can carry columns by its key: a
+    // protected subquery or WITH query never does.
+    if (OidIsValid(relation) && (entry->rtekind != RTE_RELATION || relation != entry->relid))
+      continue;
+    Refuse(ERRCODE_INSUFFICIENT_PRIVILEGE,
+           "a column of protected rows that is neither a group key nor aggregated",
+           "Grouping by the primary key lets PostgreSQL read the table's other columns from "
+           "one row of each group: that row's exact value would be released; nothing was "
+           "charged.",
+           "Add the column to GROUP BY, or aggregate it (for example dp_avg(column, lower, "
+           "upper, epsilon)).");
+  }
+}
+
 // An aggregation level releases only private aggregates' answers and the
 // keys of the groups that partition selection lets through, in key order.
 void JudgeAggregationLevel(Query* query, const FromAnalysis& from, int max_groups,
                            bool calls_private, const PublicKeyPlan* public_keys,
                            Judgement* judgement) {
   Bitmapset* key_items = CheckGroupKeys(query);
+  RefuseDependentColumns(query, from);
   // Groups of declared public keys exist whatever the rows (public_keys.h);
   // a listing of them charges nothing.
   const bool public_groups = public_keys != nullptr && public_keys->release_all;
@@ -409,6 +446,14 @@ void JudgeAggregationLevel(Query* query, const FromAnalysis& from, int max_group
     Rewrite* selection = LevelRewrite(RewriteKind::kAddGroupSelection, query);
     selection->max_groups = max_groups;
     Require(judgement, selection);
+  }
+  // public LEFT JOIN protected (the shape GroupsNeedSelection accepts): a
+  // public row without protected rows gives its aggregates no row, not a
+  // NULL-extended one that a protected row would replace (query_rewrites.h).
+  if (from.protected_nullable) {
+    Rewrite* matched = LevelRewrite(RewriteKind::kAggregateMatchedRows, query);
+    matched->protected_item = from.protected_item;
+    Require(judgement, matched);
   }
   if (!TestFaultIs(TestFault::kHashGroupOrder))
     Require(judgement, LevelRewrite(RewriteKind::kOrderByGroupKeys, query));

@@ -39,6 +39,11 @@ enum class RewriteKind {
   // level: grouped by its declared public keys, every one released
   // (public_keys.h ReleasePublicKeys), in place of group selection.
   kReleasePublicKeys,
+  // level (public LEFT JOIN protected, grouped by the public side): every
+  // aggregate of the level gets FILTER (WHERE <the protected item's whole
+  // row> IS NOT NULL), so that a public row without protected rows gives its
+  // aggregates no row rather than one NULL-extended row.
+  kAggregateMatchedRows,
   // level: its group keys appended to its ORDER BY (group_keys.h).
   kOrderByGroupKeys,
   // entry (a protected table): read with the privileges of `owner`.
@@ -67,6 +72,8 @@ struct Rewrite {
   int max_groups;
   // kFilterToPublicKeys and kReleasePublicKeys: the judge's plan.
   const PublicKeyPlan* public_keys;
+  // kAggregateMatchedRows: the level's protected FROM item.
+  Index protected_item;
 };
 
 // A palloc'd Rewrite of `kind` on `level`, `entry` or `sublink`.

@@ -37,6 +37,18 @@ void ReadProportionState(FunctionCallInfo fcinfo, double out[3]) {
   out[0] = values[0];
   out[1] = values[1];
   out[2] = values[2];
+  // The aggregate's own states hold counts 0 <= yes <= n below 2^53 (exact in
+  // a double); a state written by hand and passed to a final function
+  // directly is refused, never converted out of range (undefined behaviour).
+  const double n = out[0];
+  const double yes = out[1];
+  if (!(n >= 0 && n <= 9007199254740992.0 && n == std::floor(n) && yes >= 0 && yes <= n &&
+        yes == std::floor(yes)))
+    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                    errmsg("not a dp_rr_proportion state: counts must be integers with "
+                           "0 <= yes <= n <= 2^53"),
+                    errhint("Call the aggregates dp_rr_proportion(answer, epsilon) and "
+                            "dp_rr_proportion_se(answer, epsilon), not their final functions.")));
 }
 
 dp::ProportionEstimate EstimateOf(FunctionCallInfo fcinfo) {

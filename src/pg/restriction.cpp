@@ -1,5 +1,5 @@
 // Restricted roles: who is restricted (the session's roles, their labels and
-// memberships, judged once per transaction), and what a restricted session's
+// memberships, judged once per statement), and what a restricted session's
 // client may be sent below INFO. What is protected is protected_tables.cpp's,
 // the label provider security_labels.cpp's, the GRANT invariant
 // grant_invariant.cpp's, the utility allow-list and EXPLAIN refusal
@@ -12,7 +12,9 @@
 extern "C" {
 #include "access/genam.h"
 #include "access/htup_details.h"
+#include "access/parallel.h"
 #include "access/table.h"
+#include "access/xact.h"
 #include "catalog/dependency.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_attrdef.h"
@@ -35,7 +37,11 @@ extern "C" {
 #include "utils/fmgroids.h"
 #include "utils/guc.h"
 #include "utils/guc_tables.h"
+#include "utils/inval.h"
+#include "utils/plancache.h"
 #include "utils/rel.h"
+#include "utils/syscache.h"
+#include "utils/timestamp.h"
 }
 
 namespace dp_pg {
@@ -55,15 +61,37 @@ bool IsMemberOfAny(Oid role, List* roles) {
 }
 
 // RestrictedSession() is asked several times per statement (planner,
-// executor, utility hook); the answer is kept for the current transaction
-// and pair of users.
+// executor, utility hook); the answer is kept for the statement the client
+// sent (its transaction, statement start time and pair of users) and, from
+// one statement to the next, for as long as nothing it depends on changed.
 struct RestrictionCache {
   LocalTransactionId transaction = InvalidLocalTransactionId;
+  TimestampTz statement = 0;
   Oid session_user = InvalidOid;
   Oid current_user = InvalidOid;
+  uint64 changes = 0;  // RestrictionChanges() when decided
   bool restricted = false;
 };
 RestrictionCache restriction_cache;
+
+// Role memberships (pg_auth_members) changed, here or committed by another
+// session: who is restricted may have changed with them.
+uint64 membership_changes = 0;
+
+// Everything the answer depends on, as the invalidations of other
+// sessions' commits arrive: the labelled roles (label_cache.h: role labels
+// and pg_authid) and role memberships.
+uint64 RestrictionChanges() { return RestrictedRolesChanges() + membership_changes; }
+
+// A GRANT or REVOKE of role membership. Cached plans (prepared statements,
+// PL/pgSQL) were judged for the memberships before it: all of them are
+// planned and judged again at their next use, as PostgreSQL does after a
+// change of schemas or operators (a role label invalidates every relation
+// instead: security_labels.cpp).
+void MembershipChanged(Datum, int, uint32) {
+  ++membership_changes;
+  ResetPlanCache();
+}
 
 // What the session's client may be sent below INFO, decided without
 // catalog reads wherever a message is reported or a setting is checked.
@@ -97,27 +125,81 @@ bool SessionKeepsDebugFromClient() {
   return session_seen_restricted || (!session_judged && !session_auth_is_superuser);
 }
 
-}  // namespace
-
-bool RestrictedSession() {
+// The answer of RestrictedSession(). `restricted_at_statement_start`: this
+// call was the first of a statement, the invalidations it took in changed
+// what the answer depends on, and the answer became yes (it was no, or was
+// not known, for these users).
+bool DecideRestriction(bool* restricted_at_statement_start) {
+  *restricted_at_statement_start = false;
   const Oid session_user = GetSessionUserId();
   const Oid current_user = GetUserId();
   if (!IsTransactionState()) return false;
-  if (restriction_cache.transaction == MyProc->lxid &&
-      restriction_cache.session_user == session_user &&
-      restriction_cache.current_user == current_user)
-    return restriction_cache.restricted;
+  RestrictionCache& cache = restriction_cache;
+  const TimestampTz statement = GetCurrentStatementStartTimestamp();
+  const bool same_roles = cache.transaction == MyProc->lxid && cache.session_user == session_user &&
+                          cache.current_user == current_user;
+  if (same_roles && cache.statement == statement) return cache.restricted;
+  const bool new_statement = cache.statement != statement;
+  const bool was_restricted =
+      cache.session_user == session_user && cache.current_user == current_user && cache.restricted;
+  const uint64 changes_before = RestrictionChanges();
+  if (new_statement) {
+    // PostgreSQL takes in other sessions' committed catalog changes when a
+    // statement takes a lock it does not hold yet; a statement inside a
+    // transaction that already holds every lock it needs would not.
+    // Restrictions take effect at the next statement regardless (a quick
+    // check when nothing is pending).
+    AcceptInvalidationMessages();
+    if (same_roles && cache.changes == RestrictionChanges()) {
+      cache.statement = statement;
+      return cache.restricted;
+    }
+  }
   // The labelled roles come from label_cache.h; memberships from
   // PostgreSQL's own cache (both invalidated by GRANT, REVOKE, ALTER ROLE,
-  // DROP ROLE and SECURITY LABEL in any session).
+  // DROP ROLE and SECURITY LABEL in any session). Reading them may take in
+  // more invalidations: the count is taken before, so that the next
+  // statement decides again.
+  const uint64 changes = RestrictionChanges();
   List* restricted_roles = RestrictedRoles();
   const bool restricted =
       restricted_roles != NIL && (IsMemberOfAny(session_user, restricted_roles) ||
                                   IsMemberOfAny(current_user, restricted_roles));
-  restriction_cache = RestrictionCache{MyProc->lxid, session_user, current_user, restricted};
+  cache =
+      RestrictionCache{MyProc->lxid, statement, session_user, current_user, changes, restricted};
   session_judged = true;
   if (restricted) NoteRestricted();
+  *restricted_at_statement_start =
+      new_statement && restricted && !was_restricted && RestrictionChanges() != changes_before;
   return restricted;
+}
+
+}  // namespace
+
+bool RestrictedSession() {
+  bool restricted_at_statement_start;
+  return DecideRestriction(&restricted_at_statement_start);
+}
+
+void RefusePlanJudgedBeforeRestriction() {
+  // A parallel worker runs its leader's plan, started after this check.
+  if (IsParallelWorker() || !IsTransactionState()) return;
+  bool restricted_at_statement_start;
+  (void)DecideRestriction(&restricted_at_statement_start);
+  if (!restricted_at_statement_start) return;
+  // Decided first here, at the start of the executor: the statement's plan
+  // was not made in this statement (the planner hook asks first) but taken
+  // from the plan cache (a prepared statement bound over the extended
+  // protocol) before the change that restricts the session was taken in.
+  // It was judged for an unrestricted session: not run. Every cached plan
+  // is made again at its next use.
+  ResetPlanCache();
+  ereport(ERROR,
+          (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+           errmsg("dp_agg: this statement was planned before the role was restricted"),
+           errdetail("A restriction committed in another session takes effect at this session's "
+                     "next statement; a plan made before it is not run."),
+           errhint("Run the statement again: it is planned and judged anew.")));
 }
 
 bool RoleIsRestricted(Oid role) { return IsMemberOfAny(role, RestrictedRoles()); }
@@ -158,6 +240,11 @@ void JudgeLoginRole(Port* port, int status) {
 void ClampClientMinMessages(int* new_value) {
   if (*new_value < NOTICE && IsUnderPostmaster && SessionKeepsDebugFromClient())
     *new_value = NOTICE;
+}
+
+void RegisterRestrictionInvalidation() {
+  CacheRegisterSyscacheCallback(AUTHMEMROLEMEM, MembershipChanged, 0);
+  CacheRegisterSyscacheCallback(AUTHMEMMEMROLE, MembershipChanged, 0);
 }
 
 void StartRestrictionRules() {

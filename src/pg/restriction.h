@@ -28,7 +28,22 @@ namespace dp_pg {
 // Whether the rules for restricted roles apply to the current statement: the
 // session user or the current user is labelled 'restricted' or is a member
 // of a role that is (SET ROLE and SECURITY DEFINER functions lend no escape).
+//
+// Decided at the first call of each statement the client sends (a query
+// string, or a Parse, Bind or Execute message) and kept for that statement;
+// decided again at the next one if a role label, a role or a role membership
+// changed meanwhile, committed by any session (inside an open transaction
+// too: the first call takes in pending invalidations). A statement already
+// running, and a cursor already open, keep the plan they were judged with;
+// cached plans are judged again at their next use.
 bool RestrictedSession();
+
+// At the start of the executor (call_sites.cpp), before anything runs or is
+// charged: refuses (42501) a plan taken from the plan cache before a change
+// that restricts the session was taken in -- the one case in which the
+// statement's first decision comes after its plan was chosen (a prepared
+// statement bound over the extended protocol inside a transaction).
+void RefusePlanJudgedBeforeRestriction();
 
 // Whether `role` is labelled 'restricted' or belongs to a role that is.
 bool RoleIsRestricted(Oid role);
@@ -79,6 +94,10 @@ void JudgeSessionAfterSettingsChange();
 void KeepDebugMessageFromClient(ErrorData* error);
 void JudgeLoginRole(Port* port, int status);
 void ClampClientMinMessages(int* new_value);
+
+// In _PG_init: role memberships changed in any session make every backend
+// decide RestrictedSession() again and plan its cached plans again.
+void RegisterRestrictionInvalidation();
 
 // Registers the security label provider and, in a session that started
 // before dp_agg was loaded, keeps DEBUG messages from a restricted client.

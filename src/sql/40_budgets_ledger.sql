@@ -335,6 +335,15 @@ BEGIN
             DETAIL = 'Set its new totals with dp_agg.set_budget_zcdp(role, rho, delta) (the rho for an (epsilon, delta) guarantee is dp_agg.zcdp_rho(epsilon, delta)), or make it an (epsilon, delta) budget with dp_agg.set_budget.';
   END IF;
   PERFORM dp_agg.check_amounts(epsilon, delta);
+  -- (else the table's CHECK would refuse it with 23514 and no guidance)
+  IF EXISTS (SELECT 1 FROM dp_agg.role_budget b
+             WHERE b.role_oid = role AND b.system_identifier = dp_agg.system_identifier()
+               AND b.delta_total + delta::numeric >= 1) THEN
+    RAISE EXCEPTION 'adding delta % would bring the delta total of role "%" to 1 or more',
+      delta, name_of_role
+      USING ERRCODE = 'invalid_parameter_value',
+            DETAIL = 'A delta total must stay below 1 (delta 1 promises nothing): add less, or set the totals with dp_agg.set_budget(role, epsilon, delta).';
+  END IF;
   INSERT INTO dp_agg.role_budget AS b (role_oid, role_name, epsilon_total, delta_total)
   VALUES (role, name_of_role, epsilon::numeric, delta::numeric)
   ON CONFLICT (role_oid, system_identifier) DO UPDATE
@@ -383,6 +392,11 @@ DECLARE
   previous dp_agg.role_budget;
 BEGIN
   PERFORM dp_agg.require_admin('revoke privacy budgets');
+  IF role IS NULL THEN
+    RAISE EXCEPTION 'dp_agg.revoke_budget needs a role, not NULL'
+      USING ERRCODE = 'invalid_parameter_value',
+            DETAIL = 'Name the role whose budget to remove, e.g. dp_agg.revoke_budget(''alice'').';
+  END IF;
   DELETE FROM dp_agg.role_budget b
   WHERE b.role_oid = role AND b.system_identifier = dp_agg.system_identifier()
   RETURNING * INTO previous;

@@ -1058,8 +1058,13 @@ class Runner:
                 for setting in settings:
                     cur.execute("SET " + setting)
                 try:
+                    # As bytes: under ENCODING_SETTINGS PostgreSQL prints a
+                    # timestamptz constant of the plan with its time zone
+                    # abbreviation cut inside a character (not valid UTF-8).
+                    psycopg2.extensions.register_type(psycopg2.extensions.BYTES, cur)
                     cur.execute("EXPLAIN (COSTS ON) " + sql)
-                    return {"ok": True, "lines": [r[0] for r in cur.fetchall()]}
+                    return {"ok": True, "lines": [bytes(r[0]).decode("utf-8", "backslashreplace")
+                                                  for r in cur.fetchall()]}
                 finally:
                     for setting in settings:
                         cur.execute("RESET " + setting.split("=")[0].strip())
@@ -1472,6 +1477,7 @@ def main():
             set_fault(None)
             runner.reset()
             gen = Gen(random.Random(seed), None, icu)
+            log(f"neighbour: seed {seed}, {n} statements")
             t1 = time.time()
             ran, errs, found = fuzz(runner, gen, n, out, f"seed {seed}",
                                     deadline=(time.time() + budget) if budget else None)

@@ -74,8 +74,8 @@ like(ask($read_protected), $restricted, 'GRANT again: restricted');
 admin(q(REVOKE team_renamed FROM analyst; DROP ROLE team_renamed));
 like(ask($read_protected), $not_restricted, 'the restricted role dropped: not restricted');
 
-# A restricted session in a transaction sees a label another session
-# commits meanwhile from its next transaction on (as before the cache).
+# (Inside an open transaction, a label another session commits meanwhile
+# takes effect at the next statement: TAP test 012.)
 admin(q(SELECT dp_agg.restrict_role('analyst')));
 like(ask($read_protected), $restricted, 'restricted again');
 

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -123,6 +124,17 @@ TEST(OptimalPartitionSelectionTest, CachedPerSetting) {
   const PartitionSelectionPlan c = PlanPartitionSelection(0.7 * (1 + 1e-12), 1e-7);
   EXPECT_EQ(a.table.get(), c.table.get());
   EXPECT_NE(a.table.get(), PlanPartitionSelection(0.7, 2e-7).table.get());
+}
+
+// The memo (bounded_memo.h) keeps 8 tables: after 8 other settings the first
+// is built again, equal in content to the one it replaces.
+TEST(OptimalPartitionSelectionTest, MemoIsBoundedAndRebuildsTheSameTable) {
+  const PartitionSelectionPlan first = PlanPartitionSelection(0.9, 3e-7);
+  const std::vector<std::uint64_t> content = *first.table;
+  for (int i = 1; i <= 8; ++i) PlanPartitionSelection(0.9 + 0.01 * i, 3e-7);
+  const PartitionSelectionPlan again = PlanPartitionSelection(0.9, 3e-7);
+  EXPECT_NE(first.table.get(), again.table.get());
+  EXPECT_EQ(content, *again.table);
 }
 
 // The test fault optimal_one_sided (fault 56) drops inequality (2): at
@@ -303,3 +315,35 @@ TEST(PartitionSelectionTest, FallbackReleaseFrequencyMatchesExactLaw) {
 }
 
 }  // namespace
+
+// The plain-data copy a call site keeps (PartitionSelectionWords, the
+// group-selection final function's fn_extra) decides exactly as the plan it
+// was copied from: the same draws give the same decision for every count,
+// for the optimal rule and for the fallback.
+TEST(OptimalPartitionSelectionTest, CopiedPlanDecidesAsThePlan) {
+  const std::uint64_t top = ~std::uint64_t{0};
+  auto copy = std::make_unique<dp::PartitionSelectionWords>();
+  for (const auto& setting : {std::pair<double, double>{1.0, 1e-6}, {0.1, 1e-9}, {0.001, 1e-6}}) {
+    const PartitionSelectionPlan plan = PlanPartitionSelection(setting.first, setting.second);
+    dp::CopyPartitionSelectionPlan(plan, copy.get());
+    EXPECT_EQ(copy->size, static_cast<std::uint64_t>(plan.always_released()));
+    const std::int64_t star = plan.optimal() ? plan.always_released() : plan.threshold + 40;
+    for (std::int64_t count = -1; count <= star + 1; ++count) {
+      if (plan.optimal()) {
+        for (std::uint64_t u : {std::uint64_t{0}, std::uint64_t{1} << 40, top / 3, top}) {
+          FixedWordSource a(u);
+          FixedWordSource b(u);
+          EXPECT_EQ(dp::ReleasePartition(count, plan, a), dp::ReleasePartition(count, *copy, b))
+              << count << " " << u;
+        }
+      } else {
+        for (std::uint64_t seed = 1; seed <= 4; ++seed) {
+          dp::SeededTestRandomSource a(seed);
+          dp::SeededTestRandomSource b(seed);
+          EXPECT_EQ(dp::ReleasePartition(count, plan, a), dp::ReleasePartition(count, *copy, b))
+              << count << " " << seed;
+        }
+      }
+    }
+  }
+}
