@@ -100,3 +100,38 @@ DROP TABLE interval_groups;
 -- the parameters; mean_interval.h kMaxMeanTestCountRadius)
 SELECT (e).low <= (e).high AS ordered, (e).low >= 0 AND (e).high <= 2 AS within_bounds
 FROM (SELECT dp_avg_interval(x::float8, 0, 2, 1e-15, 0.95) AS e FROM generate_series(1, 100) x) q;
+-- Numeric values (issue 31): dp_avg_interval and dp_sum_interval of a numeric
+-- column resolve to their numeric forms, which read the digits as dp_avg(numeric)
+-- does, with no cast to double precision per row (the view's dependencies name
+-- the numeric signatures). Literal bounds and parameters as users
+-- write them; integer, real and double precision columns keep the float8 forms.
+CREATE TEMP TABLE numeric_interval AS
+  SELECT g, round((1000 * ((g * 7919 + r * 104729) % 1000 / 1000.0) ^ 3)::numeric, 2) AS n,
+         ((g * 7919 + r * 104729) % 1000)::int AS i
+  FROM generate_series(1, 10000) g, generate_series(1, 50) r;
+CREATE TEMP VIEW numeric_interval_calls AS
+  SELECT dp_avg_interval(n, 0, 1000, 1.0, 0.95) AS a, dp_avg_interval(n, 0.5, 999.5, 1.0, 1e-6, 0.9) AS b,
+         dp_sum_interval(n, 0, 1000, 1.0, 0.95) AS c, dp_sum_interval(n, 0, 1000, 1.0, 1e-6, 0.95) AS d,
+         dp_avg_interval(i, 0, 1000, 1.0, 0.95) AS e
+  FROM numeric_interval;
+SELECT d.refobjid::regprocedure AS calls
+FROM pg_depend d JOIN pg_rewrite w ON d.classid = 'pg_rewrite'::regclass AND d.objid = w.oid
+WHERE w.ev_class = 'numeric_interval_calls'::regclass AND d.refclassid = 'pg_proc'::regclass
+ORDER BY d.refobjid::regprocedure::text;
+DROP VIEW numeric_interval_calls;
+-- The same coverage property as above on the numeric form (10,000 groups of 50).
+SELECT avg(((e).low <= m AND m <= (e).high)::int) BETWEEN 0.93 AND 0.975 AS numeric_nominal_coverage,
+       bool_and((e).low >= 0 AND (e).high <= 1000 AND (e).low <= (e).value AND (e).value <= (e).high)
+         AS numeric_within_bounds
+FROM (SELECT g, dp_avg_interval(n, 0, 1000, 1.0, 0.95) AS e, avg(n) AS m
+      FROM numeric_interval GROUP BY g) q;
+-- dp_sum_interval(numeric): value +- the same margin as the float8 form's (from
+-- the public parameters alone), and the value within 25 noise scales of the
+-- sum (P < e^-25 ~ 1.4e-11 otherwise).
+SELECT abs(((e).high - (e).value) - ((f).high - (f).value)) < 1e-6 AS numeric_sum_margin,
+       abs(((e).value - (e).low) - ((f).value - (f).low)) < 1e-6 AS numeric_sum_margin_low,
+       abs((e).value - s) < 25000 AS numeric_sum_near
+FROM (SELECT dp_sum_interval(n, 0, 1000, 1.0, 0.95) AS e,
+             dp_sum_interval(n::float8, 0, 1000, 1.0, 0.95) AS f, sum(n) AS s
+      FROM numeric_interval) q;
+DROP TABLE numeric_interval;

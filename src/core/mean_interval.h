@@ -27,17 +27,33 @@
 // pieces reaching the ends of the range when C~ is not clearly positive (as
 // Fieller's set, which is then unbounded). The returned interval runs, on
 // each side of the estimate, to the first rejected point of a geometric
-// sequence of steps (refined by bisection, keeping the rejected side), or to
-// the end of the range if that end is accepted; rounded outward. With no
-// accepted point it is the whole range [lower, upper]. (An accepted island
-// strictly between a rejected point and a rejected end would be missed; the
-// coverage tests and the benchmark measure the result.)
+// sequence of steps, or to the end of the range if that end is accepted;
+// between the last accepted point and that rejected one the edge is located
+// by an ITP search (interpolate, truncate, project: Oliveira and Takahashi,
+// ACM TOMS 2020), which keeps an accepted and a rejected point around the
+// edge and returns the rejected one: the hull is never cut short. It stops
+// when the bracket is down to 2^-40 of its first width (or 2^-60 of the
+// range), which bisection, its worst case plus one step, would reach in 40
+// steps, or earlier when both ends of the bracket round outward to the same
+// double, so that no further step could change the answer; the result is
+// rounded outward. With no accepted point it is the whole range
+// [lower, upper]. (An accepted island strictly between a rejected point and
+// a rejected end would be missed; the coverage tests and the benchmark
+// measure the result.)
+//
+// Cost (issue 31): the tables of the noise laws depend on public parameters
+// only and are built once per call site (MeanTestLaws) and shared by its
+// groups; a p-value sums K + 1 distinct terms (the terms of k and -k are
+// equal bit for bit and added twice in the original order, so the value is
+// that of the plain sum over [-K, K]); an interval takes about 30 p-values.
+// The work depends on the releases and public parameters only.
 //
 // Everything is post-processing of the releases and public parameters:
 // publishing the interval costs no privacy.
 #ifndef DP_AGG_CORE_MEAN_INTERVAL_H
 #define DP_AGG_CORE_MEAN_INTERVAL_H
 
+#include <cstddef>
 #include <cstdint>
 
 #include "confidence.h"
@@ -52,6 +68,45 @@ ConfidenceInterval LaplaceMeanTestInterval(const MeanRelease& release, std::int6
 ConfidenceInterval GaussianMeanTestInterval(const MeanRelease& release, std::int64_t lower_units,
                                             std::int64_t upper_units, int unit_exponent,
                                             const GaussianMeanPlans& plans, double confidence);
+
+// The noise laws of the test, from the public plans and unit exponent only:
+// built once and shared by every interval of the same parameters (a
+// PostgreSQL call site keeps them across its groups). Trivially
+// destructible: the tables live in storage the caller provides, of
+// MeanTestStorageDoubles doubles (at most 2 kMaxMeanTestCountRadius + 1 +
+// about 10,000 for tractable plans). Fields are read by mean_interval.cpp
+// only.
+enum class MeanTestSumTail : std::uint8_t { kConstant, kLaplace, kGaussianTable, kGaussianErfc };
+struct MeanTestLaws {
+  const double* count_pmf = nullptr;  // P[Z_c = k], index k + K for k in [-K, K]
+  long count_radius = 0;  // K
+  long double count_omitted = 0;  // P[|Z_c| > K], bounded above
+  long double count_step = 1;  // R_c in value units
+  long double sum_step = 1;  // R_s in value units
+  long double slack_sum = 0;  // half a sum step if the sum was rounded to its grid
+  long double slack_count = 0;  // half a count step if the count was rounded
+  long double tail_error = 0;  // absolute error bound of the sum's tail (added to p)
+  MeanTestSumTail sum_tail = MeanTestSumTail::kConstant;  // P[Z_s >= k]:
+  double laplace_rate = 0, laplace_log_one_plus_q = 0;  // kLaplace
+  const double* tail_table = nullptr;  // kGaussianTable: P[Z_s >= j], j = 0..M
+  long tail_table_max = 0;  // M
+  double erfc_scale = 0;  // kGaussianErfc: sigma sqrt(2)
+  long double var_count = 0;  // the search's scale: Var Z_c (grid steps^2)
+  long double var_sum_steps = 0;  // and a rough Var Z_s (grid steps^2)
+};
+std::size_t LaplaceMeanTestStorageDoubles(const MeanPlans& plans);
+std::size_t GaussianMeanTestStorageDoubles(const GaussianMeanPlans& plans);
+// storage: at least the doubles above (std::invalid_argument otherwise); it
+// must outlive the returned laws.
+MeanTestLaws LaplaceMeanTestLaws(const MeanPlans& plans, int unit_exponent, double* storage,
+                                 std::size_t doubles);
+MeanTestLaws GaussianMeanTestLaws(const GaussianMeanPlans& plans, int unit_exponent,
+                                  double* storage, std::size_t doubles);
+// The interval from laws built with the same unit_exponent: the same value
+// as Laplace/GaussianMeanTestInterval.
+ConfidenceInterval MeanTestInterval(const MeanTestLaws& laws, const MeanRelease& release,
+                                    std::int64_t lower_units, std::int64_t upper_units,
+                                    int unit_exponent, double confidence);
 
 // Whether the test inversion's sum over the count noise stays small (at most
 // kMaxMeanTestCountRadius grid steps each side): a function of the public

@@ -59,6 +59,12 @@ struct PlanCache {
   dp::NoiseMechanism mechanism;  // count or sum
   double margin = 0;  // count/sum interval half-width at `confidence`
   dp::MeanMechanisms mean;
+  // The mean interval's noise laws (mean_interval.h), built on the first
+  // group and shared by the others; their tables are allocated in `context`.
+  bool mean_laws_ready = false;  // decided for this key (and built if tractable)
+  bool mean_test_tractable = false;
+  dp::MeanTestLaws mean_laws;
+  MemoryContext context = nullptr;  // the cache's own memory context
 };
 
 bool SameKey(const PlanCache& cache, const AggregateState& state, bool is_count) {
@@ -74,8 +80,14 @@ static_assert(std::is_trivially_destructible_v<PlanCache>, "PlanCache must need 
 static_assert(std::is_trivially_destructible_v<dp::PartialStateFields>,
               "PartialStateFields lives across PostgreSQL calls");
 
-// The cache of this final function call site (final_site_cache.h).
-PlanCache* CacheOf(FunctionCallInfo fcinfo) { return FinalSiteCache<PlanCache>(fcinfo); }
+// The cache of this final function call site (final_site_cache.h); it
+// remembers the memory context it lives in, where its noise tables are built.
+PlanCache* CacheOf(FunctionCallInfo fcinfo) {
+  MemoryContext created_in = nullptr;
+  PlanCache* cache = FinalSiteCache<PlanCache>(fcinfo, &created_in);
+  if (created_in != nullptr) cache->context = created_in;
+  return cache;
+}
 
 // dp_agg.group_selection's plan, per call site (dp_group_selection_final).
 struct SelectionSiteCache {
@@ -93,6 +105,7 @@ SelectionSiteCache* SelectionCacheOf(FunctionCallInfo fcinfo) {
 
 void FillKey(PlanCache* cache, const AggregateState& state, bool is_count) {
   cache->valid = true;
+  cache->mean_laws_ready = false;  // built for the new key when first needed
   cache->is_count = is_count;
   cache->epsilon = state.epsilon;
   cache->delta = state.delta;
@@ -155,19 +168,64 @@ struct MeanResult {
   double noise_stddev = 0;
 };
 
+// The mean's plans for this call site's key, and how many doubles the
+// interval's noise tables still need (0: none, or already built).
+std::size_t PrepareMeanPlans(PlanCache* cache, const AggregateState& state) {
+  if (!SameKey(*cache, state, false)) {
+    cache->valid = false;
+    // Effective parameters, validated when the call was prepared; the
+    // split between the mean's two releases happens in BuildMean.
+    cache->mean = dp::MechanismBuilder()
+                      .SetEpsilon(state.epsilon)
+                      .SetDelta(state.delta)
+                      .BuildMean(state.lower_units, state.upper_units);
+    FillKey(cache, state, false);
+  }
+  if (!(state.confidence > 0) || cache->mean_laws_ready) return 0;
+  // The interval: inversion of the exact test on the two releases
+  // (mean_interval.h), nominal coverage without a union bound; the
+  // union-bound interval where the test's sum would be too long (decided
+  // by the public plans alone).
+  const dp::MeanMechanisms& mean = cache->mean;
+  const dp::GaussianMeanPlans gaussian{mean.count.gaussian_plan(),
+                                       mean.centred_sum.gaussian_plan()};
+  const dp::MeanPlans laplace{mean.count.laplace_plan(), mean.centred_sum.laplace_plan()};
+  const bool is_gaussian = mean.count.kind() == dp::NoiseKind::kGaussian;
+  cache->mean_test_tractable = is_gaussian ? dp::GaussianMeanTestIsTractable(gaussian)
+                                           : dp::LaplaceMeanTestIsTractable(laplace);
+  if (!cache->mean_test_tractable) {
+    cache->mean_laws_ready = true;
+    return 0;
+  }
+  return is_gaussian ? dp::GaussianMeanTestStorageDoubles(gaussian)
+                     : dp::LaplaceMeanTestStorageDoubles(laplace);
+}
+
+// The interval's noise laws into `storage` (public parameters only).
+void BuildMeanLaws(PlanCache* cache, const AggregateState& state, double* storage,
+                   std::size_t doubles) {
+  const dp::MeanMechanisms& mean = cache->mean;
+  if (mean.count.kind() == dp::NoiseKind::kGaussian) {
+    const dp::GaussianMeanPlans gaussian{mean.count.gaussian_plan(),
+                                         mean.centred_sum.gaussian_plan()};
+    cache->mean_laws = dp::GaussianMeanTestLaws(gaussian, state.unit_exponent, storage, doubles);
+  } else {
+    const dp::MeanPlans laplace{mean.count.laplace_plan(), mean.centred_sum.laplace_plan()};
+    cache->mean_laws = dp::LaplaceMeanTestLaws(laplace, state.unit_exponent, storage, doubles);
+  }
+  cache->mean_laws_ready = true;
+}
+
 MeanResult ReleaseMeanOf(FunctionCallInfo fcinfo, const AggregateState& state) {
   PlanCache* cache = CacheOf(fcinfo);
+  const std::size_t table_doubles = CallCore([&] { return PrepareMeanPlans(cache, state); });
+  // The tables live as long as the cache (its memory context): allocated
+  // here, outside the core, once per call site and key.
+  double* storage = table_doubles == 0 ? nullptr
+                                       : static_cast<double*>(MemoryContextAlloc(
+                                             cache->context, table_doubles * sizeof(double)));
   return CallCore([&] {
-    if (!SameKey(*cache, state, false)) {
-      cache->valid = false;
-      // Effective parameters, validated when the call was prepared; the
-      // split between the mean's two releases happens in BuildMean.
-      cache->mean = dp::MechanismBuilder()
-                        .SetEpsilon(state.epsilon)
-                        .SetDelta(state.delta)
-                        .BuildMean(state.lower_units, state.upper_units);
-      FillKey(cache, state, false);
-    }
+    if (storage != nullptr) BuildMeanLaws(cache, state, storage, table_doubles);
     const dp::MeanRelease release =
         cache->mean.AddNoise(state.count, GetSum(&state), state.lower_units, state.upper_units,
                              state.unit_exponent, NoiseSource());
@@ -175,26 +233,14 @@ MeanResult ReleaseMeanOf(FunctionCallInfo fcinfo, const AggregateState& state) {
     result.mean = release.mean;
     result.noise_stddev = cache->mean.centred_sum.NoiseStddev(state.unit_exponent - 1) /
                           std::max(1.0, dp::ToDouble(release.noisy_count));
-    // The interval: inversion of the exact test on the two releases
-    // (mean_interval.h), nominal coverage without a union bound; the
-    // union-bound interval where the test's sum would be too long (decided
-    // by the public plans alone).
     if (state.confidence > 0) {
-      const dp::MeanMechanisms& mean = cache->mean;
-      const dp::GaussianMeanPlans gaussian{mean.count.gaussian_plan(),
-                                           mean.centred_sum.gaussian_plan()};
-      const dp::MeanPlans laplace{mean.count.laplace_plan(), mean.centred_sum.laplace_plan()};
-      const bool is_gaussian = mean.count.kind() == dp::NoiseKind::kGaussian;
-      if (is_gaussian ? dp::GaussianMeanTestIsTractable(gaussian)
-                      : dp::LaplaceMeanTestIsTractable(laplace)) {
+      if (cache->mean_test_tractable) {
         result.interval =
-            is_gaussian
-                ? dp::GaussianMeanTestInterval(release, state.lower_units, state.upper_units,
-                                               state.unit_exponent, gaussian, state.confidence)
-                : dp::LaplaceMeanTestInterval(release, state.lower_units, state.upper_units,
-                                              state.unit_exponent, laplace, state.confidence);
+            dp::MeanTestInterval(cache->mean_laws, release, state.lower_units, state.upper_units,
+                                 state.unit_exponent, state.confidence);
       } else {
-        const dp::MeanNoiseIntervals noise = mean.Intervals(state.unit_exponent, state.confidence);
+        const dp::MeanNoiseIntervals noise =
+            cache->mean.Intervals(state.unit_exponent, state.confidence);
         result.interval =
             dp::MeanConfidenceInterval(release, state.lower_units, state.upper_units,
                                        state.unit_exponent, noise.count, noise.centred_sum);

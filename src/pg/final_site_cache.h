@@ -20,8 +20,10 @@
 
 namespace dp_pg {
 
+// created_in: set to the memory context of the cache when this call created
+// it (left alone otherwise).
 template <typename Cache>
-Cache* FinalSiteCache(FunctionCallInfo fcinfo) {
+Cache* FinalSiteCache(FunctionCallInfo fcinfo, MemoryContext* created_in = nullptr) {
   static_assert(std::is_trivially_destructible_v<Cache>, "a final site cache is never destroyed");
   static_assert(alignof(Cache) <= 16, "a final site cache is 16-byte aligned");
   void** slot = &fcinfo->flinfo->fn_extra;
@@ -34,6 +36,7 @@ Cache* FinalSiteCache(FunctionCallInfo fcinfo) {
     void* aligned = reinterpret_cast<void*>((reinterpret_cast<std::uintptr_t>(raw) + 15) &
                                             ~static_cast<std::uintptr_t>(15));
     *slot = new (aligned) Cache();
+    if (created_in != nullptr) *created_in = context;
   }
   return static_cast<Cache*>(*slot);
 }

@@ -96,6 +96,9 @@ CREATE FUNCTION dp_agg.numeric_transfn(dp_agg.aggregate_state, numeric, numeric,
 CREATE FUNCTION dp_agg.float8_transfn(dp_agg.aggregate_state, float8, float8, float8, float8, float8, float8)
   RETURNS dp_agg.aggregate_state AS 'MODULE_PATHNAME', 'dp_float8_transfn'
   LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
+CREATE FUNCTION dp_agg.numeric_transfn(dp_agg.aggregate_state, numeric, numeric, numeric, float8, float8, float8)
+  RETURNS dp_agg.aggregate_state AS 'MODULE_PATHNAME', 'dp_numeric_transfn'
+  LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
 
 COMMENT ON TYPE dp_agg.aggregate_state IS
   'Transition state of dp_count, dp_sum, dp_avg and their interval forms (exact partial sums: never shown to analysts)';

@@ -29,7 +29,9 @@ CREATE FUNCTION dp_agg.avg_interval_final(dp_agg.aggregate_state) RETURNS dp_agg
   AS 'MODULE_PATHNAME', 'dp_avg_interval_final' LANGUAGE C VOLATILE PARALLEL SAFE;
 
 -- (value, epsilon, confidence) and (value, epsilon, delta, confidence); sums
--- and means of any numeric type go through double precision.
+-- and means of numeric values read their digits as dp_sum(numeric) and
+-- dp_avg(numeric) do (numeric bounds rounded inward), of the other number
+-- types through double precision.
 CREATE AGGREGATE dp_count_interval(anyelement, float8, float8) (
   SFUNC = dp_agg.count_transfn, STYPE = dp_agg.aggregate_state, INITCOND = 'uninitialized',
   FINALFUNC = dp_agg.count_interval_final, COMBINEFUNC = dp_agg.combine, PARALLEL = SAFE
@@ -55,6 +57,24 @@ CREATE AGGREGATE dp_avg_interval(float8, float8, float8, float8, float8, float8)
   FINALFUNC = dp_agg.avg_interval_final, COMBINEFUNC = dp_agg.combine, PARALLEL = SAFE
 );
 
+-- The numeric forms: no cast to double precision per row (issue 31).
+CREATE AGGREGATE dp_sum_interval(numeric, numeric, numeric, float8, float8) (
+  SFUNC = dp_agg.numeric_transfn, STYPE = dp_agg.aggregate_state, INITCOND = 'uninitialized',
+  FINALFUNC = dp_agg.sum_interval_final, COMBINEFUNC = dp_agg.combine, PARALLEL = SAFE
+);
+CREATE AGGREGATE dp_sum_interval(numeric, numeric, numeric, float8, float8, float8) (
+  SFUNC = dp_agg.numeric_transfn, STYPE = dp_agg.aggregate_state, INITCOND = 'uninitialized',
+  FINALFUNC = dp_agg.sum_interval_final, COMBINEFUNC = dp_agg.combine, PARALLEL = SAFE
+);
+CREATE AGGREGATE dp_avg_interval(numeric, numeric, numeric, float8, float8) (
+  SFUNC = dp_agg.numeric_transfn, STYPE = dp_agg.aggregate_state, INITCOND = 'uninitialized',
+  FINALFUNC = dp_agg.avg_interval_final, COMBINEFUNC = dp_agg.combine, PARALLEL = SAFE
+);
+CREATE AGGREGATE dp_avg_interval(numeric, numeric, numeric, float8, float8, float8) (
+  SFUNC = dp_agg.numeric_transfn, STYPE = dp_agg.aggregate_state, INITCOND = 'uninitialized',
+  FINALFUNC = dp_agg.avg_interval_final, COMBINEFUNC = dp_agg.combine, PARALLEL = SAFE
+);
+
 COMMENT ON TYPE dp_agg.estimate IS
   'A noisy release with its confidence interval: value, low, high, confidence';
 COMMENT ON FUNCTION dp_count_margin(float8, float8, float8) IS
@@ -72,4 +92,12 @@ COMMENT ON AGGREGATE dp_sum_interval(float8, float8, float8, float8, float8, flo
 COMMENT ON AGGREGATE dp_avg_interval(float8, float8, float8, float8, float8) IS
   'dp_avg_interval(value, lower, upper, epsilon, confidence): dp_avg with its confidence interval (same single release and cost)';
 COMMENT ON AGGREGATE dp_avg_interval(float8, float8, float8, float8, float8, float8) IS
+  'dp_avg_interval(value, lower, upper, epsilon, delta, confidence): dp_avg with its confidence interval (same single release and cost)';
+COMMENT ON AGGREGATE dp_sum_interval(numeric, numeric, numeric, float8, float8) IS
+  'dp_sum_interval(value, lower, upper, epsilon, confidence): dp_sum with its confidence interval (same single release and cost)';
+COMMENT ON AGGREGATE dp_sum_interval(numeric, numeric, numeric, float8, float8, float8) IS
+  'dp_sum_interval(value, lower, upper, epsilon, delta, confidence): dp_sum with its confidence interval (same single release and cost)';
+COMMENT ON AGGREGATE dp_avg_interval(numeric, numeric, numeric, float8, float8) IS
+  'dp_avg_interval(value, lower, upper, epsilon, confidence): dp_avg with its confidence interval (same single release and cost)';
+COMMENT ON AGGREGATE dp_avg_interval(numeric, numeric, numeric, float8, float8, float8) IS
   'dp_avg_interval(value, lower, upper, epsilon, delta, confidence): dp_avg with its confidence interval (same single release and cost)';

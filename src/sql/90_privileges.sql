@@ -111,6 +111,7 @@ GRANT EXECUTE ON FUNCTION
   dp_agg.float8_transfn(dp_agg.aggregate_state, float8, float8, float8, float8, float8, float8),
   dp_agg.numeric_transfn(dp_agg.aggregate_state, numeric, numeric, numeric, float8),
   dp_agg.numeric_transfn(dp_agg.aggregate_state, numeric, numeric, numeric, float8, float8),
+  dp_agg.numeric_transfn(dp_agg.aggregate_state, numeric, numeric, numeric, float8, float8, float8),
   dp_agg.group_selection_transfn(dp_agg.aggregate_state, float8, float8),
   dp_agg.combine(dp_agg.aggregate_state, dp_agg.aggregate_state),
   dp_agg.count_final(dp_agg.aggregate_state),
@@ -184,6 +185,8 @@ COMMENT ON FUNCTION dp_agg.float8_transfn(dp_agg.aggregate_state, float8, float8
 COMMENT ON FUNCTION dp_agg.numeric_transfn(dp_agg.aggregate_state, numeric, numeric, numeric, float8) IS
   'Support function of dp_agg''s aggregates (transition function): runs only inside dp_agg''s own aggregates, on states its executor hook prepared';
 COMMENT ON FUNCTION dp_agg.numeric_transfn(dp_agg.aggregate_state, numeric, numeric, numeric, float8, float8) IS
+  'Support function of dp_agg''s aggregates (transition function): runs only inside dp_agg''s own aggregates, on states its executor hook prepared';
+COMMENT ON FUNCTION dp_agg.numeric_transfn(dp_agg.aggregate_state, numeric, numeric, numeric, float8, float8, float8) IS
   'Support function of dp_agg''s aggregates (transition function): runs only inside dp_agg''s own aggregates, on states its executor hook prepared';
 COMMENT ON FUNCTION dp_agg.group_selection_transfn(dp_agg.aggregate_state, float8, float8) IS
   'Support function of dp_agg''s aggregates (transition function): runs only inside dp_agg''s own aggregates, on states its executor hook prepared';
