@@ -10,6 +10,7 @@ extern "C" {
 #include "catalog/pg_inherits.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
+#include "nodes/makefuncs.h"
 #include "parser/parse_type.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
@@ -129,6 +130,22 @@ void RemoveSetsOfDroppedColumns(Oid catalog, AlterTableStmt* alter) {
   }
 }
 
+// ALTER TYPE ... RENAME VALUE of an enum: the keys of the enum's columns
+// are stored as the labels' text, so the renamed label is renamed in them.
+void FollowEnumRename(Oid catalog, const AlterEnumStmt* alter) {
+  if (alter->oldVal == nullptr || alter->newVal == nullptr) return;
+  const Oid type = typenameTypeId(nullptr, makeTypeNameFromNameList(alter->typeName));
+  Oid types[3] = {OIDOID, TEXTOID, TEXTOID};
+  Datum arguments[3] = {ObjectIdGetDatum(type), CStringGetTextDatum(alter->oldVal),
+                        CStringGetTextDatum(alter->newVal)};
+  RunAsKeySetOwner(catalog,
+                   "UPDATE dp_agg.public_key_set s SET keys = pg_catalog.array_replace(s.keys, "
+                   "$2, $3) FROM pg_catalog.pg_attribute a WHERE a.attrelid = s.relation "
+                   "AND a.attname = s.column_name AND NOT a.attisdropped AND a.atttypid = $1 "
+                   "AND $2 = ANY(s.keys)",
+                   3, types, arguments);
+}
+
 }  // namespace
 
 void RefuseTypeChangeOfPublicKeys(Node* parse_tree) {
@@ -169,10 +186,12 @@ void FollowPublicKeyColumns(Node* parse_tree) {
   if (parse_tree == nullptr) return;
   const bool rename = IsA(parse_tree, RenameStmt) &&
                       reinterpret_cast<RenameStmt*>(parse_tree)->renameType == OBJECT_COLUMN;
-  if (!rename && !IsA(parse_tree, AlterTableStmt)) return;
+  if (!rename && !IsA(parse_tree, AlterTableStmt) && !IsA(parse_tree, AlterEnumStmt)) return;
   const Oid catalog = KeySetTable();
   if (!OidIsValid(catalog)) return;
-  if (rename)
+  if (IsA(parse_tree, AlterEnumStmt))
+    FollowEnumRename(catalog, reinterpret_cast<AlterEnumStmt*>(parse_tree));
+  else if (rename)
     FollowRename(catalog, reinterpret_cast<RenameStmt*>(parse_tree));
   else
     RemoveSetsOfDroppedColumns(catalog, reinterpret_cast<AlterTableStmt*>(parse_tree));

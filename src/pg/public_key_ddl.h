@@ -13,6 +13,8 @@
 //     the type of a column a view uses): the keys were checked against the
 //     old type and may not mean the same values in the new one, so the
 //     administrator removes them, changes the type and declares them again;
+//   * ALTER TYPE ... RENAME VALUE of an enum: the label is renamed in the
+//     declared keys of the enum's columns (stored as the labels' text);
 //   * ALTER TABLE ... DROP COLUMN (and any other ALTER TABLE that leaves a
 //     declared name without a column): the set is removed, with a NOTICE,
 //     so a column added later under that name does not take it.
@@ -27,8 +29,8 @@ namespace dp_pg {
 // declared public keys.
 void RefuseTypeChangeOfPublicKeys(Node* parse_tree);
 
-// After a utility statement ran: follows a column rename, removes the sets
-// of columns that an ALTER TABLE dropped.
+// After a utility statement ran: follows a column rename and an enum label
+// rename, removes the sets of columns that an ALTER TABLE dropped.
 void FollowPublicKeyColumns(Node* parse_tree);
 
 }  // namespace dp_pg
