@@ -404,7 +404,7 @@ SELECT table_name, column_name, key_count FROM dp_agg.public_keys
 WHERE column_name IN ('region', 'area') ORDER BY table_name::text;
 SET SESSION AUTHORIZATION regress_pk_analyst;
 SELECT area, (dp_count(1.0) + 500) / 1000 AS thousands FROM pk.patients GROUP BY area;
-SELECT area, (dp_count(1.0) + 500) / 1000 AS thousands FROM pk.by_sex_f GROUP BY area;
+SELECT area, (dp_count(1.0) + 250) / 500 AS five_hundreds FROM pk.by_sex_f GROUP BY area;
 SELECT * FROM dp_agg.query_cost('SELECT area, dp_count(1.0) FROM pk.patients GROUP BY area');
 RESET SESSION AUTHORIZATION;
 ALTER TABLE pk.patients ALTER COLUMN area TYPE varchar;

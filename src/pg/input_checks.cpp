@@ -332,13 +332,16 @@ void CheckInput(Plan* plan, Aggref* aggref, EState* estate, InputScan* scan) {
 }
 
 // Counts the protected tables that the query names (a partitioned table is
-// one, however many of its partitions are scanned) and refuses more than one.
-// None is accepted: the planner leaves a protected side unscanned only when
-// it proves it empty from the query and the catalog alone (WHERE false,
-// contradictory constants, every partition pruned), and then no protected
-// row feeds the aggregate at all. The public-keys rewrite of `GROUP BY col
-// ... WHERE false` is such a join (issue 29, review 2): it releases every
-// declared key with noise around 0, as any other GROUP BY over them does.
+// one, however many of its partitions are scanned) and refuses more than
+// one. None is accepted in a restricted session only: there every table that
+// is not protected is public to the analyst, so a join reading no protected
+// table aggregates public rows alone, and the planner leaves a protected
+// side unscanned only when it proves it empty from the query and the catalog
+// (WHERE false, contradictory constants, every partition pruned). The
+// public-keys rewrite of `GROUP BY col ... WHERE false` is such a join
+// (issue 29, review 2): it releases every declared key with noise around 0,
+// as any other GROUP BY over them does. Without restriction, where no table
+// may be protected and every table is private, a join stays refused.
 void RequireAtMostOneProtectedTable(Aggref* aggref, const InputScan& scan, EState* estate) {
   List* protected_roots = NIL;
   ListCell* table_cell;
@@ -352,7 +355,7 @@ void RequireAtMostOneProtectedTable(Aggref* aggref, const InputScan& scan, EStat
   }
   const int protected_tables = list_length(protected_roots);
   list_free(protected_roots);
-  if (protected_tables > 1)
+  if (protected_tables > 1 || (protected_tables == 0 && !RestrictedSession()))
     RefuseInput(aggref,
                 "Its input contains a join, which can repeat a row of either side; "
                 "joins are accepted only between one protected table and public tables "
