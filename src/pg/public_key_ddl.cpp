@@ -80,8 +80,8 @@ void RunAsKeySetOwner(Oid catalog, const char* sql, int count, Oid* types, Datum
   Oid saved_user = InvalidOid;
   int saved_context = 0;
   GetUserIdAndSecContext(&saved_user, &saved_context);
-  SetUserIdAndSecContext(owner, saved_context | SECURITY_LOCAL_USERID_CHANGE |
-                                    SECURITY_RESTRICTED_OPERATION);
+  SetUserIdAndSecContext(
+      owner, saved_context | SECURITY_LOCAL_USERID_CHANGE | SECURITY_RESTRICTED_OPERATION);
   if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "dp_agg: SPI_connect failed");
   const int result = SPI_execute_with_args(sql, count, types, arguments, nullptr, false, 0);
   if (result < 0) elog(ERROR, "dp_agg: updating public key sets: %d", result);
@@ -119,13 +119,12 @@ void RemoveSetsOfDroppedColumns(Oid catalog, AlterTableStmt* alter) {
       Oid types[2] = {OIDOID, NAMEOID};
       Datum arguments[2] = {ObjectIdGetDatum(relation),
                             DirectFunctionCall1(namein, CStringGetDatum(name))};
-      RunAsKeySetOwner(
-          catalog, "DELETE FROM dp_agg.public_key_set WHERE relation = $1 AND column_name = $2",
-          2, types, arguments);
-      ereport(NOTICE,
-              (errmsg("dp_agg: removed the public keys declared for column \"%s\" of %s", name,
-                      RelationName(relation)),
-               errdetail("The column no longer exists.")));
+      RunAsKeySetOwner(catalog,
+                       "DELETE FROM dp_agg.public_key_set WHERE relation = $1 AND column_name = $2",
+                       2, types, arguments);
+      ereport(NOTICE, (errmsg("dp_agg: removed the public keys declared for column \"%s\" of %s",
+                              name, RelationName(relation)),
+                       errdetail("The column no longer exists.")));
     }
   }
 }
