@@ -60,6 +60,7 @@ class PublicKeyAudit:
         self.database = auditor.db.database
 
     def _prepare(self):
+        """The restricted analyst and the datasets (_create_tables)."""
         connection = psycopg2.connect(dbname=self.database)
         connection.autocommit = True
         with connection.cursor() as cur:
@@ -67,18 +68,21 @@ class PublicKeyAudit:
             if cur.fetchone() is None:
                 cur.execute(f"CREATE ROLE {ROLE}")
             cur.execute(f"GRANT USAGE ON SCHEMA audit TO {ROLE}")
-            for name, extra in (("d", ""), ("d_prime",
-                                           f" UNION ALL SELECT k FROM generate_series(1, {KEYS}) k")):
-                table = f"audit.public_keys_{name}"
-                cur.execute(f"DROP TABLE IF EXISTS {table}")
-                cur.execute(f"CREATE TABLE {table} AS SELECT 0 AS k FROM generate_series(1, 100)"
-                            + extra)
-                cur.execute("SELECT dp_agg.protect_table(%s)", (table,))
-                cur.execute("SELECT dp_agg.set_public_keys(%s, 'k', "
-                            "(SELECT array_agg(k) FROM generate_series(1, %s) k))", (table, KEYS))
-                cur.execute(f"ANALYZE {table}")
+            self._create_tables(cur)
             cur.execute(f"SELECT dp_agg.restrict_role('{ROLE}')")
         connection.close()
+
+    def _create_tables(self, cur):
+        for name, extra in (("d", ""), ("d_prime",
+                                       f" UNION ALL SELECT k FROM generate_series(1, {KEYS}) k")):
+            table = f"audit.public_keys_{name}"
+            cur.execute(f"DROP TABLE IF EXISTS {table}")
+            cur.execute(f"CREATE TABLE {table} AS SELECT 0 AS k FROM generate_series(1, 100)"
+                        + extra)
+            cur.execute("SELECT dp_agg.protect_table(%s)", (table,))
+            cur.execute("SELECT dp_agg.set_public_keys(%s, 'k', "
+                        "(SELECT array_agg(k) FROM generate_series(1, %s) k))", (table, KEYS))
+            cur.execute(f"ANALYZE {table}")
 
     def _query(self, table: str) -> str:
         return f"SELECT k, dp_count({EPSILON}) FROM {table} GROUP BY k"
@@ -204,26 +208,17 @@ class PublicLeftJoinAudit(PublicKeyAudit):
                 f"FROM audit.public_join_keys pub LEFT JOIN {table} p ON p.k = pub.k "
                 f"GROUP BY pub.k")
 
-    def _prepare(self):
-        connection = psycopg2.connect(dbname=self.database)
-        connection.autocommit = True
-        with connection.cursor() as cur:
-            cur.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (ROLE,))
-            if cur.fetchone() is None:
-                cur.execute(f"CREATE ROLE {ROLE}")
-            cur.execute(f"GRANT USAGE ON SCHEMA audit TO {ROLE}")
-            cur.execute("DROP TABLE IF EXISTS audit.public_join_keys")
-            cur.execute("CREATE TABLE audit.public_join_keys (k int PRIMARY KEY)")
-            cur.execute(f"INSERT INTO audit.public_join_keys SELECT generate_series(1, {KEYS})")
-            cur.execute(f"GRANT SELECT ON audit.public_join_keys TO {ROLE}")
-            cur.execute("ANALYZE audit.public_join_keys")
-            for table, extra in ((self.TABLES[0], ""), (self.TABLES[1],
-                                 f" UNION ALL SELECT k, {-self.SUM_BOUND} "
-                                 f"FROM generate_series(1, {KEYS}) k")):
-                cur.execute(f"DROP TABLE IF EXISTS {table}")
-                cur.execute(f"CREATE TABLE {table} AS SELECT 0 AS k, 0 AS v "
-                            f"FROM generate_series(1, 100)" + extra)
-                cur.execute("SELECT dp_agg.protect_table(%s)", (table,))
-                cur.execute(f"ANALYZE {table}")
-            cur.execute(f"SELECT dp_agg.restrict_role('{ROLE}')")
-        connection.close()
+    def _create_tables(self, cur):
+        cur.execute("DROP TABLE IF EXISTS audit.public_join_keys")
+        cur.execute("CREATE TABLE audit.public_join_keys (k int PRIMARY KEY)")
+        cur.execute(f"INSERT INTO audit.public_join_keys SELECT generate_series(1, {KEYS})")
+        cur.execute(f"GRANT SELECT ON audit.public_join_keys TO {ROLE}")
+        cur.execute("ANALYZE audit.public_join_keys")
+        for table, extra in ((self.TABLES[0], ""), (self.TABLES[1],
+                             f" UNION ALL SELECT k, {-self.SUM_BOUND} "
+                             f"FROM generate_series(1, {KEYS}) k")):
+            cur.execute(f"DROP TABLE IF EXISTS {table}")
+            cur.execute(f"CREATE TABLE {table} AS SELECT 0 AS k, 0 AS v "
+                        f"FROM generate_series(1, 100)" + extra)
+            cur.execute("SELECT dp_agg.protect_table(%s)", (table,))
+            cur.execute(f"ANALYZE {table}")
