@@ -364,6 +364,77 @@ LEFT JOIN pk.patients p ON p.region = k.region GROUP BY k.region;
 RESET SESSION AUTHORIZATION;
 RESET dp_agg.max_epsilon;
 
+-- ---------------------------------------------------------------------------
+-- A WHERE that no row meets, written as a constant (issue 29, review 2): the
+-- planner leaves the protected table unscanned, and every declared key is
+-- released with noise around 0, as for any other GROUP BY over them (it was
+-- refused with 0A000). Also through an analyst's key list and a public
+-- table LEFT JOINed to the protected one. |noise| < 25 at epsilon 1: < 1e-9
+-- for the 14 counts below.
+-- ---------------------------------------------------------------------------
+SET SESSION AUTHORIZATION regress_pk_analyst;
+SELECT region, abs(dp_count(1.0)) < 25 AS near_zero FROM pk.patients WHERE false
+GROUP BY region;
+SELECT region, abs(dp_count(id, 1.0)) < 25 AS near_zero FROM pk.patients
+WHERE 1 = 0 AND age > 10 GROUP BY region;
+SELECT k.region, abs(dp_count(p.id, 1.0)) < 25 AS near_zero
+FROM (VALUES ('north'), ('west')) k(region)
+LEFT JOIN pk.patients p ON p.region = k.region AND false GROUP BY k.region;
+SELECT c.id, abs(dp_count(p.id, 1.0)) < 25 AS near_zero
+FROM pk.clinics c LEFT JOIN (SELECT * FROM pk.patients WHERE false) p ON p.clinic = c.id
+GROUP BY c.id;
+RESET SESSION AUTHORIZATION;
+
+-- ---------------------------------------------------------------------------
+-- Key sets follow their columns (issue 29, review 2): RENAME COLUMN keeps
+-- the declaration (on the table and on the partitions the rename reaches);
+-- a type change is refused (0A000, nothing changed) until the keys are
+-- removed; an enum label renamed is renamed in the keys; DROP COLUMN removes
+-- the declaration with a NOTICE, so a later column of the same name does
+-- not inherit it.
+-- ---------------------------------------------------------------------------
+ALTER TABLE pk.patients RENAME COLUMN region TO area;
+ALTER TABLE pk.by_sex RENAME COLUMN region TO area;
+-- By a table owner who may not write dp_agg's tables.
+ALTER TABLE pk.empty OWNER TO regress_pk_outsider;
+SET SESSION AUTHORIZATION regress_pk_outsider;
+ALTER TABLE pk.empty RENAME COLUMN region TO area;
+RESET SESSION AUTHORIZATION;
+SELECT table_name, column_name, key_count FROM dp_agg.public_keys
+WHERE column_name IN ('region', 'area') ORDER BY table_name::text;
+SET SESSION AUTHORIZATION regress_pk_analyst;
+SELECT area, (dp_count(1.0) + 500) / 1000 AS thousands FROM pk.patients GROUP BY area;
+SELECT area, (dp_count(1.0) + 250) / 500 AS five_hundreds FROM pk.by_sex_f GROUP BY area;
+SELECT * FROM dp_agg.query_cost('SELECT area, dp_count(1.0) FROM pk.patients GROUP BY area');
+RESET SESSION AUTHORIZATION;
+ALTER TABLE pk.patients ALTER COLUMN area TYPE varchar;
+\echo :LAST_ERROR_SQLSTATE
+ALTER TABLE pk.by_sex ALTER COLUMN area TYPE varchar(20);
+\echo :LAST_ERROR_SQLSTATE
+ALTER TABLE pk.patients ALTER COLUMN clinic TYPE int8;
+\echo :LAST_ERROR_SQLSTATE
+SELECT format_type(atttypid, atttypmod) FROM pg_attribute
+WHERE attrelid = 'pk.patients'::regclass AND attname = 'area';
+ALTER TABLE pk.patients ALTER COLUMN area TYPE text;  -- the same type: allowed
+ALTER TYPE pk.tier RENAME VALUE 'plus' TO 'premium';
+SELECT keys FROM dp_agg.public_keys WHERE table_name = 'pk.patients'::regclass
+  AND column_name = 'tier';
+SET SESSION AUTHORIZATION regress_pk_analyst;
+SELECT tier, dp_count(1.0) IS NOT NULL AS released FROM pk.patients GROUP BY tier;
+RESET SESSION AUTHORIZATION;
+ALTER TABLE pk.patients DROP COLUMN sex;
+ALTER TABLE pk.patients ADD COLUMN sex text;
+SELECT column_name FROM dp_agg.public_keys WHERE table_name = 'pk.patients'::regclass
+ORDER BY 1;
+-- Removed, the type can change; declared again, the keys are read in it.
+SELECT dp_agg.unset_public_keys('pk.patients', 'clinic');
+ALTER TABLE pk.patients ALTER COLUMN clinic TYPE int8;
+SELECT dp_agg.set_public_keys('pk.patients', 'clinic', ARRAY[0, 1, 2, 3, 4]);
+SET SESSION AUTHORIZATION regress_pk_analyst;
+SELECT clinic, (dp_count(1.0) + 375) / 750 AS seven_hundred_fifties FROM pk.patients
+WHERE area <> 'atlantis' GROUP BY clinic;
+RESET SESSION AUTHORIZATION;
+
 -- Clean up.
 SET client_min_messages = warning;
 DROP SCHEMA pk CASCADE;

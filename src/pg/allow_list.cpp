@@ -274,6 +274,11 @@ constexpr Oid kTotalFunctions[] = {
     F_NUMERIC_INT2,
     F_NUMERIC_INT4,
     F_NUMERIC_INT8,
+    // int4(boolean) and bool(integer) (bool_int4, int4_bool in int.c): a
+    // branch on the argument (1 or 0) and `arg != 0`, nothing that raises:
+    // analysts write flag::int to count or sum a condition.
+    F_INT4_BOOL,
+    F_BOOL_INT4,
     // To text: bpchar drops trailing blanks, name and "char" copy, bool spells.
     F_TEXT_BPCHAR,
     F_TEXT_NAME,

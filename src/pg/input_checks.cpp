@@ -288,8 +288,8 @@ void CheckInput(Plan* plan, Aggref* aggref, EState* estate, InputScan* scan) {
     case T_HashJoin:
       // Joins are judged on the query tree (join_analysis.cpp): one protected
       // table, public tables pinned by a unique key. Here it is checked that
-      // the plan reads exactly one protected table, which is when that
-      // judgement was made.
+      // the plan reads at most one protected table, which is when that
+      // judgement was made (none when the planner proved that side empty).
       CheckExpressions(aggref, reinterpret_cast<Node*>(reinterpret_cast<Join*>(plan)->joinqual),
                        scan);
       scan->has_join = true;
@@ -332,8 +332,17 @@ void CheckInput(Plan* plan, Aggref* aggref, EState* estate, InputScan* scan) {
 }
 
 // Counts the protected tables that the query names (a partitioned table is
-// one, however many of its partitions are scanned).
-void RequireOneProtectedTable(Aggref* aggref, const InputScan& scan, EState* estate) {
+// one, however many of its partitions are scanned) and refuses more than
+// one. None is accepted in a restricted session only: there every table that
+// is not protected is public to the analyst, so a join reading no protected
+// table aggregates public rows alone, and the planner leaves a protected
+// side unscanned only when it proves it empty from the query and the catalog
+// (WHERE false, contradictory constants, every partition pruned). The
+// public-keys rewrite of `GROUP BY col ... WHERE false` is such a join
+// (issue 29, review 2): it releases every declared key with noise around 0,
+// as any other GROUP BY over them does. Without restriction, where no table
+// may be protected and every table is private, a join stays refused.
+void RequireAtMostOneProtectedTable(Aggref* aggref, const InputScan& scan, EState* estate) {
   List* protected_roots = NIL;
   ListCell* table_cell;
   ListCell* root_cell;
@@ -346,7 +355,7 @@ void RequireOneProtectedTable(Aggref* aggref, const InputScan& scan, EState* est
   }
   const int protected_tables = list_length(protected_roots);
   list_free(protected_roots);
-  if (protected_tables != 1)
+  if (protected_tables > 1 || (protected_tables == 0 && !RestrictedSession()))
     RefuseInput(aggref,
                 "Its input contains a join, which can repeat a row of either side; "
                 "joins are accepted only between one protected table and public tables "
@@ -416,7 +425,7 @@ void CheckPerRowExpressions(Aggref* aggref) {
 int CheckAggregateInput(Agg* plan, Aggref* aggref, EState* estate) {
   InputScan scan;
   CheckInput(plan->plan.lefttree, aggref, estate, &scan);
-  if (scan.has_join) RequireOneProtectedTable(aggref, scan, estate);
+  if (scan.has_join) RequireAtMostOneProtectedTable(aggref, scan, estate);
   list_free(scan.tables);
   list_free(scan.roots);
   bms_free(scan.join_params);

@@ -630,7 +630,7 @@ void ReleasePublicKeys(Query* level, const PublicKeyPlan* plan) {
 
 Aggref* AggregateOfMatchedRows(const Aggref* aggref, const Expr* matched_row) {
   auto* copy = static_cast<Aggref*>(copyObjectImpl(aggref));
-  if (copy->agglevelsup != 0) return copy;
+  if (copy->agglevelsup != 0 || TestFaultIs(TestFault::kUnmatchedRowsAggregated)) return copy;
   auto* matched = makeNode(NullTest);
   matched->arg = static_cast<Expr*>(copyObjectImpl(matched_row));
   matched->nulltesttype = IS_NOT_NULL;

@@ -73,6 +73,7 @@ const struct config_enum_entry kTestFaults[] = {
     {"plain_bounds_checked_on_rows", static_cast<int>(TestFault::kPlainBoundsCheckedOnRows), false},
     {"cache_invalidated_by_writes", static_cast<int>(TestFault::kCacheInvalidatedByWrites), false},
     {"public_keys_without_join", static_cast<int>(TestFault::kPublicKeysWithoutJoin), false},
+    {"unmatched_rows_aggregated", static_cast<int>(TestFault::kUnmatchedRowsAggregated), false},
     {nullptr, 0, false},
 };
 

@@ -98,6 +98,10 @@ enum class TestFault {
   // (1 - p_{n-1} <= e^eps (1 - p_n) + delta): groups reach release
   // probability 1 too early (issue 29; partition_selection.h).
   kOptimalOneSided = 56,
+  // The aggregates of a public LEFT JOIN protected (and of the public-keys
+  // rewrite) reading the NULL-extended row of a key without protected rows
+  // (issue 29, review 2; AggregateOfMatchedRows in public_keys.h).
+  kUnmatchedRowsAggregated = 63,
 };
 extern int test_fault;  // a TestFault
 inline bool TestFaultIs(TestFault fault) { return test_fault == static_cast<int>(fault); }

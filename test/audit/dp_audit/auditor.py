@@ -20,7 +20,8 @@ from .statistics import (DirectionalBound, certify_delta, certify_privacy_loss,
                          clopper_pearson_lower, pooled_groups)
 from .accountant import STATISTICAL_TESTS as ACCOUNTANT_STATISTICAL_TESTS, AccountantAudit
 from .reuse import ReuseAudit
-from .public_keys import PublicKeyAudit, STATISTICAL_TESTS as PUBLIC_KEY_STATISTICAL_TESTS
+from .public_keys import (PublicKeyAudit, PublicLeftJoinAudit,
+                          STATISTICAL_TESTS as PUBLIC_KEY_STATISTICAL_TESTS)
 from .suites import (CI_GROUP_SELECTION_SELF_CHECKS, CI_SELF_CHECKS, EXACT_NOISE_AUDITS,
                      ExactNoiseAudit, GAUSS_CALIBRATIONS, GROUP_SELECTION_AUDITS,
                      GroupSelectionAudit, HALVE, LOW_BITS_AUDIT, ONE_SIDED, NeighbourPair,
@@ -416,8 +417,9 @@ class Auditor:
 
     # --- public key sets: no selection, exactly the declared keys -----------
     def run_public_key_audit(self):
-        for outcome in PublicKeyAudit(self).run():
-            self.record(outcome)
+        for audit in (PublicKeyAudit, PublicLeftJoinAudit):
+            for outcome in audit(self).run():
+                self.record(outcome)
 
     # --- partition selection (dp_agg.group_selection) ---------------------
     def run_group_selection_audits(self):
@@ -707,8 +709,9 @@ class Auditor:
             self.record(outcome)
         for outcome in ReuseAudit(self).self_check():
             self.record(outcome)
-        for outcome in PublicKeyAudit(self).self_check():
-            self.record(outcome)
+        for audit in (PublicKeyAudit, PublicLeftJoinAudit):
+            for outcome in audit(self).self_check():
+                self.record(outcome)
 
     @staticmethod
     def describe_break(fault: str, factor: float) -> str:
