@@ -98,6 +98,11 @@ enum class TestFault {
   // (1 - p_{n-1} <= e^eps (1 - p_n) + delta): groups reach release
   // probability 1 too early (issue 29; partition_selection.h).
   kOptimalOneSided = 56,
+  // Per-call-site plans (group selection's table, Gaussian calibrations,
+  // interval tables, dp_select's index) built on the first group or row,
+  // not when the query starts: their time shows whether any group existed
+  // (issue 29, second review; site_plans.h).
+  kLateSitePlans = 57,
 };
 extern int test_fault;  // a TestFault
 inline bool TestFaultIs(TestFault fault) { return test_fault == static_cast<int>(fault); }
