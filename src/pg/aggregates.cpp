@@ -114,8 +114,8 @@ bool EnsureSelectionPlan(SelectionSiteCache* cache, const AggregateState& state,
         cache->one_sided == one_sided)
       return false;
     cache->valid = false;
-    dp::CopyPartitionSelectionPlan(dp::PlanPartitionSelection(state.epsilon, state.delta, one_sided),
-                                   &cache->plan);
+    dp::CopyPartitionSelectionPlan(
+        dp::PlanPartitionSelection(state.epsilon, state.delta, one_sided), &cache->plan);
     cache->epsilon = state.epsilon;
     cache->delta = state.delta;
     cache->one_sided = one_sided;
@@ -158,9 +158,9 @@ bool EnsureReleasePlans(PlanCache* cache, const AggregateState& state, bool is_c
     cache->mechanism = dp::MechanismBuilder()
                            .SetEpsilon(state.epsilon)
                            .SetDelta(state.delta)
-                           .SetSensitivityUnits(is_count ? dp::uint128{1}
-                                                         : dp::SumSensitivity(state.lower_units,
-                                                                              state.upper_units))
+                           .SetSensitivityUnits(
+                               is_count ? dp::uint128{1}
+                                        : dp::SumSensitivity(state.lower_units, state.upper_units))
                            .Build();
     if (state.confidence > 0)
       cache->margin = cache->mechanism.Interval(unit_exponent, state.confidence).half_width_value;

@@ -136,8 +136,8 @@ void PrepareAggregates(AggState* node, EState* estate, bool reexecuted, QueryCos
       // dp_agg on Citus: the wrapper's own state is Citus's; the private
       // state is fetched by the support functions (citus/adapter.h).
       void** final_cache =
-          RegisterCitusPreparedState(transition->aggref, initial,
-                                     VARSIZE(DatumGetPointer(initial)), aggref->inputcollid, estate);
+          RegisterCitusPreparedState(transition->aggref, initial, VARSIZE(DatumGetPointer(initial)),
+                                     aggref->inputcollid, estate);
       if (cost->plan_sites && citus_role == CitusSiteRole::kRelease &&
           !TestFaultIs(TestFault::kLateSitePlans))
         PlanCitusFinalSite(aggref, final_cache, estate, initial);

@@ -473,8 +473,7 @@ bool PlanSelectionTransitionSite(PGFunction transition, FmgrInfo* flinfo, Datum 
   if (transition != dp_select_transfn) return false;
   if (flinfo->fn_extra != nullptr) return true;
   auto* state = reinterpret_cast<SelectionState*>(DatumGetPointer(initial));
-  if (state->format_version != kSelectionFormatVersion ||
-      state->initialized != kStatePrepared)
+  if (state->format_version != kSelectionFormatVersion || state->initialized != kStatePrepared)
     ereport(ERROR, (errcode(ERRCODE_DATA_CORRUPTED), errmsg("invalid dp_agg selection state")));
   flinfo->fn_extra = BuildIndex(CandidatesOf(state), collation, flinfo->fn_mcxt, false);
   return true;
