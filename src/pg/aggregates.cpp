@@ -60,6 +60,11 @@ struct PlanCache {
   int unit_exponent = 0;
   dp::NoiseMechanism mechanism;  // count or sum
   double margin = 0;  // count/sum interval half-width at `confidence`
+  // The noise's standard deviation in value units (count or sum), and that
+  // of the mean's centred sum: per-key constants, used by every group's
+  // rounding.
+  double noise_stddev = 0;
+  double centred_sum_stddev = 0;
   dp::MeanMechanisms mean;
   // The mean interval's noise laws (mean_interval.h), built on the first
   // group and shared by the others; their tables are allocated in `context`.
@@ -164,6 +169,7 @@ bool EnsureReleasePlans(PlanCache* cache, const AggregateState& state, bool is_c
                            .Build();
     if (state.confidence > 0)
       cache->margin = cache->mechanism.Interval(unit_exponent, state.confidence).half_width_value;
+    cache->noise_stddev = cache->mechanism.NoiseStddev(unit_exponent);
     FillKey(cache, state, is_count);
     return true;
   });
@@ -178,7 +184,7 @@ Release ReleaseOf(FunctionCallInfo fcinfo, const AggregateState& state, bool is_
     const dp::int128 value = is_count ? dp::int128{state.count} : GetSum(&state);
     release.value = cache->mechanism.AddNoise(value, unit_exponent, NoiseSource());
     release.margin = cache->margin;
-    release.noise_stddev = cache->mechanism.NoiseStddev(unit_exponent);
+    release.noise_stddev = cache->noise_stddev;
     return release;
   });
 }
@@ -210,6 +216,7 @@ std::size_t PrepareMeanPlans(PlanCache* cache, const AggregateState& state, bool
                       .SetEpsilon(state.epsilon)
                       .SetDelta(state.delta)
                       .BuildMean(state.lower_units, state.upper_units);
+    cache->centred_sum_stddev = cache->mean.centred_sum.NoiseStddev(state.unit_exponent - 1);
     FillKey(cache, state, false);
   }
   if (!(state.confidence > 0) || cache->mean_laws_ready) return 0;
@@ -272,7 +279,7 @@ MeanResult ReleaseMeanOf(FunctionCallInfo fcinfo, const AggregateState& state) {
                              state.unit_exponent, NoiseSource());
     MeanResult result;
     result.mean = release.mean;
-    result.noise_stddev = cache->mean.centred_sum.NoiseStddev(state.unit_exponent - 1) /
+    result.noise_stddev = cache->centred_sum_stddev /
                           std::max(1.0, dp::ToDouble(release.noisy_count));
     if (state.confidence > 0) {
       if (cache->mean_test_tractable) {
