@@ -58,7 +58,7 @@ if /usr/bin/python3 -c "import sys; sys.exit(0 if abs(float('$v') - 833.25) < 15
 late_after() { bash "$here/cluster.sh" psql $base -At -c "SET dp_agg.insecure_test_fault = '$1'" \
   -c "SELECT count(*) FROM (SELECT $2 FROM t $3) s" -c "SHOW dp_agg.insecure_test_late_plans" 2>&1 | tail -1; }
 for a in $aggs; do
-  for shape in "" "GROUP BY region" "GROUP BY id"; do
+  for shape in "" "GROUP BY region" "GROUP BY id" "WHERE id = 5" "WHERE id IN (5, 6) GROUP BY id"; do
     late=$(late_after none "$a" "$shape")
     if [ "$late" = "0" ]; then ok "$a $shape: no plan built after the query started"; else ko "$a $shape: late plans $late"; fi
   done
