@@ -26,6 +26,7 @@
 #include "error_boundary.h"
 #include "final_site_cache.h"
 #include "settings.h"
+#include "site_plans.h"
 #include "state_header.h"
 #include "support_guard.h"
 
@@ -48,9 +49,10 @@ void ReadFinalState(FunctionCallInfo fcinfo, AggregateState* out) {
 
 // Everything about a release that depends only on public parameters: the
 // noise plans (the Gaussian calibration takes milliseconds) and the interval
-// widths. Computed once per aggregate and execution, kept in fn_extra of the
-// final function, and recomputed only if the parameters change.
+// widths. Built when the query starts (site_plans.h), once per call site,
+// kept in fn_extra of the final function.
 struct PlanCache {
+  static constexpr std::uint32_t kTag = 0x64705043;  // "dpPC"
   bool valid = false;
   bool is_count = false;
   double epsilon = 0, delta = 0, confidence = 0;
@@ -58,6 +60,11 @@ struct PlanCache {
   int unit_exponent = 0;
   dp::NoiseMechanism mechanism;  // count or sum
   double margin = 0;  // count/sum interval half-width at `confidence`
+  // The noise's standard deviation in value units (count or sum), and that
+  // of the mean's centred sum: per-key constants, used by every group's
+  // rounding.
+  double noise_stddev = 0;
+  double centred_sum_stddev = 0;
   dp::MeanMechanisms mean;
   // The mean interval's noise laws (mean_interval.h), built on the first
   // group and shared by the others; their tables are allocated in `context`.
@@ -91,6 +98,7 @@ PlanCache* CacheOf(FunctionCallInfo fcinfo) {
 
 // dp_agg.group_selection's plan, per call site (dp_group_selection_final).
 struct SelectionSiteCache {
+  static constexpr std::uint32_t kTag = 0x64705353;  // "dpSS"
   bool valid = false;
   bool one_sided = false;
   double epsilon = 0, delta = 0;  // as requested (the state's)
@@ -101,6 +109,24 @@ static_assert(std::is_trivially_destructible_v<SelectionSiteCache>,
 
 SelectionSiteCache* SelectionCacheOf(FunctionCallInfo fcinfo) {
   return FinalSiteCache<SelectionSiteCache>(fcinfo);
+}
+
+// Builds group selection's plan for `state`'s parameters into `cache`,
+// unless it has it: true when it built it.
+bool EnsureSelectionPlan(SelectionSiteCache* cache, const AggregateState& state, bool one_sided) {
+  return CallCore([&] {
+    if (cache->valid && cache->epsilon == state.epsilon && cache->delta == state.delta &&
+        cache->one_sided == one_sided)
+      return false;
+    cache->valid = false;
+    dp::CopyPartitionSelectionPlan(
+        dp::PlanPartitionSelection(state.epsilon, state.delta, one_sided), &cache->plan);
+    cache->epsilon = state.epsilon;
+    cache->delta = state.delta;
+    cache->one_sided = one_sided;
+    cache->valid = true;
+    return true;
+  });
 }
 
 void FillKey(PlanCache* cache, const AggregateState& state, bool is_count) {
@@ -124,31 +150,41 @@ struct Release {
   double noise_stddev = 0;  // of the noise, in value units (public)
 };
 
-Release ReleaseOf(FunctionCallInfo fcinfo, const AggregateState& state, bool is_count) {
-  PlanCache* cache = CacheOf(fcinfo);
+// Builds the count or sum plans of `state`'s key into `cache`, unless it
+// has them: true when it built them.
+bool EnsureReleasePlans(PlanCache* cache, const AggregateState& state, bool is_count) {
   return CallCore([&] {
     const int unit_exponent = is_count ? 0 : state.unit_exponent;
-    if (!SameKey(*cache, state, is_count)) {
-      cache->valid = false;
-      cache->margin = 0;
-      // The state holds effective parameters (initial_state.h), validated
-      // when the call was prepared; building again rounds nothing.
-      cache->mechanism = dp::MechanismBuilder()
-                             .SetEpsilon(state.epsilon)
-                             .SetDelta(state.delta)
-                             .SetSensitivityUnits(is_count ? dp::uint128{1}
-                                                           : dp::SumSensitivity(state.lower_units,
-                                                                                state.upper_units))
-                             .Build();
-      if (state.confidence > 0)
-        cache->margin = cache->mechanism.Interval(unit_exponent, state.confidence).half_width_value;
-      FillKey(cache, state, is_count);
-    }
+    if (SameKey(*cache, state, is_count)) return false;
+    cache->valid = false;
+    cache->margin = 0;
+    // The state holds effective parameters (initial_state.h), validated
+    // when the call was prepared; building again rounds nothing.
+    cache->mechanism = dp::MechanismBuilder()
+                           .SetEpsilon(state.epsilon)
+                           .SetDelta(state.delta)
+                           .SetSensitivityUnits(
+                               is_count ? dp::uint128{1}
+                                        : dp::SumSensitivity(state.lower_units, state.upper_units))
+                           .Build();
+    if (state.confidence > 0)
+      cache->margin = cache->mechanism.Interval(unit_exponent, state.confidence).half_width_value;
+    cache->noise_stddev = cache->mechanism.NoiseStddev(unit_exponent);
+    FillKey(cache, state, is_count);
+    return true;
+  });
+}
+
+Release ReleaseOf(FunctionCallInfo fcinfo, const AggregateState& state, bool is_count) {
+  PlanCache* cache = CacheOf(fcinfo);
+  if (EnsureReleasePlans(cache, state, is_count)) NoteLateSitePlan("a noise plan");
+  return CallCore([&] {
+    const int unit_exponent = is_count ? 0 : state.unit_exponent;
     Release release;
     const dp::int128 value = is_count ? dp::int128{state.count} : GetSum(&state);
     release.value = cache->mechanism.AddNoise(value, unit_exponent, NoiseSource());
     release.margin = cache->margin;
-    release.noise_stddev = cache->mechanism.NoiseStddev(unit_exponent);
+    release.noise_stddev = cache->noise_stddev;
     return release;
   });
 }
@@ -170,8 +206,9 @@ struct MeanResult {
 
 // The mean's plans for this call site's key, and how many doubles the
 // interval's noise tables still need (0: none, or already built).
-std::size_t PrepareMeanPlans(PlanCache* cache, const AggregateState& state) {
+std::size_t PrepareMeanPlans(PlanCache* cache, const AggregateState& state, bool* built) {
   if (!SameKey(*cache, state, false)) {
+    *built = true;
     cache->valid = false;
     // Effective parameters, validated when the call was prepared; the
     // split between the mean's two releases happens in BuildMean.
@@ -179,6 +216,7 @@ std::size_t PrepareMeanPlans(PlanCache* cache, const AggregateState& state) {
                       .SetEpsilon(state.epsilon)
                       .SetDelta(state.delta)
                       .BuildMean(state.lower_units, state.upper_units);
+    cache->centred_sum_stddev = cache->mean.centred_sum.NoiseStddev(state.unit_exponent - 1);
     FillKey(cache, state, false);
   }
   if (!(state.confidence > 0) || cache->mean_laws_ready) return 0;
@@ -216,22 +254,32 @@ void BuildMeanLaws(PlanCache* cache, const AggregateState& state, double* storag
   cache->mean_laws_ready = true;
 }
 
-MeanResult ReleaseMeanOf(FunctionCallInfo fcinfo, const AggregateState& state) {
-  PlanCache* cache = CacheOf(fcinfo);
-  const std::size_t table_doubles = CallCore([&] { return PrepareMeanPlans(cache, state); });
+// Builds the mean's plans of `state`'s key into `cache` (and the interval's
+// noise tables, when it asks for an interval), unless it has them: true when
+// it built any.
+bool EnsureMeanPlans(PlanCache* cache, const AggregateState& state) {
+  bool built = false;
+  const std::size_t table_doubles =
+      CallCore([&] { return PrepareMeanPlans(cache, state, &built); });
+  if (table_doubles == 0) return built;
   // The tables live as long as the cache (its memory context): allocated
   // here, outside the core, once per call site and key.
-  double* storage = table_doubles == 0 ? nullptr
-                                       : static_cast<double*>(MemoryContextAlloc(
-                                             cache->context, table_doubles * sizeof(double)));
+  auto* storage =
+      static_cast<double*>(MemoryContextAlloc(cache->context, table_doubles * sizeof(double)));
+  CallCore([&] { BuildMeanLaws(cache, state, storage, table_doubles); });
+  return true;
+}
+
+MeanResult ReleaseMeanOf(FunctionCallInfo fcinfo, const AggregateState& state) {
+  PlanCache* cache = CacheOf(fcinfo);
+  if (EnsureMeanPlans(cache, state)) NoteLateSitePlan("a mean's plans");
   return CallCore([&] {
-    if (storage != nullptr) BuildMeanLaws(cache, state, storage, table_doubles);
     const dp::MeanRelease release =
         cache->mean.AddNoise(state.count, GetSum(&state), state.lower_units, state.upper_units,
                              state.unit_exponent, NoiseSource());
     MeanResult result;
     result.mean = release.mean;
-    result.noise_stddev = cache->mean.centred_sum.NoiseStddev(state.unit_exponent - 1) /
+    result.noise_stddev = cache->centred_sum_stddev /
                           std::max(1.0, dp::ToDouble(release.noisy_count));
     if (state.confidence > 0) {
       if (cache->mean_test_tractable) {
@@ -329,19 +377,10 @@ Datum dp_group_selection_final(PG_FUNCTION_ARGS) {
   // holds (more distinct parameters than it keeps made each group compute
   // its table again).
   dp_pg::SelectionSiteCache* cache = dp_pg::SelectionCacheOf(fcinfo);
-  const bool released = dp_pg::CallCore([&] {
-    if (!(cache->valid && cache->epsilon == state.epsilon && cache->delta == state.delta &&
-          cache->one_sided == one_sided)) {
-      cache->valid = false;
-      dp::CopyPartitionSelectionPlan(
-          dp::PlanPartitionSelection(state.epsilon, state.delta, one_sided), &cache->plan);
-      cache->epsilon = state.epsilon;
-      cache->delta = state.delta;
-      cache->one_sided = one_sided;
-      cache->valid = true;
-    }
-    return dp::ReleasePartition(state.count, cache->plan, dp_pg::NoiseSource());
-  });
+  if (dp_pg::EnsureSelectionPlan(cache, state, one_sided))
+    dp_pg::NoteLateSitePlan("group selection's plan");
+  const bool released = dp_pg::CallCore(
+      [&] { return dp::ReleasePartition(state.count, cache->plan, dp_pg::NoiseSource()); });
   PG_RETURN_BOOL(released);
 }
 
@@ -466,3 +505,49 @@ Datum dp_avg_interval_final(PG_FUNCTION_ARGS) {
 }
 
 }  // extern "C"
+
+namespace dp_pg {
+
+// The final functions above that keep a PlanCache or a SelectionSiteCache,
+// and the plans each builds (site_plans.h).
+bool PlanStatisticFinalSite(PGFunction final_function, void** slot, MemoryContext context,
+                            Datum initial) {
+  enum class Plans { kCount, kSum, kMean, kSelection };
+  Plans plans;
+  if (final_function == dp_count_final || final_function == dp_count_interval_final) {
+    plans = Plans::kCount;
+  } else if (final_function == dp_sum_final_int8 || final_function == dp_sum_final_numeric ||
+             final_function == dp_sum_final_float4 || final_function == dp_sum_final_float8 ||
+             final_function == dp_sum_interval_final) {
+    plans = Plans::kSum;
+  } else if (final_function == dp_avg_final_float8 || final_function == dp_avg_final_numeric ||
+             final_function == dp_avg_interval_final) {
+    plans = Plans::kMean;
+  } else if (final_function == dp_group_selection_final) {
+    plans = Plans::kSelection;
+  } else {
+    return false;
+  }
+  const auto* prepared = reinterpret_cast<const AggregateState*>(DatumGetPointer(initial));
+  if (VARSIZE(prepared) != sizeof(AggregateState) ||
+      prepared->format_version != kStateFormatVersion)
+    ereport(ERROR, (errcode(ERRCODE_DATA_CORRUPTED), errmsg("invalid dp_agg state")));
+  AggregateState state;
+  std::memcpy(&state, prepared, sizeof state);
+  if (plans == Plans::kSelection) {
+    EnsureSelectionPlan(SiteCacheIn<SelectionSiteCache>(slot, context), state,
+                        TestFaultIs(TestFault::kOptimalOneSided));
+    return true;
+  }
+  MemoryContext created_in = nullptr;
+  PlanCache* cache = SiteCacheIn<PlanCache>(slot, context, &created_in);
+  if (created_in != nullptr) cache->context = created_in;
+  if (plans == Plans::kMean) {
+    EnsureMeanPlans(cache, state);
+  } else {
+    EnsureReleasePlans(cache, state, plans == Plans::kCount);
+  }
+  return true;
+}
+
+}  // namespace dp_pg

@@ -30,11 +30,53 @@
 #include "release_replay.h"
 #include "restriction.h"
 #include "settings.h"
+#include "site_plans.h"
 #include "support_guard.h"
 
 namespace dp_pg {
 
 namespace {
+
+// A partial step's call site and the initial state prepared for it, for the
+// finalize step that combines its output (PlanFinalizeSites).
+struct PreparedPartial {
+  Aggref* aggref;
+  Datum initial;
+};
+
+// The final functions of a Citus wrapper site run by coord_combine_agg: the
+// inner private aggregate's, whose cache lives in the site's slot.
+void PlanCitusFinalSite(Aggref* inner, void** slot, EState* estate, Datum initial) {
+  HeapTuple tuple = SearchSysCache1(AGGFNOID, ObjectIdGetDatum(inner->aggfnoid));
+  if (!HeapTupleIsValid(tuple)) return;
+  const Oid final_function = reinterpret_cast<Form_pg_aggregate>(GETSTRUCT(tuple))->aggfinalfn;
+  ReleaseSysCache(tuple);
+  if (!OidIsValid(final_function)) return;
+  FmgrInfo info;
+  fmgr_info(final_function, &info);
+  PlanFinalSite(info.fn_addr, slot, estate->es_query_cxt, initial);
+}
+
+// The finalize steps of `node` (parallel or partitionwise plans), whose
+// transitions combine partial states and so were not prepared: each is
+// planned with the initial state of the partial step below it.
+void PlanFinalizeSites(AggState* node, QueryCost* cost) {
+  if (!cost->plan_sites || cost->partial_sites == NIL) return;
+  Agg* plan = reinterpret_cast<Agg*>(node->ss.ps.plan);
+  for (int i = 0; i < node->numtrans; ++i) {
+    Aggref* aggref = node->pertrans[i].aggref;
+    if (!DO_AGGSPLIT_COMBINE(aggref->aggsplit)) continue;
+    Aggref* partial = FindPartialAggref(plan, aggref);
+    if (partial == nullptr) continue;
+    ListCell* cell;
+    foreach (cell, cost->partial_sites) {
+      const auto* prepared = static_cast<const PreparedPartial*>(lfirst(cell));
+      if (prepared->aggref != partial) continue;
+      PlanAggregateSite(node, i, prepared->initial);
+      break;
+    }
+  }
+}
 
 void PrepareAggregates(AggState* node, EState* estate, bool reexecuted, QueryCost* cost) {
   Agg* plan = reinterpret_cast<Agg*>(node->ss.ps.plan);
@@ -93,11 +135,22 @@ void PrepareAggregates(AggState* node, EState* estate, bool reexecuted, QueryCos
     if (wrapped) {
       // dp_agg on Citus: the wrapper's own state is Citus's; the private
       // state is fetched by the support functions (citus/adapter.h).
-      RegisterCitusPreparedState(transition->aggref, initial, VARSIZE(DatumGetPointer(initial)),
-                                 aggref->inputcollid, estate);
+      void** final_cache =
+          RegisterCitusPreparedState(transition->aggref, initial, VARSIZE(DatumGetPointer(initial)),
+                                     aggref->inputcollid, estate);
+      if (cost->plan_sites && citus_role == CitusSiteRole::kRelease &&
+          !TestFaultIs(TestFault::kLateSitePlans))
+        PlanCitusFinalSite(aggref, final_cache, estate, initial);
     } else {
       transition->initValue = initial;
       transition->initValueIsNull = false;
+      if (cost->plan_sites) PlanAggregateSite(node, i, initial);
+      if (DO_AGGSPLIT_SKIPFINAL(aggref->aggsplit)) {
+        auto* prepared = static_cast<PreparedPartial*>(palloc(sizeof(PreparedPartial)));
+        prepared->aggref = aggref;
+        prepared->initial = initial;
+        cost->partial_sites = lappend(cost->partial_sites, prepared);
+      }
     }
     if (unit_groups > 1)
       ValidateUnitLevelLimits(requested.epsilon * unit_groups, requested.delta * unit_groups);
@@ -119,6 +172,7 @@ void PrepareAggregates(AggState* node, EState* estate, bool reexecuted, QueryCos
 }
 
 void PreparePlanState(PlanState* node, EState* estate, bool reexecuted, QueryCost* cost);
+void PrepareChildren(PlanState* node, EState* estate, bool reexecuted, QueryCost* cost);
 
 // A constant that is false or NULL (as a qual, both reject every row).
 bool IsConstantFalse(Node* node) {
@@ -198,6 +252,13 @@ void PreparePlanState(PlanState* node, EState* estate, bool reexecuted, QueryCos
     RejectWindowUse(node->plan);
   }
   if (cost->constants_decide && NeverRunsOuterPlan(node)) return;
+  PrepareChildren(node, estate, reexecuted, cost);
+  // After its subtree: the partial steps below a finalize step are prepared.
+  if (IsA(node, AggState)) PlanFinalizeSites(reinterpret_cast<AggState*>(node), cost);
+}
+
+// Visits the children of `node` (PreparePlanState).
+void PrepareChildren(PlanState* node, EState* estate, bool reexecuted, QueryCost* cost) {
   switch (nodeTag(node)) {
     case T_NestLoopState:
     case T_MergeJoinState:
@@ -276,6 +337,7 @@ void StartPrivateExecutor(QueryDesc* query, int flags, ExecutorStart_hook_type n
   // (citus/sites.h), before any charge of this statement.
   RefuseInstrumentedCitusSubplans(query->planstate, query->estate);
   StartQueryCost(&cost, leader_paid);
+  cost.plan_sites = probe == nullptr;
   cost.constants_decide = query->params == nullptr || query->params->numParams == 0;
   PreparePlanState(query->planstate, query->estate, false, &cost);
   if (probe != nullptr) {

@@ -92,6 +92,8 @@ Datum PureReleaseRho(double requested_epsilon) {
 void StartQueryCost(QueryCost* cost, bool leader_paid) {
   cost->leader_paid = leader_paid;
   cost->constants_decide = false;
+  cost->plan_sites = true;
+  cost->partial_sites = NIL;
   cost->sites = 0;
   cost->epsilon = NumericZero();
   cost->delta = cost->epsilon;

@@ -18,6 +18,12 @@ struct QueryCost {
   // plan cache's choice between a custom and a generic plan, which is made
   // from cost estimates, i.e. table statistics: such queries always pay.
   bool constants_decide;
+  // Build every call site's plans as it is prepared (site_plans.h): not for
+  // dp_agg.query_cost(), which never runs the query.
+  bool plan_sites;
+  // The partial steps prepared so far, for their finalize steps: a List of
+  // PreparedPartial (call_sites.cpp).
+  List* partial_sites;
   int sites;  // call sites charged by this process
   Datum epsilon;  // numeric: sum of every release's epsilon (basic composition)
   Datum delta;  // numeric: sum of every release's delta

@@ -39,6 +39,7 @@
 #include "initial_state.h"
 #include "selection_aggregates.h"
 #include "settings.h"
+#include "site_plans.h"
 #include "state_header.h"
 #include "citus/adapter.h"
 #include "support_guard.h"
@@ -264,11 +265,14 @@ Datum dp_select_transfn(PG_FUNCTION_ARGS) {
       state = static_cast<SelectionState*>(prepared);
   }
   dp_pg::RequirePreparedState(state->initialized);
+  // Built when the query starts (site_plans.h), except under a Citus
+  // wrapper, whose transition calls the executor hook cannot reach.
   if (fcinfo->flinfo->fn_extra == nullptr) {
     Oid collation = PG_GET_COLLATION();
     if (!OidIsValid(collation)) collation = dp_pg::CitusSiteCollation(fcinfo);  // under Citus
     fcinfo->flinfo->fn_extra =
         dp_pg::BuildIndex(dp_pg::CandidatesOf(state), collation, fcinfo->flinfo->fn_mcxt, false);
+    dp_pg::NoteLateSitePlan("dp_select's candidate index");
   }
   const auto* index = static_cast<const dp_pg::CandidateIndex*>(fcinfo->flinfo->fn_extra);
   const int position = dp_pg::Find(*index, PG_GETARG_DATUM(1));
@@ -460,3 +464,19 @@ Datum dp_selection_state_out(PG_FUNCTION_ARGS) {
 }
 
 }  // extern "C"
+
+namespace dp_pg {
+
+// dp_select's transition keeps the candidates' index in fn_extra (site_plans.h).
+bool PlanSelectionTransitionSite(PGFunction transition, FmgrInfo* flinfo, Datum initial,
+                                 Oid collation) {
+  if (transition != dp_select_transfn) return false;
+  if (flinfo->fn_extra != nullptr) return true;
+  auto* state = reinterpret_cast<SelectionState*>(DatumGetPointer(initial));
+  if (state->format_version != kSelectionFormatVersion || state->initialized != kStatePrepared)
+    ereport(ERROR, (errcode(ERRCODE_DATA_CORRUPTED), errmsg("invalid dp_agg selection state")));
+  flinfo->fn_extra = BuildIndex(CandidatesOf(state), collation, flinfo->fn_mcxt, false);
+  return true;
+}
+
+}  // namespace dp_pg

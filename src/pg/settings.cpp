@@ -3,6 +3,7 @@
 #include <new>
 
 #include "pg_includes.h"
+#include "site_plans.h"
 #include "total_functions.h"
 
 namespace dp_pg {
@@ -74,6 +75,7 @@ const struct config_enum_entry kTestFaults[] = {
     {"cache_invalidated_by_writes", static_cast<int>(TestFault::kCacheInvalidatedByWrites), false},
     {"public_keys_without_join", static_cast<int>(TestFault::kPublicKeysWithoutJoin), false},
     {"unmatched_rows_aggregated", static_cast<int>(TestFault::kUnmatchedRowsAggregated), false},
+    {"late_site_plans", static_cast<int>(TestFault::kLateSitePlans), false},
     {nullptr, 0, false},
 };
 
@@ -113,6 +115,14 @@ char* work_units_placeholder = nullptr;
 const char* ShowWorkUnits() {
   static char text[32];
   snprintf(text, sizeof text, UINT64_FORMAT, total_work_units);
+  return text;
+}
+
+char* late_plans_placeholder = nullptr;
+
+const char* ShowLatePlans() {
+  static char text[32];
+  snprintf(text, sizeof text, UINT64_FORMAT, late_site_plans);
   return text;
 }
 
@@ -270,6 +280,18 @@ void DefineSettings() {
       &work_units_placeholder, "0", PGC_INTERNAL,
       GUC_NOT_IN_SAMPLE | GUC_SUPERUSER_ONLY | GUC_NO_RESET_ALL | GUC_DISALLOW_IN_FILE, nullptr,
       nullptr, ShowWorkUnits);
+  // Superuser-only to read, like the work units: a per-site plan built
+  // after its query started is a timing channel (site_plans.h), and the
+  // count says whether a query reached one.
+  DefineCustomStringVariable(
+      "dp_agg.insecure_test_late_plans",
+      "FOR TESTS ONLY: per-call-site plans built after their query started, in this backend.",
+      "Plans of private aggregates that their support functions had to build on a group or a "
+      "row because the executor hook had not built them when the query started; the "
+      "regression suites and the neighbour fuzzer check it stays 0. Read-only.",
+      &late_plans_placeholder, "0", PGC_INTERNAL,
+      GUC_NOT_IN_SAMPLE | GUC_SUPERUSER_ONLY | GUC_NO_RESET_ALL | GUC_DISALLOW_IN_FILE, nullptr,
+      nullptr, ShowLatePlans);
 #if PG_VERSION_NUM >= 150000
   MarkGUCPrefixReserved("dp_agg");
 #else

@@ -102,6 +102,11 @@ enum class TestFault {
   // rewrite) reading the NULL-extended row of a key without protected rows
   // (issue 29, review 2; AggregateOfMatchedRows in public_keys.h).
   kUnmatchedRowsAggregated = 63,
+  // Per-call-site plans (group selection's table, Gaussian calibrations,
+  // interval tables, dp_select's index) built on the first group or row,
+  // not when the query starts: their time shows whether any group existed
+  // (issue 29, second review; site_plans.h).
+  kLateSitePlans = 57,
 };
 extern int test_fault;  // a TestFault
 inline bool TestFaultIs(TestFault fault) { return test_fault == static_cast<int>(fault); }

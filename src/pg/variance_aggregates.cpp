@@ -21,6 +21,7 @@
 #include "final_site_cache.h"
 #include "initial_state.h"
 #include "settings.h"
+#include "site_plans.h"
 #include "state_header.h"
 #include "support_guard.h"
 #include "variance_aggregates.h"
@@ -141,6 +142,7 @@ double DoubleFromBits(unsigned long long bits) {
 // The final function's plans, computed once per call site and kept in
 // fn_extra (trivially destructible, 16-byte aligned for int128).
 struct VariancePlanCache {
+  static constexpr std::uint32_t kTag = 0x64705650;  // "dpVP"
   bool valid = false;
   double epsilon = 0, delta = 0;
   std::int64_t lower_units = 0, upper_units = 0;
@@ -151,6 +153,24 @@ static_assert(std::is_trivially_destructible_v<VariancePlanCache>,
 
 VariancePlanCache* VarianceCacheOf(FunctionCallInfo fcinfo) {
   return FinalSiteCache<VariancePlanCache>(fcinfo);
+}
+
+// Builds the plans of `s`'s parameters into `cache`, unless it has them:
+// true when it built them.
+bool EnsureVariancePlans(VariancePlanCache* cache, const VarianceState& s) {
+  return CallCore([&] {
+    if (cache->valid && cache->epsilon == s.epsilon && cache->delta == s.delta &&
+        cache->lower_units == s.lower_units && cache->upper_units == s.upper_units)
+      return false;
+    cache->valid = false;
+    cache->plan = dp::PlanVariance(s.lower_units, s.upper_units, s.epsilon, s.delta);
+    cache->epsilon = s.epsilon;
+    cache->delta = s.delta;
+    cache->lower_units = s.lower_units;
+    cache->upper_units = s.upper_units;
+    cache->valid = true;
+    return true;
+  });
 }
 
 // The released variance of a final function's state (in value units^2).
@@ -165,17 +185,8 @@ dp::VarianceRelease ReleaseVarianceOf(FunctionCallInfo fcinfo, VarianceState* ou
   *out_state = *state;
   VariancePlanCache* cache = VarianceCacheOf(fcinfo);
   const VarianceState s = *state;
+  if (EnsureVariancePlans(cache, s)) NoteLateSitePlan("a variance's plans");
   return CallCore([&] {
-    if (!(cache->valid && cache->epsilon == s.epsilon && cache->delta == s.delta &&
-          cache->lower_units == s.lower_units && cache->upper_units == s.upper_units)) {
-      cache->valid = false;
-      cache->plan = dp::PlanVariance(s.lower_units, s.upper_units, s.epsilon, s.delta);
-      cache->epsilon = s.epsilon;
-      cache->delta = s.delta;
-      cache->lower_units = s.lower_units;
-      cache->upper_units = s.upper_units;
-      cache->valid = true;
-    }
     return dp::ReleaseVariance(cache->plan, s.count, Join(s.sum_low, s.sum_high),
                                Join(s.squares_low, s.squares_high), s.lower_units, s.upper_units,
                                s.unit_exponent, NoiseSource());
@@ -421,3 +432,21 @@ Datum dp_variance_state_out(PG_FUNCTION_ARGS) {
 }
 
 }  // extern "C"
+
+namespace dp_pg {
+
+// The final functions above, which all keep a VariancePlanCache (site_plans.h).
+bool PlanVarianceFinalSite(PGFunction final_function, void** slot, MemoryContext context,
+                           Datum initial) {
+  if (final_function != dp_variance_final_float8 && final_function != dp_variance_final_numeric &&
+      final_function != dp_stddev_final_float8 && final_function != dp_stddev_final_numeric)
+    return false;
+  const auto* prepared = reinterpret_cast<const VarianceState*>(DatumGetPointer(initial));
+  if (VARSIZE(prepared) != sizeof(VarianceState) ||
+      prepared->format_version != kVarianceFormatVersion)
+    ereport(ERROR, (errcode(ERRCODE_DATA_CORRUPTED), errmsg("invalid dp_agg variance state")));
+  EnsureVariancePlans(SiteCacheIn<VariancePlanCache>(slot, context), *prepared);
+  return true;
+}
+
+}  // namespace dp_pg

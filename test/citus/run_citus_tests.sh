@@ -50,6 +50,21 @@ done
 # < 1e-10 together, and then the answer is within 15 of 833.25
 v=$(q $base "SELECT dp_variance(age, 0, 100, 10.0) FROM t")
 if /usr/bin/python3 -c "import sys; sys.exit(0 if abs(float('$v') - 833.25) < 15 else 1)" 2>/dev/null; then ok "dp_variance over partial states: $v within 15 of 833.25"; else ko "dp_variance over partial states: $v (833.25)"; fi
+# Every call site's plans are built when the query starts on the coordinator
+# (site_plans.h): coord_combine_agg's final functions find them ready, and no
+# plan is built on a group (dp_agg.insecure_test_late_plans counts those, per
+# backend: read in the query's own session). With the fault late_site_plans
+# the count shows plans built on the groups, so the check can fail.
+late_after() { bash "$here/cluster.sh" psql $base -At -c "SET dp_agg.insecure_test_fault = '$1'" \
+  -c "SELECT count(*) FROM (SELECT $2 FROM t $3) s" -c "SHOW dp_agg.insecure_test_late_plans" 2>&1 | tail -1; }
+for a in $aggs; do
+  for shape in "" "GROUP BY region" "GROUP BY id" "WHERE id = 5" "WHERE id IN (5, 6) GROUP BY id"; do
+    late=$(late_after none "$a" "$shape")
+    if [ "$late" = "0" ]; then ok "$a $shape: no plan built after the query started"; else ko "$a $shape: late plans $late"; fi
+  done
+done
+late=$(late_after late_site_plans "dp_avg(age,0,100,1.0,1e-6)" "GROUP BY region")
+if [[ "$late" =~ ^[0-9]+$ ]] && [ "$late" -gt 0 ]; then ok "late plans are counted on the coordinator (fault late_site_plans: $late)"; else ko "late plans not counted under the fault: $late"; fi
 # single-shard (router) shapes, at the top level (Citus would route them to
 # one shard, noise included): each charged exactly once, on the coordinator
 for a in $aggs; do

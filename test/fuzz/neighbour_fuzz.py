@@ -72,7 +72,7 @@ READER = "dp_fuzz_reader"
 FAULTS = ["indeterminate_collation", "case_test_constant", "hash_group_order",
           "first_key_spelling", "builtin_arithmetic", "skip_unit_bounding",
           "uncapped_text_work", "unchecked_text_encoding", "measured_estimates",
-          "plain_bounds_checked_on_rows", "public_keys_without_join",
+          "plain_bounds_checked_on_rows", "public_keys_without_join", "late_site_plans",
           "cache_invalidated_by_writes"]
 # The release cache's fault and pass (cache_fuzz): last, since the pass's
 # writes move the neighbour's tuple in the database that has it.
@@ -132,7 +132,8 @@ FAULT_CLASS = {"indeterminate_collation": "error:collation", "case_test_constant
                "unpinned_settings": "error:settings", "finalize_on_rewind": "redraw",
                "uncapped_text_work": "work", "unchecked_text_encoding": "error:encoding",
                "measured_estimates": "plan", "plain_bounds_checked_on_rows": "error:other",
-               "public_keys_without_join": "rows", CACHE_FAULT: "cache"}
+               "public_keys_without_join": "rows", "late_site_plans": "late-plan",
+               CACHE_FAULT: "cache"}
 # Issue 26. Work: dp_agg.insecure_test_work_units counts what the total
 # functions did in the backend (text bytes read, numeric digits), a count
 # that the same query over the same rows repeats exactly. The two databases
@@ -146,6 +147,13 @@ FAULT_CLASS = {"indeterminate_collation": "error:collation", "case_test_constant
 # Postgres, TimeZone '<ABCDEFGHIé>+5' prints timestamptz text ending in a
 # lone byte 0xc3, on which PostgreSQL's lower(), length(), ... raise 22021
 # (unchecked_text_encoding: only for the neighbour, class "error:encoding").
+# Late plans (issue 29, second review): dp_agg.insecure_test_late_plans counts
+# the per-call-site plans (group selection's table, Gaussian calibrations,
+# interval tables, dp_select's index) a support function built after its
+# query started; their milliseconds show whether a group existed. Every
+# query must build the same number on both sides (0: they are built at
+# ExecutorStart, site_plans.h); class "late-plan" otherwise (fault
+# late_site_plans leaves them to the first group).
 WORK_PER_CALL = 65536 + 256
 WORK_CALLS_PER_QUERY = 16
 ENCODING_SETTINGS = ["DateStyle = 'Postgres'", "TimeZone = '<ABCDEFGHIé>+5'"]
@@ -914,7 +922,7 @@ class Gen:
             src, a, coll = self.source()
         nkeys = 0
         if f in ("hash_group_order", "first_key_spelling", "skip_unit_bounding",
-                 "public_keys_without_join"):
+                 "public_keys_without_join", "late_site_plans"):
             nkeys = self.r.randint(1, 2)
         elif self.r.random() < 0.55:
             nkeys = self.r.randint(1, 2)
@@ -971,6 +979,8 @@ class Gen:
             conds.append(f"{a}.{k} IN ({', '.join(vals)})")
         elif f == "builtin_arithmetic":
             conds.append(self.arith_pred(a))
+        elif f == "late_site_plans":  # groups on the neighbour's side only
+            conds.append(self.neighbour_probe(a))
         elif f == "uncapped_text_work" or "JOIN hr.blobs b" in src:
             conds.append(self.work_pred(a, "b"))
         elif f == "unchecked_text_encoding" or (f is None and self.r.random() < 0.03):
@@ -1074,13 +1084,17 @@ class Runner:
             return {"ok": False, "state": e.pgcode, "msg": (e.diag.message_primary or str(e))}
 
     def work(self, cur):
-        """dp_agg.insecure_test_work_units of the session, or None (Citus: the
-        workers evaluate the rows; a server without the setting)."""
+        """(dp_agg.insecure_test_work_units, dp_agg.insecure_test_late_plans)
+        of the session, or None (Citus: the workers evaluate the rows, and the
+        Citus suite checks the coordinator's late plans; a server without the
+        settings)."""
         if CITUS:
             return None
         try:
-            cur.execute("SHOW dp_agg.insecure_test_work_units")
-            return int(cur.fetchone()[0])
+            cur.execute("SELECT current_setting('dp_agg.insecure_test_work_units'), "
+                        "current_setting('dp_agg.insecure_test_late_plans')")
+            units, late = cur.fetchone()
+            return (int(units), int(late))
         except psycopg2.Error:
             return None
 
@@ -1136,6 +1150,7 @@ class Runner:
                     work[1] = self.work(cur)
             keyidx = [i for i, (n, _) in enumerate(cols) if n in keys]
             return {"ok": True, "cols": cols, "redraw": redraw, "work": self.delta(work),
+                    "late": self.delta(work, 1),
                     "keys": [tuple(r[i] for i in keyidx) for r in rows], "n": len(rows)}
         except psycopg2.Error as e:
             if c.closed or e.pgcode is None:
@@ -1146,11 +1161,13 @@ class Runner:
                 with c.cursor() as cur:
                     work[1] = self.work(cur)
             return {"ok": False, "state": e.pgcode, "msg": msg, "work": self.delta(work),
+                    "late": self.delta(work, 1),
                     "detail": e.diag.message_detail or ""}
 
     @staticmethod
-    def delta(work):
-        return None if None in work else work[1] - work[0]
+    def delta(work, which=0):
+        """The change of the work units (which=0) or of the late plans (1)."""
+        return None if None in work else work[1][which] - work[0][which]
 
     def run_rows(self, db, sql):
         """`sql` run plainly with the release cache on: every row (values
@@ -1218,8 +1235,12 @@ def work_allowance(sql):
 def compare(a, b, sql=""):
     """None if the outcomes agree, else (class, description). Classes: error:arithmetic,
     error:collation, error:cast, error:settings, error:encoding, error:other, columns,
-    rows, order, keys, redraw, work."""
+    rows, order, keys, redraw, late-plan, work."""
     difference = compare_results(a, b)
+    if difference is None and a.get("late") is not None and b.get("late") is not None:
+        if a["late"] != b["late"]:
+            return ("late-plan", f"{a['late']} and {b['late']} per-site plans were built after "
+                                 f"the query started: their time shows whether a group existed")
     if difference is None and a.get("work") is not None and b.get("work") is not None:
         if abs(a["work"] - b["work"]) > work_allowance(sql):
             return ("work", f"the total functions did {a['work']} and {b['work']} units of work, "

@@ -82,8 +82,8 @@ PreparedSite* FindSite(Aggref* aggref) {
 
 }  // namespace
 
-void RegisterCitusPreparedState(Aggref* outer, Datum state, Size size, Oid collation,
-                                EState* estate) {
+void** RegisterCitusPreparedState(Aggref* outer, Datum state, Size size, Oid collation,
+                                  EState* estate) {
   bool first_of_estate = true;
   ListCell* cell;
   foreach (cell, prepared_sites)
@@ -104,6 +104,7 @@ void RegisterCitusPreparedState(Aggref* outer, Datum state, Size size, Oid colla
   site->collation = collation;
   prepared_sites = lappend(prepared_sites, site);
   MemoryContextSwitchTo(previous);
+  return &site->final_cache;
 }
 
 void* CitusPreparedState(FunctionCallInfo fcinfo) {

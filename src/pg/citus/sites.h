@@ -54,8 +54,10 @@ bool PlanHasCitusSubplanRelease(PlanState* root);
 // Keeps the initial state prepared for a wrapper call site for the rest of
 // the query: Citus builds its states from pg_aggregate.agginitcond, so the
 // support functions fetch the parameters from here (adapter.h).
-void RegisterCitusPreparedState(Aggref* outer, Datum state, Size size, Oid collation,
-                                EState* estate);
+// Returns the slot of the final function's cache for the call site
+// (CitusFinalCacheSlot), which lives in estate's es_query_cxt.
+void** RegisterCitusPreparedState(Aggref* outer, Datum state, Size size, Oid collation,
+                                  EState* estate);
 
 }  // namespace dp_pg
 
