@@ -279,8 +279,8 @@ MeanResult ReleaseMeanOf(FunctionCallInfo fcinfo, const AggregateState& state) {
                              state.unit_exponent, NoiseSource());
     MeanResult result;
     result.mean = release.mean;
-    result.noise_stddev = cache->centred_sum_stddev /
-                          std::max(1.0, dp::ToDouble(release.noisy_count));
+    result.noise_stddev =
+        cache->centred_sum_stddev / std::max(1.0, dp::ToDouble(release.noisy_count));
     if (state.confidence > 0) {
       if (cache->mean_test_tractable) {
         result.interval =
