@@ -489,6 +489,27 @@ SELECT count(*) >= 0 AS answered FROM (SELECT region, dp_count(1.0) FROM pk.neig
                                         GROUP BY region) released;
 RESET SESSION AUTHORIZATION;
 
+-- ---------------------------------------------------------------------------
+-- Typed tables (CREATE TABLE ... OF type) and their children follow ALTER
+-- TYPE ... ATTRIBUTE ... CASCADE (review of i29minor): a rename moves their
+-- sets, a type change is refused, a drop removes them (the sets stayed under
+-- the old name, the type changed under them).
+-- ---------------------------------------------------------------------------
+CREATE TYPE pk.visit AS (id int, region text);
+CREATE TABLE pk.typed_visits OF pk.visit;
+CREATE TABLE pk.typed_child () INHERITS (pk.typed_visits);
+SELECT dp_agg.protect_table('pk.typed_visits');
+SELECT dp_agg.set_public_keys('pk.typed_visits', 'region', ARRAY['north', 'south']);
+SELECT dp_agg.set_public_keys('pk.typed_child', 'region', ARRAY['east']);
+ALTER TYPE pk.visit RENAME ATTRIBUTE region TO area CASCADE;
+SELECT table_name, column_name, keys FROM dp_agg.public_keys
+WHERE table_name IN ('pk.typed_visits'::regclass, 'pk.typed_child'::regclass) ORDER BY 1;
+ALTER TYPE pk.visit ALTER ATTRIBUTE area TYPE varchar(20) CASCADE;
+\echo :LAST_ERROR_SQLSTATE
+ALTER TYPE pk.visit DROP ATTRIBUTE area CASCADE, ADD ATTRIBUTE area int CASCADE;
+SELECT table_name, column_name, keys FROM dp_agg.public_keys
+WHERE table_name IN ('pk.typed_visits'::regclass, 'pk.typed_child'::regclass) ORDER BY 1;
+
 -- Clean up.
 SET client_min_messages = warning;
 DROP SCHEMA pk CASCADE;

@@ -6,6 +6,9 @@
 extern "C" {
 #include "access/genam.h"
 #include "access/table.h"
+#include "access/tableam.h"
+#include "access/heapam.h"
+#include "catalog/pg_class.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_inherits.h"
 #include "executor/spi.h"
@@ -63,10 +66,32 @@ bool HasDeclaredColumn(Oid catalog, Oid relation, const char* column) {
 // The relation a statement names and the INHERITS children and partitions
 // its change reaches (all of them: PostgreSQL refuses ONLY where the
 // children share the column). NIL when it does not exist.
+//
+// A composite type (ALTER TYPE ... ATTRIBUTE ... CASCADE) reaches its typed
+// tables (CREATE TABLE ... OF type) and their children: PostgreSQL changes
+// their columns with the type's attributes (review of i29minor: a rename,
+// drop or type change there left the sets behind).
 List* ReachedRelations(RangeVar* relation) {
   if (relation == nullptr) return NIL;
   const Oid relid = RangeVarGetRelid(relation, NoLock, true);
   if (!OidIsValid(relid)) return NIL;
+  if (get_rel_relkind(relid) == RELKIND_COMPOSITE_TYPE) {
+    const Oid type = get_rel_type_id(relid);
+    List* typed = NIL;
+    Relation classes = table_open(RelationRelationId, AccessShareLock);
+    ScanKeyData key;
+    ScanKeyInit(&key, Anum_pg_class_reloftype, BTEqualStrategyNumber, F_OIDEQ,
+                ObjectIdGetDatum(type));
+    TableScanDesc scan = table_beginscan_catalog(classes, 1, &key);
+    HeapTuple tuple;
+    while ((tuple = heap_getnext(scan, ForwardScanDirection)) != nullptr)
+      typed = list_concat(typed, find_all_inheritors(
+                                     reinterpret_cast<Form_pg_class>(GETSTRUCT(tuple))->oid,
+                                     NoLock, nullptr));
+    table_endscan(scan);
+    table_close(classes, AccessShareLock);
+    return typed;
+  }
   if (!relation->inh) return list_make1_oid(relid);
   return find_all_inheritors(relid, NoLock, nullptr);
 }
@@ -240,7 +265,8 @@ List* RefuseTypeChangeOfPublicKeys(Node* parse_tree) {
 void FollowPublicKeyColumns(Node* parse_tree, List* before) {
   if (parse_tree == nullptr) return;
   const bool rename = IsA(parse_tree, RenameStmt) &&
-                      reinterpret_cast<RenameStmt*>(parse_tree)->renameType == OBJECT_COLUMN;
+                      (reinterpret_cast<RenameStmt*>(parse_tree)->renameType == OBJECT_COLUMN ||
+                       reinterpret_cast<RenameStmt*>(parse_tree)->renameType == OBJECT_ATTRIBUTE);
   if (!rename && !IsA(parse_tree, AlterTableStmt) && !IsA(parse_tree, AlterEnumStmt)) return;
   const Oid catalog = KeySetTable();
   if (!OidIsValid(catalog)) return;
