@@ -85,9 +85,9 @@ List* ReachedRelations(RangeVar* relation) {
     TableScanDesc scan = table_beginscan_catalog(classes, 1, &key);
     HeapTuple tuple;
     while ((tuple = heap_getnext(scan, ForwardScanDirection)) != nullptr)
-      typed = list_concat(typed, find_all_inheritors(
-                                     reinterpret_cast<Form_pg_class>(GETSTRUCT(tuple))->oid,
-                                     NoLock, nullptr));
+      typed = list_concat(
+          typed, find_all_inheritors(reinterpret_cast<Form_pg_class>(GETSTRUCT(tuple))->oid, NoLock,
+                                     nullptr));
     table_endscan(scan);
     table_close(classes, AccessShareLock);
     return typed;
@@ -247,16 +247,16 @@ List* RefuseTypeChangeOfPublicKeys(Node* parse_tree) {
       const Oid new_type =
           typenameTypeId(nullptr, reinterpret_cast<ColumnDef*>(command->def)->typeName);
       if (new_type == old_type) continue;  // a new length or precision: the same values
-      Refuse(ERRCODE_FEATURE_NOT_SUPPORTED,
-             psprintf("cannot change the type of column \"%s\" of %s: it has declared public "
-                      "keys",
-                      command->name, RelationName(relation)),
-             "dp_agg checked the declared keys against the column's type; they may not name "
-             "the same values in another type.",
-             psprintf("Remove them first (SELECT dp_agg.unset_public_keys(%s, %s)), change "
-                      "the type, then declare them again (dp_agg.set_public_keys).",
-                      quote_literal_cstr(RelationName(relation)),
-                      quote_literal_cstr(command->name)));
+      Refuse(
+          ERRCODE_FEATURE_NOT_SUPPORTED,
+          psprintf("cannot change the type of column \"%s\" of %s: it has declared public "
+                   "keys",
+                   command->name, RelationName(relation)),
+          "dp_agg checked the declared keys against the column's type; they may not name "
+          "the same values in another type.",
+          psprintf("Remove them first (SELECT dp_agg.unset_public_keys(%s, %s)), change "
+                   "the type, then declare them again (dp_agg.set_public_keys).",
+                   quote_literal_cstr(RelationName(relation)), quote_literal_cstr(command->name)));
     }
   }
   return before;
