@@ -458,14 +458,6 @@ BEGIN
   RETURN $1 OPERATOR(pg_catalog.=) $2;
 END $$;
 CREATE OPERATOR pk_evil.= (LEFTARG = oid, RIGHTARG = oid, FUNCTION = pk_evil.oid_eq);
-CREATE FUNCTION pk_evil.name_eq(name, name) RETURNS boolean LANGUAGE plpgsql AS $$
-BEGIN
-  IF current_user <> 'regress_pk_mallory' THEN
-    RAISE NOTICE 'pk_evil.= ran as %', current_user;
-  END IF;
-  RETURN $1 OPERATOR(pg_catalog.=) $2;
-END $$;
-CREATE OPERATOR pk_evil.= (LEFTARG = name, RIGHTARG = name, FUNCTION = pk_evil.name_eq);
 CREATE TYPE pk_evil.colour AS ENUM ('red', 'blue');
 SET search_path = pk_evil, pg_catalog;
 ALTER TYPE pk_evil.colour RENAME VALUE 'red' TO 'green';
