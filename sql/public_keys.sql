@@ -12,6 +12,8 @@ DROP SCHEMA IF EXISTS pk CASCADE;
 DROP ROLE IF EXISTS regress_pk_analyst;
 DROP ROLE IF EXISTS regress_pk_zcdp;
 DROP ROLE IF EXISTS regress_pk_outsider;
+DROP SCHEMA IF EXISTS pk_evil CASCADE;
+DROP ROLE IF EXISTS regress_pk_mallory;
 RESET client_min_messages;
 
 CREATE SCHEMA pk;
@@ -45,6 +47,7 @@ INSERT INTO pk.by_sex SELECT id, region, sex FROM pk.patients;
 CREATE ROLE regress_pk_analyst LOGIN;
 CREATE ROLE regress_pk_zcdp LOGIN;
 CREATE ROLE regress_pk_outsider LOGIN;
+CREATE ROLE regress_pk_mallory LOGIN;
 GRANT USAGE ON SCHEMA pk TO regress_pk_analyst, regress_pk_zcdp, regress_pk_outsider;
 GRANT SELECT ON pk.clinics TO regress_pk_analyst;
 SELECT dp_agg.protect_table(t) FROM unnest(ARRAY['pk.patients', 'pk.neighbours', 'pk.visits',
@@ -435,12 +438,78 @@ SELECT clinic, (dp_count(1.0) + 375) / 750 AS seven_hundred_fifties FROM pk.pati
 WHERE area <> 'atlantis' GROUP BY clinic;
 RESET SESSION AUTHORIZATION;
 
+-- ---------------------------------------------------------------------------
+-- The key-set updates run as dp_agg.public_key_set's owner, never under the
+-- ALTER's search_path (review of i29minor): a table or enum owner who puts
+-- a schema of theirs before pg_catalog, with an `=` operator there, had that
+-- operator run as the superuser (ALTER TYPE ... RENAME VALUE of any enum
+-- reached it). The operator says as whom it ran: no NOTICE is expected.
+-- ---------------------------------------------------------------------------
+CREATE SCHEMA pk_evil AUTHORIZATION regress_pk_mallory;
+CREATE TABLE pk_evil.mine (id int, region text);
+ALTER TABLE pk_evil.mine OWNER TO regress_pk_mallory;
+SELECT dp_agg.set_public_keys('pk_evil.mine', 'region', ARRAY['north', 'south']);
+SET SESSION AUTHORIZATION regress_pk_mallory;
+CREATE FUNCTION pk_evil.oid_eq(oid, oid) RETURNS boolean LANGUAGE plpgsql AS $$
+BEGIN
+  IF current_user <> 'regress_pk_mallory' THEN
+    RAISE NOTICE 'pk_evil.= ran as %', current_user;
+  END IF;
+  RETURN $1 OPERATOR(pg_catalog.=) $2;
+END $$;
+CREATE OPERATOR pk_evil.= (LEFTARG = oid, RIGHTARG = oid, FUNCTION = pk_evil.oid_eq);
+CREATE TYPE pk_evil.colour AS ENUM ('red', 'blue');
+SET search_path = pk_evil, pg_catalog;
+ALTER TYPE pk_evil.colour RENAME VALUE 'red' TO 'green';
+ALTER TABLE pk_evil.mine RENAME COLUMN region TO area;
+ALTER TABLE pk_evil.mine DROP COLUMN area;
+SHOW search_path;
+RESET search_path;
+RESET SESSION AUTHORIZATION;
+SELECT count(*) FROM dp_agg.public_key_set WHERE relation = 'pk_evil.mine'::regclass;
+
+-- ---------------------------------------------------------------------------
+-- A column dropped and added again under its name in one ALTER TABLE is
+-- another column (review of i29minor): its set goes, as for DROP COLUMN
+-- alone. It stayed, on an integer column with the text keys, and GROUP BY
+-- over it failed with 22P02 (invalid input syntax for type integer).
+-- ---------------------------------------------------------------------------
+ALTER TABLE pk.neighbours DROP COLUMN region, ADD COLUMN region int NOT NULL DEFAULT 0;
+SELECT column_name FROM dp_agg.public_keys WHERE table_name = 'pk.neighbours'::regclass;
+SET SESSION AUTHORIZATION regress_pk_analyst;
+SELECT count(*) >= 0 AS answered FROM (SELECT region, dp_count(1.0) FROM pk.neighbours
+                                        GROUP BY region) released;
+RESET SESSION AUTHORIZATION;
+
+-- ---------------------------------------------------------------------------
+-- Typed tables (CREATE TABLE ... OF type) and their children follow ALTER
+-- TYPE ... ATTRIBUTE ... CASCADE (review of i29minor): a rename moves their
+-- sets, a type change is refused, a drop removes them (the sets stayed under
+-- the old name, the type changed under them).
+-- ---------------------------------------------------------------------------
+CREATE TYPE pk.visit AS (id int, region text);
+CREATE TABLE pk.typed_visits OF pk.visit;
+CREATE TABLE pk.typed_child () INHERITS (pk.typed_visits);
+SELECT dp_agg.protect_table('pk.typed_visits');
+SELECT dp_agg.set_public_keys('pk.typed_visits', 'region', ARRAY['north', 'south']);
+SELECT dp_agg.set_public_keys('pk.typed_child', 'region', ARRAY['east']);
+ALTER TYPE pk.visit RENAME ATTRIBUTE region TO area CASCADE;
+SELECT table_name, column_name, keys FROM dp_agg.public_keys
+WHERE table_name IN ('pk.typed_visits'::regclass, 'pk.typed_child'::regclass) ORDER BY 1;
+ALTER TYPE pk.visit ALTER ATTRIBUTE area TYPE varchar(20) CASCADE;
+\echo :LAST_ERROR_SQLSTATE
+ALTER TYPE pk.visit DROP ATTRIBUTE area CASCADE, ADD ATTRIBUTE area int CASCADE;
+SELECT table_name, column_name, keys FROM dp_agg.public_keys
+WHERE table_name IN ('pk.typed_visits'::regclass, 'pk.typed_child'::regclass) ORDER BY 1;
+
 -- Clean up.
 SET client_min_messages = warning;
 DROP SCHEMA pk CASCADE;
+DROP SCHEMA pk_evil CASCADE;
 DELETE FROM dp_agg.public_key_set;
 SELECT dp_agg.revoke_budget(r) FROM unnest(ARRAY['regress_pk_analyst', 'regress_pk_zcdp']::regrole[]) r;
 DROP ROLE regress_pk_analyst;
 DROP ROLE regress_pk_zcdp;
 DROP ROLE regress_pk_outsider;
+DROP ROLE regress_pk_mallory;
 RESET client_min_messages;

@@ -211,13 +211,13 @@ void ProcessUtilityHook(PlannedStmt* statement, const char* query_string, bool r
   Node* parse_tree = statement->utilityStmt;
   RefuseUnconfirmedLedgerDrop(parse_tree);  // drop_guard.h
   RefuseAggregateOverSupportFunctions(parse_tree);  // support_guard.h
-  RefuseTypeChangeOfPublicKeys(parse_tree);  // public_key_ddl.h
+  List* key_columns = RefuseTypeChangeOfPublicKeys(parse_tree);  // public_key_ddl.h
   RunUtilityForRestrictedRoles(  // restriction.h
       statement, query_string, read_only_tree, context, params, environment, destination,
       completion,
       previous_process_utility != nullptr ? previous_process_utility : standard_ProcessUtility);
   LabelCopiedLedger(parse_tree);  // drop_guard.h
-  FollowPublicKeyColumns(parse_tree);  // public_key_ddl.h
+  FollowPublicKeyColumns(parse_tree, key_columns);  // public_key_ddl.h
 }
 
 void ObjectAccess(ObjectAccessType access, Oid class_id, Oid object_id, int sub_id,

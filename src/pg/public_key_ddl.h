@@ -16,8 +16,9 @@
 //   * ALTER TYPE ... RENAME VALUE of an enum: the label is renamed in the
 //     declared keys of the enum's columns (stored as the labels' text);
 //   * ALTER TABLE ... DROP COLUMN (and any other ALTER TABLE that leaves a
-//     declared name without a column): the set is removed, with a NOTICE,
-//     so a column added later under that name does not take it.
+//     declared name without a column, or with another column: DROP COLUMN c,
+//     ADD COLUMN c in one statement): the set is removed, with a NOTICE, so
+//     a column added later under that name does not take it.
 #ifndef DP_AGG_PG_PUBLIC_KEY_DDL_H
 #define DP_AGG_PG_PUBLIC_KEY_DDL_H
 
@@ -26,12 +27,16 @@
 namespace dp_pg {
 
 // Before a utility statement runs: refuses a type change of a column with
-// declared public keys.
-void RefuseTypeChangeOfPublicKeys(Node* parse_tree);
+// declared public keys. Returns, for an ALTER TABLE, the declared columns
+// with their attribute numbers as they are before it runs (palloc'd), for
+// FollowPublicKeyColumns.
+List* RefuseTypeChangeOfPublicKeys(Node* parse_tree);
 
 // After a utility statement ran: follows a column rename and an enum label
-// rename, removes the sets of columns that an ALTER TABLE dropped.
-void FollowPublicKeyColumns(Node* parse_tree);
+// rename, removes the sets of columns that an ALTER TABLE dropped (also a
+// column dropped and added again under its name: another attribute number
+// than in `before`).
+void FollowPublicKeyColumns(Node* parse_tree, List* before);
 
 }  // namespace dp_pg
 
