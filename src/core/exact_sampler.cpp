@@ -560,7 +560,7 @@ void PrepareDiscreteLaplace(uint128 t, uint128 s) {
   LookupLaplace(t, s);
 }
 
-std::uint64_t DiscreteLaplaceConstantsBuilt() { return laplace_constants_built; }
+std::uint64_t DiscreteLaplaceConstantsBuilt() noexcept { return laplace_constants_built; }
 
 int128 SampleDiscreteLaplace(RandomSource& rng, uint128 t, uint128 s) {
   if (t == 0 || s == 0) throw std::invalid_argument("discrete Laplace: scale must be positive");

@@ -93,7 +93,7 @@ void PrepareDiscreteLaplace(uint128 t, uint128 s);
 
 // How many times this process has computed the constants of a (t, s) (for
 // tests: the PostgreSQL layer counts those computed while a query runs).
-std::uint64_t DiscreteLaplaceConstantsBuilt();
+std::uint64_t DiscreteLaplaceConstantsBuilt() noexcept;
 
 namespace internal {
 
