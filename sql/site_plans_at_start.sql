@@ -130,6 +130,36 @@ SELECT count(*) AS groups FROM (SELECT region, dp_avg(age, 0, 90, 1.02, 1e-7)
                                 FROM sp.visits WHERE age < 5 GROUP BY region) AS g;
 SELECT sp.late() - :late_before AS late_plans_without_fault;
 
+-- 7. The noise samplers' constants (exact_sampler.h): the first draw with a
+-- noise scale this process had not used computed them (0.1-0.4 ms), so a
+-- first group paid them and no group did not. Built when the query starts
+-- with the plans, and counted by the same counter when a draw builds them.
+-- Laplace and Gaussian, count, sum over numeric, mean interval, variance.
+SELECT sp.late() AS late_before \gset
+SELECT region, dp_count(age, 1.11) IS NOT NULL AS c, dp_sum(amount, 0, 125, 1.12) IS NOT NULL AS s,
+       (dp_avg_interval(cost, 0, 100, 1.13, 0.9)).value IS NOT NULL AS ai,
+       dp_variance(cost, 0, 100, 1.14) IS NOT NULL AS v, dp_stddev(age, 0, 90, 1.15, 1e-7) IS NOT NULL AS sd
+FROM sp.visits GROUP BY region ORDER BY region;
+SELECT sp.late() - :late_before AS late_sampler_constants;
+-- A scale prepared by an earlier query, then 31 new scales (the process
+-- keeps 32), then a query with that scale and one more: its start must
+-- keep the scale it prepares for its first group (replaced in rotation,
+-- the cache evicted it for the new one, and the first group rebuilt it).
+SELECT sp.late() AS late_before \gset
+SELECT count(*) FROM (SELECT region, dp_count(age, 1.21) FROM sp.visits GROUP BY region) AS g;
+SELECT count(*) FROM (SELECT region, dp_count(age, 1.30), dp_count(age, 1.31), dp_count(age, 1.32), dp_count(age, 1.33),
+                             dp_count(age, 1.34), dp_count(age, 1.35), dp_count(age, 1.36), dp_count(age, 1.37),
+                             dp_count(age, 1.38), dp_count(age, 1.39), dp_count(age, 1.40), dp_count(age, 1.41),
+                             dp_count(age, 1.42), dp_count(age, 1.43), dp_count(age, 1.44), dp_count(age, 1.45),
+                             dp_count(age, 1.46), dp_count(age, 1.47), dp_count(age, 1.48), dp_count(age, 1.49),
+                             dp_count(age, 1.50), dp_count(age, 1.51), dp_count(age, 1.52), dp_count(age, 1.53),
+                             dp_count(age, 1.54), dp_count(age, 1.55), dp_count(age, 1.56), dp_count(age, 1.57),
+                             dp_count(age, 1.58), dp_count(age, 1.59), dp_count(age, 1.60)
+                      FROM sp.visits GROUP BY region) AS g;
+SELECT count(*) FROM (SELECT region, dp_count(age, 1.21), dp_count(age, 1.22)
+                      FROM sp.visits GROUP BY region) AS g;
+SELECT sp.late() - :late_before AS late_sampler_constants_kept;
+
 SET client_min_messages = warning;
 DROP SCHEMA sp CASCADE;
 DROP OWNED BY regress_sp_analyst;

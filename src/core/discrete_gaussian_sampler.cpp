@@ -195,6 +195,12 @@ bool DiscreteGaussianSupported(uint128 sigma2_numerator, uint128 sigma2_denomina
   return Setup(sigma2_numerator, sigma2_denominator, &setup);
 }
 
+void PrepareDiscreteGaussian(uint128 sigma2_numerator, uint128 sigma2_denominator) {
+  SamplerSetup setup;
+  if (sigma2_numerator == 0 || !Setup(sigma2_numerator, sigma2_denominator, &setup)) return;
+  PrepareDiscreteLaplace(setup.t, 1);
+}
+
 int128 SampleDiscreteGaussian(RandomSource& rng, uint128 sigma2_numerator,
                               uint128 sigma2_denominator) {
   if (sigma2_denominator == 0) throw std::invalid_argument("discrete Gaussian: zero denominator");

@@ -297,30 +297,43 @@ void BuildLaplaceConstants(uint128 t, uint128 s, LaplaceConstants* c) {
 
 // A query uses a handful of (t, s) pairs (one per aggregate and plan), each
 // for many draws: the most recent pair is checked first, then the others.
-// More than kCacheEntries pairs used in rotation would recompute constants
-// (~0.1-0.4 ms) on every draw: slow, but still exact and fixed-work.
-constexpr int kCacheEntries = 16;
+// The least recently used pair is replaced, so that the pairs a query
+// prepared when it started (PrepareDiscreteLaplace) stay while it runs if
+// they are at most kCacheEntries (replacing in rotation instead evicted a
+// pair prepared earlier by one inserted after it: the first group then paid
+// for its constants again). More than kCacheEntries pairs used in rotation
+// recompute constants (~0.1-0.4 ms) on every draw: slow, but still exact and
+// fixed-work.
+constexpr int kCacheEntries = 32;  // about 110 KB per process
 struct LaplaceCache {
   LaplaceConstants entries[kCacheEntries];
-  int next = 0;
+  std::uint64_t used[kCacheEntries] = {};  // when each was last looked up (0: never)
+  std::uint64_t clock = 0;
   int last = 0;
 };
 thread_local LaplaceCache laplace_cache;
+thread_local std::uint64_t laplace_constants_built = 0;
 
 const LaplaceConstants& LookupLaplace(uint128 t, uint128 s) {
   LaplaceCache& cache = laplace_cache;
   const LaplaceConstants& recent = cache.entries[cache.last];
-  if (recent.valid && recent.t == t && recent.s == s) return recent;
+  if (recent.valid && recent.t == t && recent.s == s) {
+    cache.used[cache.last] = ++cache.clock;
+    return recent;
+  }
+  int slot = 0;
   for (int i = 0; i < kCacheEntries; ++i) {
     const LaplaceConstants& e = cache.entries[i];
     if (e.valid && e.t == t && e.s == s) {
       cache.last = i;
+      cache.used[i] = ++cache.clock;
       return e;
     }
+    if (cache.used[i] < cache.used[slot]) slot = i;
   }
-  const int slot = cache.next;
-  cache.next = (cache.next + 1) % kCacheEntries;
+  cache.used[slot] = ++cache.clock;
   BuildLaplaceConstants(t, s, &cache.entries[slot]);
+  ++laplace_constants_built;
   cache.last = slot;
   return cache.entries[slot];
 }
@@ -540,6 +553,14 @@ bool SampleBernoulliExpMinus(RandomSource& rng, uint128 numerator, uint128 denom
   }
   return true;
 }
+
+void PrepareDiscreteLaplace(uint128 t, uint128 s) {
+  ExpPow2();
+  if (t == 0 || s == 0 || (t >> 96) != 0) return;  // refused when drawn
+  LookupLaplace(t, s);
+}
+
+std::uint64_t DiscreteLaplaceConstantsBuilt() noexcept { return laplace_constants_built; }
 
 int128 SampleDiscreteLaplace(RandomSource& rng, uint128 t, uint128 s) {
   if (t == 0 || s == 0) throw std::invalid_argument("discrete Laplace: scale must be positive");

@@ -526,6 +526,11 @@ GaussianPlan internal::PlanGaussianUncached(uint128 sensitivity_units, double ep
   return plan;
 }
 
+void PrepareGaussian(const GaussianPlan& plan) {
+  if (plan.sensitivity != 0 && plan.sigma2_numerator != 0)
+    PrepareDiscreteGaussian(plan.sigma2_numerator, plan.sigma2_denominator);
+}
+
 GridValue ReleaseGaussian(int128 value, int unit_exponent, const GaussianPlan& plan,
                           RandomSource& rng) {
   GridValue result;

@@ -117,6 +117,11 @@ int128 SampleDiscreteGaussian(RandomSource& rng, uint128 sigma2_numerator,
 // Whether SampleDiscreteGaussian accepts these parameters.
 bool DiscreteGaussianSupported(uint128 sigma2_numerator, uint128 sigma2_denominator);
 
+// Caches what the first draw with these parameters would compute (the
+// discrete Laplace constants of its proposal: exact_sampler.h
+// PrepareDiscreteLaplace).
+void PrepareDiscreteGaussian(uint128 sigma2_numerator, uint128 sigma2_denominator);
+
 // sigma^2 = numerator / denominator, denominator a power of two.
 struct DyadicSigma2 {
   uint128 numerator = 0;
@@ -194,6 +199,9 @@ GaussianPlan PlanGaussianUncached(uint128 sensitivity_units, double epsilon, dou
 // Releases `value` (in units of 2^unit_exponent; |value| < 2^126) under
 // `plan`: value rounded half up to the grid 2^(unit_exponent + grid_shift),
 // plus discrete Gaussian noise. The result is on that grid.
+// Caches what ReleaseGaussian's first draw with `plan` would compute.
+void PrepareGaussian(const GaussianPlan& plan);
+
 GridValue ReleaseGaussian(int128 value, int unit_exponent, const GaussianPlan& plan,
                           RandomSource& rng);
 

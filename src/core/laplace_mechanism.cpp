@@ -72,6 +72,10 @@ LaplacePlan PlanLaplace(uint128 sensitivity_units, double epsilon) {
   return plan;
 }
 
+void PrepareLaplace(const LaplacePlan& plan) {
+  if (plan.sensitivity != 0) PrepareDiscreteLaplace(plan.scale_numerator, plan.scale_denominator);
+}
+
 GridValue ReleaseLaplace(int128 value, int unit_exponent, const LaplacePlan& plan,
                          RandomSource& rng) {
   GridValue result;

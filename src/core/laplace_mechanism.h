@@ -61,6 +61,10 @@ LaplacePlan PlanLaplace(uint128 sensitivity_units, double epsilon);
 
 // Releases `value` (in units of 2^unit_exponent) under `plan`. The result is
 // on the grid 2^(unit_exponent + grid_shift).
+// Caches what ReleaseLaplace's first draw with `plan` would compute
+// (exact_sampler.h PrepareDiscreteLaplace).
+void PrepareLaplace(const LaplacePlan& plan);
+
 GridValue ReleaseLaplace(int128 value, int unit_exponent, const LaplacePlan& plan,
                          RandomSource& rng);
 

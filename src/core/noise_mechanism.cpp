@@ -84,6 +84,14 @@ MeanMechanisms MechanismBuilder::BuildMean(std::int64_t lower_units,
                         Calibrate(width, part.epsilon, part.delta)};
 }
 
+void NoiseMechanism::PrepareSampling() const {
+  if (kind_ == NoiseKind::kGaussian) {
+    PrepareGaussian(gaussian_);
+  } else {
+    PrepareLaplace(laplace_);
+  }
+}
+
 MeanRelease MeanMechanisms::AddNoise(std::int64_t count_value, int128 sum_units,
                                      std::int64_t lower_units, std::int64_t upper_units,
                                      int unit_exponent, RandomSource& rng) const {

@@ -81,6 +81,9 @@ class NoiseMechanism {
 
   // `value` (in units of 2^unit_exponent) plus noise; on the mechanism's grid.
   GridValue AddNoise(int128 value, int unit_exponent, RandomSource& rng) const;
+  // Computes and caches what AddNoise's first draw would (the sampler's
+  // constants), so that the first group pays no more than the others.
+  void PrepareSampling() const;
   // The noise's quantile interval at `confidence` (confidence.h), which must
   // already be valid (ValidatePublicParameters).
   NoiseInterval Interval(int unit_exponent, double confidence) const;
@@ -112,6 +115,11 @@ struct MeanMechanisms {
   NoiseMechanism centred_sum;  // sensitivity upper - lower half-units
 
   // sum_units: the exact sum of the `count` clamped values, in units.
+  // Both parts' NoiseMechanism::PrepareSampling.
+  void PrepareSampling() const {
+    count.PrepareSampling();
+    centred_sum.PrepareSampling();
+  }
   MeanRelease AddNoise(std::int64_t count_value, int128 sum_units, std::int64_t lower_units,
                        std::int64_t upper_units, int unit_exponent, RandomSource& rng) const;
   // The two noise intervals behind the mean's interval, the confidence split

@@ -260,6 +260,10 @@ void CopyPartitionSelectionPlan(const PartitionSelectionPlan& plan, PartitionSel
   out->size = table.size();
 }
 
+void PreparePartitionSampling(const PartitionSelectionWords& plan) {
+  if (plan.size == 0) PrepareDiscreteLaplace(plan.scale_numerator, plan.scale_denominator);
+}
+
 bool ReleasePartition(std::int64_t count, const PartitionSelectionWords& plan, RandomSource& rng) {
   if (plan.size == 0)
     return ReleaseAboveThreshold(count, plan.scale_numerator, plan.scale_denominator,

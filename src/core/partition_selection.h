@@ -157,6 +157,9 @@ static_assert(std::is_trivially_destructible_v<PartitionSelectionWords>,
 void CopyPartitionSelectionPlan(const PartitionSelectionPlan& plan, PartitionSelectionWords* out);
 // The same decision as ReleasePartition on the plan it was copied from.
 bool ReleasePartition(std::int64_t count, const PartitionSelectionWords& plan, RandomSource& rng);
+// Caches what that decision's first draw would compute (the fallback's
+// discrete Laplace constants: exact_sampler.h PrepareDiscreteLaplace).
+void PreparePartitionSampling(const PartitionSelectionWords& plan);
 
 namespace partition_selection_internal {
 // The table of the optimal rule for (epsilon', delta') as used (already

@@ -136,4 +136,16 @@ VarianceRelease ReleaseVariance(const VarianceMechanisms& plan, std::int64_t cou
   return release;
 }
 
+void PrepareVarianceSampling(const VarianceMechanisms& plan) {
+  if (plan.gaussian) {
+    PrepareGaussian(plan.count_gaussian);
+    PrepareGaussian(plan.sum_gaussian);
+    PrepareGaussian(plan.squares_gaussian);
+  } else {
+    PrepareLaplace(plan.count_laplace);
+    PrepareLaplace(plan.sum_laplace);
+    PrepareLaplace(plan.squares_laplace);
+  }
+}
+
 }  // namespace dp

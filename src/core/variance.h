@@ -88,6 +88,10 @@ VarianceMechanisms PlanVariance(std::int64_t lower_units, std::int64_t upper_uni
 // would not be representable. Decided from the public bounds alone.
 void ValidateVarianceBounds(std::int64_t lower_units, std::int64_t upper_units, int unit_exponent);
 
+// Caches what ReleaseVariance's first draws with `plan` would compute (the
+// samplers' constants: exact_sampler.h PrepareDiscreteLaplace).
+void PrepareVarianceSampling(const VarianceMechanisms& plan);
+
 struct VarianceRelease {
   double variance = 0;  // in value units squared, within [0, h^2]; never -0
   double stddev = 0;  // sqrt of the same estimate computed as sqrt(r) h, in [0, h]

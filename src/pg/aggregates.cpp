@@ -535,8 +535,10 @@ bool PlanStatisticFinalSite(PGFunction final_function, void** slot, MemoryContex
   AggregateState state;
   std::memcpy(&state, prepared, sizeof state);
   if (plans == Plans::kSelection) {
-    EnsureSelectionPlan(SiteCacheIn<SelectionSiteCache>(slot, context), state,
-                        TestFaultIs(TestFault::kOptimalOneSided));
+    SelectionSiteCache* cache = SiteCacheIn<SelectionSiteCache>(slot, context);
+    EnsureSelectionPlan(cache, state, TestFaultIs(TestFault::kOptimalOneSided));
+    // The sampler's constants too: the first draw would compute them.
+    CallCore([&] { dp::PreparePartitionSampling(cache->plan); });
     return true;
   }
   MemoryContext created_in = nullptr;
@@ -544,8 +546,10 @@ bool PlanStatisticFinalSite(PGFunction final_function, void** slot, MemoryContex
   if (created_in != nullptr) cache->context = created_in;
   if (plans == Plans::kMean) {
     EnsureMeanPlans(cache, state);
+    CallCore([&] { cache->mean.PrepareSampling(); });
   } else {
     EnsureReleasePlans(cache, state, plans == Plans::kCount);
+    CallCore([&] { cache->mechanism.PrepareSampling(); });
   }
   return true;
 }

@@ -122,7 +122,7 @@ char* late_plans_placeholder = nullptr;
 
 const char* ShowLatePlans() {
   static char text[32];
-  snprintf(text, sizeof text, UINT64_FORMAT, late_site_plans);
+  snprintf(text, sizeof text, UINT64_FORMAT, LateSitePlans());
   return text;
 }
 

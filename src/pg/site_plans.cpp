@@ -2,16 +2,33 @@
 #include "site_plans.h"
 
 #include "settings.h"
+#include "../core/exact_sampler.h"
 
 namespace dp_pg {
 
 uint64 late_site_plans = 0;
 
+namespace {
+
+// The samplers' constants computed by the plans built at the start of
+// queries (PlanFinalSite): every other computation of them happened while a
+// query ran, on a draw (exact_sampler.h PrepareDiscreteLaplace).
+std::uint64_t sampler_constants_at_start = 0;
+
+}  // namespace
+
 void NoteLateSitePlan(const char* /*what*/) { ++late_site_plans; }
 
+uint64 LateSitePlans() {
+  return late_site_plans + (dp::DiscreteLaplaceConstantsBuilt() - sampler_constants_at_start);
+}
+
 bool PlanFinalSite(PGFunction final_function, void** slot, MemoryContext context, Datum initial) {
-  return PlanStatisticFinalSite(final_function, slot, context, initial) ||
-         PlanVarianceFinalSite(final_function, slot, context, initial);
+  const std::uint64_t before = dp::DiscreteLaplaceConstantsBuilt();
+  const bool planned = PlanStatisticFinalSite(final_function, slot, context, initial) ||
+                       PlanVarianceFinalSite(final_function, slot, context, initial);
+  sampler_constants_at_start += dp::DiscreteLaplaceConstantsBuilt() - before;
+  return planned;
 }
 
 bool PlanTransitionSite(PGFunction transition, FmgrInfo* flinfo, Datum initial, Oid collation) {

@@ -65,6 +65,12 @@ void NoteLateSitePlan(const char* what);
 // every call site was reached at ExecutorStart.
 extern uint64 late_site_plans;
 
+// What dp_agg.insecure_test_late_plans shows: late_site_plans, plus the
+// noise samplers' constants computed on a draw rather than when a query
+// started (a first group's draw with parameters this process had not used:
+// ~0.1-0.4 ms, the same channel).
+uint64 LateSitePlans();
+
 }  // namespace dp_pg
 
 #endif  // DP_AGG_PG_SITE_PLANS_H

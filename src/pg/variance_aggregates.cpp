@@ -445,7 +445,10 @@ bool PlanVarianceFinalSite(PGFunction final_function, void** slot, MemoryContext
   if (VARSIZE(prepared) != sizeof(VarianceState) ||
       prepared->format_version != kVarianceFormatVersion)
     ereport(ERROR, (errcode(ERRCODE_DATA_CORRUPTED), errmsg("invalid dp_agg variance state")));
-  EnsureVariancePlans(SiteCacheIn<VariancePlanCache>(slot, context), *prepared);
+  VariancePlanCache* cache = SiteCacheIn<VariancePlanCache>(slot, context);
+  EnsureVariancePlans(cache, *prepared);
+  // The samplers' constants too: the first draws would compute them.
+  CallCore([&] { dp::PrepareVarianceSampling(cache->plan); });
   return true;
 }
 

@@ -178,6 +178,31 @@ TEST(DiscreteLaplaceTest, LargestScaleNumeratorWorks) {
   EXPECT_TRUE(positive_seen);
 }
 
+// A scale prepared (PrepareDiscreteLaplace) is drawn from without computing
+// its constants again, and stays cached while the process prepares and draws
+// from up to 31 other scales after it: the query that prepared it at its
+// start never pays for it on its first group (the PostgreSQL layer's
+// site_plans.h). Replaced in rotation, the 32nd insertion evicted it.
+TEST(DiscreteLaplaceTest, PreparedScaleIsNotComputedAgainOnTheFirstDraw) {
+  SeededTestRandomSource rng(31);
+  const uint128 t = 1000003;
+  dp::PrepareDiscreteLaplace(t, 7);
+  std::uint64_t built = dp::DiscreteLaplaceConstantsBuilt();
+  SampleDiscreteLaplace(rng, t, 7);
+  EXPECT_EQ(dp::DiscreteLaplaceConstantsBuilt(), built);
+  for (uint128 other = 1; other <= 31; ++other) dp::PrepareDiscreteLaplace(t + other, 7);
+  dp::PrepareDiscreteLaplace(t, 7);  // a query using t and a new scale starts
+  dp::PrepareDiscreteLaplace(t + 100, 7);
+  built = dp::DiscreteLaplaceConstantsBuilt();
+  SampleDiscreteLaplace(rng, t, 7);  // its first group
+  SampleDiscreteLaplace(rng, t + 100, 7);
+  EXPECT_EQ(dp::DiscreteLaplaceConstantsBuilt(), built);
+  // Scales the sampler refuses are left to it.
+  dp::PrepareDiscreteLaplace(0, 1);
+  dp::PrepareDiscreteLaplace(Pow2(96), 1);
+  EXPECT_THROW(SampleDiscreteLaplace(rng, Pow2(96), 1), std::invalid_argument);
+}
+
 TEST(DiscreteLaplaceTest, HugeDenominatorGivesZero) {
   // s / t = 2^100: P[X != 0] = 2q/(1+q) with q = exp(-2^100), i.e. never.
   SeededTestRandomSource rng(10);
