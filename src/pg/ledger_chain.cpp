@@ -218,6 +218,43 @@ void RequireTriggerCall(FunctionCallInfo fcinfo, const char* name) {
                               "called directly.")));
 }
 
+// (ledger_chain.h)
+void AppendLedgerEntry(Datum* values, bool* nulls, HeapTupleHeader budget, bool chain_now) {
+  // A budget row (role_oid is NOT NULL in every real one).
+  if (budget != nullptr) {
+    bool no_role = true;
+    (void)GetAttributeByName(budget, "role_oid", &no_role);
+    if (!no_role) {
+      values[kBudgetDigest] = PointerGetDatum(BudgetRecordDigest(budget));
+      nulls[kBudgetDigest] = false;
+    }
+  }
+  values[kId] = DirectFunctionCall1(nextval, CStringGetTextDatum("dp_agg.ledger_entry_id_seq"));
+  nulls[kId] = false;
+  values[kRecordedAt] = TimestampTzGetDatum(GetCurrentTransactionStartTimestamp());
+  nulls[kRecordedAt] = false;
+  if (nulls[kSystemIdentifier]) {
+    values[kSystemIdentifier] = Int64GetDatum(static_cast<int64>(GetSystemIdentifier()));
+    nulls[kSystemIdentifier] = false;
+  }
+  if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "dp_agg: SPI_connect failed");
+  if (chain_now) {
+    Chain(values, nulls, false);
+  } else {
+    Datum arguments[kEntryCount + 1];
+    char argument_nulls[kEntryCount + 1];
+    for (int i = 0; i < kEntryCount; ++i) {
+      arguments[i] = values[i];
+      argument_nulls[i] = nulls[i] ? 'n' : ' ';
+    }
+    arguments[kEntryCount] = Datum(0);
+    argument_nulls[kEntryCount] = 'n';
+    Execute(kInsertEntry, arguments, argument_nulls, 1);
+    DeferChaining(DatumGetInt64(values[kId]));
+  }
+  SPI_finish();
+}
+
 }  // namespace dp_pg
 
 extern "C" {
@@ -253,44 +290,12 @@ Datum dp_agg_append_ledger_entry(PG_FUNCTION_ARGS) {
   if (PG_NARGS() > 11) take(dp_pg::kQueryId, 11);
   if (PG_NARGS() > 12) take(dp_pg::kAggregates, 12);
   if (PG_NARGS() > 13) take(dp_pg::kQuery, 13);
-  const bool chain_now = !PG_ARGISNULL(10) && PG_GETARG_BOOL(10);
-  // A budget row (role_oid is NOT NULL in every real one).
-  if (!PG_ARGISNULL(9)) {
-    HeapTupleHeader budget = PG_GETARG_HEAPTUPLEHEADER(9);
-    bool no_role = true;
-    (void)GetAttributeByName(budget, "role_oid", &no_role);
-    if (!no_role) {
-      values[dp_pg::kBudgetDigest] = PointerGetDatum(dp_pg::BudgetRecordDigest(budget));
-      nulls[dp_pg::kBudgetDigest] = false;
-    }
-  }
-  values[dp_pg::kId] =
-      DirectFunctionCall1(nextval, CStringGetTextDatum("dp_agg.ledger_entry_id_seq"));
-  nulls[dp_pg::kId] = false;
-  values[dp_pg::kRecordedAt] = TimestampTzGetDatum(GetCurrentTransactionStartTimestamp());
-  nulls[dp_pg::kRecordedAt] = false;
   // The cluster whose role OIDs these are: this one (dp_agg.system_identifier())
   // unless given.
-  values[dp_pg::kSystemIdentifier] = PG_NARGS() > 14 && !PG_ARGISNULL(14)
-                                         ? PG_GETARG_DATUM(14)
-                                         : Int64GetDatum(static_cast<int64>(GetSystemIdentifier()));
-  nulls[dp_pg::kSystemIdentifier] = false;
-  if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "dp_agg: SPI_connect failed");
-  if (chain_now) {
-    dp_pg::Chain(values, nulls, false);
-  } else {
-    Datum arguments[dp_pg::kEntryCount + 1];
-    char argument_nulls[dp_pg::kEntryCount + 1];
-    for (int i = 0; i < dp_pg::kEntryCount; ++i) {
-      arguments[i] = values[i];
-      argument_nulls[i] = nulls[i] ? 'n' : ' ';
-    }
-    arguments[dp_pg::kEntryCount] = Datum(0);
-    argument_nulls[dp_pg::kEntryCount] = 'n';
-    dp_pg::Execute(dp_pg::kInsertEntry, arguments, argument_nulls, 1);
-    dp_pg::DeferChaining(DatumGetInt64(values[dp_pg::kId]));
-  }
-  SPI_finish();
+  if (PG_NARGS() > 14) take(dp_pg::kSystemIdentifier, 14);
+  const bool chain_now = !PG_ARGISNULL(10) && PG_GETARG_BOOL(10);
+  dp_pg::AppendLedgerEntry(values, nulls, PG_ARGISNULL(9) ? nullptr : PG_GETARG_HEAPTUPLEHEADER(9),
+                           chain_now);
   PG_RETURN_VOID();
 }
 

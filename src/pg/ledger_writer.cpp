@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "ledger.h"
+#include "ledger_fast_charge.h"
 #include "ledger_head_log.h"
 #include "ledger_queue.h"
 
@@ -192,6 +193,9 @@ void ApplyOne(ChargeRequest* request) {
     return;
   }
   const bool by_oid = ChargeByOidExists();
+  // The common case (a budget that does not renew and admits the charge) in
+  // C; the others through dp_agg.apply_charge (ledger_fast_charge.h).
+  if (by_oid && ChargeWithoutRenewal(request)) return;
   SPIPlanPtr* cached = by_oid ? &charge_by_oid_plan : &charge_by_name_plan;
   const int num_arguments = by_oid ? 10 : 7;
   if (*cached == nullptr) {
