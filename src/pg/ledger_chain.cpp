@@ -2,6 +2,8 @@
 // the triggers that keep the ledger append-only (see ledger_chain.h).
 #include "ledger_chain.h"
 
+#include <cstring>
+
 #include "drop_guard.h"
 #include "ledger_records.h"
 #include "sqlstates.h"
@@ -137,12 +139,38 @@ void Execute(Statement statement, Datum* values, const char* nulls, int expected
          SPI_result_code_string(result), static_cast<unsigned long long>(SPI_processed));
 }
 
-// Chains the entry `values` (kEntryFields order; its seq is set here) after
-// the chain head, under the head's row lock, and advances the head: inserts
-// the row, or, with `inserted`, sets seq and entry_hash of the row of that
-// id already there (appended earlier in this transaction). Caller is
-// connected to SPI.
-void Chain(Datum* values, bool* nulls, bool inserted) {
+// The ledger writer's batch (ledger_chain.h, BeginBatchChaining): the chain
+// head as this transaction has advanced it, kept in memory and written to
+// dp_agg.ledger_head once, before commit. The head's row stays locked from
+// the first entry of the batch to the commit (a row lock taken in a
+// subtransaction that was kept is held by the transaction), so nobody else
+// chains meanwhile. `sub` is the head as the current subtransaction (one
+// charge) has it; it becomes the batch's head only if that subtransaction is
+// kept (KeepBatchChaining), so that a charge rolled back leaves no gap.
+struct BatchHead {
+  bool active;
+  bool known;  // the head, locked and read by a kept subtransaction
+  bool dirty;  // advanced since: written by FinishBatchChaining
+  int64 seq;
+  bytea* hash;  // TopTransactionContext; nullptr before the first entry
+  bool sub_valid;
+  bool sub_dirty;
+  int64 sub_seq;
+  bytea* sub_hash;
+};
+BatchHead batch{};
+
+bytea* KeptHash(const bytea* hash) {
+  if (hash == nullptr) return nullptr;
+  const std::size_t size = VARSIZE_ANY(hash);
+  auto* copy = static_cast<bytea*>(MemoryContextAlloc(TopTransactionContext, size));
+  std::memcpy(copy, hash, size);
+  return copy;
+}
+
+// Locks the chain head's row (creating it, seq 0, before the first entry)
+// and reads it. Caller is connected to SPI.
+void LockHead(int64* head_seq, const bytea** head_hash) {
   Execute(kLockHead, nullptr, nullptr, -1);
   chained_transaction = MyProc->lxid;
   if (SPI_processed == 0) {
@@ -165,11 +193,47 @@ void Chain(Datum* values, bool* nulls, bool inserted) {
   }
   bool seq_null = true;
   bool hash_null = true;
-  const int64 head_seq =
+  *head_seq =
       DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &seq_null));
-  const Datum head_hash =
-      SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &hash_null);
-  const bytea* previous = hash_null ? nullptr : DatumGetByteaPP(head_hash);
+  const Datum hash = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &hash_null);
+  *head_hash = hash_null ? nullptr : DatumGetByteaPP(hash);
+}
+
+void AdvanceHead(int64 seq, bytea* hash) {
+  Datum head[2] = {Int64GetDatum(seq), PointerGetDatum(hash)};
+  head_advancing_to = seq;
+  PG_TRY();
+  { Execute(kAdvanceHead, head, nullptr, 1); }
+  PG_FINALLY();
+  { head_advancing_to = 0; }
+  PG_END_TRY();
+}
+
+// Chains the entry `values` (kEntryFields order; its seq is set here) after
+// the chain head, under the head's row lock, and advances the head: inserts
+// the row, or, with `inserted`, sets seq and entry_hash of the row of that
+// id already there (appended earlier in this transaction). In the writer's
+// batch the head is advanced in memory (BatchHead). Caller is connected to
+// SPI.
+void Chain(Datum* values, bool* nulls, bool inserted) {
+  int64 head_seq = 0;
+  const bytea* previous = nullptr;
+  if (batch.active && batch.sub_valid) {
+    head_seq = batch.sub_seq;
+    previous = batch.sub_hash;
+  } else if (batch.active && batch.known) {
+    head_seq = batch.seq;
+    previous = batch.hash;
+  } else {
+    LockHead(&head_seq, &previous);
+    if (batch.active) {
+      batch.sub_valid = true;
+      batch.sub_dirty = false;
+      batch.sub_seq = head_seq;
+      batch.sub_hash = KeptHash(previous);
+    }
+  }
+  chained_transaction = MyProc->lxid;
   const int64 seq = head_seq + 1;
   values[kSeq] = Int64GetDatum(seq);
   nulls[kSeq] = false;
@@ -193,19 +257,48 @@ void Chain(Datum* values, bool* nulls, bool inserted) {
     argument_nulls[kEntryCount] = ' ';
     Execute(kInsertEntry, arguments, argument_nulls, 1);
   }
-  Datum head[2] = {Int64GetDatum(seq), PointerGetDatum(hash)};
-  head_advancing_to = seq;
-  PG_TRY();
-  { Execute(kAdvanceHead, head, nullptr, 1); }
-  PG_FINALLY();
-  { head_advancing_to = 0; }
-  PG_END_TRY();
+  if (batch.active) {
+    batch.sub_valid = true;
+    batch.sub_dirty = true;
+    batch.sub_seq = seq;
+    batch.sub_hash = KeptHash(hash);
+  } else {
+    AdvanceHead(seq, hash);
+  }
   LabelDatabaseAsHoldingLedger(true);
 }
 
 }  // namespace
 
 bool ChainedInThisTransaction() { return chained_transaction == MyProc->lxid; }
+
+void BeginBatchChaining() { batch = BatchHead{}; batch.active = true; }
+
+void KeepBatchChaining() {
+  if (!batch.active || !batch.sub_valid) return;
+  batch.known = true;
+  batch.dirty = batch.dirty || batch.sub_dirty;
+  batch.seq = batch.sub_seq;
+  batch.hash = batch.sub_hash;
+  batch.sub_valid = false;
+  batch.sub_dirty = false;
+}
+
+void ForgetBatchChaining() {
+  batch.sub_valid = false;
+  batch.sub_dirty = false;
+}
+
+void FinishBatchChaining() {
+  const BatchHead finished = batch;
+  batch = BatchHead{};
+  if (!finished.dirty) return;
+  if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "dp_agg: SPI_connect failed");
+  AdvanceHead(finished.seq, finished.hash);
+  SPI_finish();
+}
+
+void AbandonBatchChaining() { batch = BatchHead{}; }
 
 // A trigger function called as a plain function (SELECT dp_agg.guard_...())
 // gets PostgreSQL's own SQLSTATE for that mistake (39P01, as plpgsql's

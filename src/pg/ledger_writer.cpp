@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "ledger.h"
+#include "ledger_chain.h"
 #include "ledger_fast_charge.h"
 #include "ledger_head_log.h"
 #include "ledger_queue.h"
@@ -260,6 +261,7 @@ bool ApplyIsolated(ChargeRequest* request) {
   {
     ApplyOne(request);
     ReleaseCurrentSubTransaction();
+    KeepBatchChaining();
     MemoryContextSwitchTo(context);
     CurrentResourceOwner = owner;
   }
@@ -269,6 +271,7 @@ bool ApplyIsolated(ChargeRequest* request) {
     ErrorData* error = CopyErrorData();
     FlushErrorState();
     RollbackAndReleaseCurrentSubTransaction();
+    ForgetBatchChaining();
     MemoryContextSwitchTo(context);
     CurrentResourceOwner = owner;
     request->outcome = kFailed;
@@ -302,6 +305,7 @@ void ApplyBatch(int* indexes, int count, bool* deferred) {
     SPI_connect();
     PushActiveSnapshot(GetTransactionSnapshot());
     pgstat_report_activity(STATE_RUNNING, "dp_agg: recording privacy charges");
+    BeginBatchChaining();
     for (int i = 0; i < count; ++i) {
       ChargeRequest* request = &ledger->requests[indexes[i]];
       const bool role_locked =
@@ -312,6 +316,7 @@ void ApplyBatch(int* indexes, int count, bool* deferred) {
         if (!role_locked) locked_roles[num_locked++] = request->role_name;
       }
     }
+    FinishBatchChaining();  // the chain head, written once for the batch
     NoteLedgerHead();
     PopActiveSnapshot();
     SPI_finish();
@@ -327,6 +332,7 @@ void ApplyBatch(int* indexes, int count, bool* deferred) {
     ErrorData* error = CopyErrorData();
     FlushErrorState();
     AbortCurrentTransaction();
+    AbandonBatchChaining();
     ForgetLedgerHead();
     for (int i = 0; i < count; ++i) {
       if (deferred[i]) continue;
