@@ -272,7 +272,10 @@ void Chain(Datum* values, bool* nulls, bool inserted) {
 
 bool ChainedInThisTransaction() { return chained_transaction == MyProc->lxid; }
 
-void BeginBatchChaining() { batch = BatchHead{}; batch.active = true; }
+void BeginBatchChaining() {
+  batch = BatchHead{};
+  batch.active = true;
+}
 
 void KeepBatchChaining() {
   if (!batch.active || !batch.sub_valid) return;

@@ -77,14 +77,15 @@ bool ChargeWithoutRenewal(ledger_queue::ChargeRequest* request) {
   const Datum zcdp_delta = NumericOf(request->zcdp_delta);
   const Datum role = NameOf(request->role_name);
   const Datum cluster = Int64GetDatum(static_cast<int64>(GetSystemIdentifier()));
-  Datum arguments[7] = {ObjectIdGetDatum(request->role_oid), cluster, epsilon, delta, rho,
-                        zcdp_delta, role};
+  Datum arguments[7] = {
+      ObjectIdGetDatum(request->role_oid), cluster, epsilon, delta, rho, zcdp_delta, role};
   const int result = SPI_execute_plan(charge_plan, arguments, nullptr, false, 0);
   if (result != SPI_OK_UPDATE_RETURNING)
     elog(ERROR, "dp_agg: the charge failed: %s", SPI_result_code_string(result));
   if (SPI_processed == 0) return false;
-  if (SPI_processed != 1) elog(ERROR, "dp_agg: the charge changed %llu budgets",
-                               static_cast<unsigned long long>(SPI_processed));
+  if (SPI_processed != 1)
+    elog(ERROR, "dp_agg: the charge changed %llu budgets",
+         static_cast<unsigned long long>(SPI_processed));
   HeapTuple row = SPI_tuptable->vals[0];
   TupleDesc description = SPI_tuptable->tupdesc;
   bool budget_null = true;
@@ -116,10 +117,9 @@ bool ChargeWithoutRenewal(ledger_queue::ChargeRequest* request) {
   AppendLedgerEntry(values, nulls, DatumGetHeapTupleHeader(budget), true);
 
   request->outcome = ledger_queue::kCharged;
-  char* fields[9] = {request->budget_kind,      request->epsilon_total, request->epsilon_spent,
-                     request->delta_total,      request->delta_spent,   request->rho_total,
-                     request->rho_spent,        request->zcdp_delta_total,
-                     request->zcdp_delta_spent};
+  char* fields[9] = {request->budget_kind, request->epsilon_total,    request->epsilon_spent,
+                     request->delta_total, request->delta_spent,      request->rho_total,
+                     request->rho_spent,   request->zcdp_delta_total, request->zcdp_delta_spent};
   for (int i = 0; i < 9; ++i) {
     const std::size_t size = i == 0 ? sizeof request->budget_kind : kNumberText;
     ledger_queue::CopyText(fields[i], size, SPI_getvalue(row, description, i + 2));
