@@ -139,6 +139,20 @@ void Execute(Statement statement, Datum* values, const char* nulls, int expected
          SPI_result_code_string(result), static_cast<unsigned long long>(SPI_processed));
 }
 
+// Inserts the ledger row `values` (kEntryFields order) with entry_hash
+// `hash` (nullptr: not chained yet).
+void InsertEntry(const Datum* values, const bool* nulls, bytea* hash) {
+  Datum arguments[kEntryCount + 1];
+  char argument_nulls[kEntryCount + 1];
+  for (int i = 0; i < kEntryCount; ++i) {
+    arguments[i] = values[i];
+    argument_nulls[i] = nulls[i] ? 'n' : ' ';
+  }
+  arguments[kEntryCount] = PointerGetDatum(hash);
+  argument_nulls[kEntryCount] = hash != nullptr ? ' ' : 'n';
+  Execute(kInsertEntry, arguments, argument_nulls, 1);
+}
+
 // The ledger writer's batch (ledger_chain.h, BeginBatchChaining): the chain
 // head as this transaction has advanced it, kept in memory and written to
 // dp_agg.ledger_head once, before commit. The head's row stays locked from
@@ -247,15 +261,7 @@ void Chain(Datum* values, bool* nulls, bool inserted) {
     { entry_being_chained = 0; }
     PG_END_TRY();
   } else {
-    Datum arguments[kEntryCount + 1];
-    char argument_nulls[kEntryCount + 1];
-    for (int i = 0; i < kEntryCount; ++i) {
-      arguments[i] = values[i];
-      argument_nulls[i] = nulls[i] ? 'n' : ' ';
-    }
-    arguments[kEntryCount] = PointerGetDatum(hash);
-    argument_nulls[kEntryCount] = ' ';
-    Execute(kInsertEntry, arguments, argument_nulls, 1);
+    InsertEntry(values, nulls, hash);
   }
   if (batch.active) {
     batch.sub_valid = true;
@@ -337,15 +343,7 @@ void AppendLedgerEntry(Datum* values, bool* nulls, HeapTupleHeader budget, bool 
   if (chain_now) {
     Chain(values, nulls, false);
   } else {
-    Datum arguments[kEntryCount + 1];
-    char argument_nulls[kEntryCount + 1];
-    for (int i = 0; i < kEntryCount; ++i) {
-      arguments[i] = values[i];
-      argument_nulls[i] = nulls[i] ? 'n' : ' ';
-    }
-    arguments[kEntryCount] = Datum(0);
-    argument_nulls[kEntryCount] = 'n';
-    Execute(kInsertEntry, arguments, argument_nulls, 1);
+    InsertEntry(values, nulls, nullptr);
     DeferChaining(DatumGetInt64(values[kId]));
   }
   SPI_finish();

@@ -51,14 +51,6 @@ Datum NumericOf(const char* text) {
 
 Datum NameOf(const char* text) { return DirectFunctionCall1(namein, CStringGetDatum(text)); }
 
-// `text` as a text datum, cut before its first byte that is not valid in the
-// database encoding (as the writer's SQL path passes it).
-Datum ValidText(const char* text) {
-  const int length = static_cast<int>(std::strlen(text));
-  const int valid = pg_encoding_verifymbstr(GetDatabaseEncoding(), text, length);
-  return PointerGetDatum(cstring_to_text_with_len(text, valid));
-}
-
 }  // namespace
 
 bool ChargeWithoutRenewal(ledger_queue::ChargeRequest* request) {
@@ -112,8 +104,9 @@ bool ChargeWithoutRenewal(ledger_queue::ChargeRequest* request) {
   set(kRho, rho);
   set(kZcdpDelta, zcdp_delta);
   if (request->query_id != 0) set(kQueryId, Int64GetDatum(request->query_id));
-  set(kAggregates, ValidText(request->aggregates));
-  set(kQuery, DirectFunctionCall2(text_left, ValidText(request->query_text), Int32GetDatum(1000)));
+  set(kAggregates, ledger_queue::ValidTextDatum(request->aggregates));
+  set(kQuery, DirectFunctionCall2(text_left, ledger_queue::ValidTextDatum(request->query_text),
+                                  Int32GetDatum(1000)));
   AppendLedgerEntry(values, nulls, DatumGetHeapTupleHeader(budget), true);
 
   request->outcome = ledger_queue::kCharged;

@@ -145,15 +145,6 @@ bool ChargeByOidExists() {
   return OidIsValid(LookupFuncName(name, 10, types, true));
 }
 
-// `text` as a text datum, cut before its first byte that is not valid in the
-// database encoding: the requester clips at a character boundary already, and
-// this makes sure the writer can never be refused a ledger row for it.
-Datum ValidTextDatum(const char* text) {
-  const int length = static_cast<int>(std::strlen(text));
-  const int valid = pg_encoding_verifymbstr(GetDatabaseEncoding(), text, length);
-  return PointerGetDatum(cstring_to_text_with_len(text, valid));
-}
-
 // A reuse of a stored release (release_cache.h): a ledger row of kind
 // 'reused', epsilon 0, for a role that has a budget.
 const char* kReuseSql =
