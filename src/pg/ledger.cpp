@@ -62,6 +62,12 @@ void LedgerShmemStartup() {
 
 }  // namespace
 
+Datum ValidTextDatum(const char* text) {
+  const int length = static_cast<int>(std::strlen(text));
+  const int valid = pg_encoding_verifymbstr(GetDatabaseEncoding(), text, length);
+  return PointerGetDatum(cstring_to_text_with_len(text, valid));
+}
+
 void CopyText(char* destination, std::size_t size, const char* source) {
   strlcpy(destination, source != nullptr ? source : "", size);
 }

@@ -2,6 +2,8 @@
 // the triggers that keep the ledger append-only (see ledger_chain.h).
 #include "ledger_chain.h"
 
+#include <cstring>
+
 #include "drop_guard.h"
 #include "ledger_records.h"
 #include "sqlstates.h"
@@ -137,12 +139,52 @@ void Execute(Statement statement, Datum* values, const char* nulls, int expected
          SPI_result_code_string(result), static_cast<unsigned long long>(SPI_processed));
 }
 
-// Chains the entry `values` (kEntryFields order; its seq is set here) after
-// the chain head, under the head's row lock, and advances the head: inserts
-// the row, or, with `inserted`, sets seq and entry_hash of the row of that
-// id already there (appended earlier in this transaction). Caller is
-// connected to SPI.
-void Chain(Datum* values, bool* nulls, bool inserted) {
+// Inserts the ledger row `values` (kEntryFields order) with entry_hash
+// `hash` (nullptr: not chained yet).
+void InsertEntry(const Datum* values, const bool* nulls, bytea* hash) {
+  Datum arguments[kEntryCount + 1];
+  char argument_nulls[kEntryCount + 1];
+  for (int i = 0; i < kEntryCount; ++i) {
+    arguments[i] = values[i];
+    argument_nulls[i] = nulls[i] ? 'n' : ' ';
+  }
+  arguments[kEntryCount] = PointerGetDatum(hash);
+  argument_nulls[kEntryCount] = hash != nullptr ? ' ' : 'n';
+  Execute(kInsertEntry, arguments, argument_nulls, 1);
+}
+
+// The ledger writer's batch (ledger_chain.h, BeginBatchChaining): the chain
+// head as this transaction has advanced it, kept in memory and written to
+// dp_agg.ledger_head once, before commit. The head's row stays locked from
+// the first entry of the batch to the commit (a row lock taken in a
+// subtransaction that was kept is held by the transaction), so nobody else
+// chains meanwhile. `sub` is the head as the current subtransaction (one
+// charge) has it; it becomes the batch's head only if that subtransaction is
+// kept (KeepBatchChaining), so that a charge rolled back leaves no gap.
+struct BatchHead {
+  bool active;
+  bool known;  // the head, locked and read by a kept subtransaction
+  bool dirty;  // advanced since: written by FinishBatchChaining
+  int64 seq;
+  bytea* hash;  // TopTransactionContext; nullptr before the first entry
+  bool sub_valid;
+  bool sub_dirty;
+  int64 sub_seq;
+  bytea* sub_hash;
+};
+BatchHead batch{};
+
+bytea* KeptHash(const bytea* hash) {
+  if (hash == nullptr) return nullptr;
+  const std::size_t size = VARSIZE_ANY(hash);
+  auto* copy = static_cast<bytea*>(MemoryContextAlloc(TopTransactionContext, size));
+  std::memcpy(copy, hash, size);
+  return copy;
+}
+
+// Locks the chain head's row (creating it, seq 0, before the first entry)
+// and reads it. Caller is connected to SPI.
+void LockHead(int64* head_seq, const bytea** head_hash) {
   Execute(kLockHead, nullptr, nullptr, -1);
   chained_transaction = MyProc->lxid;
   if (SPI_processed == 0) {
@@ -165,11 +207,47 @@ void Chain(Datum* values, bool* nulls, bool inserted) {
   }
   bool seq_null = true;
   bool hash_null = true;
-  const int64 head_seq =
+  *head_seq =
       DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &seq_null));
-  const Datum head_hash =
-      SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &hash_null);
-  const bytea* previous = hash_null ? nullptr : DatumGetByteaPP(head_hash);
+  const Datum hash = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &hash_null);
+  *head_hash = hash_null ? nullptr : DatumGetByteaPP(hash);
+}
+
+void AdvanceHead(int64 seq, bytea* hash) {
+  Datum head[2] = {Int64GetDatum(seq), PointerGetDatum(hash)};
+  head_advancing_to = seq;
+  PG_TRY();
+  { Execute(kAdvanceHead, head, nullptr, 1); }
+  PG_FINALLY();
+  { head_advancing_to = 0; }
+  PG_END_TRY();
+}
+
+// Chains the entry `values` (kEntryFields order; its seq is set here) after
+// the chain head, under the head's row lock, and advances the head: inserts
+// the row, or, with `inserted`, sets seq and entry_hash of the row of that
+// id already there (appended earlier in this transaction). In the writer's
+// batch the head is advanced in memory (BatchHead). Caller is connected to
+// SPI.
+void Chain(Datum* values, bool* nulls, bool inserted) {
+  int64 head_seq = 0;
+  const bytea* previous = nullptr;
+  if (batch.active && batch.sub_valid) {
+    head_seq = batch.sub_seq;
+    previous = batch.sub_hash;
+  } else if (batch.active && batch.known) {
+    head_seq = batch.seq;
+    previous = batch.hash;
+  } else {
+    LockHead(&head_seq, &previous);
+    if (batch.active) {
+      batch.sub_valid = true;
+      batch.sub_dirty = false;
+      batch.sub_seq = head_seq;
+      batch.sub_hash = KeptHash(previous);
+    }
+  }
+  chained_transaction = MyProc->lxid;
   const int64 seq = head_seq + 1;
   values[kSeq] = Int64GetDatum(seq);
   nulls[kSeq] = false;
@@ -183,29 +261,53 @@ void Chain(Datum* values, bool* nulls, bool inserted) {
     { entry_being_chained = 0; }
     PG_END_TRY();
   } else {
-    Datum arguments[kEntryCount + 1];
-    char argument_nulls[kEntryCount + 1];
-    for (int i = 0; i < kEntryCount; ++i) {
-      arguments[i] = values[i];
-      argument_nulls[i] = nulls[i] ? 'n' : ' ';
-    }
-    arguments[kEntryCount] = PointerGetDatum(hash);
-    argument_nulls[kEntryCount] = ' ';
-    Execute(kInsertEntry, arguments, argument_nulls, 1);
+    InsertEntry(values, nulls, hash);
   }
-  Datum head[2] = {Int64GetDatum(seq), PointerGetDatum(hash)};
-  head_advancing_to = seq;
-  PG_TRY();
-  { Execute(kAdvanceHead, head, nullptr, 1); }
-  PG_FINALLY();
-  { head_advancing_to = 0; }
-  PG_END_TRY();
+  if (batch.active) {
+    batch.sub_valid = true;
+    batch.sub_dirty = true;
+    batch.sub_seq = seq;
+    batch.sub_hash = KeptHash(hash);
+  } else {
+    AdvanceHead(seq, hash);
+  }
   LabelDatabaseAsHoldingLedger(true);
 }
 
 }  // namespace
 
 bool ChainedInThisTransaction() { return chained_transaction == MyProc->lxid; }
+
+void BeginBatchChaining() {
+  batch = BatchHead{};
+  batch.active = true;
+}
+
+void KeepBatchChaining() {
+  if (!batch.active || !batch.sub_valid) return;
+  batch.known = true;
+  batch.dirty = batch.dirty || batch.sub_dirty;
+  batch.seq = batch.sub_seq;
+  batch.hash = batch.sub_hash;
+  batch.sub_valid = false;
+  batch.sub_dirty = false;
+}
+
+void ForgetBatchChaining() {
+  batch.sub_valid = false;
+  batch.sub_dirty = false;
+}
+
+void FinishBatchChaining() {
+  const BatchHead finished = batch;
+  batch = BatchHead{};
+  if (!finished.dirty) return;
+  if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "dp_agg: SPI_connect failed");
+  AdvanceHead(finished.seq, finished.hash);
+  SPI_finish();
+}
+
+void AbandonBatchChaining() { batch = BatchHead{}; }
 
 // A trigger function called as a plain function (SELECT dp_agg.guard_...())
 // gets PostgreSQL's own SQLSTATE for that mistake (39P01, as plpgsql's
@@ -216,6 +318,35 @@ void RequireTriggerCall(FunctionCallInfo fcinfo, const char* name) {
                     errmsg("%s can only be called as a trigger", name),
                     errdetail("It guards or chains dp_agg's ledger tables; it is not meant to be "
                               "called directly.")));
+}
+
+// (ledger_chain.h)
+void AppendLedgerEntry(Datum* values, bool* nulls, HeapTupleHeader budget, bool chain_now) {
+  // A budget row (role_oid is NOT NULL in every real one).
+  if (budget != nullptr) {
+    bool no_role = true;
+    (void)GetAttributeByName(budget, "role_oid", &no_role);
+    if (!no_role) {
+      values[kBudgetDigest] = PointerGetDatum(BudgetRecordDigest(budget));
+      nulls[kBudgetDigest] = false;
+    }
+  }
+  values[kId] = DirectFunctionCall1(nextval, CStringGetTextDatum("dp_agg.ledger_entry_id_seq"));
+  nulls[kId] = false;
+  values[kRecordedAt] = TimestampTzGetDatum(GetCurrentTransactionStartTimestamp());
+  nulls[kRecordedAt] = false;
+  if (nulls[kSystemIdentifier]) {
+    values[kSystemIdentifier] = Int64GetDatum(static_cast<int64>(GetSystemIdentifier()));
+    nulls[kSystemIdentifier] = false;
+  }
+  if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "dp_agg: SPI_connect failed");
+  if (chain_now) {
+    Chain(values, nulls, false);
+  } else {
+    InsertEntry(values, nulls, nullptr);
+    DeferChaining(DatumGetInt64(values[kId]));
+  }
+  SPI_finish();
 }
 
 }  // namespace dp_pg
@@ -253,44 +384,12 @@ Datum dp_agg_append_ledger_entry(PG_FUNCTION_ARGS) {
   if (PG_NARGS() > 11) take(dp_pg::kQueryId, 11);
   if (PG_NARGS() > 12) take(dp_pg::kAggregates, 12);
   if (PG_NARGS() > 13) take(dp_pg::kQuery, 13);
-  const bool chain_now = !PG_ARGISNULL(10) && PG_GETARG_BOOL(10);
-  // A budget row (role_oid is NOT NULL in every real one).
-  if (!PG_ARGISNULL(9)) {
-    HeapTupleHeader budget = PG_GETARG_HEAPTUPLEHEADER(9);
-    bool no_role = true;
-    (void)GetAttributeByName(budget, "role_oid", &no_role);
-    if (!no_role) {
-      values[dp_pg::kBudgetDigest] = PointerGetDatum(dp_pg::BudgetRecordDigest(budget));
-      nulls[dp_pg::kBudgetDigest] = false;
-    }
-  }
-  values[dp_pg::kId] =
-      DirectFunctionCall1(nextval, CStringGetTextDatum("dp_agg.ledger_entry_id_seq"));
-  nulls[dp_pg::kId] = false;
-  values[dp_pg::kRecordedAt] = TimestampTzGetDatum(GetCurrentTransactionStartTimestamp());
-  nulls[dp_pg::kRecordedAt] = false;
   // The cluster whose role OIDs these are: this one (dp_agg.system_identifier())
   // unless given.
-  values[dp_pg::kSystemIdentifier] = PG_NARGS() > 14 && !PG_ARGISNULL(14)
-                                         ? PG_GETARG_DATUM(14)
-                                         : Int64GetDatum(static_cast<int64>(GetSystemIdentifier()));
-  nulls[dp_pg::kSystemIdentifier] = false;
-  if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "dp_agg: SPI_connect failed");
-  if (chain_now) {
-    dp_pg::Chain(values, nulls, false);
-  } else {
-    Datum arguments[dp_pg::kEntryCount + 1];
-    char argument_nulls[dp_pg::kEntryCount + 1];
-    for (int i = 0; i < dp_pg::kEntryCount; ++i) {
-      arguments[i] = values[i];
-      argument_nulls[i] = nulls[i] ? 'n' : ' ';
-    }
-    arguments[dp_pg::kEntryCount] = Datum(0);
-    argument_nulls[dp_pg::kEntryCount] = 'n';
-    dp_pg::Execute(dp_pg::kInsertEntry, arguments, argument_nulls, 1);
-    dp_pg::DeferChaining(DatumGetInt64(values[dp_pg::kId]));
-  }
-  SPI_finish();
+  if (PG_NARGS() > 14) take(dp_pg::kSystemIdentifier, 14);
+  const bool chain_now = !PG_ARGISNULL(10) && PG_GETARG_BOOL(10);
+  dp_pg::AppendLedgerEntry(values, nulls, PG_ARGISNULL(9) ? nullptr : PG_GETARG_HEAPTUPLEHEADER(9),
+                           chain_now);
   PG_RETURN_VOID();
 }
 

@@ -25,6 +25,30 @@ namespace dp_pg {
 // private query in it would wait for the writer, which waits for it.
 bool ChainedInThisTransaction();
 
+// Appends one ledger entry, as dp_agg.append_ledger_entry does (every write
+// of the ledger goes through here): `values` and `nulls` are indexed by
+// ledger_records.h's EntryField, with the id, recorded_at, budget digest and
+// seq filled in here (and system_identifier when null: this cluster's).
+// `budget` is the role's budget row right after the change (nullptr: none).
+// chain_now: chained at once under the chain head's row lock (the ledger
+// writer's charges); else at commit (an administrator's changes).
+void AppendLedgerEntry(Datum* values, bool* nulls, HeapTupleHeader budget, bool chain_now);
+
+// The ledger writer's batch (ledger_writer.cpp: one transaction, a
+// subtransaction per charge): between BeginBatchChaining and
+// FinishBatchChaining, entries chained at once take the chain head from
+// memory, locked once, and the head row is written once, by
+// FinishBatchChaining, before the commit; the entries, their seq and hashes
+// are those of chaining one by one. After each charge's subtransaction, the
+// writer calls KeepBatchChaining if it was kept (released) and
+// ForgetBatchChaining if it was rolled back; AbandonBatchChaining when the
+// transaction fails.
+void BeginBatchChaining();
+void KeepBatchChaining();
+void ForgetBatchChaining();
+void FinishBatchChaining();
+void AbandonBatchChaining();
+
 // Raises PostgreSQL's trigger-protocol error (39P01, as plpgsql's "trigger
 // functions can only be called as triggers"), never XX000, when one of the
 // ledger's trigger functions (`name`) is called as a plain function.

@@ -114,6 +114,11 @@ void CopyText(char* destination, std::size_t size, const char* source);
 // database encoding (never inside a multibyte character).
 void CopyClipped(char* destination, std::size_t size, const char* source);
 
+// `text` as a text datum, cut before its first byte that is not valid in the
+// database encoding: the requester clips at a character boundary already, and
+// this makes sure the writer can never be refused a ledger row for it.
+Datum ValidTextDatum(const char* text);
+
 void WakeProc(int procno);
 
 // The writer that claimed `database`, or nullptr. Caller holds the lock.

@@ -6,6 +6,8 @@
 #include <cstring>
 
 #include "ledger.h"
+#include "ledger_chain.h"
+#include "ledger_fast_charge.h"
 #include "ledger_head_log.h"
 #include "ledger_queue.h"
 
@@ -143,15 +145,6 @@ bool ChargeByOidExists() {
   return OidIsValid(LookupFuncName(name, 10, types, true));
 }
 
-// `text` as a text datum, cut before its first byte that is not valid in the
-// database encoding: the requester clips at a character boundary already, and
-// this makes sure the writer can never be refused a ledger row for it.
-Datum ValidTextDatum(const char* text) {
-  const int length = static_cast<int>(std::strlen(text));
-  const int valid = pg_encoding_verifymbstr(GetDatabaseEncoding(), text, length);
-  return PointerGetDatum(cstring_to_text_with_len(text, valid));
-}
-
 // A reuse of a stored release (release_cache.h): a ledger row of kind
 // 'reused', epsilon 0, for a role that has a budget.
 const char* kReuseSql =
@@ -192,6 +185,9 @@ void ApplyOne(ChargeRequest* request) {
     return;
   }
   const bool by_oid = ChargeByOidExists();
+  // The common case (a budget that does not renew and admits the charge) in
+  // C; the others through dp_agg.apply_charge (ledger_fast_charge.h).
+  if (by_oid && ChargeWithoutRenewal(request)) return;
   SPIPlanPtr* cached = by_oid ? &charge_by_oid_plan : &charge_by_name_plan;
   const int num_arguments = by_oid ? 10 : 7;
   if (*cached == nullptr) {
@@ -256,6 +252,7 @@ bool ApplyIsolated(ChargeRequest* request) {
   {
     ApplyOne(request);
     ReleaseCurrentSubTransaction();
+    KeepBatchChaining();
     MemoryContextSwitchTo(context);
     CurrentResourceOwner = owner;
   }
@@ -265,6 +262,7 @@ bool ApplyIsolated(ChargeRequest* request) {
     ErrorData* error = CopyErrorData();
     FlushErrorState();
     RollbackAndReleaseCurrentSubTransaction();
+    ForgetBatchChaining();
     MemoryContextSwitchTo(context);
     CurrentResourceOwner = owner;
     request->outcome = kFailed;
@@ -298,6 +296,7 @@ void ApplyBatch(int* indexes, int count, bool* deferred) {
     SPI_connect();
     PushActiveSnapshot(GetTransactionSnapshot());
     pgstat_report_activity(STATE_RUNNING, "dp_agg: recording privacy charges");
+    BeginBatchChaining();
     for (int i = 0; i < count; ++i) {
       ChargeRequest* request = &ledger->requests[indexes[i]];
       const bool role_locked =
@@ -308,6 +307,7 @@ void ApplyBatch(int* indexes, int count, bool* deferred) {
         if (!role_locked) locked_roles[num_locked++] = request->role_name;
       }
     }
+    FinishBatchChaining();  // the chain head, written once for the batch
     NoteLedgerHead();
     PopActiveSnapshot();
     SPI_finish();
@@ -323,6 +323,7 @@ void ApplyBatch(int* indexes, int count, bool* deferred) {
     ErrorData* error = CopyErrorData();
     FlushErrorState();
     AbortCurrentTransaction();
+    AbandonBatchChaining();
     ForgetLedgerHead();
     for (int i = 0; i < count; ++i) {
       if (deferred[i]) continue;
