@@ -102,8 +102,12 @@ SET SESSION AUTHORIZATION regress_charge_rows_c;
 SELECT dp_count(x, 0.5) IS NOT NULL AS answered FROM ledger_charge_rows.t;
 RESET SESSION AUTHORIZATION;
 SELECT ledger_charge_rows.last_charge_matches('regress_charge_rows_c');
--- And back to a budget that does not renew: the C path again.
-SELECT dp_agg.set_budget('regress_charge_rows_c', 3, 1e-6);
+-- And back to a budget that does not renew: the C path again (renew_every
+-- 0 ends the schedule; without it set_budget keeps the schedule and the
+-- charge below would take the SQL path again).
+SELECT dp_agg.set_budget('regress_charge_rows_c', 3, 1e-6, renew_every => interval '0');
+SELECT renew_every IS NULL AS does_not_renew FROM dp_agg.role_budget
+WHERE role_name = 'regress_charge_rows_c';
 SET SESSION AUTHORIZATION regress_charge_rows_c;
 SELECT dp_count(x, 0.5) IS NOT NULL AS answered FROM ledger_charge_rows.t;
 RESET SESSION AUTHORIZATION;

@@ -79,5 +79,10 @@ echo "== docs and release records (architecture map, CHANGELOG releases, upgrade
 /usr/bin/python3 test/scripts/check_release.py || status=1
 /usr/bin/python3 test/scripts/privilege_tail.py || status=1
 
+echo "== the ledger writer's C charge admits what dp_agg.apply_charge admits (check_charge_admission.py)"
+/usr/bin/python3 test/scripts/check_charge_admission.py --self-test >/dev/null ||
+  { echo "lint: check_charge_admission.py self-test failed"; status=1; }
+/usr/bin/python3 test/scripts/check_charge_admission.py || status=1
+
 [[ $status -eq 0 ]] && echo "lint: clean" || echo "lint: findings above"
 exit $status
