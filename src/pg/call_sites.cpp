@@ -138,8 +138,7 @@ void PrepareAggregates(AggState* node, EState* estate, bool reexecuted, QueryCos
       void** final_cache =
           RegisterCitusPreparedState(transition->aggref, initial, VARSIZE(DatumGetPointer(initial)),
                                      aggref->inputcollid, estate);
-      if (cost->plan_sites && citus_role == CitusSiteRole::kRelease &&
-          !TestFaultIs(TestFault::kLateSitePlans))
+      if (cost->plan_sites && citus_role == CitusSiteRole::kRelease)
         PlanCitusFinalSite(aggref, final_cache, estate, initial);
     } else {
       transition->initValue = initial;

@@ -6,9 +6,10 @@
 
 namespace dp_pg {
 
-uint64 late_site_plans = 0;
-
 namespace {
+
+// The plans NoteLateSitePlan counted.
+uint64 late_site_plans = 0;
 
 // The samplers' constants computed by the plans built at the start of
 // queries (PlanFinalSite): every other computation of them happened while a
@@ -23,7 +24,10 @@ uint64 LateSitePlans() {
   return late_site_plans + (dp::DiscreteLaplaceConstantsBuilt() - sampler_constants_at_start);
 }
 
+// Test fault (superuser-only): plans left to the first group or row, as
+// before issue 29's second review; the neighbour fuzzer's self-check.
 bool PlanFinalSite(PGFunction final_function, void** slot, MemoryContext context, Datum initial) {
+  if (TestFaultIs(TestFault::kLateSitePlans)) return false;
   const std::uint64_t before = dp::DiscreteLaplaceConstantsBuilt();
   const bool planned = PlanStatisticFinalSite(final_function, slot, context, initial) ||
                        PlanVarianceFinalSite(final_function, slot, context, initial);
@@ -32,13 +36,11 @@ bool PlanFinalSite(PGFunction final_function, void** slot, MemoryContext context
 }
 
 bool PlanTransitionSite(PGFunction transition, FmgrInfo* flinfo, Datum initial, Oid collation) {
+  if (TestFaultIs(TestFault::kLateSitePlans)) return false;
   return PlanSelectionTransitionSite(transition, flinfo, initial, collation);
 }
 
 void PlanAggregateSite(AggState* node, int transno, Datum initial) {
-  // Test fault (superuser-only): plans left to the first group or row, as
-  // before issue 29's second review; the neighbour fuzzer's self-check.
-  if (TestFaultIs(TestFault::kLateSitePlans)) return;
   AggStatePerTrans transition = &node->pertrans[transno];
   if (!DO_AGGSPLIT_COMBINE(transition->aggref->aggsplit))
     PlanTransitionSite(transition->transfn.fn_addr, &transition->transfn, initial,

@@ -37,7 +37,8 @@ Aggref* FindPartialAggref(Agg* finalize, Aggref* aggref);
 
 // Builds the plans of final function `final_function` for the call site
 // prepared with `initial` into `*slot` (allocated in `context`). Returns
-// false when that function keeps no per-site plans.
+// false when that function keeps no per-site plans (or under the test fault
+// late_site_plans, which leaves every plan to the first group or row).
 bool PlanFinalSite(PGFunction final_function, void** slot, MemoryContext context, Datum initial);
 
 // Builds the per-site data of transition function `transition` (dp_select's
@@ -55,18 +56,14 @@ bool PlanSelectionTransitionSite(PGFunction transition, FmgrInfo* flinfo, Datum 
 
 // Called by a support function when it had to build a per-site plan while
 // the query runs (the executor hook's plans did not fit the state). That is
-// a timing channel (above): it is counted (late_site_plans), so that the
+// a timing channel (above): it is counted (LateSitePlans), so that the
 // regression suites and the neighbour fuzzer find any call site the executor
 // hook does not reach.
 void NoteLateSitePlan(const char* what);
 
-// How many per-site plans support functions built after their query started,
-// in this backend (dp_agg.insecure_test_late_plans, superuser-only): 0 when
-// every call site was reached at ExecutorStart.
-extern uint64 late_site_plans;
-
-// What dp_agg.insecure_test_late_plans shows: late_site_plans, plus the
-// noise samplers' constants computed on a draw rather than when a query
+// What dp_agg.insecure_test_late_plans (superuser-only) shows, for this
+// backend: the plans NoteLateSitePlan counted, plus the noise samplers'
+// constants computed on a draw rather than when a query
 // started (a first group's draw with parameters this process had not used:
 // ~0.1-0.4 ms, the same channel).
 uint64 LateSitePlans();
