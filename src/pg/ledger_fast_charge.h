@@ -21,6 +21,24 @@ namespace dp_pg {
 // pinned search_path.
 bool ChargeWithoutRenewal(ledger_queue::ChargeRequest* request);
 
+// Whether `other` may be charged in one group with `first`
+// (ChargeTogether): neither is a reuse, both are of the same role under the
+// same name, and each of their four amounts has the same display scale, so
+// that the budget rows written one by one can be reconstructed exactly.
+bool CanChargeTogether(const ledger_queue::ChargeRequest& first,
+                       const ledger_queue::ChargeRequest& other);
+
+// Charges `count` requests of one role (CanChargeTogether with the first)
+// with ONE UPDATE of its budget by their sum, and appends their ledger rows
+// in order, each with the digest of the budget row that charging them one by
+// one would have left after it: the ledger, the budget and the answers are
+// those of ChargeWithoutRenewal called for each in turn (a check compares
+// the last partial sums with the row written). Returns false having changed
+// nothing if the sum is not admitted (or the budget renews, or none): the
+// caller then charges them one by one. Same caller context as
+// ChargeWithoutRenewal, in one subtransaction for the group.
+bool ChargeTogether(ledger_queue::ChargeRequest** requests, int count);
+
 }  // namespace dp_pg
 
 #endif  // DP_AGG_PG_LEDGER_FAST_CHARGE_H

@@ -279,6 +279,46 @@ bool ApplyIsolated(ChargeRequest* request) {
   return applied;
 }
 
+// The outcome of charging a group of requests together.
+enum class GroupOutcome { kCharged, kNotTogether, kLocked };
+
+// Charges `count` requests of one role together (ChargeTogether), in one
+// subtransaction. kNotTogether: nothing of them was applied (the sum was not
+// admitted, the budget renews or is missing, or an error other than a lock
+// that is not available): the caller charges them one by one, which decides
+// each as before. kLocked: the budget row was locked by another transaction:
+// the caller tries them all again later.
+GroupOutcome ApplyGroupIsolated(ChargeRequest** requests, int count) {
+  MemoryContext context = CurrentMemoryContext;
+  ResourceOwner owner = CurrentResourceOwner;
+  volatile GroupOutcome outcome = GroupOutcome::kCharged;
+  BeginInternalSubTransaction(nullptr);
+  MemoryContextSwitchTo(context);
+  PG_TRY();
+  {
+    if (!ChargeTogether(requests, count)) outcome = GroupOutcome::kNotTogether;
+    ReleaseCurrentSubTransaction();
+    KeepBatchChaining();
+    MemoryContextSwitchTo(context);
+    CurrentResourceOwner = owner;
+  }
+  PG_CATCH();
+  {
+    MemoryContextSwitchTo(context);
+    ErrorData* error = CopyErrorData();
+    FlushErrorState();
+    RollbackAndReleaseCurrentSubTransaction();
+    ForgetBatchChaining();
+    MemoryContextSwitchTo(context);
+    CurrentResourceOwner = owner;
+    outcome = error->sqlerrcode == ERRCODE_LOCK_NOT_AVAILABLE ? GroupOutcome::kLocked
+                                                               : GroupOutcome::kNotTogether;
+    FreeErrorData(error);
+  }
+  PG_END_TRY();
+  return outcome;
+}
+
 // Applies a batch of requests in one transaction: one commit (and WAL flush)
 // for all of them, each request in its own subtransaction. Sets deferred[i]
 // for the requests to try again later (nothing of them was applied).
@@ -297,11 +337,48 @@ void ApplyBatch(int* indexes, int count, bool* deferred) {
     PushActiveSnapshot(GetTransactionSnapshot());
     pgstat_report_activity(STATE_RUNNING, "dp_agg: recording privacy charges");
     BeginBatchChaining();
+    // The requests of one role in this batch are charged together, with one
+    // UPDATE of its budget (ChargeTogether); a group that cannot be is
+    // charged one by one, as every request was before.
+    const bool fast_charges = ChargeByOidExists();
+    bool* done = static_cast<bool*>(palloc0(sizeof(bool) * count));
+    bool* alone = static_cast<bool*>(palloc0(sizeof(bool) * count));
+    ChargeRequest** group = static_cast<ChargeRequest**>(palloc(sizeof(ChargeRequest*) * count));
+    int* group_indexes = static_cast<int*>(palloc(sizeof(int) * count));
+    const auto is_locked = [&](const char* role_name) {
+      return std::any_of(locked_roles, locked_roles + num_locked,
+                         [&](const char* role) { return std::strcmp(role, role_name) == 0; });
+    };
     for (int i = 0; i < count; ++i) {
+      if (done[i]) continue;
       ChargeRequest* request = &ledger->requests[indexes[i]];
-      const bool role_locked =
-          std::any_of(locked_roles, locked_roles + num_locked,
-                      [&](const char* role) { return std::strcmp(role, request->role_name) == 0; });
+      const bool role_locked = is_locked(request->role_name);
+      if (!role_locked && fast_charges && !alone[i] && !request->reuse) {
+        int size = 0;
+        for (int j = i; j < count; ++j) {
+          ChargeRequest* other = &ledger->requests[indexes[j]];
+          if (!done[j] && !alone[j] && (j == i || CanChargeTogether(*request, *other))) {
+            group[size] = other;
+            group_indexes[size++] = j;
+          }
+        }
+        if (size > 1) {
+          const GroupOutcome outcome = ApplyGroupIsolated(group, size);
+          for (int k = 0; k < size; ++k) {
+            const int j = group_indexes[k];
+            if (outcome == GroupOutcome::kCharged) done[j] = true;
+            if (outcome == GroupOutcome::kLocked) done[j] = deferred[j] = true;
+            if (outcome == GroupOutcome::kNotTogether) alone[j] = true;
+          }
+          if (outcome == GroupOutcome::kLocked) locked_roles[num_locked++] = request->role_name;
+          if (outcome == GroupOutcome::kCharged)
+            ereport(DEBUG1, (errmsg("dp_agg ledger writer: charged %d queries of role \"%s\" "
+                                    "with one budget update",
+                                    size, request->role_name)));
+          if (outcome != GroupOutcome::kNotTogether) continue;
+        }
+      }
+      done[i] = true;
       if (role_locked || !ApplyIsolated(request)) {
         deferred[i] = true;
         if (!role_locked) locked_roles[num_locked++] = request->role_name;
