@@ -85,7 +85,15 @@ int64 entry_being_chained = 0;
 }
 
 // The statements of the chain, prepared once per backend.
-enum Statement { kLockHead, kCreateHead, kAnyChained, kAdvanceHead, kInsertEntry, kChainEntry };
+enum Statement {
+  kLockHead,
+  kCreateHead,
+  kAnyChained,
+  kAdvanceHead,
+  kInsertEntry,
+  kChainEntry,
+  kTryLockHead
+};
 constexpr const char* kStatements[] = {
     "SELECT seq, entry_hash FROM dp_agg.ledger_head FOR UPDATE",
     "INSERT INTO dp_agg.ledger_head (seq, entry_hash) VALUES (0, NULL) ON CONFLICT DO NOTHING",
@@ -96,8 +104,9 @@ constexpr const char* kStatements[] = {
     "zcdp_delta, query_id, aggregates, query, budget_digest, entry_hash) "
     "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)",
     "UPDATE dp_agg.ledger_entry SET seq = $1, entry_hash = $2 "
-    "WHERE id OPERATOR(pg_catalog.=) $3 AND seq IS NULL"};
-SPIPlanPtr plans[6] = {};
+    "WHERE id OPERATOR(pg_catalog.=) $3 AND seq IS NULL",
+    "SELECT seq, entry_hash FROM dp_agg.ledger_head FOR UPDATE SKIP LOCKED"};
+SPIPlanPtr plans[7] = {};
 
 SPIPlanPtr Plan(Statement statement) {
   if (plans[statement] != nullptr) return plans[statement];
@@ -281,6 +290,32 @@ bool ChainedInThisTransaction() { return chained_transaction == MyProc->lxid; }
 void BeginBatchChaining() {
   batch = BatchHead{};
   batch.active = true;
+  // The head's row locked here, by the batch's top-level transaction, which
+  // also writes it (FinishBatchChaining): locked in the first charge's
+  // subtransaction instead, the row's lock and update were by two
+  // transaction ids, a MultiXact for every batch that every later reader of
+  // the row had to resolve. SKIP LOCKED never waits and never fails for a
+  // lock: a head that another transaction holds (or none yet, or a 0.1.0
+  // ledger without one) is left to the first charge, as before.
+  const Oid schema = get_namespace_oid("dp_agg", true);
+  if (!OidIsValid(schema) || !OidIsValid(get_relname_relid("ledger_head", schema))) return;
+  if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "dp_agg: SPI_connect failed");
+  Execute(kTryLockHead, nullptr, nullptr, -1);
+  if (SPI_processed == 1) {
+    bool seq_null = true;
+    bool hash_null = true;
+    const Datum seq =
+        SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &seq_null);
+    const Datum hash =
+        SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &hash_null);
+    if (!seq_null) {
+      batch.known = true;
+      batch.seq = DatumGetInt64(seq);
+      batch.hash = hash_null ? nullptr : KeptHash(DatumGetByteaPP(hash));
+      chained_transaction = MyProc->lxid;
+    }
+  }
+  SPI_finish();
 }
 
 void KeepBatchChaining() {
@@ -298,13 +333,16 @@ void ForgetBatchChaining() {
   batch.sub_dirty = false;
 }
 
-void FinishBatchChaining() {
+bool FinishBatchChaining(int64* seq, const bytea** hash) {
   const BatchHead finished = batch;
   batch = BatchHead{};
-  if (!finished.dirty) return;
+  if (!finished.dirty) return false;
   if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "dp_agg: SPI_connect failed");
   AdvanceHead(finished.seq, finished.hash);
   SPI_finish();
+  *seq = finished.seq;
+  *hash = finished.hash;
+  return true;
 }
 
 void AbandonBatchChaining() { batch = BatchHead{}; }

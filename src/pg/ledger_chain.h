@@ -38,7 +38,8 @@ void AppendLedgerEntry(Datum* values, bool* nulls, HeapTupleHeader budget, bool 
 // subtransaction per charge): between BeginBatchChaining and
 // FinishBatchChaining, entries chained at once take the chain head from
 // memory, locked once, and the head row is written once, by
-// FinishBatchChaining, before the commit; the entries, their seq and hashes
+// FinishBatchChaining, before the commit; the head's row is locked by
+// BeginBatchChaining, at the top level, when it can be without waiting; the entries, their seq and hashes
 // are those of chaining one by one. After each charge's subtransaction, the
 // writer calls KeepBatchChaining if it was kept (released) and
 // ForgetBatchChaining if it was rolled back; AbandonBatchChaining when the
@@ -46,7 +47,9 @@ void AppendLedgerEntry(Datum* values, bool* nulls, HeapTupleHeader budget, bool 
 void BeginBatchChaining();
 void KeepBatchChaining();
 void ForgetBatchChaining();
-void FinishBatchChaining();
+// FinishBatchChaining: true, with the head it wrote (its hash allocated in
+// TopTransactionContext), if the batch advanced it.
+bool FinishBatchChaining(int64* seq, const bytea** hash);
 void AbandonBatchChaining();
 
 // Raises PostgreSQL's trigger-protocol error (39P01, as plpgsql's "trigger

@@ -104,6 +104,19 @@ void NoteLedgerHead() {
   }
 }
 
+void NoteLedgerHeadWritten(int64 seq, const bytea* hash) {
+  noted.valid = false;
+  if (hash == nullptr || VARSIZE_ANY_EXHDR(hash) != dp::kChainDigestBytes) return;
+  noted.seq = seq;
+  dp::HexEncode(reinterpret_cast<const unsigned char*>(VARDATA_ANY(hash)), dp::kChainDigestBytes,
+                noted.hash);
+  noted.valid = true;
+  if (database_name[0] == '\0') {
+    const char* name = get_database_name(MyDatabaseId);
+    strlcpy(database_name, name != nullptr ? name : "?", sizeof database_name);
+  }
+}
+
 void LedgerHeadCommitted() {
   if (!noted.valid) return;
   pending = noted;

@@ -12,6 +12,10 @@ namespace dp_pg {
 // reads the chain head (nothing if it cannot without waiting).
 void NoteLedgerHead();
 
+// The same, for a batch that wrote the head itself (FinishBatchChaining):
+// what the row holds now, without reading it again.
+void NoteLedgerHeadWritten(int64 seq, const bytea* hash);
+
 // The ledger writer, after the batch committed: logs the head read by
 // NoteLedgerHead at LOG level if it moved, at most once a second; a head not
 // yet logged is logged when the writer exits.

@@ -384,8 +384,12 @@ void ApplyBatch(int* indexes, int count, bool* deferred) {
         if (!role_locked) locked_roles[num_locked++] = request->role_name;
       }
     }
-    FinishBatchChaining();  // the chain head, written once for the batch
-    NoteLedgerHead();
+    int64 head_seq = 0;
+    const bytea* head_hash = nullptr;
+    if (FinishBatchChaining(&head_seq, &head_hash))  // the chain head, written once for the batch
+      NoteLedgerHeadWritten(head_seq, head_hash);
+    else
+      NoteLedgerHead();
     PopActiveSnapshot();
     SPI_finish();
     CommitTransactionCommand();  // durable: synchronous_commit is on in this worker
