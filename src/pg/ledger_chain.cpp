@@ -304,10 +304,8 @@ void BeginBatchChaining() {
   if (SPI_processed == 1) {
     bool seq_null = true;
     bool hash_null = true;
-    const Datum seq =
-        SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &seq_null);
-    const Datum hash =
-        SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &hash_null);
+    const Datum seq = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &seq_null);
+    const Datum hash = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &hash_null);
     if (!seq_null) {
       batch.known = true;
       batch.seq = DatumGetInt64(seq);

@@ -35,12 +35,12 @@ bool ChainedInThisTransaction();
 void AppendLedgerEntry(Datum* values, bool* nulls, HeapTupleHeader budget, bool chain_now);
 
 // The ledger writer's batch (ledger_writer.cpp: one transaction, a
-// subtransaction per charge): between BeginBatchChaining and
-// FinishBatchChaining, entries chained at once take the chain head from
-// memory, locked once, and the head row is written once, by
-// FinishBatchChaining, before the commit; the head's row is locked by
-// BeginBatchChaining, at the top level, when it can be without waiting; the entries, their seq and hashes
-// are those of chaining one by one. After each charge's subtransaction, the
+// subtransaction per charge or group of charges): between BeginBatchChaining
+// and FinishBatchChaining, entries chained at once take the chain head from
+// memory, locked once (by BeginBatchChaining, at the top level, when that
+// needs no wait; else by the first entry), and the head row is written once,
+// by FinishBatchChaining, before the commit; the entries, their seq and
+// hashes are those of chaining one by one. After each subtransaction, the
 // writer calls KeepBatchChaining if it was kept (released) and
 // ForgetBatchChaining if it was rolled back; AbandonBatchChaining when the
 // transaction fails.

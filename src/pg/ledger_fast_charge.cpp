@@ -79,12 +79,16 @@ void AmountsOf(const ledger_queue::ChargeRequest& request, Datum* amounts) {
 // Runs kChargeSql for `amounts` (the budget of `request`'s role): false if
 // no row was charged (no budget of this cluster that does not renew and
 // admits it), else true with SPI_tuptable's one row.
-bool ChargeBudgetRow(const ledger_queue::ChargeRequest& request, const Datum* amounts,
-                     Datum role) {
+bool ChargeBudgetRow(const ledger_queue::ChargeRequest& request, const Datum* amounts, Datum role) {
   PrepareChargePlan();
   const Datum cluster = Int64GetDatum(static_cast<int64>(GetSystemIdentifier()));
-  Datum arguments[7] = {ObjectIdGetDatum(request.role_oid), cluster, amounts[0], amounts[1],
-                        amounts[2],                         amounts[3], role};
+  Datum arguments[7] = {ObjectIdGetDatum(request.role_oid),
+                        cluster,
+                        amounts[0],
+                        amounts[1],
+                        amounts[2],
+                        amounts[3],
+                        role};
   const int result = SPI_execute_plan(charge_plan, arguments, nullptr, false, 0);
   if (result != SPI_OK_UPDATE_RETURNING)
     elog(ERROR, "dp_agg: the charge failed: %s", SPI_result_code_string(result));
@@ -99,8 +103,8 @@ bool ChargeBudgetRow(const ledger_queue::ChargeRequest& request, const Datum* am
 // role_oid, role, role, session_role, epsilon, delta, rho, zcdp_delta,
 // now_budget, true, query_id, aggregates, left(query, 1000)), with `budget`
 // the role's budget row right after this charge.
-void AppendChargeEntry(const ledger_queue::ChargeRequest& request, const Datum* amounts,
-                       Datum role, HeapTupleHeader budget) {
+void AppendChargeEntry(const ledger_queue::ChargeRequest& request, const Datum* amounts, Datum role,
+                       HeapTupleHeader budget) {
   Datum values[kEntryCount];
   bool nulls[kEntryCount];
   for (int i = 0; i < kEntryCount; ++i) nulls[i] = true;
@@ -127,11 +131,10 @@ void AppendChargeEntry(const ledger_queue::ChargeRequest& request, const Datum* 
 // kChargeSql's RETURNING columns 2 .. 10, in the request's answer fields.
 constexpr int kAnswerFields = 9;
 char* AnswerField(ledger_queue::ChargeRequest* request, int i) {
-  char* fields[kAnswerFields] = {request->budget_kind,    request->epsilon_total,
-                                 request->epsilon_spent,  request->delta_total,
-                                 request->delta_spent,    request->rho_total,
-                                 request->rho_spent,      request->zcdp_delta_total,
-                                 request->zcdp_delta_spent};
+  char* fields[kAnswerFields] = {
+      request->budget_kind, request->epsilon_total,    request->epsilon_spent,
+      request->delta_total, request->delta_spent,      request->rho_total,
+      request->rho_spent,   request->zcdp_delta_total, request->zcdp_delta_spent};
   return fields[i];
 }
 std::size_t AnswerFieldSize(const ledger_queue::ChargeRequest* request, int i) {
@@ -146,7 +149,7 @@ constexpr int kSpentAnswer[kAmounts] = {2, 4, 6, 8};
 
 // The number of digits after the point of a numeric's text (numeric_out:
 // its display scale).
-int DisplayScale(const char* text) {
+int DisplayScale(const char* text) noexcept {
   const char* point = std::strchr(text, '.');
   return point == nullptr ? 0 : static_cast<int>(std::strlen(point + 1));
 }
@@ -172,7 +175,7 @@ bool ChargeWithoutRenewal(ledger_queue::ChargeRequest* request) {
 }
 
 bool CanChargeTogether(const ledger_queue::ChargeRequest& first,
-                       const ledger_queue::ChargeRequest& other) {
+                       const ledger_queue::ChargeRequest& other) noexcept {
   if (first.reuse || other.reuse || first.role_oid != other.role_oid ||
       std::strcmp(first.role_name, other.role_name) != 0)
     return false;
@@ -224,7 +227,8 @@ bool ChargeTogether(ledger_queue::ChargeRequest** requests, int count) {
     spent_column[j] = -1;
     for (int a = 0; a < row_type->natts; ++a) {
       const Form_pg_attribute attribute = TupleDescAttr(row_type, a);
-      if (!attribute->attisdropped && std::strcmp(NameStr(attribute->attname), kSpentColumns[j]) == 0)
+      if (!attribute->attisdropped &&
+          std::strcmp(NameStr(attribute->attname), kSpentColumns[j]) == 0)
         spent_column[j] = a;
     }
     if (spent_column[j] < 0 || column_nulls[spent_column[j]])
@@ -244,7 +248,8 @@ bool ChargeTogether(ledger_queue::ChargeRequest** requests, int count) {
       columns[spent_column[j]] = spent[j];
     }
     HeapTuple after = heap_form_tuple(row_type, columns, column_nulls);
-    HeapTupleHeader after_header = DatumGetHeapTupleHeader(heap_copy_tuple_as_datum(after, row_type));
+    HeapTupleHeader after_header =
+        DatumGetHeapTupleHeader(heap_copy_tuple_as_datum(after, row_type));
     AppendChargeEntry(*requests[k], &amounts[k * kAmounts], role, after_header);
     ledger_queue::ChargeRequest* request = requests[k];
     request->outcome = ledger_queue::kCharged;

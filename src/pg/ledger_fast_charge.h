@@ -26,7 +26,7 @@ bool ChargeWithoutRenewal(ledger_queue::ChargeRequest* request);
 // same name, and each of their four amounts has the same display scale, so
 // that the budget rows written one by one can be reconstructed exactly.
 bool CanChargeTogether(const ledger_queue::ChargeRequest& first,
-                       const ledger_queue::ChargeRequest& other);
+                       const ledger_queue::ChargeRequest& other) noexcept;
 
 // Charges `count` requests of one role (CanChargeTogether with the first)
 // with ONE UPDATE of its budget by their sum, and appends their ledger rows

@@ -312,7 +312,7 @@ GroupOutcome ApplyGroupIsolated(ChargeRequest** requests, int count) {
     MemoryContextSwitchTo(context);
     CurrentResourceOwner = owner;
     outcome = error->sqlerrcode == ERRCODE_LOCK_NOT_AVAILABLE ? GroupOutcome::kLocked
-                                                               : GroupOutcome::kNotTogether;
+                                                              : GroupOutcome::kNotTogether;
     FreeErrorData(error);
   }
   PG_END_TRY();
