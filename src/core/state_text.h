@@ -29,6 +29,8 @@ struct PartialStateFields {
 };
 
 std::string FormatPartialState(const PartialStateFields& fields);
+// The same text through snprintf, for the tests that compare the two.
+std::string FormatPartialStateForTest(const PartialStateFields& fields);
 
 // The partial state of dp_percentile / dp_median: parameters and the rows'
 // lattice points (core/continuous_quantile.h), in any order, possibly none:

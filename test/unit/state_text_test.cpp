@@ -223,3 +223,104 @@ TEST(QuantileStateTextTest, RoundTripsAndRejectsNonCanonicalText) {
 }
 
 }  // namespace
+
+namespace {
+
+// Any double: finite (normal, subnormal, zero of either sign), infinite or NaN.
+double AnyDouble(SeededTestRandomSource& rng) {
+  std::uint64_t bits = rng.NextUint64();
+  switch (rng.UniformBelow(8)) {
+    case 0:
+      bits &= (std::uint64_t{1} << 63) | ((std::uint64_t{1} << 52) - 1);  // subnormal or zero
+      break;
+    case 1:
+      bits &= std::uint64_t{1} << 63;  // +0 or -0
+      break;
+    case 2:
+      bits |= std::uint64_t{0x7ff} << 52;  // infinite or NaN
+      break;
+    case 3:
+      bits &= ~((std::uint64_t{1} << 40) - 1);  // few fraction nibbles
+      break;
+    default:
+      break;
+  }
+  double value = 0;
+  std::memcpy(&value, &bits, sizeof value);
+  return value;
+}
+
+PartialStateFields AnyState(SeededTestRandomSource& rng) {
+  PartialStateFields f;
+  f.kind = static_cast<unsigned>(rng.UniformBelow(4));
+  f.count = static_cast<std::int64_t>(rng.NextUint64() >> rng.UniformBelow(64));
+  f.sum = static_cast<int128>(rng.UniformBelow128(~uint128{0})) >> rng.UniformBelow(127);
+  if (rng.UniformBelow(16) == 0) f.sum = rng.UniformBelow(2) == 0 ? kInt128Min : kInt128Max;
+  f.epsilon = AnyDouble(rng);
+  f.lower = AnyDouble(rng);
+  f.upper = AnyDouble(rng);
+  f.lower_units = static_cast<std::int64_t>(rng.NextUint64());
+  f.upper_units = static_cast<std::int64_t>(rng.NextUint64() >> rng.UniformBelow(64));
+  f.unit_exponent = static_cast<int>(rng.NextUint64());
+  f.delta = AnyDouble(rng);
+  f.confidence = AnyDouble(rng);
+  return f;
+}
+
+}  // namespace
+
+// The hand-written form (issue 31: Citus's coordinator parses one state per
+// group and shard) is byte for byte snprintf's, for every kind of double.
+TEST(StateTextTest, FastFormatIsPrintfsFormat) {
+  SeededTestRandomSource rng(71);
+  for (int i = 0; i < 200000; ++i) {
+    const PartialStateFields f = AnyState(rng);
+    ASSERT_EQ(FormatPartialState(f), dp::FormatPartialStateForTest(f));
+  }
+}
+
+// Whatever text the parser accepts is the canonical text of what it read
+// (as snprintf writes it), and every state's text reads back exactly; texts
+// mutated at random (a character replaced, inserted or removed) are accepted
+// only when they are canonical too.
+TEST(StateTextTest, FastParserAcceptsOnlyCanonicalText) {
+  SeededTestRandomSource rng(72);
+  const char alphabet[] = "0123456789abcdefpx+-. =ilnv";
+  int accepted_mutations = 0;
+  for (int i = 0; i < 100000; ++i) {
+    const PartialStateFields f = AnyState(rng);
+    const std::string text = FormatPartialState(f);
+    PartialStateFields parsed;
+    ASSERT_EQ(ParsePartialState(text.c_str(), &parsed), f.count >= 0) << text;
+    const bool any_nan = std::isnan(f.epsilon) || std::isnan(f.lower) || std::isnan(f.upper) ||
+                         std::isnan(f.delta) || std::isnan(f.confidence);
+    if (f.count >= 0 && !any_nan) {  // a NaN's payload is not in its text
+      ExpectSameFields(parsed, f);
+      EXPECT_TRUE(SameBits(parsed.delta, f.delta));
+      EXPECT_TRUE(SameBits(parsed.confidence, f.confidence));
+    } else if (f.count >= 0) {
+      EXPECT_EQ(dp::FormatPartialStateForTest(parsed), text);
+    }
+    std::string mutated = text;
+    const std::size_t at = rng.UniformBelow(mutated.size());
+    const char c = alphabet[rng.UniformBelow(sizeof alphabet - 1)];
+    switch (rng.UniformBelow(3)) {
+      case 0:
+        mutated[at] = c;
+        break;
+      case 1:
+        mutated.insert(at, 1, c);
+        break;
+      default:
+        mutated.erase(at, 1);
+        break;
+    }
+    PartialStateFields read;
+    if (ParsePartialState(mutated.c_str(), &read)) {
+      ++accepted_mutations;
+      ASSERT_EQ(dp::FormatPartialStateForTest(read), mutated) << "from " << text;
+    }
+  }
+  // Some mutations are canonical texts of other states (a digit changed).
+  EXPECT_GT(accepted_mutations, 1000);
+}
