@@ -104,8 +104,7 @@ bool AppendHexDouble(char** cursor, double value) {
       fraction >>= 4;
       --nibbles;
     }
-    for (int i = nibbles - 1; i >= 0; --i)
-      *out++ = "0123456789abcdef"[(fraction >> (4 * i)) & 0xf];
+    for (int i = nibbles - 1; i >= 0; --i) *out++ = "0123456789abcdef"[(fraction >> (4 * i)) & 0xf];
   }
   *out++ = 'p';
   *out++ = exponent < 0 ? '-' : '+';
