@@ -141,8 +141,11 @@ bool RoundedDecimalText(double value, int places, char* buffer, std::size_t size
   // The digits of `rounded`, least significant first, at least places + 1.
   char digits[48];
   int count = 0;
-  for (Uint128 rest = rounded; rest != 0; rest /= 10)
+  Uint128 rest = rounded;
+  for (; rest > UINT64_MAX; rest /= 10)
     digits[count++] = static_cast<char>('0' + static_cast<int>(rest % 10));
+  for (auto small = static_cast<std::uint64_t>(rest); small != 0; small /= 10)
+    digits[count++] = static_cast<char>('0' + static_cast<int>(small % 10));
   while (count < places + 1) digits[count++] = '0';
   const bool minus = negative && rounded != 0;
   const std::size_t length =

@@ -495,14 +495,23 @@ Datum dp_avg_final_numeric(PG_FUNCTION_ARGS) {
   const bool rounded = places < 1100;
   if (!rounded && exact_bounds && released.mean >= lower_value && released.mean <= upper_value)
     return result;
-  // Rounding moves the mean by at most half a unit of its last kept place:
-  // a mean at least one unit inside both bounds stays inside them. With
-  // u = 10^-places as a double (relative error <= 2^-53) and the
-  // differences rounded once (<= 2^-53 each), a computed difference >= u
-  // means an exact one > u / 2.
+  // The numeric clamp below keeps a rounded mean that lies between the
+  // bounds. Integer bounds: rounding to places >= 0 is monotone and keeps
+  // integers, so a mean between them is rounded to a value between them
+  // (a mean clamped onto a bound, the usual case of a group with few rows,
+  // stays that bound). Other bounds: rounding moves the mean by at most half
+  // a unit of its last kept place, so a mean at least one unit inside both
+  // bounds stays inside them. With u = 10^-places as a double (relative error
+  // <= 2^-53) and the differences rounded once (<= 2^-53 each), a computed
+  // difference >= u means an exact one > u / 2.
   if (fast_rounding && exact_bounds) {
-    const double unit = dp::kNegativePowersOfTen[places];
-    if (released.mean - lower_value >= unit && upper_value - released.mean >= unit) return result;
+    if (integer) {
+      if (released.mean >= lower_value && released.mean <= upper_value) return result;
+    } else {
+      const double unit = dp::kNegativePowersOfTen[places];
+      if (released.mean - lower_value >= unit && upper_value - released.mean >= unit)
+        return result;
+    }
   }
   const Datum lower = integer ? NumericGetDatum(int64_to_numeric(state.lower_units))
                               : dp_pg::ExactNumericFromDouble(state.lower);
