@@ -293,6 +293,12 @@ double NumericToDouble(Datum datum) {
   return DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow, datum));
 }
 
+// The numeric argument of dp_numeric_transfn, added once the call is known
+// to be an aggregate's.
+void AddNumeric(FunctionCallInfo fcinfo, AggregateState* state) {
+  AddDouble(state, NumericToDouble(PG_GETARG_DATUM(1)));
+}
+
 }  // namespace
 
 }  // namespace dp_pg
@@ -348,16 +354,13 @@ Datum dp_float8_transfn(PG_FUNCTION_ARGS) {
 PG_FUNCTION_INFO_V1(dp_numeric_transfn);
 Datum dp_numeric_transfn(PG_FUNCTION_ARGS) {
   // Converted only once the call is known to be an aggregate's (inside `add`).
-  const auto add = [fcinfo](AggregateState* state) {
-    dp_pg::AddDouble(state, dp_pg::NumericToDouble(PG_GETARG_DATUM(1)));
-  };
   return dp_pg::Transition(
       fcinfo, "dp_numeric_transfn",
-      [add](AggregateState* state) {
-        add(state);
+      [fcinfo](AggregateState* state) {
+        dp_pg::AddNumeric(fcinfo, state);
         return true;
       },
-      add);
+      [fcinfo](AggregateState* state) { dp_pg::AddNumeric(fcinfo, state); });
 }
 
 }  // extern "C"
