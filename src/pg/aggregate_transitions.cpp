@@ -108,8 +108,8 @@ inline std::int64_t ClampedInteger(const AggregateState* state, std::int64_t val
 }
 
 inline void AddInteger(AggregateState* state, std::int64_t value) {
-  AddUnits(state, __builtin_expect(state->skip_clamping == 0, 1) ? ClampedInteger(state, value)
-                                                                  : value);
+  AddUnits(state,
+           __builtin_expect(state->skip_clamping == 0, 1) ? ClampedInteger(state, value) : value);
 }
 
 // NaN has no place between the bounds: it is ignored like NULL. Infinities
@@ -141,7 +141,8 @@ inline void AddDouble(AggregateState* state, double value) {
 // sum(int4)'s whole transition function, and the saved registers and the
 // separate checks of the general path about a tenth of what is left.
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the flag word is read little-endian");
-static_assert(offsetof(AggregateState, initialized) == offsetof(AggregateState, format_version) + 1 &&
+static_assert(offsetof(AggregateState, initialized) ==
+                      offsetof(AggregateState, format_version) + 1 &&
                   offsetof(AggregateState, skip_clamping) ==
                       offsetof(AggregateState, format_version) + 3,
               "the flag bytes follow the varlena header");
@@ -182,8 +183,7 @@ inline Datum Transition(FunctionCallInfo fcinfo, const char* function, Usual usu
 }
 
 // (The lambdas capture by value: passed in registers, no stack frame.)
-inline Datum IntegerTransition(FunctionCallInfo fcinfo, const char* function,
-                               std::int64_t value) {
+inline Datum IntegerTransition(FunctionCallInfo fcinfo, const char* function, std::int64_t value) {
   return Transition(
       fcinfo, function,
       [value](AggregateState* state) {

@@ -509,8 +509,7 @@ Datum dp_avg_final_numeric(PG_FUNCTION_ARGS) {
       if (released.mean >= lower_value && released.mean <= upper_value) return result;
     } else {
       const double unit = dp::kNegativePowersOfTen[places];
-      if (released.mean - lower_value >= unit && upper_value - released.mean >= unit)
-        return result;
+      if (released.mean - lower_value >= unit && upper_value - released.mean >= unit) return result;
     }
   }
   const Datum lower = integer ? NumericGetDatum(int64_to_numeric(state.lower_units))

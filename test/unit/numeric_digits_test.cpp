@@ -236,8 +236,8 @@ void ExpectSame(double value, int places) {
   char buffer[64];
   if (!dp::RoundedDecimalText(value, places, buffer, sizeof buffer)) return;  // declined
   ASSERT_EQ(std::string(buffer), ReferenceRounded(value, places))
-      << "value " << value << " (" << std::hexfloat << value << std::defaultfloat
-      << "), places " << places;
+      << "value " << value << " (" << std::hexfloat << value << std::defaultfloat << "), places "
+      << places;
 }
 
 TEST(RoundedDecimalTextTest, SmallExamples) {
@@ -281,12 +281,33 @@ TEST(RoundedDecimalTextTest, DeclinesWhatItCannotAnswer) {
 // binary, but n + 0.5, n + 0.25, n + 0.125 ... are), around the bounds an
 // average lives between, at every place.
 TEST(RoundedDecimalTextTest, TiesAndBoundaries) {
-  const double bases[] = {0.0, 1.0, 9.0, 99.0, 999999.0, 1000000.0, 2147483647.0,
-                          -2147483648.0, 4503599627370496.0, 9007199254740991.0,
-                          1.7014118346046923e38 /* 2^127 */, 1e-300, 5e-324,
+  const double bases[] = {0.0,
+                          1.0,
+                          9.0,
+                          99.0,
+                          999999.0,
+                          1000000.0,
+                          2147483647.0,
+                          -2147483648.0,
+                          4503599627370496.0,
+                          9007199254740991.0,
+                          1.7014118346046923e38 /* 2^127 */,
+                          1e-300,
+                          5e-324,
                           2.2250738585072014e-308};
-  const double offsets[] = {0.0, 0.5, 0.25, 0.125, 0.0625, 0.75, 0.375, 0.95, 0.05,
-                            0.005, 0.0005, 1e-20, 0.49999999999999994};
+  const double offsets[] = {0.0,
+                            0.5,
+                            0.25,
+                            0.125,
+                            0.0625,
+                            0.75,
+                            0.375,
+                            0.95,
+                            0.05,
+                            0.005,
+                            0.0005,
+                            1e-20,
+                            0.49999999999999994};
   for (double base : bases)
     for (double offset : offsets)
       for (int sign = -1; sign <= 1; sign += 2)
