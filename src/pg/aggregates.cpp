@@ -180,6 +180,8 @@ struct Release {
 // Builds the count or sum plans of `state`'s key into `cache`, unless it
 // has them: true when it built them.
 bool EnsureReleasePlans(PlanCache* cache, const AggregateState& state, bool is_count) {
+  // Every group after the first: only comparisons, which cannot throw.
+  if (SameKey(*cache, state, is_count)) return false;
   return CallCore([&] {
     const int unit_exponent = is_count ? 0 : state.unit_exponent;
     if (SameKey(*cache, state, is_count)) return false;
@@ -285,6 +287,9 @@ void BuildMeanLaws(PlanCache* cache, const AggregateState& state, double* storag
 // noise tables, when it asks for an interval), unless it has them: true when
 // it built any.
 bool EnsureMeanPlans(PlanCache* cache, const AggregateState& state) {
+  // Every group after the first: only comparisons, which cannot throw.
+  if (SameKey(*cache, state, false) && (!(state.confidence > 0) || cache->mean_laws_ready))
+    return false;
   bool built = false;
   const std::size_t table_doubles =
       CallCore([&] { return PrepareMeanPlans(cache, state, &built); });
