@@ -13,6 +13,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "grid_value.h"
+
 namespace dp {
 
 // Base of one digit of PostgreSQL's numeric (NBASE, DEC_DIGITS = 4).
@@ -57,6 +59,13 @@ inline constexpr double kNegativePowersOfTen[kMaxRoundedPlaces + 1] = {
     1e-10, 1e-11, 1e-12, 1e-13, 1e-14, 1e-15, 1e-16, 1e-17, 1e-18, 1e-19,
     1e-20, 1e-21, 1e-22, 1e-23, 1e-24, 1e-25, 1e-26, 1e-27};
 bool RoundedDecimalText(double value, int places, char* buffer, std::size_t size) noexcept;
+// The same for a grid value (dp_sum's numeric result), and for
+// (-1)^negative * magnitude * 2^exponent; these also decline when
+// magnitude * 5^places reaches 2^127.
+bool RoundedDecimalText(const GridValue& value, int places, char* buffer,
+                        std::size_t size) noexcept;
+bool RoundedDecimalText(bool negative, unsigned __int128 magnitude, int exponent, int places,
+                        char* buffer, std::size_t size) noexcept;
 
 }  // namespace dp
 

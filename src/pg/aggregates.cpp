@@ -431,6 +431,14 @@ Datum dp_sum_final_numeric(PG_FUNCTION_ARGS) {
   AggregateState state;
   dp_pg::ReadFinalState(fcinfo, &state);
   const dp_pg::Release released = dp_pg::ReleaseOf(fcinfo, state, false);
+  // The usual case rounds in integer arithmetic straight to the rounded text
+  // (numeric_digits.h RoundedDecimalText: the same numeric as numeric_round
+  // of the exact value), the others in numeric.
+  const int places = dp::MeaningfulDecimalPlaces(released.noise_stddev);
+  char rounded_text[64];
+  if (places <= dp::kMaxRoundedPlaces &&
+      dp::RoundedDecimalText(released.value, places, rounded_text, sizeof rounded_text))
+    return dp_pg::NumericFromText(rounded_text);
   return dp_pg::RoundedToNoise(dp_pg::ExactNumeric(released.value), released.noise_stddev);
 }
 

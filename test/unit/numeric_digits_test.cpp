@@ -195,8 +195,8 @@ TEST(NumericDigits, TwoDecimalValuesAlwaysTakeTheFastPath) {
 namespace {
 
 // numeric_round(numeric_in(exact text), places), written back as text.
-std::string ReferenceRounded(double value, int places) {
-  std::string exact = dp::ToExactDecimal(dp::FromDouble(value));
+std::string ReferenceRounded(const dp::GridValue& value, int places) {
+  std::string exact = dp::ToExactDecimal(value);
   bool negative = false;
   if (!exact.empty() && exact[0] == '-') {
     negative = true;
@@ -232,10 +232,18 @@ std::string ReferenceRounded(double value, int places) {
   return text;
 }
 
-void ExpectSame(double value, int places) {
+void ExpectSameGrid(const dp::GridValue& value, int places) {
   char buffer[64];
   if (!dp::RoundedDecimalText(value, places, buffer, sizeof buffer)) return;  // declined
   ASSERT_EQ(std::string(buffer), ReferenceRounded(value, places))
+      << "mantissa " << dp::Int128ToString(value.mantissa) << ", exponent " << value.exponent
+      << ", places " << places;
+}
+
+void ExpectSame(double value, int places) {
+  char buffer[64];
+  if (!dp::RoundedDecimalText(value, places, buffer, sizeof buffer)) return;  // declined
+  ASSERT_EQ(std::string(buffer), ReferenceRounded(dp::FromDouble(value), places))
       << "value " << value << " (" << std::hexfloat << value << std::defaultfloat << "), places "
       << places;
 }
@@ -345,6 +353,35 @@ TEST(RoundedDecimalTextTest, AnswersForOrdinaryAverages) {
     EXPECT_TRUE(dp::RoundedDecimalText(123456.789, places, buffer, sizeof buffer)) << places;
     EXPECT_TRUE(dp::RoundedDecimalText(-0.001, places, buffer, sizeof buffer)) << places;
   }
+}
+
+// Grid values (dp_sum's numeric result): 128-bit mantissas, any exponent a
+// fixed-point format can have, ties at every place.
+TEST(RoundedDecimalTextTest, GridValuesAgreeWithTheExactPath) {
+  std::mt19937_64 random(3131);
+  std::uniform_int_distribution<int> places_of(0, dp::kMaxRoundedPlaces);
+  std::uniform_int_distribution<int> exponent_of(-140, 60);
+  std::uniform_int_distribution<int> bits_of(0, 127);
+  for (int i = 0; i < 200000; ++i) {
+    const int bits = bits_of(random);
+    dp::uint128 magnitude = (static_cast<dp::uint128>(random()) << 64) | random();
+    magnitude = bits == 0 ? 0 : magnitude >> (128 - bits);
+    const bool negative = (random() & 1) != 0;
+    dp::GridValue value{
+        negative ? -static_cast<dp::int128>(magnitude) : static_cast<dp::int128>(magnitude),
+        exponent_of(random)};
+    ExpectSameGrid(value, places_of(random));
+  }
+  // Exact ties: an odd multiple of 2^(e - 1) at the place where it is one half.
+  for (int places = 0; places <= dp::kMaxRoundedPlaces; ++places)
+    for (int exponent = -80; exponent <= 0; ++exponent)
+      for (dp::int128 mantissa : {dp::int128{1}, dp::int128{-1}, dp::int128{3}, dp::int128{-5},
+                                  dp::int128{999999}, dp::int128{-1000001}})
+        ExpectSameGrid(dp::GridValue{mantissa, exponent}, places);
+  // The most negative mantissa is declined or answered, never misread.
+  const dp::int128 most_negative = -static_cast<dp::int128>(dp::uint128{1} << 126) * 2;
+  for (int places = 0; places <= 3; ++places)
+    ExpectSameGrid(dp::GridValue{most_negative, -130}, places);
 }
 
 }  // namespace
