@@ -1,5 +1,7 @@
 #include "numeric_digits.h"
 
+#include <cmath>
+
 namespace dp {
 
 namespace {
@@ -90,6 +92,92 @@ bool Base10000ToDouble(const std::uint16_t* digits, int count, int weight, bool 
     magnitude /= kExactPowersOfTen[-exponent];
   }
   *out = negative ? -magnitude : magnitude;
+  return true;
+}
+
+namespace {
+
+using Uint128 = unsigned __int128;
+
+int BitLength128(Uint128 value) noexcept {
+  int bits = 0;
+  while (value != 0) {
+    value >>= 1;
+    ++bits;
+  }
+  return bits;
+}
+
+}  // namespace
+
+bool RoundedDecimalText(double value, int places, char* buffer, std::size_t size) noexcept {
+  if (!std::isfinite(value)) return false;
+  int exponent = 0;
+  // |value| = fraction * 2^exponent, fraction in [0.5, 1): m = fraction * 2^53
+  // is an integer below 2^53 (exact), |value| = m * 2^(exponent - 53).
+  const double fraction = std::frexp(std::fabs(value), &exponent);
+  const auto mantissa = static_cast<std::uint64_t>(std::ldexp(fraction, 53));
+  return RoundedDecimalText(std::signbit(value), mantissa, exponent - 53, places, buffer, size);
+}
+
+bool RoundedDecimalText(const GridValue& value, int places, char* buffer,
+                        std::size_t size) noexcept {
+  const bool negative = value.mantissa < 0;
+  const Uint128 magnitude =
+      negative ? -static_cast<Uint128>(value.mantissa) : static_cast<Uint128>(value.mantissa);
+  return RoundedDecimalText(negative, magnitude, value.exponent, places, buffer, size);
+}
+
+bool RoundedDecimalText(bool negative, unsigned __int128 magnitude, int exponent, int places,
+                        char* buffer, std::size_t size) noexcept {
+  if (places < 0 || places > kMaxRoundedPlaces) return false;
+  // m * 5^places, kept below 2^127 (declined otherwise).
+  constexpr Uint128 kBelow = ((static_cast<Uint128>(1) << 127) - 1) / 5;
+  Uint128 scaled = magnitude;
+  for (int i = 0; i < places; ++i) {
+    if (scaled > kBelow) return false;
+    scaled *= 5;
+  }
+  // |value| * 10^places = scaled * 2^shift_left, exactly.
+  const long shift_left = static_cast<long>(exponent) + places;
+  Uint128 rounded;
+  if (scaled == 0) {
+    rounded = 0;
+  } else if (shift_left >= 0) {
+    if (BitLength128(scaled) + shift_left > 127) return false;
+    rounded = scaled << shift_left;
+  } else {
+    const long shift = -shift_left;
+    if (shift >= 128) {
+      rounded = 0;  // scaled < 2^127 <= 2^(shift - 1): below one half
+    } else {
+      // Half away from zero on the magnitude: the dropped bits decide, one
+      // half rounds up.
+      const Uint128 one = 1;
+      const Uint128 remainder = scaled & ((one << shift) - 1);
+      rounded = (scaled >> shift) + (remainder >= (one << (shift - 1)) ? 1 : 0);
+    }
+  }
+  // The digits of `rounded`, least significant first, at least places + 1.
+  char digits[48];
+  int count = 0;
+  Uint128 rest = rounded;
+  for (; rest > UINT64_MAX; rest /= 10)
+    digits[count++] = static_cast<char>('0' + static_cast<int>(rest % 10));
+  for (auto small = static_cast<std::uint64_t>(rest); small != 0; small /= 10)
+    digits[count++] = static_cast<char>('0' + static_cast<int>(small % 10));
+  while (count < places + 1) digits[count++] = '0';
+  const bool minus = negative && rounded != 0;
+  const std::size_t length =
+      static_cast<std::size_t>(count) + (minus ? 1 : 0) + (places > 0 ? 1 : 0);
+  if (length + 1 > size) return false;
+  char* out = buffer;
+  if (minus) *out++ = '-';
+  for (int i = count - 1; i >= 0; --i) {
+    *out++ = digits[i];
+    if (i == places && places > 0) *out++ = '.';
+  }
+  *out = '\0';
   return true;
 }
 

@@ -45,7 +45,21 @@ void RequireAggregateContext(FunctionCallInfo fcinfo, const char* function) {
 // A read-only state argument (final functions; the second combine input,
 // which may come from a tuple). Copies it out so alignment never matters.
 // (aggregate_state.h)
+//
+// It runs once per group and aggregate: a plain (4-byte header, not
+// compressed, not external) state is copied straight into `out`, which makes
+// the same checks as ReadStateCopy without its palloc and second copy; any
+// other varlena goes through ReadStateCopy.
 void ReadState(FunctionCallInfo fcinfo, int argument, AggregateState* out) {
+  if (!PG_ARGISNULL(argument)) {
+    const auto* plain = reinterpret_cast<const struct varlena*>(PG_GETARG_POINTER(argument));
+    if (!VARATT_IS_EXTENDED(plain) && VARSIZE(plain) == sizeof(AggregateState)) {
+      std::memcpy(out, plain, sizeof(AggregateState));
+      if (out->format_version != kStateFormatVersion)
+        ereport(ERROR, (errcode(ERRCODE_DATA_CORRUPTED), errmsg("invalid dp_agg state")));
+      return;
+    }
+  }
   const void* raw =
       ReadStateCopy(fcinfo, argument, sizeof(AggregateState), kStateFormatVersion, "dp_agg state");
   if (VARSIZE(raw) != sizeof(AggregateState))
@@ -66,18 +80,11 @@ namespace {
 // updated in place: nodeAgg keeps it in the aggregate memory context.
 // Calling the support functions outside an aggregate is refused, so the exact
 // sums inside a state can never be read out directly.
-//
-// It runs once per row, so the usual case is decided inline: a call from
-// nodeAgg has an AggState as its context, which is the first case
-// AggCheckCallContext accepts as AGG_CONTEXT_AGGREGATE (nodeAgg.c); every
-// other call goes through RequireAggregateContext, which refuses it. Two
-// out-of-line calls per row had cost about as much as sum(int4)'s whole
-// transition function.
-inline AggregateState* MutableState(FunctionCallInfo fcinfo, const char* function) {
-  if (__builtin_expect(fcinfo->context == nullptr || !IsA(fcinfo->context, AggState), 0))
+AggregateState* MutableState(FunctionCallInfo fcinfo, const char* function) {
+  if (fcinfo->context == nullptr || !IsA(fcinfo->context, AggState))
     RequireAggregateContext(fcinfo, function);
   auto* state = reinterpret_cast<AggregateState*>(PG_GETARG_POINTER(0));
-  if (__builtin_expect(state->initialized != kStatePrepared, 0)) {
+  if (state->initialized != kStatePrepared) {
     // dp_agg on Citus: states start from agginitcond
     if (state->initialized == kStateUninitialized)
       if (void* prepared = CitusPreparedState(fcinfo))
@@ -94,12 +101,15 @@ inline void AddUnits(AggregateState* state, std::int64_t units) {
   SetSum(state, GetSum(state) + units);
 }
 
+inline std::int64_t ClampedInteger(const AggregateState* state, std::int64_t value) {
+  if (value < state->lower_units) value = state->lower_units;
+  if (value > state->upper_units) value = state->upper_units;
+  return value;
+}
+
 inline void AddInteger(AggregateState* state, std::int64_t value) {
-  if (__builtin_expect(state->skip_clamping == 0, 1)) {
-    if (value < state->lower_units) value = state->lower_units;
-    if (value > state->upper_units) value = state->upper_units;
-  }
-  AddUnits(state, value);
+  AddUnits(state,
+           __builtin_expect(state->skip_clamping == 0, 1) ? ClampedInteger(state, value) : value);
 }
 
 // NaN has no place between the bounds: it is ignored like NULL. Infinities
@@ -115,6 +125,99 @@ inline void AddDouble(AggregateState* state, double value) {
     value = std::clamp(value, -limit, limit);
   }
   AddUnits(state, dp::ToUnits(value, state->unit_exponent, state->unit_scale));
+}
+
+// The per-row path of a transition function, which runs once per row: the
+// usual call is decided inline and does nothing else. A call from nodeAgg
+// has an AggState as its context, which is the first case AggCheckCallContext
+// accepts as AGG_CONTEXT_AGGREGATE (nodeAgg.c), and a prepared state whose
+// clamping is not switched off by the test fault has, in the bytes after its
+// varlena header (format_version, initialized, value_kind, skip_clamping),
+// initialized == kStatePrepared and skip_clamping == 0: one 32-bit load and
+// compare decides both. Every other call goes through the general path
+// (MutableState, then `add` with the fault's broken clamping), out of line
+// and reached by a tail call, so that the usual path saves no registers and
+// sets up no frame: two out-of-line calls per row had cost about as much as
+// sum(int4)'s whole transition function, and the saved registers and the
+// separate checks of the general path about a tenth of what is left.
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the flag word is read little-endian");
+static_assert(offsetof(AggregateState, initialized) ==
+                      offsetof(AggregateState, format_version) + 1 &&
+                  offsetof(AggregateState, skip_clamping) ==
+                      offsetof(AggregateState, format_version) + 3,
+              "the flag bytes follow the varlena header");
+constexpr std::uint32_t kFlagMask = 0xFF00FF00;  // initialized, skip_clamping
+constexpr std::uint32_t kUsualFlags = std::uint32_t{kStatePrepared} << 8;
+
+inline bool IsUsualCall(FunctionCallInfo fcinfo) {
+  if (__builtin_expect(fcinfo->context == nullptr || !IsA(fcinfo->context, AggState), 0))
+    return false;
+  std::uint32_t flags;
+  std::memcpy(&flags,
+              reinterpret_cast<const char*>(PG_GETARG_POINTER(0)) +
+                  offsetof(AggregateState, format_version),
+              sizeof flags);
+  return __builtin_expect((flags & kFlagMask) == kUsualFlags, 1);
+}
+
+// The general path: every check, then `add` (which clamps unless the test
+// fault says not to).
+template <typename Add>
+__attribute__((noinline)) Datum GeneralTransition(FunctionCallInfo fcinfo, const char* function,
+                                                  Add add) {
+  AggregateState* state = MutableState(fcinfo, function);
+  add(state);
+  PG_RETURN_POINTER(state);
+}
+
+// usual: the row's work on a prepared state with clamping on, or false
+// (having changed nothing) to leave the row to the general path; add: the
+// row's work for the general path.
+template <typename Usual, typename Add>
+inline Datum Transition(FunctionCallInfo fcinfo, const char* function, Usual usual, Add add) {
+  if (IsUsualCall(fcinfo)) {
+    auto* state = reinterpret_cast<AggregateState*>(PG_GETARG_POINTER(0));
+    if (__builtin_expect(usual(state), 1)) PG_RETURN_POINTER(state);
+  }
+  return GeneralTransition(fcinfo, function, add);
+}
+
+// (The lambdas capture by value: passed in registers, no stack frame.)
+inline Datum IntegerTransition(FunctionCallInfo fcinfo, const char* function, std::int64_t value) {
+  return Transition(
+      fcinfo, function,
+      [value](AggregateState* state) {
+        AddUnits(state, ClampedInteger(state, value));
+        return true;
+      },
+      [value](AggregateState* state) { AddInteger(state, value); });
+}
+
+inline Datum CountTransition(FunctionCallInfo fcinfo, const char* function) {
+  return Transition(
+      fcinfo, function,
+      [](AggregateState* state) {
+        state->count += 1;
+        return true;
+      },
+      [](AggregateState* state) { state->count += 1; });
+}
+
+inline Datum DoubleTransition(FunctionCallInfo fcinfo, const char* function, double value) {
+  return Transition(
+      fcinfo, function,
+      [value](AggregateState* state) {
+        // Bounds whose unit is outside the normal double range convert
+        // with ldexp (grid_value.h ToUnits): left to the general path.
+        if (state->unit_scale == 0.0) return false;
+        if (std::isnan(value)) return true;
+        double clamped = value;
+        if (clamped < state->lower) clamped = state->lower;
+        if (clamped > state->upper) clamped = state->upper;
+        AddUnits(state, dp::RoundToInt64(clamped * state->unit_scale));
+        return true;
+      },
+      [value](AggregateState* state) { AddDouble(state, value); });
 }
 
 // The on-disk format of numeric (src/backend/utils/adt/numeric.c, PostgreSQL
@@ -190,6 +293,12 @@ double NumericToDouble(Datum datum) {
   return DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow, datum));
 }
 
+// The numeric argument of dp_numeric_transfn, added once the call is known
+// to be an aggregate's.
+void AddNumeric(FunctionCallInfo fcinfo, AggregateState* state) {
+  AddDouble(state, NumericToDouble(PG_GETARG_DATUM(1)));
+}
+
 }  // namespace
 
 }  // namespace dp_pg
@@ -200,53 +309,40 @@ extern "C" {
 
 PG_FUNCTION_INFO_V1(dp_count_transfn);
 Datum dp_count_transfn(PG_FUNCTION_ARGS) {
-  AggregateState* state = dp_pg::MutableState(fcinfo, "dp_count_transfn");
-  state->count += 1;  // STRICT: NULL values never reach this function
-  PG_RETURN_POINTER(state);
+  // STRICT: NULL values never reach this function
+  return dp_pg::CountTransition(fcinfo, "dp_count_transfn");
 }
 
 // dp_agg.group_selection(epsilon, delta) counts every row of its group; the
 // planner hook puts it into HAVING of GROUP BY over protected rows.
 PG_FUNCTION_INFO_V1(dp_group_selection_transfn);
 Datum dp_group_selection_transfn(PG_FUNCTION_ARGS) {
-  AggregateState* state = dp_pg::MutableState(fcinfo, "dp_group_selection_transfn");
-  state->count += 1;
-  PG_RETURN_POINTER(state);
+  return dp_pg::CountTransition(fcinfo, "dp_group_selection_transfn");
 }
 
 PG_FUNCTION_INFO_V1(dp_int2_transfn);
 Datum dp_int2_transfn(PG_FUNCTION_ARGS) {
-  AggregateState* state = dp_pg::MutableState(fcinfo, "dp_int2_transfn");
-  dp_pg::AddInteger(state, PG_GETARG_INT16(1));
-  PG_RETURN_POINTER(state);
+  return dp_pg::IntegerTransition(fcinfo, "dp_int2_transfn", std::int64_t{PG_GETARG_INT16(1)});
 }
 
 PG_FUNCTION_INFO_V1(dp_int4_transfn);
 Datum dp_int4_transfn(PG_FUNCTION_ARGS) {
-  AggregateState* state = dp_pg::MutableState(fcinfo, "dp_int4_transfn");
-  dp_pg::AddInteger(state, PG_GETARG_INT32(1));
-  PG_RETURN_POINTER(state);
+  return dp_pg::IntegerTransition(fcinfo, "dp_int4_transfn", std::int64_t{PG_GETARG_INT32(1)});
 }
 
 PG_FUNCTION_INFO_V1(dp_int8_transfn);
 Datum dp_int8_transfn(PG_FUNCTION_ARGS) {
-  AggregateState* state = dp_pg::MutableState(fcinfo, "dp_int8_transfn");
-  dp_pg::AddInteger(state, PG_GETARG_INT64(1));
-  PG_RETURN_POINTER(state);
+  return dp_pg::IntegerTransition(fcinfo, "dp_int8_transfn", std::int64_t{PG_GETARG_INT64(1)});
 }
 
 PG_FUNCTION_INFO_V1(dp_float4_transfn);
 Datum dp_float4_transfn(PG_FUNCTION_ARGS) {
-  AggregateState* state = dp_pg::MutableState(fcinfo, "dp_float4_transfn");
-  dp_pg::AddDouble(state, PG_GETARG_FLOAT4(1));
-  PG_RETURN_POINTER(state);
+  return dp_pg::DoubleTransition(fcinfo, "dp_float4_transfn", PG_GETARG_FLOAT4(1));
 }
 
 PG_FUNCTION_INFO_V1(dp_float8_transfn);
 Datum dp_float8_transfn(PG_FUNCTION_ARGS) {
-  AggregateState* state = dp_pg::MutableState(fcinfo, "dp_float8_transfn");
-  dp_pg::AddDouble(state, PG_GETARG_FLOAT8(1));
-  PG_RETURN_POINTER(state);
+  return dp_pg::DoubleTransition(fcinfo, "dp_float8_transfn", PG_GETARG_FLOAT8(1));
 }
 
 // numeric_float8_no_overflow maps out-of-range values to +-infinity and tiny
@@ -257,9 +353,14 @@ Datum dp_float8_transfn(PG_FUNCTION_ARGS) {
 // and takes that path only for values it cannot convert exactly itself.
 PG_FUNCTION_INFO_V1(dp_numeric_transfn);
 Datum dp_numeric_transfn(PG_FUNCTION_ARGS) {
-  AggregateState* state = dp_pg::MutableState(fcinfo, "dp_numeric_transfn");
-  dp_pg::AddDouble(state, dp_pg::NumericToDouble(PG_GETARG_DATUM(1)));
-  PG_RETURN_POINTER(state);
+  // Converted only once the call is known to be an aggregate's (inside `add`).
+  return dp_pg::Transition(
+      fcinfo, "dp_numeric_transfn",
+      [fcinfo](AggregateState* state) {
+        dp_pg::AddNumeric(fcinfo, state);
+        return true;
+      },
+      [fcinfo](AggregateState* state) { dp_pg::AddNumeric(fcinfo, state); });
 }
 
 }  // extern "C"

@@ -33,10 +33,23 @@
 namespace dp_pg {
 namespace {
 
+const FmgrInfo** OwnCallMarkOf(FunctionCallInfo fcinfo);
+
 // The state of a final function, which must have its parameters.
+//
+// Whether the call belongs to one of dp_agg's own aggregates is decided by
+// its Aggref, which is the same for every group of a call site (nodeAgg keeps
+// one FmgrInfo per final function of a plan node): once it passed, the call
+// site's cache in fn_extra remembers the FmgrInfo it passed for, and later
+// groups of that site skip the catalog lookup. A call whose cache is not in
+// fn_extra (Citus: a new FmgrInfo per group) is checked every time.
 void ReadFinalState(FunctionCallInfo fcinfo, AggregateState* out) {
   RequireAggregateContext(fcinfo, "dp_agg final function");
-  RequireOwnAggregateCall(fcinfo, "dp_agg final function");
+  const FmgrInfo** own_call = OwnCallMarkOf(fcinfo);
+  if (own_call == nullptr || *own_call != fcinfo->flinfo) {
+    RequireOwnAggregateCall(fcinfo, "dp_agg final function");
+    if (own_call != nullptr) *own_call = fcinfo->flinfo;
+  }
   ReadState(fcinfo, 0, out);
   if (out->initialized == kStateUninitialized) {  // dp_agg on Citus: no partial state arrived
     if (void* prepared = CitusPreparedState(fcinfo)) {
@@ -53,6 +66,7 @@ void ReadFinalState(FunctionCallInfo fcinfo, AggregateState* out) {
 // kept in fn_extra of the final function.
 struct PlanCache {
   static constexpr std::uint32_t kTag = 0x64705043;  // "dpPC"
+  const FmgrInfo* own_call = nullptr;  // passed RequireOwnAggregateCall (ReadFinalState)
   bool valid = false;
   bool is_count = false;
   double epsilon = 0, delta = 0, confidence = 0;
@@ -99,6 +113,7 @@ PlanCache* CacheOf(FunctionCallInfo fcinfo) {
 // dp_agg.group_selection's plan, per call site (dp_group_selection_final).
 struct SelectionSiteCache {
   static constexpr std::uint32_t kTag = 0x64705353;  // "dpSS"
+  const FmgrInfo* own_call = nullptr;  // passed RequireOwnAggregateCall (ReadFinalState)
   bool valid = false;
   bool one_sided = false;
   double epsilon = 0, delta = 0;  // as requested (the state's)
@@ -109,6 +124,18 @@ static_assert(std::is_trivially_destructible_v<SelectionSiteCache>,
 
 SelectionSiteCache* SelectionCacheOf(FunctionCallInfo fcinfo) {
   return FinalSiteCache<SelectionSiteCache>(fcinfo);
+}
+
+// Where the cache in fn_extra (if any: site_plans.h makes it when the query
+// starts) remembers the FmgrInfo that passed RequireOwnAggregateCall. Only
+// SiteCacheIn fills fn_extra of these final functions, each cache tagged.
+const FmgrInfo** OwnCallMarkOf(FunctionCallInfo fcinfo) {
+  void* extra = fcinfo->flinfo->fn_extra;
+  if (extra == nullptr) return nullptr;
+  const std::uint32_t tag = *reinterpret_cast<const std::uint32_t*>(static_cast<char*>(extra) - 16);
+  if (tag == PlanCache::kTag) return &static_cast<PlanCache*>(extra)->own_call;
+  if (tag == SelectionSiteCache::kTag) return &static_cast<SelectionSiteCache*>(extra)->own_call;
+  return nullptr;
 }
 
 // Builds group selection's plan for `state`'s parameters into `cache`,
@@ -153,6 +180,8 @@ struct Release {
 // Builds the count or sum plans of `state`'s key into `cache`, unless it
 // has them: true when it built them.
 bool EnsureReleasePlans(PlanCache* cache, const AggregateState& state, bool is_count) {
+  // Every group after the first: only comparisons, which cannot throw.
+  if (SameKey(*cache, state, is_count)) return false;
   return CallCore([&] {
     const int unit_exponent = is_count ? 0 : state.unit_exponent;
     if (SameKey(*cache, state, is_count)) return false;
@@ -258,6 +287,9 @@ void BuildMeanLaws(PlanCache* cache, const AggregateState& state, double* storag
 // noise tables, when it asks for an interval), unless it has them: true when
 // it built any.
 bool EnsureMeanPlans(PlanCache* cache, const AggregateState& state) {
+  // Every group after the first: only comparisons, which cannot throw.
+  if (SameKey(*cache, state, false) && (!(state.confidence > 0) || cache->mean_laws_ready))
+    return false;
   bool built = false;
   const std::size_t table_doubles =
       CallCore([&] { return PrepareMeanPlans(cache, state, &built); });
@@ -399,6 +431,14 @@ Datum dp_sum_final_numeric(PG_FUNCTION_ARGS) {
   AggregateState state;
   dp_pg::ReadFinalState(fcinfo, &state);
   const dp_pg::Release released = dp_pg::ReleaseOf(fcinfo, state, false);
+  // The usual case rounds in integer arithmetic straight to the rounded text
+  // (numeric_digits.h RoundedDecimalText: the same numeric as numeric_round
+  // of the exact value), the others in numeric.
+  const int places = dp::MeaningfulDecimalPlaces(released.noise_stddev);
+  char rounded_text[64];
+  if (places <= dp::kMaxRoundedPlaces &&
+      dp::RoundedDecimalText(released.value, places, rounded_text, sizeof rounded_text))
+    return dp_pg::NumericFromText(rounded_text);
   return dp_pg::RoundedToNoise(dp_pg::ExactNumeric(released.value), released.noise_stddev);
 }
 
@@ -435,9 +475,18 @@ Datum dp_avg_final_numeric(PG_FUNCTION_ARGS) {
   dp_pg::ReadFinalState(fcinfo, &state);
   const dp_pg::MeanResult released = dp_pg::ReleaseMeanOf(fcinfo, state);
   // Rounded to the places its noise leaves meaningful, then clamped (a
-  // bound is exact, so the clamped answer is too).
-  Datum result =
-      dp_pg::RoundedToNoise(dp_pg::ExactNumericFromDouble(released.mean), released.noise_stddev);
+  // bound is exact, so the clamped answer is too). The usual case rounds in
+  // integer arithmetic straight to the rounded text (numeric_digits.h
+  // RoundedDecimalText: the same numeric as numeric_round of the exact
+  // expansion), the others in numeric.
+  const int places = dp::MeaningfulDecimalPlaces(released.noise_stddev);
+  char rounded_text[64];
+  const bool fast_rounding =
+      places <= dp::kMaxRoundedPlaces &&
+      dp::RoundedDecimalText(released.mean, places, rounded_text, sizeof rounded_text);
+  Datum result = fast_rounding ? dp_pg::NumericFromText(rounded_text)
+                               : dp_pg::RoundedToNoise(dp_pg::ExactNumericFromDouble(released.mean),
+                                                       released.noise_stddev);
   const bool integer = state.value_kind == static_cast<std::uint8_t>(dp_pg::ValueKind::kInteger);
   // Equal non-integer bounds: the answer is that constant, written as the
   // shortest decimal that reads back as the same double (0.1, not its exact
@@ -456,9 +505,26 @@ Datum dp_avg_final_numeric(PG_FUNCTION_ARGS) {
   const double upper_value = integer ? static_cast<double>(state.upper_units) : state.upper;
   // Rounding may step past a bound that is not a multiple of the kept
   // decimal places: a rounded mean is always clamped in numeric.
-  const bool rounded = dp::MeaningfulDecimalPlaces(released.noise_stddev) < 1100;
+  const bool rounded = places < 1100;
   if (!rounded && exact_bounds && released.mean >= lower_value && released.mean <= upper_value)
     return result;
+  // The numeric clamp below keeps a rounded mean that lies between the
+  // bounds. Integer bounds: rounding to places >= 0 is monotone and keeps
+  // integers, so a mean between them is rounded to a value between them
+  // (a mean clamped onto a bound, the usual case of a group with few rows,
+  // stays that bound). Other bounds: rounding moves the mean by at most half
+  // a unit of its last kept place, so a mean at least one unit inside both
+  // bounds stays inside them. With u = 10^-places as a double (relative error
+  // <= 2^-53) and the differences rounded once (<= 2^-53 each), a computed
+  // difference >= u means an exact one > u / 2.
+  if (fast_rounding && exact_bounds) {
+    if (integer) {
+      if (released.mean >= lower_value && released.mean <= upper_value) return result;
+    } else {
+      const double unit = dp::kNegativePowersOfTen[places];
+      if (released.mean - lower_value >= unit && upper_value - released.mean >= unit) return result;
+    }
+  }
   const Datum lower = integer ? NumericGetDatum(int64_to_numeric(state.lower_units))
                               : dp_pg::ExactNumericFromDouble(state.lower);
   const Datum upper = integer ? NumericGetDatum(int64_to_numeric(state.upper_units))
