@@ -7,7 +7,6 @@ extern "C" {
 #include "catalog/pg_class.h"
 #include "nodes/nodeFuncs.h"
 #include "parser/parse_node.h"
-#include "utils/backend_status.h"
 #include "utils/fmgroids.h"
 }
 
@@ -124,10 +123,6 @@ bool QueryMayLeadToCharge(Query* query) {
 JumbleState* IdentifyQueryDpAggMayCharge(ParseState* state, Query* query, JumbleState* jumble) {
   if (jumble != nullptr || query->queryId != UINT64CONST(0)) return jumble;
   if (compute_query_id == COMPUTE_QUERY_ID_OFF) return jumble;
-  // A statement run by a function, or planned again from the plan cache
-  // within a statement: the ledger records the top-level statement's
-  // identifier (pgstat_get_my_query_id()), known already.
-  if (pgstat_get_my_query_id() != UINT64CONST(0)) return jumble;
   if (!(IsTransactionState() && RestrictedSession()) && !QueryMayLeadToCharge(query))
     return jumble;
   return JumbleQuery(query, state->p_sourcetext);

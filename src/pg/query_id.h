@@ -24,8 +24,8 @@ namespace dp_pg {
 
 // From the post_parse_analyze hook, before the hooks it chains to: computes
 // `query`'s identifier when PostgreSQL did not (`jumble` is null), compute_query_id
-// is not off, no identifier is known yet for this top-level statement, and the
-// statement may be charged or judged: the session is restricted, or the
+// is not off, and the statement (at any level, as PostgreSQL would: EXPLAIN
+// VERBOSE shows the explained query's) may be charged or judged: the session is restricted, or the
 // statement is not a plain SELECT of unlabelled tables without row security
 // calling only PostgreSQL's built-in functions (see query_id.cpp). Returns the
 // jumble state to pass on (`jumble`, or the one computed here).
