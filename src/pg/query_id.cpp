@@ -123,8 +123,7 @@ bool QueryMayLeadToCharge(Query* query) {
 JumbleState* IdentifyQueryDpAggMayCharge(ParseState* state, Query* query, JumbleState* jumble) {
   if (jumble != nullptr || query->queryId != UINT64CONST(0)) return jumble;
   if (compute_query_id == COMPUTE_QUERY_ID_OFF) return jumble;
-  if (!(IsTransactionState() && RestrictedSession()) && !QueryMayLeadToCharge(query))
-    return jumble;
+  if (!(IsTransactionState() && RestrictedSession()) && !QueryMayLeadToCharge(query)) return jumble;
   return JumbleQuery(query, state->p_sourcetext);
 }
 
