@@ -19,9 +19,9 @@ GRANT USAGE ON SCHEMA spend_monitoring TO regress_spend_analyst;
 GRANT SELECT ON spend_monitoring.t TO regress_spend_analyst;
 SELECT dp_agg.set_budget('regress_spend_analyst', 2, 1e-6);
 
--- 1. query_id is computed without pg_stat_statements (dp_agg enables the
--- computation that compute_query_id = auto, the default, leaves to
--- extensions) and recorded with every charge: the same shape with other
+-- 1. query_id is computed without pg_stat_statements (with compute_query_id
+-- = auto, the default, dp_agg computes it for the statements it may charge:
+-- suite query_ids) and recorded with every charge: the same shape with other
 -- constants shares one identifier, another shape has its own.
 SHOW compute_query_id;
 SELECT count(*) AS pg_stat_statements_loaded FROM pg_extension WHERE extname = 'pg_stat_statements';

@@ -40,6 +40,7 @@ extern "C" {
 #include "planner_hook.h"
 #include "public_estimates.h"
 #include "public_key_ddl.h"
+#include "query_id.h"
 #include "release_cache.h"
 #include "release_claims.h"
 #include "release_once.h"
@@ -124,6 +125,8 @@ get_index_stats_hook_type previous_index_stats = nullptr;
 get_attavgwidth_hook_type previous_attavgwidth = nullptr;
 
 void PostParseAnalyze(ParseState* state, Query* query, JumbleState* jumble) {
+  // First, so that the hooks chained to see the identifier (query_id.h).
+  jumble = IdentifyQueryDpAggMayCharge(state, query, jumble);
   if (previous_post_parse_analyze != nullptr) previous_post_parse_analyze(state, query, jumble);
   PointRestrictedQueryToListingViews(query);  // information_schema.h
 }
@@ -265,9 +268,9 @@ void _PG_init(void) {
   RegisterReleaseCache();
   if (!process_shared_preload_libraries_in_progress) return;
   // Every ledger row records the query's identifier (dp_agg.spend_by_query
-  // groups spending by it), as pg_stat_statements does: with
-  // compute_query_id = auto (the default) PostgreSQL then computes it.
-  EnableQueryId();
+  // groups spending by it). Not EnableQueryId(): PostgreSQL would then compute
+  // it for every statement of every session; the post-parse-analysis hook
+  // computes it for the statements dp_agg may charge or judge (query_id.h).
   RegisterAggregateCacheInvalidation();
   RegisterLabelCacheInvalidation();
   RegisterRestrictionInvalidation();  // restriction.h

@@ -89,17 +89,31 @@ Datum PureReleaseRho(double requested_epsilon) {
       kChargeDigits);
 }
 
+// Every statement of every session starts a cost, and almost all of them
+// charge nothing (issue 31): the zero they start from is made once per
+// backend (numeric operations never change their arguments, and nothing
+// frees a cost's numbers), and the description starts small, grown by the
+// first call site added.
 void StartQueryCost(QueryCost* cost, bool leader_paid) {
+  static Datum zero = 0;
+  if (zero == 0) {
+    const MemoryContext caller = MemoryContextSwitchTo(TopMemoryContext);
+    zero = NumericZero();
+    MemoryContextSwitchTo(caller);
+  }
   cost->leader_paid = leader_paid;
   cost->constants_decide = false;
   cost->plan_sites = true;
   cost->partial_sites = NIL;
   cost->sites = 0;
-  cost->epsilon = NumericZero();
-  cost->delta = cost->epsilon;
-  cost->rho = cost->epsilon;
-  cost->zcdp_delta = cost->epsilon;
-  initStringInfo(&cost->description);
+  cost->epsilon = zero;
+  cost->delta = zero;
+  cost->rho = zero;
+  cost->zcdp_delta = zero;
+  constexpr int kFirstDescription = 32;
+  cost->description.data = static_cast<char*>(palloc(kFirstDescription));
+  cost->description.maxlen = kFirstDescription;
+  resetStringInfo(&cost->description);
 }
 
 int GroupingSetCount(Agg* plan) {

@@ -136,12 +136,11 @@ bool DecideRestriction(bool* restricted_at_statement_start) {
   if (!IsTransactionState()) return false;
   RestrictionCache& cache = restriction_cache;
   const TimestampTz statement = GetCurrentStatementStartTimestamp();
-  const bool same_roles = cache.transaction == MyProc->lxid && cache.session_user == session_user &&
-                          cache.current_user == current_user;
+  const bool same_users = cache.session_user == session_user && cache.current_user == current_user;
+  const bool same_roles = cache.transaction == MyProc->lxid && same_users;
   if (same_roles && cache.statement == statement) return cache.restricted;
   const bool new_statement = cache.statement != statement;
-  const bool was_restricted =
-      cache.session_user == session_user && cache.current_user == current_user && cache.restricted;
+  const bool was_restricted = same_users && cache.restricted;
   const uint64 changes_before = RestrictionChanges();
   if (new_statement) {
     // PostgreSQL takes in other sessions' committed catalog changes when a
@@ -150,7 +149,13 @@ bool DecideRestriction(bool* restricted_at_statement_start) {
     // Restrictions take effect at the next statement regardless (a quick
     // check when nothing is pending).
     AcceptInvalidationMessages();
-    if (same_roles && cache.changes == RestrictionChanges()) {
+    // Nothing the answer depends on changed since it was decided for these
+    // users, in this transaction or an earlier one (each autocommit
+    // statement is a transaction of its own: issue 31, row 13). A change
+    // this session made and rolled back counts too: the abort takes in its
+    // invalidations again.
+    if (same_users && cache.changes == RestrictionChanges()) {
+      cache.transaction = MyProc->lxid;
       cache.statement = statement;
       return cache.restricted;
     }

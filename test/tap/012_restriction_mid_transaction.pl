@@ -97,6 +97,38 @@ is(ask('COMMIT'), '', 'analyst: COMMIT');
 ask('DEALLOCATE first_view_row');
 admin(q(SELECT dp_agg.unrestrict_role('analyst')));
 
+# --- Autocommit statements, each a transaction of its own: the answer kept
+# from one statement to the next (issue 31, row 13) is decided again at the
+# next statement after a change in another session, and after a change this
+# session rolled back.
+is(ask($first_view_row), '1', 'autocommit, not restricted: the view is read');
+is(ask($first_view_row), '1', 'and again');
+admin(q(SELECT dp_agg.restrict_role('analyst')));
+like(ask($first_view_row), $refused, 'restricted in another session: the next autocommit statement is refused');
+admin(q(SELECT dp_agg.unrestrict_role('analyst')));
+is(ask($first_view_row), '1', 'unrestricted: the next autocommit statement reads the view');
+admin(q(GRANT crew TO analyst));
+like(ask($first_view_row), $refused, 'GRANT of a restricted role: the next autocommit statement is refused');
+admin(q(REVOKE crew FROM analyst));
+is(ask($first_view_row), '1', 'REVOKE: read again');
+{
+	# A session's own change, rolled back: a superuser session granted the
+	# restricted role inside a transaction is restricted there, and not
+	# after the ROLLBACK.
+	my $own = $node->background_psql('postgres', on_error_stop => 0,
+		extra_params => [ '-v', 'VERBOSITY=verbose', '-v', 'ON_ERROR_ROLLBACK=on' ]);
+	my $own_ask = sub { DpAggTest::answer_or_error($own, @_) };
+	admin(q(CREATE ROLE own_admin SUPERUSER));
+	$own_ask->('SET SESSION AUTHORIZATION own_admin');
+	is($own_ask->($first_view_row), '1', 'own change: not restricted before');
+	$own_ask->('BEGIN');
+	$own_ask->('GRANT crew TO own_admin');
+	like($own_ask->($first_view_row), $refused, 'own GRANT in the open transaction: restricted');
+	$own_ask->('ROLLBACK');
+	is($own_ask->($first_view_row), '1', 'rolled back: not restricted at the next autocommit statement');
+	$own->quit;
+}
+
 # --- A cursor opened before the restriction keeps the plan it was opened
 # with (as PostgreSQL's cursors keep the permissions they were opened with);
 # no new read starts after it.
