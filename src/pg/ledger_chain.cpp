@@ -20,6 +20,7 @@ extern "C" {
 #include "commands/trigger.h"
 #include "datatype/timestamp.h"
 #include "executor/spi.h"
+#include "nodes/makefuncs.h"
 #include "storage/ipc.h"
 #include "storage/lmgr.h"
 #include "storage/proc.h"
@@ -192,8 +193,15 @@ bytea* KeptHash(const bytea* hash) {
 }
 
 // Locks the chain head's row (creating it, seq 0, before the first entry)
-// and reads it. Caller is connected to SPI.
+// and reads it. Caller is connected to SPI. The table is locked first in the
+// mode that advancing the head needs (ROW EXCLUSIVE), so that the head's
+// UPDATE (AdvanceHead; for the ledger writer, FinishBatchChaining in the
+// batch's top-level transaction) never waits for a table lock: a wait here,
+// in the writer's charge subtransaction, defers the charge (lock_timeout),
+// whereas one at the batch's top level failed every charge of the batch.
 void LockHead(int64* head_seq, const bytea** head_hash) {
+  (void)RangeVarGetRelid(makeRangeVar(pstrdup("dp_agg"), pstrdup("ledger_head"), -1),
+                         RowExclusiveLock, true);
   Execute(kLockHead, nullptr, nullptr, -1);
   chained_transaction = MyProc->lxid;
   if (SPI_processed == 0) {
@@ -296,9 +304,14 @@ void BeginBatchChaining() {
   // transaction ids, a MultiXact for every batch that every later reader of
   // the row had to resolve. SKIP LOCKED never waits and never fails for a
   // lock: a head that another transaction holds (or none yet, or a 0.1.0
-  // ledger without one) is left to the first charge, as before.
+  // ledger without one) is left to the first charge, as before. Nor does
+  // the table's lock wait (an administrator's LOCK TABLE, VACUUM FULL or
+  // ALTER TABLE): in this top-level transaction a lock timeout failed every
+  // charge of the batch; taken conditionally, in the mode the head's UPDATE
+  // needs (FinishBatchChaining), else left to the first charge (LockHead).
   const Oid schema = get_namespace_oid("dp_agg", true);
-  if (!OidIsValid(schema) || !OidIsValid(get_relname_relid("ledger_head", schema))) return;
+  const Oid head = OidIsValid(schema) ? get_relname_relid("ledger_head", schema) : InvalidOid;
+  if (!OidIsValid(head) || !ConditionalLockRelationOid(head, RowExclusiveLock)) return;
   if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "dp_agg: SPI_connect failed");
   Execute(kTryLockHead, nullptr, nullptr, -1);
   if (SPI_processed == 1) {
@@ -379,8 +392,11 @@ void AppendLedgerEntry(Datum* values, bool* nulls, HeapTupleHeader budget, bool 
   if (chain_now) {
     Chain(values, nulls, false);
   } else {
-    InsertEntry(values, nulls, nullptr);
+    // Registered before the INSERT: under SET CONSTRAINTS ALL IMMEDIATE the
+    // chaining trigger fires at the end of the INSERT itself, and refused
+    // the row as one inserted outside dp_agg's functions.
     DeferChaining(DatumGetInt64(values[kId]));
+    InsertEntry(values, nulls, nullptr);
   }
   SPI_finish();
 }
