@@ -156,7 +156,20 @@ JumbleState* IdentifyQueryDpAggMayCharge(ParseState* state, Query* query, Jumble
   if (jumble != nullptr || query->queryId != UINT64CONST(0)) return jumble;
   if (compute_query_id == COMPUTE_QUERY_ID_OFF) return jumble;
   if (!(IsTransactionState() && RestrictedSession()) && !QueryMayLeadToCharge(query)) return jumble;
-  return JumbleQuery(query, state->p_sourcetext);
+  // JumbleQuery requires IsQueryIdEnabled() (an assertion in builds with
+  // assertions, where it would stop the server at every identified
+  // statement): the identifier is asked for this statement alone, as a module
+  // calling EnableQueryId() asks for every statement. Not left asked for if
+  // it raises (out of memory, stack depth).
+  const bool enabled = query_id_enabled;
+  query_id_enabled = true;
+  JumbleState* volatile computed = nullptr;
+  PG_TRY();
+  { computed = JumbleQuery(query, state->p_sourcetext); }
+  PG_FINALLY();
+  { query_id_enabled = enabled; }
+  PG_END_TRY();
+  return computed;
 }
 
 }  // namespace dp_pg
