@@ -70,5 +70,27 @@ SET compute_query_id = on;
 EXPLAIN (VERBOSE, COSTS OFF) SELECT x FROM query_ids.t WHERE x = 1 \g | grep -c '^ *Query Identifier: '
 RESET compute_query_id;
 
+-- 5. Found by review: a built-in function on a value of a type that is not
+-- PostgreSQL's own calls functions that type chooses (to_json its cast to
+-- json), which may run a private query. The statement is identified, and the
+-- charge carries its identifier, not the one of the statement the cast runs.
+CREATE TYPE query_ids.mood AS ENUM ('calm');
+CREATE TABLE query_ids.moods AS SELECT 'calm'::query_ids.mood AS m;
+GRANT SELECT ON query_ids.moods TO regress_query_ids;
+CREATE FUNCTION query_ids.mood_json(query_ids.mood) RETURNS json LANGUAGE plpgsql AS
+$$ BEGIN RETURN to_json(query_ids.wrapped(0.1)); END $$;
+CREATE CAST (query_ids.mood AS json) WITH FUNCTION query_ids.mood_json(query_ids.mood);
+SET SESSION AUTHORIZATION regress_query_ids;
+SELECT to_json(m) IS NOT NULL AS answered FROM query_ids.moods;
+RESET SESSION AUTHORIZATION;
+SELECT query_ids.last_charge_id() AS cast_auto \gset
+SET compute_query_id = on;
+SET SESSION AUTHORIZATION regress_query_ids;
+SELECT to_json(m) IS NOT NULL AS answered FROM query_ids.moods;
+RESET SESSION AUTHORIZATION;
+RESET compute_query_id;
+SELECT :cast_auto IS NOT NULL AS has_id, query_ids.last_charge_id() = :cast_auto AS postgresql_id;
+EXPLAIN (VERBOSE, COSTS OFF) SELECT to_json(m) FROM query_ids.moods \g | grep -c '^ *Query Identifier: '
+
 -- The ledger stays verifiable.
 SELECT ok FROM dp_agg.verify_ledger();

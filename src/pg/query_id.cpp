@@ -61,6 +61,37 @@ bool HasRowSecurity(Oid relation) {
   return row_security;
 }
 
+// A value of a type that is not PostgreSQL's own (an enum, a domain, a
+// composite or range type, an extension's type): PostgreSQL's built-in
+// functions call functions chosen by such a type, any of which may run SQL --
+// to_json and its kin its cast to json, record_in and the json_populate
+// functions its domains' CHECK constraints. Every such value is a leaf (a
+// column, constant or parameter) or the result of a call or coercion.
+bool OfTypeNotBuiltIn(Node* node) {
+  switch (nodeTag(node)) {
+    case T_Var:
+    case T_Const:
+    case T_Param:
+    case T_Aggref:
+    case T_WindowFunc:
+    case T_FuncExpr:
+    case T_OpExpr:
+    case T_DistinctExpr:
+    case T_NullIfExpr:
+    case T_SubscriptingRef:
+    case T_FieldSelect:
+    case T_RelabelType:
+    case T_CoerceViaIO:
+    case T_ArrayCoerceExpr:
+    case T_ConvertRowtypeExpr:
+    case T_RowExpr:
+    case T_ArrayExpr:
+      return exprType(node) >= FirstNormalObjectId;
+    default:
+      return false;
+  }
+}
+
 bool LeadsToCharge(Node* node, void* context) {
   if (node == nullptr) return false;
   if (IsA(node, Query)) {
@@ -71,6 +102,7 @@ bool LeadsToCharge(Node* node, void* context) {
     return query_tree_walker(query, DP_EXPRESSION_WALKER(LeadsToCharge), context,
                              QTW_EXAMINE_RTES_BEFORE);
   }
+  if (OfTypeNotBuiltIn(node)) return true;
   switch (nodeTag(node)) {
     case T_RangeTblEntry: {
       const auto* entry = reinterpret_cast<RangeTblEntry*>(node);
@@ -124,7 +156,20 @@ JumbleState* IdentifyQueryDpAggMayCharge(ParseState* state, Query* query, Jumble
   if (jumble != nullptr || query->queryId != UINT64CONST(0)) return jumble;
   if (compute_query_id == COMPUTE_QUERY_ID_OFF) return jumble;
   if (!(IsTransactionState() && RestrictedSession()) && !QueryMayLeadToCharge(query)) return jumble;
-  return JumbleQuery(query, state->p_sourcetext);
+  // JumbleQuery requires IsQueryIdEnabled() (an assertion in builds with
+  // assertions, where it would stop the server at every identified
+  // statement): the identifier is asked for this statement alone, as a module
+  // calling EnableQueryId() asks for every statement. Not left asked for if
+  // it raises (out of memory, stack depth).
+  const bool enabled = query_id_enabled;
+  query_id_enabled = true;
+  JumbleState* volatile computed = nullptr;
+  PG_TRY();
+  { computed = JumbleQuery(query, state->p_sourcetext); }
+  PG_FINALLY();
+  { query_id_enabled = enabled; }
+  PG_END_TRY();
+  return computed;
 }
 
 }  // namespace dp_pg

@@ -27,7 +27,8 @@ namespace dp_pg {
 // is not off, and the statement (at any level, as PostgreSQL would: EXPLAIN
 // VERBOSE shows the explained query's) may be charged or judged: the session is restricted, or the
 // statement is not a plain SELECT of unlabelled tables without row security
-// calling only PostgreSQL's built-in functions (see query_id.cpp). Returns the
+// calling only PostgreSQL's built-in functions on values of PostgreSQL's own
+// types (see query_id.cpp). Returns the
 // jumble state to pass on (`jumble`, or the one computed here).
 JumbleState* IdentifyQueryDpAggMayCharge(ParseState* state, Query* query, JumbleState* jumble);
 

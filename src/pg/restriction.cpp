@@ -78,6 +78,11 @@ RestrictionCache restriction_cache;
 // session: who is restricted may have changed with them.
 uint64 membership_changes = 0;
 
+// Whether the callbacks that count the changes below are registered (the
+// library is preloaded: RegisterRestrictionInvalidation). Without them no
+// change is counted, and an answer is kept only within its transaction.
+bool changes_counted = false;
+
 // Everything the answer depends on, as the invalidations of other
 // sessions' commits arrive: the labelled roles (label_cache.h: role labels
 // and pg_authid) and role memberships.
@@ -154,7 +159,8 @@ bool DecideRestriction(bool* restricted_at_statement_start) {
     // statement is a transaction of its own: issue 31, row 13). A change
     // this session made and rolled back counts too: the abort takes in its
     // invalidations again.
-    if (same_users && cache.changes == RestrictionChanges()) {
+    if (same_users && (changes_counted || cache.transaction == MyProc->lxid) &&
+        cache.changes == RestrictionChanges()) {
       cache.transaction = MyProc->lxid;
       cache.statement = statement;
       return cache.restricted;
@@ -250,6 +256,7 @@ void ClampClientMinMessages(int* new_value) {
 void RegisterRestrictionInvalidation() {
   CacheRegisterSyscacheCallback(AUTHMEMROLEMEM, MembershipChanged, 0);
   CacheRegisterSyscacheCallback(AUTHMEMMEMROLE, MembershipChanged, 0);
+  changes_counted = true;
 }
 
 void StartRestrictionRules() {

@@ -114,6 +114,28 @@ is($node->safe_psql('postgres', 'SELECT count(*), sum(age) FROM clinic.patients'
 		'SELECT 300, sum(18 + (g * 37) % 70) FROM generate_series(1, 300) g'),
 	'not preloaded: the superuser still reads every row');
 
+# Found by review (issue 31, row 13): without the preloaded library no
+# invalidation callback counts membership changes, so the answer kept from
+# one autocommit statement to the next would never be decided again. A
+# member of the restricted role, whose membership another session revokes,
+# is unrestricted at its next transaction (dp_agg.lists_protected_table,
+# which the listing views call, answers for restricted sessions only).
+$node->safe_psql('postgres', q(
+CREATE ROLE member LOGIN;
+GRANT USAGE ON SCHEMA clinic TO member;
+GRANT analyst TO member;
+));
+{
+	my $member = $node->background_psql('postgres', on_error_stop => 0,
+		extra_params => [ '-U', 'member' ]);
+	my $listed = q(SELECT dp_agg.lists_protected_table('clinic.patients'::regclass));
+	is($member->query_safe($listed), 't', 'not preloaded: a member of the restricted role is restricted');
+	$node->safe_psql('postgres', 'REVOKE analyst FROM member');
+	is($member->query_safe($listed), 'f',
+		'not preloaded: membership revoked in another session: not restricted at the next transaction');
+	$member->quit;
+}
+
 # 5. Preloaded again: the analyst's private queries work again.
 $node->adjust_conf('postgresql.conf', 'shared_preload_libraries', "'dp_agg'");
 $node->restart;
