@@ -127,7 +127,16 @@ void PrepareAggregates(AggState* node, EState* estate, bool reexecuted, QueryCos
     }
     // The entry may be dropped by a cache invalidation while parameters are
     // evaluated: copied.
-    const AggregateCacheEntry call = *entry;
+    AggregateCacheEntry call = *entry;
+    // Every output aggregate that uses this transition is its own release.
+    int outputs = 0;
+    for (int j = 0; j < node->numaggs; ++j) outputs += node->peragg[j].transno == i ? 1 : 0;
+    // A transition shared by several outputs (not today: dp_agg's aggregates
+    // are volatile, which stops nodeAgg sharing; sql/shared_inputs.sql) may
+    // feed a count, a sum and a mean whatever the first aggregate is: its
+    // Gaussian rho is then the largest of the three (FinalKind::kOther),
+    // charged once per output.
+    if (outputs > 1) call.final_kind = FinalKind::kOther;
     RequestedPrivacy requested;
     MemoryContext previous = MemoryContextSwitchTo(estate->es_query_cxt);
     const Datum initial = PrepareInitialState(aggref, call, estate, &requested, cost->leader_paid);
@@ -154,9 +163,6 @@ void PrepareAggregates(AggState* node, EState* estate, bool reexecuted, QueryCos
     if (unit_groups > 1)
       ValidateUnitLevelLimits(requested.epsilon * unit_groups, requested.delta * unit_groups);
     if (charge) {
-      // Every output aggregate that uses this transition is its own release.
-      int outputs = 0;
-      for (int j = 0; j < node->numaggs; ++j) outputs += node->peragg[j].transno == i ? 1 : 0;
       // Over privacy units each group runs at epsilon / max_groups and a
       // unit reaches max_groups groups (unit_rewrite.h): the call site is
       // charged max_groups times the epsilon it runs at (the product in
