@@ -28,12 +28,12 @@ FROM dp_agg.query_cost('SELECT dp_sum(x, 0, 1000, 1.0, 1e-6), dp_avg(x, 0, 1000,
 SELECT epsilon_spent AS eps0, rho_spent AS rho0 FROM dp_agg.budgets WHERE role = session_user \gset
 SELECT dp_avg(x, 0, 1000, 1.0, 1e-6) IS NOT NULL AS a, dp_sum(x, 0, 1000, 1.0, 1e-6) IS NOT NULL AS s
 FROM numbers;
-SELECT epsilon_spent - :eps0 AS epsilon_charged, rho_spent - :rho0 = :rho_sum + :rho_avg AS rho_is_the_sum
+SELECT (epsilon_spent - :eps0)::float8 AS epsilon_charged, rho_spent - :rho0 = :rho_sum + :rho_avg AS rho_is_the_sum
 FROM dp_agg.budgets WHERE role = session_user;
 SELECT epsilon_spent AS eps0 FROM dp_agg.budgets WHERE role = session_user \gset
 SELECT dp_sum(x, 0, 1000, 0.5) IS NOT NULL AS first, dp_sum(x, 0, 1000, 0.5) IS NOT NULL AS second
 FROM numbers;
-SELECT epsilon_spent - :eps0 AS epsilon_charged FROM dp_agg.budgets WHERE role = session_user;
+SELECT (epsilon_spent - :eps0)::float8 AS epsilon_charged FROM dp_agg.budgets WHERE role = session_user;
 
 -- Were the transition shared, the charge must still cover both releases:
 -- forced here by marking the two aggregates immutable (a superuser's catalog
