@@ -237,20 +237,20 @@ void ApplyOne(ChargeRequest* request) {
            by_oid ? SPI_getvalue(row, description, 10) : "");
 }
 
-// Applies one request in a subtransaction of its own, so that its failure
-// (an error in the charge statement, a lock that is not available) undoes
-// only its own work. Returns false if the request must be tried again later
-// because another transaction holds a lock it needs (lock_timeout is short
-// in this worker: it never waits for a lock that a waiting backend may hold).
-bool ApplyIsolated(ChargeRequest* request) {
+// Runs `apply` in a subtransaction of its own, so that its failure undoes
+// only its own work; the batch's chain head follows (KeepBatchChaining /
+// ForgetBatchChaining). Returns nullptr if the subtransaction was kept, else
+// the error (palloc'd in the caller's context; the caller frees it).
+template <typename Apply>
+ErrorData* InSubtransaction(const Apply& apply) {
   MemoryContext context = CurrentMemoryContext;
   ResourceOwner owner = CurrentResourceOwner;
-  volatile bool applied = true;
+  ErrorData* volatile failure = nullptr;
   BeginInternalSubTransaction(nullptr);
   MemoryContextSwitchTo(context);
   PG_TRY();
   {
-    ApplyOne(request);
+    apply();
     ReleaseCurrentSubTransaction();
     KeepBatchChaining();
     MemoryContextSwitchTo(context);
@@ -259,24 +259,34 @@ bool ApplyIsolated(ChargeRequest* request) {
   PG_CATCH();
   {
     MemoryContextSwitchTo(context);
-    ErrorData* error = CopyErrorData();
+    failure = CopyErrorData();
     FlushErrorState();
     RollbackAndReleaseCurrentSubTransaction();
     ForgetBatchChaining();
     MemoryContextSwitchTo(context);
     CurrentResourceOwner = owner;
-    request->outcome = kFailed;
-    if (error->sqlerrcode == ERRCODE_LOCK_NOT_AVAILABLE) {
-      applied = false;
-    } else {
-      CopyText(request->message, sizeof request->message, error->message);
-      ereport(LOG, (errmsg("dp_agg ledger writer: could not record the charge of role \"%s\": %s",
-                           request->role_name, error->message)));
-    }
-    FreeErrorData(error);
   }
   PG_END_TRY();
-  return applied;
+  return failure;
+}
+
+// Applies one request in a subtransaction of its own, so that its failure
+// (an error in the charge statement, a lock that is not available) undoes
+// only its own work. Returns false if the request must be tried again later
+// because another transaction holds a lock it needs (lock_timeout is short
+// in this worker: it never waits for a lock that a waiting backend may hold).
+bool ApplyIsolated(ChargeRequest* request) {
+  ErrorData* error = InSubtransaction([request] { ApplyOne(request); });
+  if (error == nullptr) return true;
+  request->outcome = kFailed;
+  const bool locked = error->sqlerrcode == ERRCODE_LOCK_NOT_AVAILABLE;
+  if (!locked) {
+    CopyText(request->message, sizeof request->message, error->message);
+    ereport(LOG, (errmsg("dp_agg ledger writer: could not record the charge of role \"%s\": %s",
+                         request->role_name, error->message)));
+  }
+  FreeErrorData(error);
+  return !locked;
 }
 
 // The outcome of charging a group of requests together.
@@ -289,34 +299,13 @@ enum class GroupOutcome { kCharged, kNotTogether, kLocked };
 // each as before. kLocked: the budget row was locked by another transaction:
 // the caller tries them all again later.
 GroupOutcome ApplyGroupIsolated(ChargeRequest** requests, int count) {
-  MemoryContext context = CurrentMemoryContext;
-  ResourceOwner owner = CurrentResourceOwner;
-  volatile GroupOutcome outcome = GroupOutcome::kCharged;
-  BeginInternalSubTransaction(nullptr);
-  MemoryContextSwitchTo(context);
-  PG_TRY();
-  {
-    if (!ChargeTogether(requests, count)) outcome = GroupOutcome::kNotTogether;
-    ReleaseCurrentSubTransaction();
-    KeepBatchChaining();
-    MemoryContextSwitchTo(context);
-    CurrentResourceOwner = owner;
-  }
-  PG_CATCH();
-  {
-    MemoryContextSwitchTo(context);
-    ErrorData* error = CopyErrorData();
-    FlushErrorState();
-    RollbackAndReleaseCurrentSubTransaction();
-    ForgetBatchChaining();
-    MemoryContextSwitchTo(context);
-    CurrentResourceOwner = owner;
-    outcome = error->sqlerrcode == ERRCODE_LOCK_NOT_AVAILABLE ? GroupOutcome::kLocked
-                                                              : GroupOutcome::kNotTogether;
-    FreeErrorData(error);
-  }
-  PG_END_TRY();
-  return outcome;
+  bool together = true;
+  ErrorData* error = InSubtransaction(
+      [requests, count, &together] { together = ChargeTogether(requests, count); });
+  if (error == nullptr) return together ? GroupOutcome::kCharged : GroupOutcome::kNotTogether;
+  const bool locked = error->sqlerrcode == ERRCODE_LOCK_NOT_AVAILABLE;
+  FreeErrorData(error);
+  return locked ? GroupOutcome::kLocked : GroupOutcome::kNotTogether;
 }
 
 // Applies a batch of requests in one transaction: one commit (and WAL flush)
